@@ -1,0 +1,35 @@
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	ASSAY_HOME=.assay $(BIN)/assay run examples/quickstart/eval.yaml
+	ASSAY_HOME=.assay $(BIN)/assay run examples/quickstart/agent_eval.yaml
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests bench tools examples
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python bench/nlp_throughput.py
+
+clean:
+	rm -rf $(VENV) .assay .pytest_cache .mypy_cache .ruff_cache

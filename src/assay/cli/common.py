@@ -1,0 +1,25 @@
+"""Helpers the command files share: the store and the catalog, opened once per command."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+
+from assay.evaluators.catalog import Catalog, load_catalog
+from assay.store import Store
+
+out = Console(highlight=False)
+
+
+def open_store() -> Store:
+    return Store()
+
+
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,36 @@
+"""``assay``: the root group and how user errors are shown (a message and a hint, no traceback)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+
+from assay.errors import UserError
+
+console = Console(stderr=True, highlight=False)
+
+
+class AssayGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            console.print(f"[bold red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+            if exc.hint:
+                console.print(f"[dim]hint:[/] {exc.hint}", soft_wrap=True)
+            sys.exit(2)
+
+
+@click.group(cls=AssayGroup)
+@click.version_option(package_name="assay")
+def cli() -> None:
+    """Evaluate LLM models and agents: datasets, evaluators, runs and results."""
+
+
+def main() -> None:
+    from assay.cli import dataset, evaluators, run, runs  # noqa: F401 - registers the commands
+
+    cli()

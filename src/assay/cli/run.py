@@ -1,0 +1,114 @@
+"""``assay run eval.yaml``: validate, evaluate with a progress bar, print the summary, gate CI."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from assay.cli.common import catalog, open_store, out
+from assay.cli.main import cli
+from assay.cli.summary import print_summary
+from assay.config import EvalConfig, load_eval_config
+from assay.dataset import Dataset
+from assay.errors import ConfigError
+from assay.results import OutputItem, RunSummary
+from assay.run import RunOptions, check_resumable, finish_run, prepare, start
+from assay.store import Store
+
+
+def parse_fail_on(value: str | None) -> float | None:
+    """``any-failure`` → every item must pass; ``pass-rate=0.9`` → at least that share."""
+    if value is None:
+        return None
+    if value == "any-failure":
+        return 1.0
+    if value.startswith("pass-rate="):
+        try:
+            rate = float(value.split("=", 1)[1])
+        except ValueError:
+            rate = -1.0
+        if 0.0 <= rate <= 1.0:
+            return rate
+    raise click.BadParameter("use any-failure or pass-rate=<0..1>, e.g. pass-rate=0.9", param_hint="--fail-on")
+
+
+def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
+    ref = config.dataset
+    if ref.local_path is not None:
+        return Dataset.from_path(ref.local_path)
+    assert ref.name is not None
+    record = store.get_dataset(ref.name, ref.version)
+    return Dataset.from_path(record["uri"])
+
+
+@cli.command("run")
+@click.argument("eval_yaml", type=click.Path(path_type=Path))
+@click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run without redoing items.")
+@click.option("--retry-errors", is_flag=True, help="With --resume, evaluate errored items again.")
+@click.option("--concurrency", type=click.IntRange(1, 1024), help="Items evaluated at once (default 16).")
+@click.option("--fail-on", "fail_on", metavar="any-failure|pass-rate=R", help="Exit 1 when the gate is missed.")
+def run_command(
+    eval_yaml: Path, resume_id: str | None, retry_errors: bool, concurrency: int | None, fail_on: str | None
+) -> None:
+    """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
+    gate = parse_fail_on(fail_on)
+    config = load_eval_config(eval_yaml)
+    store = open_store()
+    dataset = resolve_dataset(config, store)
+    try:
+        prepared = prepare(config.definition, dataset, catalog())
+    except ConfigError as exc:
+        line = config.line_of_criterion(exc.criterion_index) if exc.criterion_index is not None else None
+        if line is not None:
+            exc.message = f"{config.path.name}:{line}: {exc.message}"
+        raise
+    if resume_id:
+        run = store.get_run(resume_id)
+        check_resumable(run, prepared, store)
+        if retry_errors:
+            errored = [row["datasource_item_id"] for row in store.iter_output_items(resume_id, status="error")]
+            store.delete_output_items(resume_id, errored)
+    else:
+        run = start(prepared, store)
+    total = prepared.report.rows
+    done = len(store.done_item_ids(run["id"]))
+    options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", 16)))
+    out.print(f"[dim]{dataset.name}: {total} items checked · {len(prepared.criteria)} criteria · run {run['id']}[/]")
+    with _progress() as progress:
+        task = progress.add_task("evaluating", total=total, completed=done)
+
+        def advance(item: OutputItem) -> None:
+            progress.advance(task)
+
+        try:
+            outcome = finish_run(prepared, run, store, options=options, on_item=advance)
+        except KeyboardInterrupt:
+            progress.stop()
+            out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run['id']}")
+            sys.exit(130)
+    print_summary(outcome.run, outcome.summary, store.url)
+    _gate(outcome.summary, gate)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("items"), TimeRemainingColumn(), console=out, transient=False,
+    )  # fmt: skip
+
+
+def _gate(summary: RunSummary, required: float | None) -> None:
+    if required is None:
+        return
+    counts = summary.result_counts
+    decided = counts.passed + counts.failed
+    rate = counts.passed / decided if decided else 0.0
+    if required >= 1.0 and (counts.failed or counts.errored):
+        out.print(f"[red]gate missed[/]: {counts.failed} failed and {counts.errored} errored items (--fail-on any-failure)")
+        sys.exit(1)
+    if rate < required:
+        out.print(f"[red]gate missed[/]: pass rate {rate:.1%} is below {required:.1%}")
+        sys.exit(1)

@@ -1,0 +1,163 @@
+"""``eval.yaml``: the azd optimizer format, extended with mappings, thresholds and levels.
+
+    name: support-quality
+    dataset: {local_uri: data.jsonl}          # or {name, version}, or dataset_file: data.jsonl
+    item_schema: {...}                         # optional JSON Schema for items
+    evaluation_level: turn                     # or conversation (also accepted under options)
+    evaluators:
+      - builtin.f1_score
+      - name: builtin.rouge_score
+        initialization_parameters: {rouge_type: rougeL}
+        data_mapping: {response: "{{item.answer}}"}
+        threshold: 0.4
+      - {type: string_check, name: exact, input: "{{item.response}}", reference: "{{item.ground_truth}}", operation: eq}
+    options: {concurrency: 16}
+
+Every error names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from assay.errors import ConfigError
+from assay.run.runner import EvalDefinition
+
+CRITERION_KEYS = {"name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold"}
+GRADER_KEYS = {"input", "reference", "operation", "evaluation_metric", "pass_threshold"}
+
+
+@dataclass
+class DatasetRef:
+    local_path: Path | None = None
+    name: str | None = None
+    version: str | None = None
+
+
+@dataclass
+class EvalConfig:
+    path: Path
+    definition: EvalDefinition
+    dataset: DatasetRef
+    options: dict[str, Any] = field(default_factory=dict)
+    criterion_lines: list[int] = field(default_factory=list)
+
+    def line_of_criterion(self, index: int) -> int | None:
+        return self.criterion_lines[index] if 0 <= index < len(self.criterion_lines) else None
+
+
+class _LineLoader(yaml.SafeLoader):
+    """Keeps the line where each mapping and list entry starts, under the key ``__line__``."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep=deep)
+        mapping["__line__"] = node.start_mark.line + 1
+        return mapping
+
+
+def _strip_lines(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_lines(v) for k, v in value.items() if k != "__line__"}
+    if isinstance(value, list):
+        return [_strip_lines(v) for v in value]
+    return value
+
+
+def load_eval_config(path: str | Path) -> EvalConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file", hint="pass the path of an eval.yaml")
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}:1: expected a mapping with name, dataset and evaluators")
+    return _parse(path, raw)
+
+
+def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
+    def fail(node: Any, message: str, hint: str | None = None) -> ConfigError:
+        line = node.get("__line__", 1) if isinstance(node, dict) else raw.get("__line__", 1)
+        return ConfigError(f"{path.name}:{line}: {message}", hint=hint)
+
+    options = raw.get("options") or {}
+    if not isinstance(options, dict):
+        raise fail(raw, "'options' must be a mapping")
+    level = raw.get("evaluation_level", options.get("evaluation_level", "turn"))
+    if level not in ("turn", "conversation"):
+        raise fail(raw, f"evaluation_level {level!r} must be 'turn' or 'conversation'")
+    evaluators = raw.get("evaluators")
+    if not isinstance(evaluators, list) or not evaluators:
+        raise fail(raw, "'evaluators' must be a non-empty list", hint="e.g. evaluators: [builtin.f1_score]")
+    criteria, lines = [], []
+    for index, entry in enumerate(evaluators):
+        criteria.append(_criterion(entry, fail, index))
+        lines.append(entry.get("__line__", raw.get("__line__", 1)) if isinstance(entry, dict) else _list_line(raw, index))
+    schema = raw.get("item_schema")
+    definition = EvalDefinition(
+        name=str(raw.get("name") or path.stem),
+        testing_criteria=criteria,
+        item_schema=_strip_lines(schema) if schema is not None else None,
+        evaluation_level=level,
+    )
+    clean_options = _strip_lines(options)
+    clean_options.pop("evaluation_level", None)
+    return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines)
+
+
+def _list_line(raw: dict[str, Any], index: int) -> int:
+    return int(raw.get("__line__", 1))
+
+
+def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
+    if isinstance(entry, str):
+        return {"type": "azure_ai_evaluator", "name": entry.split(".", 1)[-1].split("@")[0], "evaluator_name": entry}
+    if not isinstance(entry, dict):
+        raise fail(None, f"evaluators[{index}]: expected a name such as builtin.f1_score or a mapping")
+    entry = _strip_lines(entry)
+    kind = entry.get("type", "azure_ai_evaluator")
+    if "local_uri" in entry:
+        raise fail(entry, f"evaluators[{index}]: custom evaluators from local_uri are not supported yet")
+    unknown = set(entry) - CRITERION_KEYS - GRADER_KEYS
+    if unknown:
+        raise fail(entry, f"evaluators[{index}]: unknown key {sorted(unknown)[0]!r}", hint=f"known keys: {', '.join(sorted(CRITERION_KEYS))}")
+    if kind != "azure_ai_evaluator":
+        if "name" not in entry:
+            raise fail(entry, f"evaluators[{index}]: a {kind} criterion needs a 'name'")
+        return entry
+    evaluator_name = entry.get("evaluator_name", entry.get("name"))
+    if not isinstance(evaluator_name, str):
+        raise fail(entry, f"evaluators[{index}]: 'name' must name an evaluator such as builtin.f1_score")
+    criterion: dict[str, Any] = {
+        "type": "azure_ai_evaluator",
+        "name": entry.get("name") if "evaluator_name" in entry else evaluator_name.split(".", 1)[-1].split("@")[0],
+        "evaluator_name": evaluator_name,
+    }
+    if "version" in entry:
+        criterion["evaluator_version"] = str(entry["version"])
+    for key in ("initialization_parameters", "data_mapping", "threshold"):
+        if key in entry:
+            criterion[key] = entry[key]
+    return criterion
+
+
+def _dataset(path: Path, raw: dict[str, Any], fail: Any) -> DatasetRef:
+    base = path.parent
+    if "dataset_file" in raw:
+        return DatasetRef(local_path=base / str(raw["dataset_file"]))
+    dataset = raw.get("dataset", raw.get("dataset_reference"))
+    if not isinstance(dataset, dict):
+        raise fail(raw, "missing 'dataset'", hint="add dataset: {local_uri: data.jsonl} or dataset_file: data.jsonl")
+    if dataset.get("local_uri"):
+        return DatasetRef(local_path=base / str(dataset["local_uri"]))
+    if dataset.get("name"):
+        version = dataset.get("version")
+        return DatasetRef(name=str(dataset["name"]), version=None if version is None else str(version))
+    raise fail(dataset, "dataset needs local_uri, or name and version")

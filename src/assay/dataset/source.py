@@ -1,0 +1,91 @@
+"""A dataset the engine can read more than once: a file path or inline rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.dataset.readers import Row, read_inline, read_path
+from assay.dataset.schema import ItemSchema
+from assay.errors import DataError, DataIssue
+
+MAX_ISSUES_KEPT = 1000
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Rows that can be streamed again and again (a validation pass, then the run, then a resume)."""
+
+    name: str
+    open_rows: Callable[[], Iterator[Row]]
+    path: Path | None = None
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> Dataset:
+        path = Path(path)
+        return cls(name=str(path), open_rows=lambda: read_path(path), path=path)
+
+    @classmethod
+    def from_content(cls, content: list[Any], name: str = "file_content") -> Dataset:
+        return cls(name=name, open_rows=lambda: read_inline(content, name=name))
+
+    def rows(self) -> Iterator[Row]:
+        return self.open_rows()
+
+    def items(self) -> Iterator[dict[str, Any]]:
+        """Just the items; raises ``DataError`` at the first bad line."""
+        for row in self.rows():
+            if row.issue is not None:
+                raise DataError([row.issue])
+            assert row.item is not None
+            yield row.item
+
+
+@dataclass
+class ScanReport:
+    """What one validation pass over a dataset found."""
+
+    rows: int = 0
+    issues: list[DataIssue] = field(default_factory=list)
+    issue_count: int = 0
+    fields_in_every_item: set[str] | None = None
+    fields_in_some_item: set[str] = field(default_factory=set)
+
+    @property
+    def ok(self) -> bool:
+        return self.issue_count == 0
+
+    def add(self, issue: DataIssue) -> None:
+        self.issue_count += 1
+        if len(self.issues) < MAX_ISSUES_KEPT:
+            self.issues.append(issue)
+
+    def raise_if_invalid(self) -> None:
+        if not self.ok:
+            raise DataError(self.issues, total_issues=self.issue_count)
+
+
+def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:
+    """Read every row once: count them, check each against the schema, note the fields seen."""
+    report = ScanReport()
+    for row in dataset.rows():
+        report.rows += 1
+        if row.issue is not None:
+            report.add(row.issue)
+            continue
+        assert row.item is not None
+        keys = set(row.item)
+        report.fields_in_some_item |= keys
+        if report.fields_in_every_item is None:
+            report.fields_in_every_item = keys
+        else:
+            report.fields_in_every_item &= keys
+        for field_name, message in schema.problems(row.item) if schema else ():
+            report.add(DataIssue(_source_name(dataset), row.line, message, field_name))
+    return report
+
+
+def _source_name(dataset: Dataset) -> str:
+    return dataset.path.name if dataset.path is not None else dataset.name

@@ -1,0 +1,81 @@
+"""Every error assay raises on purpose.
+
+    AssayError
+    ├── UserError              a mistake the user can fix; printed without a traceback
+    │   ├── ConfigError        eval.yaml, testing criteria, data mappings, evaluator options
+    │   ├── DataError          a dataset with bad lines; carries every DataIssue, not only the first
+    │   ├── UnknownEvaluatorError
+    │   └── NotFoundError      a run, eval, file or dataset that does not exist
+    └── ItemError              one item cannot be evaluated (a mapping path it lacks, a bad input);
+                               it becomes that item's ``error`` result and the run goes on
+
+User errors carry a short ``code`` and a ``hint`` that says how to fix the problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class AssayError(Exception):
+    """Base of every error assay raises on purpose."""
+
+
+class UserError(AssayError):
+    """A mistake in what the user gave us; the message says where and how to fix it."""
+
+    code = "invalid_input"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class ConfigError(UserError):
+    code = "invalid_config"
+    criterion_index: int | None = None
+    """Which testing criterion the error is about, so a caller can point at its line."""
+
+
+class UnknownEvaluatorError(ConfigError):
+    code = "unknown_evaluator"
+
+
+class NotFoundError(UserError):
+    code = "not_found"
+
+
+@dataclass(frozen=True)
+class DataIssue:
+    """One bad line of a dataset: where it is and what is wrong with it."""
+
+    source: str
+    line: int
+    message: str
+    field: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.message}"
+
+
+class DataError(UserError):
+    code = "invalid_data"
+
+    def __init__(self, issues: list[DataIssue], *, total_issues: int | None = None) -> None:
+        self.issues = issues
+        self.total_issues = total_issues if total_issues is not None else len(issues)
+        lines = [str(issue) for issue in issues]
+        if self.total_issues > len(issues):
+            lines.append(f"... and {self.total_issues - len(issues)} more")
+        super().__init__(
+            "\n".join(lines),
+            hint="fix the lines above; `assay dataset validate FILE` lists every bad line",
+        )
+
+
+class ItemError(AssayError):
+    """One item cannot be evaluated; recorded as that item's error result."""

@@ -1,0 +1,1 @@
+"""Agent evaluators that need no model."""

@@ -1,0 +1,124 @@
+"""What an evaluator is: an async callable from inputs to a ``Score``, described by a spec.
+
+An evaluator is made by a factory from its initialization parameters (STYLE.md habit 2):
+
+    def f1_score() -> Evaluator:
+        async def score(inputs: dict[str, Any]) -> Score:
+            ...
+        return score
+
+The ``EvaluatorSpec`` is the catalog entry: name, version, inputs, levels and metrics. The run
+engine turns a ``Score`` into a ``Result`` using the metric's threshold and direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EvaluationLevel = Literal["turn", "conversation"]
+Direction = Literal["increase", "decrease", "neutral"]
+
+
+@dataclass(slots=True)
+class Score:
+    """An evaluator's verdict on one item, before thresholds are applied."""
+
+    value: float | None
+    """The primary metric on the evaluator's native scale; ``None`` when not applicable."""
+    passed: bool | None = None
+    """Set by evaluators that decide pass/fail themselves (graders, binary checks)."""
+    reason: str | None = None
+    label: str | None = None
+    """A descriptive label (a severity such as "Low"); pass/fail is the result's ``label``."""
+    properties: dict[str, Any] = field(default_factory=dict)
+    skipped: bool = False
+    """True when the evaluator does not apply to this item (an intermediate agent step)."""
+
+
+Evaluator = Callable[[dict[str, Any]], Awaitable[Score]]
+EvaluatorFactory = Callable[..., Evaluator]
+
+
+class Metric(BaseModel):
+    """One number an evaluator reports, with what counts as good."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    type: Literal["ordinal", "continuous", "boolean"] = "continuous"
+    desirable_direction: Direction = "increase"
+    min_value: float = 0.0
+    max_value: float = 1.0
+    threshold: float | None = None
+    """Default pass mark: ``score >= threshold`` when higher is better, ``<=`` when lower is."""
+
+
+class EvaluatorSpec(BaseModel):
+    """A catalog entry: everything needed to describe, check and build an evaluator."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    """Catalog name such as ``builtin.f1_score``."""
+    version: str = "1"
+    display_name: str = ""
+    description: str = ""
+    category: str = "quality"
+    evaluator_type: Literal["builtin", "custom"] = "builtin"
+    required_inputs: list[str] = Field(default_factory=list)
+    optional_inputs: list[str] = Field(default_factory=list)
+    one_of_inputs: list[list[str]] = Field(default_factory=list)
+    """Alternative input sets, one of which must be present (e.g. query+response or messages)."""
+    supported_evaluation_levels: list[EvaluationLevel] = Field(default_factory=lambda: ["turn"])
+    metrics: list[Metric]
+    """The primary metric first."""
+    init_parameters: dict[str, Any] = Field(default_factory=dict)
+    """Initialization parameters as a JSON Schema ``properties`` map."""
+    factory: EvaluatorFactory = Field(exclude=True)
+
+    @property
+    def primary(self) -> Metric:
+        return self.metrics[0]
+
+    @property
+    def short_name(self) -> str:
+        return self.name.split(".", 1)[1] if self.name.startswith("builtin.") else self.name
+
+    @property
+    def inputs(self) -> list[str]:
+        return [*self.required_inputs, *self.optional_inputs]
+
+    def describe(self) -> dict[str, Any]:
+        """The Foundry ``EvaluatorVersion`` shape, for the CLI and the catalog API."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "display_name": self.display_name or self.short_name,
+            "description": self.description,
+            "evaluator_type": self.evaluator_type,
+            "categories": [self.category],
+            "supported_evaluation_levels": list(self.supported_evaluation_levels),
+            "definition": {
+                "init_parameters": {"type": "object", "properties": self.init_parameters},
+                "data_schema": {
+                    "type": "object",
+                    "properties": {name: {} for name in self.inputs},
+                    "required": list(self.required_inputs),
+                },
+                "metrics": {
+                    m.name: {
+                        "type": m.type,
+                        "desirable_direction": m.desirable_direction,
+                        "min_value": m.min_value,
+                        "max_value": m.max_value,
+                        "threshold": m.threshold,
+                        "is_primary": index == 0,
+                    }
+                    for index, m in enumerate(self.metrics)
+                },
+            },
+        }

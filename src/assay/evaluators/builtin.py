@@ -1,0 +1,17 @@
+"""Registers every built-in evaluator; wired as the ``assay`` entry point ``builtins``."""
+
+from __future__ import annotations
+
+from assay.evaluators import nlp
+from assay.evaluators.agents import task_navigation
+from assay.evaluators.catalog import Catalog
+from assay.evaluators.graders import string_check, text_similarity
+from assay.evaluators.rag import document_retrieval
+
+
+def register(catalog: Catalog) -> None:
+    nlp.register(catalog)
+    catalog.add(task_navigation.SPEC)
+    catalog.add(document_retrieval.SPEC)
+    catalog.add(string_check.SPEC)
+    catalog.add(text_similarity.SPEC)

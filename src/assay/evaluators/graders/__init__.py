@@ -1,0 +1,1 @@
+"""OpenAI's graders: testing criteria with their own ``type`` rather than an evaluator name."""

@@ -1,0 +1,67 @@
+"""text_similarity: a similarity score between ``input`` and ``reference`` against ``pass_threshold``.
+
+``fuzzy_match`` is rapidfuzz's normalised Indel ratio (``fuzz.ratio / 100``); the BLEU, GLEU,
+METEOR and ROUGE metrics are the same code as the builtin NLP evaluators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from assay.errors import ConfigError
+from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.inputs import text_input
+from assay.evaluators.nlp import scores
+from assay.evaluators.nlp.tokenize import nltk_tokenize
+
+
+def _tokens(metric: Callable[[Any, Any], float]) -> Callable[[str, str], float]:
+    return lambda output, reference: metric(nltk_tokenize(reference), nltk_tokenize(output))
+
+
+def _rouge(kind: str) -> Callable[[str, str], float]:
+    return lambda output, reference: scores.rouge(kind, output, reference)[2]
+
+
+METRICS: dict[str, Callable[[str, str], float]] = {
+    "fuzzy_match": lambda output, reference: float(fuzz.ratio(output, reference)) / 100.0,
+    "bleu": _tokens(scores.bleu),
+    "gleu": _tokens(scores.gleu),
+    "meteor": _tokens(scores.meteor),
+    **{f"rouge_{n}": _rouge(f"rouge{n}") for n in range(1, 6)},
+    "rouge_l": _rouge("rougeL"),
+}
+
+
+def text_similarity(evaluation_metric: str = "fuzzy_match", pass_threshold: float | None = None) -> Evaluator:
+    metric = METRICS.get(evaluation_metric)
+    if metric is None:
+        if evaluation_metric == "cosine":
+            raise ConfigError("text_similarity 'cosine' needs an embedding model, which assay does not call yet")
+        raise ConfigError(f"text_similarity evaluation_metric {evaluation_metric!r} is not one of {', '.join(METRICS)}")
+    if pass_threshold is None or isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float)):
+        raise ConfigError("text_similarity needs a numeric pass_threshold, e.g. 0.8")
+    threshold = float(pass_threshold)
+
+    async def evaluate(inputs: dict[str, Any]) -> Score:
+        value = metric(text_input(inputs, "input"), text_input(inputs, "reference"))
+        return Score(value, passed=value >= threshold, properties={"evaluation_metric": evaluation_metric})
+
+    return evaluate
+
+
+SPEC = EvaluatorSpec(
+    name="text_similarity",
+    description="OpenAI grader: fuzzy_match, bleu, gleu, meteor, rouge_1..rouge_5 or rouge_l, passed at pass_threshold.",
+    category="graders",
+    required_inputs=["input", "reference"],
+    metrics=[Metric(name="text_similarity", type="continuous", min_value=0, max_value=1, threshold=None)],
+    init_parameters={
+        "evaluation_metric": {"type": "string", "enum": sorted(METRICS)},
+        "pass_threshold": {"type": "number"},
+    },
+    factory=text_similarity,
+)

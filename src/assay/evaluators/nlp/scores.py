@@ -1,0 +1,161 @@
+"""The NLP metrics, numerically identical to azure-ai-evaluation 1.18 (reference §2).
+
+BLEU and GLEU are NLTK's sentence-level algorithms rewritten over integer counts, which is
+several times faster than NLTK's ``Fraction`` arithmetic and gives the same floats. METEOR calls
+NLTK's own implementation with a memoised stemmer and WordNet. ROUGE is Google's rouge_score.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+from functools import cache, lru_cache
+from typing import Any
+
+from assay.evaluators.nlp.tokenize import use_shipped_nltk_data
+
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def _squad_tokens(text: str) -> list[str]:
+    lowered = text.lower().translate(_PUNCTUATION)
+    return _ARTICLES.sub(" ", lowered).split()
+
+
+def f1(response: str, ground_truth: str) -> float:
+    """SQuAD F1: lowercase, drop punctuation and articles, multiset token overlap."""
+    predicted, reference = _squad_tokens(response), _squad_tokens(ground_truth)
+    common = sum((Counter(predicted) & Counter(reference)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(reference)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def bleu(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
+    """NLTK ``sentence_bleu`` with smoothing method4 (k=5), weights ¼ each, no auto-reweigh."""
+    hyp_len, ref_len = len(hypothesis), len(reference)
+    numerators, denominators = [], []
+    for n in range(1, 5):
+        hyp_counts = _ngrams(hypothesis, n)
+        ref_counts = _ngrams(reference, n)
+        numerators.append(sum(min(count, ref_counts[gram]) for gram, count in hyp_counts.items()))
+        denominators.append(max(1, sum(hyp_counts.values())))
+    if numerators[0] == 0:
+        return 0.0
+    if hyp_len > ref_len:
+        brevity = 1.0
+    elif hyp_len == 0:
+        brevity = 0.0
+    else:
+        brevity = math.exp(1 - ref_len / hyp_len)
+    precisions: list[float] = []
+    smoothing_step = 1
+    for numerator, denominator in zip(numerators, denominators, strict=True):
+        if numerator == 0 and hyp_len > 1:
+            precisions.append(1 / (2**smoothing_step * 5 / math.log(hyp_len)) / denominator)
+            smoothing_step += 1
+        else:
+            precisions.append(numerator / denominator)
+    logs = (0.25 * math.log(p) for p in precisions if p > 0)
+    return brevity * math.exp(math.fsum(logs))
+
+
+def _everygrams(tokens: Sequence[str]) -> Counter[tuple[str, ...]]:
+    counts: Counter[tuple[str, ...]] = Counter()
+    for n in range(1, 5):
+        counts.update(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+    return counts
+
+
+def gleu(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
+    """NLTK ``sentence_gleu`` (Google BLEU, n=1..4)."""
+    hyp_counts, ref_counts = _everygrams(hypothesis), _everygrams(reference)
+    total = max(sum(hyp_counts.values()), sum(ref_counts.values()))
+    if total == 0:
+        return 0.0
+    return sum((hyp_counts & ref_counts).values()) / total
+
+
+class _Lemma:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+class _Synonyms:
+    """Stands in for a synset: NLTK's METEOR only asks a synset for its lemmas' names."""
+
+    __slots__ = ("_lemmas",)
+
+    def __init__(self, names: list[str]) -> None:
+        self._lemmas = [_Lemma(name) for name in names]
+
+    def lemmas(self) -> list[_Lemma]:
+        return self._lemmas
+
+
+class _MemoWordNet:
+    """WordNet lookups for METEOR, memoised per word (the loaded reader is reused too)."""
+
+    def __init__(self, wordnet: Any) -> None:
+        self._wordnet = wordnet
+        self.synsets = lru_cache(maxsize=65536)(self._synsets)
+
+    def _synsets(self, word: str) -> list[_Synonyms]:
+        names = [lemma.name() for synset in self._wordnet.synsets(word) for lemma in synset.lemmas()]
+        return [_Synonyms(names)] if names else []
+
+
+class _MemoStemmer:
+    def __init__(self, stemmer: Any) -> None:
+        self.stem = lru_cache(maxsize=65536)(stemmer.stem)
+
+
+@cache
+def _meteor_parts() -> tuple[Any, _MemoStemmer, _MemoWordNet]:
+    use_shipped_nltk_data()
+    from nltk.corpus import wordnet
+    from nltk.stem.porter import PorterStemmer
+    from nltk.translate.meteor_score import single_meteor_score
+
+    wordnet.ensure_loaded()
+    return single_meteor_score, _MemoStemmer(PorterStemmer()), _MemoWordNet(wordnet)
+
+
+def meteor(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
+    """NLTK METEOR with alpha 0.9, beta 3, gamma 0.5 on pre-tokenised text."""
+    single_meteor_score, stemmer, wordnet = _meteor_parts()
+    return float(
+        single_meteor_score(
+            list(reference), list(hypothesis), stemmer=stemmer, wordnet=wordnet, alpha=0.9, beta=3.0, gamma=0.5
+        )
+    )
+
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL")
+
+
+@cache
+def rouge_scorer(rouge_type: str) -> Any:
+    from rouge_score import rouge_scorer as module
+
+    return module.RougeScorer([rouge_type], use_stemmer=False)
+
+
+def rouge(rouge_type: str, response: str, ground_truth: str) -> tuple[float, float, float]:
+    """(precision, recall, f-measure) of Google's rouge_score, unstemmed."""
+    score = rouge_scorer(rouge_type).score(ground_truth, response)[rouge_type]
+    return float(score.precision), float(score.recall), float(score.fmeasure)

@@ -1,0 +1,1 @@
+"""Retrieval evaluators that need no model."""

@@ -1,0 +1,72 @@
+"""A criterion's ``data_mapping``: evaluator input name → template, checked before a run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from assay.errors import ConfigError, ItemError
+from assay.mapping.templates import Template
+
+# Inputs a run with a target fills from the generated sample when the item does not have them.
+SAMPLE_DEFAULTS = {"response": "{{sample.output_text}}"}
+
+
+class DataMapping:
+    """Compiled templates for one criterion; ``resolve`` gives the evaluator's inputs for an item."""
+
+    def __init__(self, mapping: dict[str, Any], *, where: str, lenient: bool = False) -> None:
+        if not isinstance(mapping, dict):
+            raise ConfigError(f"{where}: data_mapping must be an object of input name to template")
+        self.where = where
+        self.source = dict(mapping)
+        self.lenient = lenient
+        """A default mapping leaves out inputs the item lacks; an explicit one fails the item."""
+        self.templates = {name: Template(value, f"{where}.{name}") for name, value in mapping.items()}
+
+    def resolve(self, item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
+        if not self.lenient:
+            return {name: template.render(item, sample) for name, template in self.templates.items()}
+        inputs = {}
+        for name, template in self.templates.items():
+            try:
+                inputs[name] = template.render(item, sample)
+            except ItemError:
+                continue
+        return inputs
+
+    def check_fields(self, criterion: str, item_fields: set[str] | None, has_sample: bool) -> None:
+        """Refuse templates that no item can satisfy, naming the criterion, template and fields."""
+        for name, template in self.templates.items():
+            for path in template.all_paths():
+                if path.namespace == "sample":
+                    if not has_sample:
+                        raise ConfigError(
+                            f"testing criterion {criterion!r}: {name} maps to '{{{{{path.text}}}}}' "
+                            "but this run has no target to generate a sample",
+                            hint="map it to an item field, or give the run a target",
+                        )
+                    continue
+                if item_fields is None or not path.steps:
+                    continue
+                head = path.steps[0]
+                if isinstance(head, str) and head not in item_fields:
+                    have = ", ".join(sorted(item_fields)) or "none"
+                    raise ConfigError(
+                        f"testing criterion {criterion!r}: {name} maps to '{{{{{path.text}}}}}' "
+                        f"but items have no field {head!r} (fields: {have})",
+                        hint="fix the data_mapping or the dataset's column names",
+                    )
+
+
+def default_mapping(
+    inputs: Iterable[str], item_fields: set[str] | None, has_sample: bool, *, where: str
+) -> DataMapping:
+    """Seed 000's "standard columns": each input takes the item field of the same name."""
+    mapping: dict[str, str] = {}
+    for name in inputs:
+        if item_fields is None or name in item_fields:
+            mapping[name] = f"{{{{item.{name}}}}}"
+        elif has_sample and name in SAMPLE_DEFAULTS:
+            mapping[name] = SAMPLE_DEFAULTS[name]
+    return DataMapping(mapping, where=where, lenient=True)

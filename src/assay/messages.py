@@ -1,0 +1,273 @@
+"""Chat messages in one internal form, and ``normalize()`` from every format we accept.
+
+Accepted shapes (each may appear anywhere a message list is expected):
+
+- Foundry / azure-ai-evaluation: ``{role, content}`` where content is a string or a list of typed
+  parts ``text | input_text | output_text | tool_call | tool_result``; ``role: tool`` messages carry
+  ``tool_call_id``.
+- OpenAI chat completions: assistant ``content: null`` with ``tool_calls: [{id, type: function,
+  function: {name, arguments: "<json>"}}]`` and ``{role: tool, tool_call_id, content}``.
+- OpenAI Responses items: ``{type: message, role, content: [...]}``, ``{type: function_call,
+  call_id, name, arguments}`` and ``{type: function_call_output, call_id, output}``.
+- A plain string, which becomes one message of the caller's default role.
+
+This module is the only place that knows these shapes; evaluators see ``Message`` objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["developer", "system", "user", "assistant", "tool"]
+ROLES: frozenset[str] = frozenset({"developer", "system", "user", "assistant", "tool"})
+TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+class MessageFormatError(ValueError):
+    """A value that is not a message list in any format we know; says where and why."""
+
+
+@dataclass(slots=True)
+class TextPart:
+    text: str
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A call the assistant made; ``arguments`` is parsed JSON when the source gave a string."""
+
+    id: str | None
+    name: str
+    arguments: Any = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolResult:
+    tool_call_id: str | None
+    result: Any
+
+
+@dataclass(slots=True)
+class OtherPart:
+    """A content part we carry through untouched (images, audio, files)."""
+
+    raw: dict[str, Any]
+
+
+Part = TextPart | ToolCall | ToolResult | OtherPart
+
+
+@dataclass(slots=True)
+class Message:
+    role: Role
+    content: list[Part]
+    tool_call_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(part.text for part in self.content if isinstance(part, TextPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [part for part in self.content if isinstance(part, ToolCall)]
+
+    @property
+    def tool_results(self) -> list[ToolResult]:
+        return [part for part in self.content if isinstance(part, ToolResult)]
+
+
+@dataclass(slots=True)
+class ToolDefinition:
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def normalize(value: Any, *, default_role: Role = "user", where: str = "messages") -> list[Message]:
+    """Turn any accepted message format into a list of ``Message``."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [Message(role=default_role, content=[TextPart(value)])]
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        raise MessageFormatError(f"{where}: expected a string or a list of messages, got {_kind(value)}")
+    messages: list[Message] = []
+    for index, raw in enumerate(value):
+        messages.extend(_message(raw, f"{where}[{index}]", default_role))
+    return messages
+
+
+def _message(raw: Any, where: str, default_role: Role) -> list[Message]:
+    if isinstance(raw, str):
+        return [Message(role=default_role, content=[TextPart(raw)])]
+    if not isinstance(raw, dict):
+        raise MessageFormatError(f"{where}: expected an object with 'role' and 'content', got {_kind(raw)}")
+    kind = raw.get("type")
+    if kind == "function_call":
+        call = ToolCall(_opt_str(raw.get("call_id") or raw.get("id")), _name(raw, where), _args(raw.get("arguments")))
+        return [Message(role="assistant", content=[call])]
+    if kind == "function_call_output":
+        call_id = _opt_str(raw.get("call_id"))
+        result = ToolResult(call_id, _maybe_json(raw.get("output")))
+        return [Message(role="tool", content=[result], tool_call_id=call_id)]
+    role = raw.get("role")
+    if role not in ROLES:
+        allowed = ", ".join(sorted(ROLES))
+        raise MessageFormatError(f"{where}.role: {role!r} is not a message role; use one of {allowed}")
+    tool_call_id = _opt_str(raw.get("tool_call_id"))
+    content = _content(raw.get("content"), f"{where}.content", role, tool_call_id)
+    for index, call in enumerate(raw.get("tool_calls") or []):
+        content.append(_chat_tool_call(call, f"{where}.tool_calls[{index}]"))
+    return [Message(role=role, content=content, tool_call_id=tool_call_id)]
+
+
+def _content(raw: Any, where: str, role: str, tool_call_id: str | None) -> list[Part]:
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        if role == "tool":
+            return [ToolResult(tool_call_id, _maybe_json(raw))]
+        return [TextPart(raw)]
+    if isinstance(raw, dict):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise MessageFormatError(f"{where}: expected a string or a list of content parts, got {_kind(raw)}")
+    return [_part(part, f"{where}[{index}]", tool_call_id) for index, part in enumerate(raw)]
+
+
+def _part(raw: Any, where: str, tool_call_id: str | None) -> Part:
+    if isinstance(raw, str):
+        return TextPart(raw)
+    if not isinstance(raw, dict):
+        raise MessageFormatError(f"{where}: expected a content part object, got {_kind(raw)}")
+    kind = raw.get("type")
+    if kind in TEXT_PART_TYPES:
+        text = raw.get("text")
+        if not isinstance(text, str):
+            raise MessageFormatError(f"{where}.text: a '{kind}' part needs a string 'text'")
+        return TextPart(text)
+    if kind == "tool_call":
+        call_id = _opt_str(raw.get("tool_call_id") or raw.get("id"))
+        return ToolCall(call_id, _name(raw, where), _args(raw.get("arguments")))
+    if kind == "function_call":
+        call_id = _opt_str(raw.get("call_id") or raw.get("id"))
+        return ToolCall(call_id, _name(raw, where), _args(raw.get("arguments")))
+    if kind == "tool_result":
+        return ToolResult(_opt_str(raw.get("tool_call_id")) or tool_call_id, raw.get("tool_result"))
+    if kind == "function_call_output":
+        return ToolResult(_opt_str(raw.get("call_id")) or tool_call_id, _maybe_json(raw.get("output")))
+    if kind is None:
+        raise MessageFormatError(f"{where}.type: a content part needs a 'type' such as 'text'")
+    return OtherPart(raw)
+
+
+def _chat_tool_call(raw: Any, where: str) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise MessageFormatError(f"{where}: expected a tool call object, got {_kind(raw)}")
+    function = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+    return ToolCall(_opt_str(raw.get("id")), _name(function, where), _args(function.get("arguments")))
+
+
+def _name(raw: dict[str, Any], where: str) -> str:
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise MessageFormatError(f"{where}.name: a tool call needs the tool's 'name'")
+    return name
+
+
+def _args(raw: Any) -> Any:
+    if raw is None:
+        return {}
+    return _maybe_json(raw)
+
+
+def _maybe_json(raw: Any) -> Any:
+    if isinstance(raw, str):
+        stripped = raw.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return json.loads(stripped)
+            except ValueError:
+                return raw
+    return raw
+
+
+def _opt_str(raw: Any) -> str | None:
+    return None if raw is None else str(raw)
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__ if value is not None else "null"
+
+
+def normalize_tool_definitions(value: Any, where: str = "tool_definitions") -> list[ToolDefinition]:
+    """Accept ``[{name, description, parameters}]`` and OpenAI's ``{type: function, function}``."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = _maybe_json(value)
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        raise MessageFormatError(f"{where}: expected a list of tool definitions, got {_kind(value)}")
+    tools = []
+    for index, raw in enumerate(value):
+        if not isinstance(raw, dict):
+            raise MessageFormatError(f"{where}[{index}]: expected an object, got {_kind(raw)}")
+        spec = raw["function"] if isinstance(raw.get("function"), dict) else raw
+        name = _name(spec, f"{where}[{index}]")
+        tools.append(ToolDefinition(name, str(spec.get("description") or ""), spec.get("parameters") or {}))
+    return tools
+
+
+def split_turn(messages: list[Message]) -> tuple[list[Message], list[Message]]:
+    """Split at the latest user message: query is up to and including it, response the rest."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            return messages[: index + 1], messages[index + 1 :]
+    return [], list(messages)
+
+
+def response_text(value: Any) -> str:
+    """The text a response says: a string as-is, or the assistant text of a message list."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, bool)):
+        return json.dumps(value)
+    messages = normalize(value, default_role="assistant", where="response")
+    spoken = [m.text for m in messages if m.role == "assistant" and m.text]
+    return "\n".join(spoken) if spoken else "\n".join(m.text for m in messages if m.text)
+
+
+def tool_calls(messages: Iterable[Message]) -> list[ToolCall]:
+    return [call for message in messages for call in message.tool_calls]
+
+
+def to_dicts(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """The canonical wire form (Foundry's typed parts), for storage and judge prompts."""
+    out = []
+    for message in messages:
+        parts: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                parts.append({"type": "text", "text": part.text})
+            elif isinstance(part, ToolCall):
+                parts.append(
+                    {"type": "tool_call", "tool_call_id": part.id, "name": part.name, "arguments": part.arguments}
+                )
+            elif isinstance(part, ToolResult):
+                parts.append({"type": "tool_result", "tool_call_id": part.tool_call_id, "tool_result": part.result})
+            else:
+                parts.append(part.raw)
+        entry: dict[str, Any] = {"role": message.role, "content": parts}
+        if message.tool_call_id is not None:
+            entry["tool_call_id"] = message.tool_call_id
+        out.append(entry)
+    return out

@@ -1,0 +1,93 @@
+"""Results of a run, as stored and as returned by every interface (DESIGN.md "Results")."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ResultStatus = Literal["completed", "skipped", "error"]
+ItemStatus = Literal["pass", "fail", "error", "skipped"]
+
+
+class Result(BaseModel):
+    """One testing criterion's verdict on one item."""
+
+    type: str = "azure_ai_evaluator"
+    """The criterion type: ``azure_ai_evaluator``, ``string_check``, ``text_similarity``, ..."""
+    name: str
+    """The testing criterion's name."""
+    metric: str
+    """The evaluator's primary metric, e.g. ``f1_score`` or ``bleu``."""
+    score: float | None = None
+    """On the evaluator's native scale (0–1 NLP, 1–5 quality, 0–7 severity)."""
+    label: Literal["pass", "fail"] | None = None
+    passed: bool | None = None
+    threshold: float | None = None
+    reason: str | None = None
+    status: ResultStatus = "completed"
+    properties: dict[str, Any] = Field(default_factory=dict)
+    """Secondary metrics, per-metric verdicts, error details, token usage."""
+
+
+class OutputItem(BaseModel):
+    """An item, what was generated for it, and every criterion's result."""
+
+    datasource_item_id: int
+    datasource_item: dict[str, Any]
+    sample: dict[str, Any] | None = None
+    results: list[Result]
+    status: ItemStatus
+    """``pass`` only when every criterion passed."""
+
+    @staticmethod
+    def status_of(results: list[Result]) -> ItemStatus:
+        """Priority as the peer counts rows: any failure fails, else any error errors."""
+        if any(r.status == "completed" and r.passed is False for r in results):
+            return "fail"
+        if any(r.status == "error" for r in results):
+            return "error"
+        if results and all(r.status == "skipped" for r in results):
+            return "skipped"
+        return "pass"
+
+
+class ResultCounts(BaseModel):
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    skipped: int = 0
+
+
+class CriterionSummary(BaseModel):
+    testing_criteria: str
+    """The criterion's name."""
+    metric: str
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    skipped: int = 0
+    pass_rate: float | None = None
+    """passed / (passed + failed); errored and skipped items are left out."""
+    mean_score: float | None = None
+
+
+class ModelUsage(BaseModel):
+    model_name: str
+    invocation_count: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+
+
+class RunSummary(BaseModel):
+    result_counts: ResultCounts = Field(default_factory=ResultCounts)
+    per_testing_criteria_results: list[CriterionSummary] = Field(default_factory=list)
+    per_model_usage: list[ModelUsage] = Field(default_factory=list)
+
+    def pass_rate(self) -> float | None:
+        counts = self.result_counts
+        decided = counts.passed + counts.failed
+        return counts.passed / decided if decided else None

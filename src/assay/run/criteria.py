@@ -1,0 +1,202 @@
+"""Testing criteria: evaluators bound into an eval, checked before any item is evaluated.
+
+A criterion in its wire form is one of:
+
+    {type: azure_ai_evaluator, name, evaluator_name, evaluator_version?, initialization_parameters?,
+     data_mapping?, threshold?}
+    {type: string_check, name, input, reference, operation}
+    {type: text_similarity, name, input, reference, evaluation_metric, pass_threshold}
+
+``bind_criteria`` turns them into ``BoundCriterion`` objects or raises ``ConfigError`` naming the
+criterion and the fix: unknown evaluators, bad parameters, unsupported levels, impossible mappings.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from assay.errors import ConfigError, ItemError
+from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score
+from assay.evaluators.catalog import Catalog
+from assay.mapping import DataMapping, default_mapping
+from assay.messages import MessageFormatError, normalize, split_turn, to_dicts
+from assay.results import Result
+
+GRADER_FIELDS = {
+    "string_check": ("operation",),
+    "text_similarity": ("evaluation_metric", "pass_threshold"),
+}
+# Parameters any criterion may carry that are not the evaluator factory's business.
+GENERIC_PARAMETERS = {"threshold", "deployment_name", "model", "evaluation_level", "is_reasoning_model"}
+LATER_TYPES = {"label_model", "score_model", "python", "multi"}
+
+
+@dataclass
+class BoundCriterion:
+    name: str
+    type: str
+    spec: EvaluatorSpec
+    evaluator: Evaluator
+    mapping: DataMapping
+    threshold: float | None
+    threshold_overridden: bool
+    level: EvaluationLevel
+
+    @property
+    def metric(self) -> str:
+        return self.spec.primary.name
+
+    async def evaluate(self, item: dict[str, Any], sample: dict[str, Any] | None) -> Result:
+        try:
+            inputs = self._inputs(item, sample)
+            score = await self.evaluator(inputs)
+        except ItemError as exc:
+            return self._error(str(exc), "invalid_item")
+        except Exception as exc:  # noqa: BLE001 - one evaluator failing on one item is data, not a crash
+            return self._error(f"{type(exc).__name__}: {exc}", "evaluator_error")
+        return self._result(score)
+
+    def _inputs(self, item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
+        inputs = self.mapping.resolve(item, sample)
+        if self.level == "turn" and "messages" in inputs and not ({"query", "response"} & inputs.keys()):
+            wanted = set(self.spec.inputs)
+            if {"query", "response"} & wanted and "messages" not in wanted:
+                inputs.update(_split_messages(inputs["messages"]))
+        missing = [name for name in self.spec.required_inputs if inputs.get(name) is None]
+        if missing:
+            have = ", ".join(sorted(item)) or "no fields"
+            raise ItemError(f"input {missing[0]!r} is missing: map it in data_mapping (the item has {have})")
+        return inputs
+
+    def _result(self, score: Score) -> Result:
+        base = {"type": self.type, "name": self.name, "metric": self.metric, "threshold": self.threshold}
+        properties = dict(score.properties)
+        if score.label is not None:
+            properties.setdefault("label", score.label)
+        if score.skipped or score.value is None:
+            reason = score.reason or "Not applicable"
+            return Result(**base, status="skipped", reason=reason, properties=properties)
+        if score.passed is not None and not self.threshold_overridden:
+            passed = score.passed
+        else:
+            passed = _meets(score.value, self.threshold, self.spec.primary.desirable_direction)
+        return Result(
+            **base, score=score.value, passed=passed, label="pass" if passed else "fail",
+            reason=score.reason, properties=properties,
+        )  # fmt: skip
+
+    def _error(self, message: str, code: str) -> Result:
+        return Result(
+            type=self.type, name=self.name, metric=self.metric, threshold=self.threshold, status="error",
+            reason=message, properties={"error": {"code": code, "message": message}},
+        )  # fmt: skip
+
+
+def _meets(value: float, threshold: float | None, direction: str) -> bool:
+    if threshold is None:
+        return True
+    return value <= threshold if direction == "decrease" else value >= threshold
+
+
+def _split_messages(value: Any) -> dict[str, Any]:
+    try:
+        query, response = split_turn(normalize(value, where="messages"))
+    except MessageFormatError as exc:
+        raise ItemError(str(exc)) from None
+    return {"query": to_dicts(query), "response": to_dicts(response)}
+
+
+def bind_criteria(
+    criteria: list[dict[str, Any]], catalog: Catalog, *, item_fields: set[str] | None,
+    has_sample: bool = False, level: EvaluationLevel = "turn",
+) -> list[BoundCriterion]:  # fmt: skip
+    if not criteria:
+        raise ConfigError("the eval has no testing criteria", hint="add at least one evaluator")
+    bound: list[BoundCriterion] = []
+    for index, criterion in enumerate(criteria):
+        where = f"testing_criteria[{index}]"
+        if not isinstance(criterion, dict):
+            raise ConfigError(f"{where}: expected an object, got {type(criterion).__name__}")
+        try:
+            one = _bind_one(criterion, catalog, where, item_fields, has_sample, level)
+        except ConfigError as exc:
+            exc.criterion_index = index
+            raise
+        if any(other.name == one.name for other in bound):
+            raise ConfigError(f"{where}: the name {one.name!r} is used twice", hint="give each criterion its own name")
+        bound.append(one)
+    return bound
+
+
+def _bind_one(
+    criterion: dict[str, Any], catalog: Catalog, where: str, item_fields: set[str] | None,
+    has_sample: bool, level: EvaluationLevel,
+) -> BoundCriterion:  # fmt: skip
+    kind = criterion.get("type", "azure_ai_evaluator")
+    if kind in LATER_TYPES:
+        raise ConfigError(f"{where}: criteria of type {kind!r} are not supported yet")
+    if kind in GRADER_FIELDS:
+        spec = catalog.get(kind)
+        params = {key: criterion[key] for key in GRADER_FIELDS[kind] if key in criterion}
+        raw_mapping: dict[str, Any] | None = {key: criterion.get(key) for key in ("input", "reference")}
+        if any(value is None for value in raw_mapping.values()):
+            raise ConfigError(f"{where}: a {kind} criterion needs both 'input' and 'reference' templates")
+    elif kind == "azure_ai_evaluator":
+        evaluator_name = criterion.get("evaluator_name")
+        if not isinstance(evaluator_name, str):
+            raise ConfigError(f"{where}: 'evaluator_name' is required, e.g. builtin.f1_score")
+        spec = catalog.get(evaluator_name, criterion.get("evaluator_version"))
+        params = dict(criterion.get("initialization_parameters") or {})
+        raw_mapping = criterion.get("data_mapping")
+    else:
+        raise ConfigError(f"{where}: unknown criterion type {kind!r}")
+    name = str(criterion.get("name") or spec.short_name)
+    label = f"testing criterion {name!r}"
+    if level not in spec.supported_evaluation_levels:
+        levels = ", ".join(spec.supported_evaluation_levels)
+        raise ConfigError(f"{label}: {spec.name} does not support evaluation_level {level!r} (it supports {levels})")
+    threshold_given = criterion.get("threshold", params.get("threshold"))
+    evaluator = _build(spec, params, label)
+    if raw_mapping is None:
+        inputs = list(spec.inputs)
+        if item_fields and "messages" in item_fields and {"query", "response"} & set(inputs) - item_fields:
+            inputs.append("messages")  # a turn is split out of the conversation at run time
+        mapping = default_mapping(inputs, item_fields, has_sample, where=f"{where}.data_mapping")
+    else:
+        mapping = DataMapping(raw_mapping, where=f"{where}.data_mapping")
+        mapping.check_fields(name, item_fields, has_sample)
+    _check_required(spec, mapping, label, item_fields)
+    threshold = spec.primary.threshold if threshold_given is None else _number(threshold_given, label)
+    if kind == "text_similarity":
+        threshold = float(params["pass_threshold"])
+    return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level)
+
+
+def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str) -> Evaluator:
+    accepted = inspect.signature(spec.factory).parameters
+    unknown = [key for key in params if key not in accepted and key not in GENERIC_PARAMETERS]
+    if unknown:
+        known = ", ".join(accepted) or "none"
+        raise ConfigError(f"{label}: {spec.name} has no initialization parameter {unknown[0]!r} (it takes: {known})")
+    return spec.factory(**{key: value for key, value in params.items() if key in accepted})
+
+
+def _check_required(spec: EvaluatorSpec, mapping: DataMapping, label: str, item_fields: set[str] | None) -> None:
+    if item_fields is None:
+        return
+    derivable = {"query", "response"} if "messages" in item_fields and "messages" in mapping.templates else set()
+    for name in spec.required_inputs:
+        if name not in mapping.templates and name not in derivable:
+            have = ", ".join(sorted(item_fields)) or "none"
+            raise ConfigError(
+                f"{label}: {spec.name} needs input {name!r} but the items have no such field (fields: {have})",
+                hint=f'add data_mapping: {{{name}: "{{{{item.<field>}}}}"}}',
+            )
+
+
+def _number(value: Any, label: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{label}: threshold must be a number, got {value!r}")
+    return float(value)

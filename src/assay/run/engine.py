@@ -1,0 +1,120 @@
+"""The run engine: stream items, evaluate every criterion, write output items as they finish.
+
+    sample = item's own sample (a later generator step fills it from a target)
+    inputs = criterion.mapping.resolve(item, sample)
+    result = await criterion.evaluator(inputs)
+    store.add_output_items(...)
+
+Concurrency is a fixed pool of worker tasks pulling from a bounded queue, so memory stays flat
+whatever the dataset size. A single writer task batches finished items into one transaction
+every ``flush_every`` items or ``flush_seconds``; items already stored (a resumed run) are
+skipped before any work is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from assay.dataset import Dataset
+from assay.dataset.readers import Row
+from assay.errors import DataError
+from assay.results import OutputItem
+from assay.run.criteria import BoundCriterion
+from assay.store import Store
+
+ProgressCallback = Callable[[OutputItem], None]
+
+
+@dataclass
+class RunOptions:
+    concurrency: int = 16
+    flush_every: int = 200
+    flush_seconds: float = 0.5
+
+
+@dataclass
+class RunJob:
+    """Everything one execution of a run needs; nothing is global."""
+
+    run_id: str
+    dataset: Dataset
+    criteria: list[BoundCriterion]
+    store: Store
+    options: RunOptions = field(default_factory=RunOptions)
+    on_item: ProgressCallback | None = None
+
+
+async def evaluate_item(row: Row, criteria: list[BoundCriterion]) -> OutputItem:
+    assert row.item is not None
+    if len(criteria) == 1:
+        results = [await criteria[0].evaluate(row.item, row.sample)]
+    else:
+        results = list(await asyncio.gather(*(c.evaluate(row.item, row.sample) for c in criteria)))
+    return OutputItem(
+        datasource_item_id=row.index, datasource_item=row.item, sample=row.sample,
+        results=results, status=OutputItem.status_of(results),
+    )  # fmt: skip
+
+
+async def execute(job: RunJob) -> int:
+    """Evaluate every item not yet stored for the run; returns how many were evaluated now."""
+    done = await asyncio.to_thread(job.store.done_item_ids, job.run_id)
+    rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
+    finished: asyncio.Queue[OutputItem | None] = asyncio.Queue()
+    workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(job.options.concurrency)]
+    writer = asyncio.create_task(_write(finished, job))
+    evaluated = 0
+    try:
+        for row in job.dataset.rows():
+            if row.issue is not None:
+                raise DataError([row.issue])
+            if row.index in done:
+                continue
+            await rows.put(row)
+            evaluated += 1
+        for _ in workers:
+            await rows.put(None)
+        await asyncio.gather(*workers)
+    finally:
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        await finished.put(None)
+        await writer
+    return evaluated
+
+
+async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
+    while (row := await rows.get()) is not None:
+        await finished.put(await evaluate_item(row, job.criteria))
+
+
+async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
+    """The single writer: batches output items; flushes what it has when the run stops."""
+    batch: list[OutputItem] = []
+    last_flush = time.monotonic()
+
+    async def flush() -> None:
+        nonlocal batch, last_flush
+        if batch:
+            await asyncio.to_thread(job.store.add_output_items, job.run_id, batch)
+            if job.on_item is not None:
+                for written in batch:
+                    job.on_item(written)
+        batch, last_flush = [], time.monotonic()
+
+    while True:
+        try:
+            item = await asyncio.wait_for(finished.get(), timeout=job.options.flush_seconds)
+        except TimeoutError:
+            await flush()
+            continue
+        if item is None:
+            await flush()
+            return
+        batch.append(item)
+        if len(batch) >= job.options.flush_every or time.monotonic() - last_flush >= job.options.flush_seconds:
+            await flush()

@@ -1,0 +1,127 @@
+"""Start, resume and finish a run: validate everything first, then execute, then summarise.
+
+A run refuses to start on invalid data or criteria and then writes nothing. Once started it
+always ends ``completed``, ``failed`` or ``canceled`` (Ctrl-C), with the summary stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.dataset import Dataset, ItemSchema, ScanReport, scan
+from assay.errors import ConfigError
+from assay.evaluators.base import EvaluationLevel
+from assay.evaluators.catalog import Catalog
+from assay.results import RunSummary
+from assay.run.criteria import BoundCriterion, bind_criteria
+from assay.run.engine import ProgressCallback, RunJob, RunOptions, execute
+from assay.store import Store
+
+
+@dataclass
+class EvalDefinition:
+    """An eval as the user wrote it: criteria in their wire form and an optional item_schema."""
+
+    name: str
+    testing_criteria: list[dict[str, Any]]
+    item_schema: dict[str, Any] | None = None
+    evaluation_level: EvaluationLevel = "turn"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def data_source_config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"type": "custom", "include_sample_schema": False}
+        if self.item_schema is not None:
+            config["item_schema"] = self.item_schema
+        return config
+
+
+@dataclass
+class PreparedRun:
+    """A checked eval and dataset, ready to execute (nothing has been written yet)."""
+
+    definition: EvalDefinition
+    dataset: Dataset
+    report: ScanReport
+    criteria: list[BoundCriterion]
+
+
+@dataclass
+class RunOutcome:
+    run: dict[str, Any]
+    summary: RunSummary
+    evaluated_now: int
+
+
+def prepare(definition: EvalDefinition, dataset: Dataset, catalog: Catalog) -> PreparedRun:
+    """Check the schema, every item and every criterion; raise before anything is stored."""
+    schema = ItemSchema(definition.item_schema)
+    report = scan(dataset, schema)
+    report.raise_if_invalid()
+    if report.rows == 0:
+        raise ConfigError(f"{dataset.name}: the dataset has no items")
+    fields = schema.known_fields() or report.fields_in_some_item
+    criteria = bind_criteria(
+        definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level
+    )
+    return PreparedRun(definition, dataset, report, criteria)
+
+
+def start(prepared: PreparedRun, store: Store) -> dict[str, Any]:
+    definition = prepared.definition
+    stored_eval = store.create_eval(
+        name=definition.name, data_source_config=definition.data_source_config(),
+        testing_criteria=definition.testing_criteria, metadata=definition.metadata or None,
+    )  # fmt: skip
+    data_source = {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
+    options = {"evaluation_level": definition.evaluation_level, "total_items": prepared.report.rows}
+    return store.create_run(eval_id=stored_eval["id"], data_source=data_source, options=options, name=definition.name)
+
+
+def finish_run(
+    prepared: PreparedRun, run: dict[str, Any], store: Store, *,
+    options: RunOptions | None = None, on_item: ProgressCallback | None = None,
+) -> RunOutcome:  # fmt: skip
+    """Execute the items the run still lacks, then store and return its summary."""
+    store.update_run(run["id"], status="in_progress", error=None)
+    job = RunJob(run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item)
+    try:
+        evaluated = asyncio.run(execute(job))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        _close(store, run["id"], prepared, "canceled")
+        raise
+    except Exception as exc:
+        _close(store, run["id"], prepared, "failed", {"code": type(exc).__name__, "message": str(exc)})
+        raise
+    summary = _close(store, run["id"], prepared, "completed")
+    return RunOutcome(store.get_run(run["id"]), summary, evaluated)
+
+
+def _close(
+    store: Store, run_id: str, prepared: PreparedRun, status: str, error: dict[str, Any] | None = None
+) -> RunSummary:
+    summary = summarize(store, run_id, prepared.criteria)
+    store.update_run(run_id, status=status, error=error, summary=summary.model_dump())
+    return summary
+
+
+def summarize(store: Store, run_id: str, criteria: list[BoundCriterion]) -> RunSummary:
+    return store.summarize(run_id, [(c.name, c.metric) for c in criteria])
+
+
+def check_resumable(run: dict[str, Any], prepared: PreparedRun, store: Store) -> None:
+    """A run resumes only with the eval it started with; anything else would mix results."""
+    stored = store.get_eval(run["eval_id"])
+    if stored["testing_criteria"] != prepared.definition.testing_criteria:
+        raise ConfigError(
+            f"run {run['id']} was started with different testing criteria",
+            hint="resume with the eval.yaml it started with, or start a new run",
+        )
+    if run["options"].get("total_items") not in (None, prepared.report.rows):
+        raise ConfigError(
+            f"run {run['id']} was started on a dataset of {run['options']['total_items']} items; "
+            f"this one has {prepared.report.rows}",
+            hint="resume with the same dataset, or start a new run",
+        )

@@ -1,0 +1,95 @@
+"""The first tables: files, datasets, evals, runs, output items and per-criterion results.
+
+Written out in full (not taken from ``tables.py``) so this migration never changes once landed.
+
+Revision ID: 0001
+Revises:
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+from sqlalchemy.dialects.postgresql import JSONB
+
+revision = "0001"
+down_revision = None
+branch_labels = None
+depends_on = None
+
+JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+
+
+def upgrade() -> None:
+    op.create_table(
+        "files",
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("project", sa.String(128), nullable=False, index=True),
+        sa.Column("filename", sa.String(512), nullable=False),
+        sa.Column("purpose", sa.String(32), nullable=False),
+        sa.Column("bytes", sa.Integer, nullable=False),
+        sa.Column("content", sa.LargeBinary, nullable=False),
+        sa.Column("created_at", sa.Integer, nullable=False),
+    )
+    op.create_table(
+        "datasets",
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("project", sa.String(128), nullable=False),
+        sa.Column("name", sa.String(256), nullable=False),
+        sa.Column("version", sa.String(64), nullable=False),
+        sa.Column("uri", sa.Text, nullable=True),
+        sa.Column("file_id", sa.String(64), nullable=True),
+        sa.Column("description", sa.Text, nullable=True),
+        sa.Column("created_at", sa.Integer, nullable=False),
+        sa.UniqueConstraint("project", "name", "version"),
+    )
+    op.create_table(
+        "evals",
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("project", sa.String(128), nullable=False, index=True),
+        sa.Column("name", sa.String(512), nullable=True),
+        sa.Column("data_source_config", JSON, nullable=False),
+        sa.Column("testing_criteria", JSON, nullable=False),
+        sa.Column("metadata", JSON, nullable=True),
+        sa.Column("created_at", sa.Integer, nullable=False),
+    )
+    op.create_table(
+        "runs",
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("project", sa.String(128), nullable=False, index=True),
+        sa.Column("eval_id", sa.String(64), sa.ForeignKey("evals.id", ondelete="CASCADE"), nullable=False, index=True),
+        sa.Column("name", sa.String(512), nullable=True),
+        sa.Column("status", sa.String(16), nullable=False, index=True),
+        sa.Column("data_source", JSON, nullable=False),
+        sa.Column("options", JSON, nullable=False),
+        sa.Column("summary", JSON, nullable=True),
+        sa.Column("error", JSON, nullable=True),
+        sa.Column("metadata", JSON, nullable=True),
+        sa.Column("created_at", sa.Integer, nullable=False),
+        sa.Column("finished_at", sa.Integer, nullable=True),
+    )
+    op.create_table(
+        "output_items",
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("datasource_item_id", sa.Integer, primary_key=True),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("datasource_item", JSON, nullable=False),
+        sa.Column("sample", JSON, nullable=True),
+        sa.Column("results", JSON, nullable=False),
+        sa.Column("created_at", sa.Integer, nullable=False),
+    )
+    op.create_table(
+        "results",
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("datasource_item_id", sa.Integer, primary_key=True),
+        sa.Column("criterion", sa.String(256), primary_key=True),
+        sa.Column("metric", sa.String(128), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("passed", sa.Boolean, nullable=True),
+        sa.Column("score", sa.Float, nullable=True),
+    )
+
+
+def downgrade() -> None:
+    for name in ("results", "output_items", "runs", "evals", "datasets", "files"):
+        op.drop_table(name)

@@ -1,0 +1,274 @@
+"""The store: evals, runs, output items and datasets in SQLite (default) or PostgreSQL.
+
+One SQLAlchemy engine per store. On SQLite the database runs in WAL mode and every write goes
+through the run engine's single writer task. Output items are keyed ``(run_id,
+datasource_item_id)`` and inserted with ``ON CONFLICT DO NOTHING``: a resumed run never writes an
+item twice.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+
+from assay.errors import NotFoundError
+from assay.results import CriterionSummary, OutputItem, ResultCounts, RunSummary
+from assay.store import tables as t
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+DEFAULT_PROJECT = "default"
+RUN_STATUSES = ("queued", "in_progress", "completed", "failed", "canceled")
+
+
+def default_url() -> str:
+    """``ASSAY_DATABASE_URL`` if set, else SQLite under ``$ASSAY_HOME`` (default ``./.assay``)."""
+    url = os.environ.get("ASSAY_DATABASE_URL")
+    if url:
+        return url
+    home = Path(os.environ.get("ASSAY_HOME", ".assay"))
+    home.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{home / 'assay.db'}"
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+class Store:
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_url()
+        self.engine = _make_engine(self.url)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _insert(self, table: sa.Table) -> Any:
+        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        return dialect.insert(table)
+
+    # evals ---------------------------------------------------------------------------------
+
+    def create_eval(
+        self, *, name: str | None, data_source_config: dict[str, Any], testing_criteria: list[dict[str, Any]],
+        metadata: dict[str, Any] | None = None, project: str = DEFAULT_PROJECT,
+    ) -> dict[str, Any]:  # fmt: skip
+        row = {
+            "id": new_id("eval"), "project": project, "name": name, "data_source_config": data_source_config,
+            "testing_criteria": testing_criteria, "metadata": metadata, "created_at": _now(),
+        }  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(t.evals.insert().values(**row))
+        return row
+
+    def get_eval(self, eval_id: str) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(t.evals).where(t.evals.c.id == eval_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no eval with id {eval_id!r}")
+        return dict(row)
+
+    # runs ----------------------------------------------------------------------------------
+
+    def create_run(
+        self, *, eval_id: str, data_source: dict[str, Any], options: dict[str, Any] | None = None,
+        name: str | None = None, project: str = DEFAULT_PROJECT,
+    ) -> dict[str, Any]:  # fmt: skip
+        row = {
+            "id": new_id("evalrun"), "project": project, "eval_id": eval_id, "name": name, "status": "queued",
+            "data_source": data_source, "options": options or {}, "summary": None, "error": None,
+            "metadata": None, "created_at": _now(), "finished_at": None,
+        }  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(t.runs.insert().values(**row))
+        return row
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(t.runs).where(t.runs.c.id == run_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no run with id {run_id!r}", hint="`assay runs list` shows the runs in this store")
+        return dict(row)
+
+    def list_runs(self, *, limit: int = 20, status: str | None = None) -> list[dict[str, Any]]:
+        query = sa.select(t.runs).order_by(t.runs.c.created_at.desc(), t.runs.c.id.desc()).limit(limit)
+        if status:
+            query = query.where(t.runs.c.status == status)
+        with self.engine.connect() as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
+    def update_run(self, run_id: str, **values: Any) -> None:
+        if values.get("status") in ("completed", "failed", "canceled"):
+            values.setdefault("finished_at", _now())
+        with self.engine.begin() as conn:
+            conn.execute(t.runs.update().where(t.runs.c.id == run_id).values(**values))
+
+    # output items --------------------------------------------------------------------------
+
+    def add_output_items(self, run_id: str, items: Sequence[OutputItem]) -> None:
+        """Insert a batch in one transaction; items already stored are left as they are."""
+        if not items:
+            return
+        now = _now()
+        item_rows = [
+            {
+                "run_id": run_id, "datasource_item_id": item.datasource_item_id, "status": item.status,
+                "datasource_item": item.datasource_item, "sample": item.sample,
+                "results": [r.model_dump() for r in item.results], "created_at": now,
+            }
+            for item in items
+        ]  # fmt: skip
+        result_rows = [
+            {
+                "run_id": run_id, "datasource_item_id": item.datasource_item_id, "criterion": r.name,
+                "metric": r.metric, "status": r.status, "passed": r.passed, "score": r.score,
+            }
+            for item in items
+            for r in item.results
+        ]  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(self._insert(t.output_items).on_conflict_do_nothing(), item_rows)
+            if result_rows:
+                conn.execute(self._insert(t.results).on_conflict_do_nothing(), result_rows)
+
+    def done_item_ids(self, run_id: str) -> set[int]:
+        query = sa.select(t.output_items.c.datasource_item_id).where(t.output_items.c.run_id == run_id)
+        with self.engine.connect() as conn:
+            return set(conn.execute(query).scalars())
+
+    def delete_output_items(self, run_id: str, item_ids: Sequence[int]) -> None:
+        """Forget some items so a resumed run evaluates them again (``--retry-errors``)."""
+        with self.engine.begin() as conn:
+            for table in (t.results, t.output_items):
+                for start in range(0, len(item_ids), 500):
+                    chunk = list(item_ids[start : start + 500])
+                    conn.execute(table.delete().where(table.c.run_id == run_id, table.c.datasource_item_id.in_(chunk)))
+
+    def iter_output_items(
+        self, run_id: str, *, after: int | None = None, limit: int | None = None, status: str | None = None,
+        descending: bool = False, batch: int = 1000,
+    ) -> Iterator[dict[str, Any]]:  # fmt: skip
+        """Output items in ``datasource_item_id`` order, paged by keyset (never OFFSET)."""
+        column = t.output_items.c.datasource_item_id
+        remaining = limit
+        cursor = after
+        while remaining is None or remaining > 0:
+            size = batch if remaining is None else min(batch, remaining)
+            query = sa.select(t.output_items).where(t.output_items.c.run_id == run_id)
+            if status:
+                query = query.where(t.output_items.c.status == status)
+            if cursor is not None:
+                query = query.where(column < cursor if descending else column > cursor)
+            query = query.order_by(column.desc() if descending else column).limit(size)
+            with self.engine.connect() as conn:
+                rows = [dict(row) for row in conn.execute(query).mappings()]
+            yield from rows
+            if len(rows) < size:
+                return
+            cursor = rows[-1]["datasource_item_id"]
+            if remaining is not None:
+                remaining -= len(rows)
+
+    def summarize(self, run_id: str, criteria: Sequence[tuple[str, str]]) -> RunSummary:
+        """Counts per item status and per criterion, and mean scores, computed by the database."""
+        items = t.output_items.c
+        res = t.results.c
+        with self.engine.connect() as conn:
+            by_status = dict(
+                conn.execute(sa.select(items.status, sa.func.count()).where(items.run_id == run_id).group_by(items.status)).all()  # type: ignore[arg-type]
+            )
+            per_criterion = conn.execute(
+                sa.select(res.criterion, res.status, res.passed, sa.func.count(), sa.func.avg(res.score))
+                .where(res.run_id == run_id)
+                .group_by(res.criterion, res.status, res.passed)
+            ).all()
+        counts = ResultCounts(
+            total=sum(by_status.values()), passed=by_status.get("pass", 0), failed=by_status.get("fail", 0),
+            errored=by_status.get("error", 0), skipped=by_status.get("skipped", 0),
+        )  # fmt: skip
+        summaries = {name: CriterionSummary(testing_criteria=name, metric=metric) for name, metric in criteria}
+        score_sums: dict[str, tuple[float, int]] = {}
+        for name, status, passed, count, mean in per_criterion:
+            summary = summaries.setdefault(name, CriterionSummary(testing_criteria=name, metric=""))
+            if status == "error":
+                summary.errored += count
+            elif status == "skipped":
+                summary.skipped += count
+            elif passed:
+                summary.passed += count
+            else:
+                summary.failed += count
+            if mean is not None and status == "completed":
+                total, n = score_sums.get(name, (0.0, 0))
+                score_sums[name] = (total + float(mean) * count, n + count)
+        for name, summary in summaries.items():
+            decided = summary.passed + summary.failed
+            summary.pass_rate = summary.passed / decided if decided else None
+            if name in score_sums:
+                total, n = score_sums[name]
+                summary.mean_score = total / n
+        return RunSummary(result_counts=counts, per_testing_criteria_results=list(summaries.values()))
+
+    # datasets ------------------------------------------------------------------------------
+
+    def register_dataset(self, *, name: str, version: str, uri: str, project: str = DEFAULT_PROJECT) -> dict[str, Any]:
+        row = {
+            "id": new_id("dataset"), "project": project, "name": name, "version": version, "uri": uri,
+            "file_id": None, "description": None, "created_at": _now(),
+        }  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(t.datasets.insert().values(**row))
+        return row
+
+    def get_dataset(self, name: str, version: str | None = None, project: str = DEFAULT_PROJECT) -> dict[str, Any]:
+        query = sa.select(t.datasets).where(t.datasets.c.project == project, t.datasets.c.name == name)
+        if version is not None:
+            query = query.where(t.datasets.c.version == str(version))
+        with self.engine.connect() as conn:
+            rows = [dict(r) for r in conn.execute(query).mappings()]
+        if not rows:
+            which = f"{name}@{version}" if version is not None else name
+            raise NotFoundError(f"dataset not found: {which}", hint="register it with `assay dataset add NAME FILE`")
+        return max(rows, key=lambda r: (r["created_at"], r["version"]))
+
+    def list_datasets(self, project: str = DEFAULT_PROJECT) -> list[dict[str, Any]]:
+        query = sa.select(t.datasets).where(t.datasets.c.project == project).order_by(t.datasets.c.name)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def _make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)
