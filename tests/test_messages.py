@@ -1,0 +1,126 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.dataset.rows import OptimizerTask, SimulationSeed, row_kind
+from assay.messages import (
+    MessageFormatError,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    normalize,
+    normalize_tool_definitions,
+    response_text,
+    split_turn,
+    to_dicts,
+)
+
+SEED_ROWS = json.loads((Path(__file__).parent / "fixtures/seed_rows.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("entry", SEED_ROWS, ids=lambda e: f"seed{e['seed']}-{'-'.join(sorted(e['row']))}")
+def test_every_seed_example_row_loads_and_normalises(entry):
+    row = entry["row"]
+    kind = row_kind(row.get("item", row))
+    if "messages" in row:
+        messages = normalize(row["messages"])
+        assert len(messages) >= len(row["messages"]) - sum(1 for m in row["messages"] if m.get("type"))
+        assert all(m.role in {"developer", "system", "user", "assistant", "tool"} for m in messages)
+        for message in messages:
+            for call in message.tool_calls:
+                assert call.name and call.id
+        if "tool_definitions" in row:
+            assert normalize_tool_definitions(row["tool_definitions"])[0].name
+    elif kind == "simulation_seed":
+        assert SimulationSeed.model_validate(row).test_case_description
+    elif kind == "task":
+        task = OptimizerTask.model_validate(row)
+        assert all(c.instruction for c in task.criteria)
+    elif "query" in row or "response" in row:
+        assert normalize(row.get("query"), default_role="user") or row.get("query") is None
+        assert response_text(row.get("response")) or "response" not in row
+    else:
+        assert "item" in row
+
+
+def test_foundry_tool_call_parts_pair_with_results():
+    messages = normalize([
+        {"role": "user", "content": "I can't sign in."},
+        {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "call_123", "name": "guide",
+                                           "arguments": {"error": "bad password"}}]},
+        {"role": "tool", "tool_call_id": "call_123",
+         "content": [{"type": "tool_result", "tool_result": {"action": "reset"}}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Reset it."}]},
+    ])  # fmt: skip
+    assert messages[1].content == [ToolCall("call_123", "guide", {"error": "bad password"})]
+    assert messages[2].content == [ToolResult("call_123", {"action": "reset"})]
+    assert messages[3].text == "Reset it."
+
+
+def test_openai_chat_tool_calls_parse_json_arguments():
+    messages = normalize([
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+    ])  # fmt: skip
+    assert messages[0].tool_calls == [ToolCall("c1", "f", {"x": 1})]
+    assert messages[1].tool_results == [ToolResult("c1", {"ok": True})]
+
+
+def test_responses_items_become_messages():
+    messages = normalize([
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "function_call", "call_id": "fc", "name": "lookup", "arguments": "{\"id\": 7}"},
+        {"type": "function_call_output", "call_id": "fc", "output": "done"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "bye"}]},
+    ])  # fmt: skip
+    assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[1].tool_calls[0].arguments == {"id": 7}
+    assert messages[2].tool_results[0].result == "done"
+
+
+def test_strings_take_the_default_role_and_unknown_parts_are_kept():
+    assert normalize("hello", default_role="assistant")[0].role == "assistant"
+    image = {"type": "input_image", "image_url": "http://x"}
+    message = normalize([{"role": "user", "content": [image, {"type": "text", "text": "what is this"}]}])[0]
+    assert message.text == "what is this"
+    assert to_dicts([message])[0]["content"][0] == image
+
+
+@pytest.mark.parametrize(
+    "bad, where",
+    [
+        ([{"role": "robot", "content": "x"}], "messages[0].role"),
+        ([{"role": "user", "content": [{"type": "text"}]}], "messages[0].content[0].text"),
+        ([{"role": "assistant", "content": [{"type": "tool_call", "arguments": {}}]}], "messages[0].content[0].name"),
+        ([42], "messages[0]"),
+        (7, "messages"),
+    ],
+)
+def test_bad_shapes_say_where(bad, where):
+    with pytest.raises(MessageFormatError) as info:
+        normalize(bad)
+    assert str(info.value).startswith(where + ":") or str(info.value).startswith(where + " ")
+
+
+def test_split_turn_at_latest_user_message():
+    messages = normalize([
+        {"role": "system", "content": "s"}, {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"},
+        {"role": "assistant", "content": "d"},
+    ])  # fmt: skip
+    query, response = split_turn(messages)
+    assert [m.text for m in query] == ["s", "a", "b", "c"]
+    assert [m.text for m in response] == ["d"]
+
+
+def test_response_text_reads_assistant_text_of_message_lists():
+    assert response_text([{"role": "assistant", "content": [{"type": "output_text", "text": "x"}]}]) == "x"
+    assert response_text("plain") == "plain"
+    assert isinstance(normalize([{"role": "user", "content": "u"}])[0].content[0], TextPart)
+
+
+def test_openai_style_tool_definitions():
+    tools = normalize_tool_definitions([{"type": "function", "function": {"name": "f", "description": "d"}}])
+    assert tools[0].name == "f" and tools[0].description == "d"
