@@ -1,0 +1,146 @@
+"""The command line as a user runs it: real processes, a store under a temporary ASSAY_HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def assay(*args, home: Path, check: bool = False, **kwargs) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ASSAY_HOME": str(home), "COLUMNS": "160"}
+    env.pop("ASSAY_DATABASE_URL", None)
+    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env,
+                          check=check, timeout=300, **kwargs)  # fmt: skip
+
+
+def run_count(home: Path) -> int:
+    db = home / "assay.db"
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as conn:
+        return conn.execute("select count(*) from runs").fetchone()[0]
+
+
+def write_eval(folder: Path, dataset: str, evaluators: str, extra: str = "") -> Path:
+    path = folder / "eval.yaml"
+    path.write_text(f"name: t\ndataset:\n  local_uri: {dataset}\n{extra}evaluators:\n{evaluators}", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def bad_dataset(tmp_path):
+    lines = [json.dumps({"query": f"q{i}", "response": "r", "ground_truth": "g"}) for i in range(1, 11)]
+    lines[2] = '{"query": "q3", "response": "r" "ground_truth": "g"}'
+    lines[6] = json.dumps({"response": "r", "ground_truth": "g"})
+    lines[8] = '"just a string"'
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "schema.json").write_text(json.dumps({"type": "object", "required": ["query"]}), encoding="utf-8")
+    return path
+
+
+def test_validate_lists_every_bad_line_and_exits_non_zero(tmp_path, bad_dataset):
+    result = assay("dataset", "validate", str(bad_dataset), "--schema", str(tmp_path / "schema.json"), home=tmp_path)
+    assert result.returncode == 1
+    assert "data.jsonl:3: invalid JSON (Expecting ',' delimiter, column 33)" in result.stdout
+    assert "data.jsonl:7: 'query' is required by the item_schema" in result.stdout
+    assert "data.jsonl:9: expected a JSON object, got str" in result.stdout
+
+
+def test_run_on_bad_data_refuses_and_creates_no_run(tmp_path, bad_dataset):
+    config = write_eval(tmp_path, "data.jsonl", "  - builtin.f1_score\n",
+                        extra="item_schema: {type: object, required: [query]}\n")  # fmt: skip
+    result = assay("run", str(config), home=tmp_path)
+    assert result.returncode == 2, result.stderr
+    for line in ("data.jsonl:3:", "data.jsonl:7: 'query' is required", "data.jsonl:9:"):
+        assert line in result.stderr
+    assert "Traceback" not in result.stderr
+    assert run_count(tmp_path) == 0
+
+
+def test_config_errors_name_file_and_line(tmp_path):
+    (tmp_path / "d.jsonl").write_text(json.dumps({"response": "a", "ground_truth": "b"}) + "\n", encoding="utf-8")
+    config = write_eval(tmp_path, "d.jsonl", "  - builtin.f1_score\n  - name: x\n    evaluator_name: builtin.blue_score\n")
+    result = assay("run", str(config), home=tmp_path)
+    assert result.returncode == 2
+    assert "eval.yaml:6: unknown evaluator 'builtin.blue_score'" in result.stderr
+    assert "did you mean builtin.bleu_score" in result.stderr
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [unclosed\n", encoding="utf-8")
+    result = assay("run", str(broken), home=tmp_path)
+    assert result.returncode == 2 and "broken.yaml:2: not valid YAML" in result.stderr
+
+
+def test_quickstart_summary_results_and_gate(tmp_path):
+    result = assay("run", str(ROOT / "examples/quickstart/eval.yaml"), "--fail-on", "pass-rate=0.01", home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "support-answers — completed" in result.stdout and "items: 16 total" in result.stdout
+    run_id = result.stdout.split("run id: ")[1].split()[0]
+    jsonl = assay("results", run_id, home=tmp_path, check=True).stdout.splitlines()
+    assert len(jsonl) == 16 and {r["name"] for r in json.loads(jsonl[0])["results"]} >= {"f1_score", "fuzzy"}
+    csv_text = assay("results", run_id, "--format", "csv", home=tmp_path, check=True).stdout
+    assert csv_text.splitlines()[0].startswith("datasource_item_id,status,item.query")
+    gated = assay("run", str(ROOT / "examples/quickstart/eval.yaml"), "--fail-on", "any-failure", home=tmp_path)
+    assert gated.returncode == 1 and "gate missed" in gated.stdout
+    listed = assay("runs", "list", home=tmp_path, check=True).stdout
+    assert run_id in listed
+
+
+def test_evaluators_list_and_show(tmp_path):
+    listed = assay("evaluators", "list", home=tmp_path, check=True).stdout
+    for name in ("builtin.f1_score", "builtin.document_retrieval", "string_check", "text_similarity"):
+        assert name in listed
+    shown = json.loads(assay("evaluators", "show", "meteor_score", home=tmp_path, check=True).stdout)
+    assert shown["definition"]["metrics"]["meteor"]["threshold"] == 0.5
+
+
+def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path):
+    total = 6000
+    with (tmp_path / "big.jsonl").open("w", encoding="utf-8") as handle:
+        for i in range(total):
+            handle.write(json.dumps({"response": f"answer number {i} about the shop {i % 97}",
+                                     "ground_truth": f"the answer is {i} for shop {i % 89}"}) + "\n")  # fmt: skip
+    config = write_eval(tmp_path, "big.jsonl", "  - builtin.meteor_score\n  - builtin.bleu_score\n  - builtin.gleu_score\n")
+    env = {**os.environ, "ASSAY_HOME": str(tmp_path)}
+    env.pop("ASSAY_DATABASE_URL", None)
+    process = subprocess.Popen([sys.executable, "-m", "assay", "run", str(config), "--concurrency", "4"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    written = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and written < 200:
+        time.sleep(0.2)
+        written = _items(tmp_path)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    written = _items(tmp_path)
+    assert 0 < written < total, f"the kill landed at {written} items; the test needs a partial run"
+    with sqlite3.connect(tmp_path / "assay.db") as conn:
+        run_id, status = conn.execute("select id, status from runs").fetchone()
+    assert status == "in_progress"
+    resumed = assay("run", str(config), "--resume", run_id, home=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    with sqlite3.connect(tmp_path / "assay.db") as conn:
+        ids = [row[0] for row in conn.execute("select datasource_item_id from output_items where run_id = ?", (run_id,))]
+        results = conn.execute("select count(*) from results where run_id = ?", (run_id,)).fetchone()[0]
+        status = conn.execute("select status from runs where id = ?", (run_id,)).fetchone()[0]
+    assert sorted(ids) == list(range(total))
+    assert results == 3 * total and status == "completed"
+    assert f"items: {total} total" in resumed.stdout
+
+
+def _items(home: Path) -> int:
+    try:
+        with sqlite3.connect(home / "assay.db", timeout=5) as conn:
+            return conn.execute("select count(*) from output_items").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0

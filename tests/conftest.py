@@ -1,0 +1,37 @@
+"""Shared fixtures: a store per test on SQLite and, when ASSAY_TEST_DATABASE_URL is set, PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from assay.store import Store
+
+PG_URL = os.environ.get("ASSAY_TEST_DATABASE_URL")
+BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request, tmp_path):
+    """A fresh store; on PostgreSQL a database of its own, dropped afterwards."""
+    if request.param == "sqlite":
+        store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
+        yield store
+        store.close()
+        return
+    name = f"assay_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = sa.engine.make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    store = Store(url)
+    try:
+        yield store
+    finally:
+        store.close()
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

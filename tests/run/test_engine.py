@@ -1,0 +1,127 @@
+import asyncio
+
+import pytest
+
+from assay.dataset import Dataset
+from assay.errors import ConfigError
+from assay.evaluators import Catalog, evaluator, load_catalog
+from assay.evaluators.decorator import spec_from_function
+from assay.run import EvalDefinition, RunOptions, check_resumable, finish_run, prepare, start
+
+
+@evaluator(threshold=0.5)
+def fragile(response: str) -> float:
+    if "boom" in response:
+        raise RuntimeError("cannot score this one")
+    return 1.0 if response.startswith("good") else 0.0
+
+
+def catalog_with(*functions) -> Catalog:
+    catalog = load_catalog()
+    for function in functions:
+        catalog.add(spec_from_function(function))
+    return catalog
+
+
+def rows(n):
+    return [{"query": f"q{i}", "response": "boom good" if i == 3 else ("good" if i % 2 else "bad"), "ground_truth": "good"}
+            for i in range(n)]  # fmt: skip
+
+
+CRITERIA = [
+    {"type": "azure_ai_evaluator", "name": "fragile", "evaluator_name": "fragile"},
+    {"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"},
+]
+
+
+def test_one_failing_evaluator_on_one_item_is_an_error_result(store):
+    prepared = prepare(EvalDefinition("e", CRITERIA), Dataset.from_content(rows(10)), catalog_with(fragile))
+    outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(concurrency=4))
+    assert outcome.run["status"] == "completed"
+    counts = outcome.summary.result_counts
+    assert (counts.total, counts.passed, counts.failed, counts.errored) == (10, 4, 5, 1)
+    errored = list(store.iter_output_items(outcome.run["id"], status="error"))
+    assert len(errored) == 1 and errored[0]["datasource_item_id"] == 3
+    fragile_result = errored[0]["results"][0]
+    assert fragile_result["status"] == "error" and "cannot score this one" in fragile_result["reason"]
+    assert errored[0]["results"][1]["status"] == "completed"  # the other criterion still ran
+
+
+def test_resume_evaluates_only_missing_items(store):
+    calls = []
+
+    @evaluator
+    def counted(response: str) -> float:
+        calls.append(response)
+        return 1.0
+
+    catalog = catalog_with(counted)
+    definition = EvalDefinition("e", [{"type": "azure_ai_evaluator", "name": "c", "evaluator_name": "counted"}])
+    data = [{"response": f"r{i}"} for i in range(50)]
+    prepared = prepare(definition, Dataset.from_content(data), catalog)
+    run = start(prepared, store)
+    from assay.run.engine import evaluate_item
+
+    done = [asyncio.run(evaluate_item(row, prepared.criteria)) for row in list(prepared.dataset.rows())[:20]]
+    store.add_output_items(run["id"], done)
+    calls.clear()
+    outcome = finish_run(prepare(definition, Dataset.from_content(data), catalog), run, store)
+    assert outcome.evaluated_now == 30 and len(calls) == 30
+    ids = [row["datasource_item_id"] for row in store.iter_output_items(run["id"])]
+    assert ids == list(range(50))
+
+
+def test_resume_refuses_other_criteria_or_dataset(store):
+    catalog = load_catalog()
+    data = [{"response": "a", "ground_truth": "a"}]
+    prepared = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(data), catalog)
+    run = start(prepared, store)
+    other = prepare(EvalDefinition("e", [{**CRITERIA[1], "name": "other"}]), Dataset.from_content(data), catalog)
+    with pytest.raises(ConfigError, match="different testing criteria"):
+        check_resumable(run, other, store)
+    bigger = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(data * 2), catalog)
+    with pytest.raises(ConfigError, match="1 items"):
+        check_resumable(run, bigger, store)
+
+
+@pytest.mark.parametrize(
+    "criteria, message",
+    [
+        ([{"evaluator_name": "builtin.f1_scor"}], "did you mean builtin.f1_score"),
+        ([{"evaluator_name": "builtin.f1_score", "data_mapping": {"response": "{{item.answer}}"}}], "no field 'answer'"),
+        ([{"evaluator_name": "builtin.rouge_score", "initialization_parameters": {"rouge_type": "rouge9"}}], "rouge_type"),
+        ([{"evaluator_name": "builtin.bleu_score", "initialization_parameters": {"n": 3}}], "no initialization parameter 'n'"),
+        ([{"evaluator_name": "builtin.document_retrieval"}], "needs input 'retrieval_ground_truth'"),
+        ([{"evaluator_name": "builtin.f1_score", "name": "x"}, {"evaluator_name": "builtin.bleu_score", "name": "x"}], "used twice"),
+        ([{"type": "python", "name": "p", "source": "def grade(s, i): return 1"}], "not supported yet"),
+    ],
+)
+def test_bad_criteria_are_refused_before_the_run(criteria, message):
+    data = Dataset.from_content([{"response": "a", "ground_truth": "b"}])
+    with pytest.raises(ConfigError, match=message):
+        prepare(EvalDefinition("e", criteria), data, load_catalog())
+
+
+def test_conversation_level_on_a_turn_only_evaluator_is_refused():
+    data = Dataset.from_content([{"response": "a", "ground_truth": "b"}])
+    definition = EvalDefinition("e", CRITERIA[1:], evaluation_level="conversation")
+    with pytest.raises(ConfigError, match="does not support evaluation_level 'conversation'"):
+        prepare(definition, data, load_catalog())
+
+
+def test_turn_level_splits_messages_for_response_inputs(store):
+    data = [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Paris is nice"}],
+             "ground_truth": "Paris"}]  # fmt: skip
+    prepared = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(data), load_catalog())
+    outcome = finish_run(prepared, start(prepared, store), store)
+    result = next(store.iter_output_items(outcome.run["id"]))["results"][0]
+    assert result["status"] == "completed" and result["score"] == pytest.approx(0.5)
+
+
+def test_threshold_override_and_direction(store):
+    criteria = [{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score", "threshold": 0.2}]
+    data = [{"response": "Paris is a city in France", "ground_truth": "Paris"}]
+    prepared = prepare(EvalDefinition("e", criteria), Dataset.from_content(data), load_catalog())
+    outcome = finish_run(prepared, start(prepared, store), store)
+    result = next(store.iter_output_items(outcome.run["id"]))["results"][0]
+    assert result["threshold"] == 0.2 and result["passed"] is True and result["label"] == "pass"
