@@ -64,9 +64,7 @@ def write_punkt_tab(punkt_pkg: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "abbrev_types.txt").write_text("".join(f"{a}\n" for a in sorted(model["ABBREV_TYPES"])))
     (out / "sent_starters.txt").write_text("".join(f"{s}\n" for s in sorted(model["SENT_STARTERS"])))
-    (out / "collocations.tab").write_text(
-        "".join(f"{a}\t{b}\n" for a, b in sorted(model["COLLOCATIONS"]))
-    )
+    (out / "collocations.tab").write_text("".join(f"{a}\t{b}\n" for a, b in sorted(model["COLLOCATIONS"])))
     ortho = model["ORTHO_CONTEXT"]
     (out / "ortho_context.tab").write_text("".join(f"{w}\t{ortho[w]}\n" for w in sorted(ortho)))
 

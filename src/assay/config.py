@@ -99,7 +99,9 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     criteria, lines = [], []
     for index, entry in enumerate(evaluators):
         criteria.append(_criterion(entry, fail, index))
-        lines.append(entry.get("__line__", raw.get("__line__", 1)) if isinstance(entry, dict) else _list_line(raw, index))
+        lines.append(
+            entry.get("__line__", raw.get("__line__", 1)) if isinstance(entry, dict) else _list_line(raw, index)
+        )
     schema = raw.get("item_schema")
     definition = EvalDefinition(
         name=str(raw.get("name") or path.stem),
@@ -127,11 +129,15 @@ def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
         raise fail(entry, f"evaluators[{index}]: custom evaluators from local_uri are not supported yet")
     unknown = set(entry) - CRITERION_KEYS - GRADER_KEYS
     if unknown:
-        raise fail(entry, f"evaluators[{index}]: unknown key {sorted(unknown)[0]!r}", hint=f"known keys: {', '.join(sorted(CRITERION_KEYS))}")
+        raise fail(
+            entry,
+            f"evaluators[{index}]: unknown key {sorted(unknown)[0]!r}",
+            hint=f"known keys: {', '.join(sorted(CRITERION_KEYS))}",
+        )
     if kind != "azure_ai_evaluator":
         if "name" not in entry:
             raise fail(entry, f"evaluators[{index}]: a {kind} criterion needs a 'name'")
-        return entry
+        return dict(entry)
     evaluator_name = entry.get("evaluator_name", entry.get("name"))
     if not isinstance(evaluator_name, str):
         raise fail(entry, f"evaluators[{index}]: 'name' must name an evaluator such as builtin.f1_score")

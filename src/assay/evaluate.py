@@ -89,10 +89,11 @@ def _criterion(alias: str, ref: EvaluatorRef, config: Mapping[str, Any], catalog
     mapping = config.get("column_mapping")
     if mapping is not None:
         for key, value in mapping.items():
-            if not isinstance(value, str) or not value.strip().startswith(("${data.", "${target.", "${run.outputs.", "{{")):
-                raise ConfigError(
-                    f"evaluator_config[{alias!r}].column_mapping[{key!r}] = {value!r}: use ${{data.<column>}} or ${{target.<output>}}"
-                )
+            if not isinstance(value, str) or not value.strip().startswith(
+                ("${data.", "${target.", "${run.outputs.", "{{")
+            ):
+                where = f"evaluator_config[{alias!r}].column_mapping[{key!r}]"
+                raise ConfigError(f"{where} = {value!r}: use ${{data.<column>}} or ${{target.<output>}}")
         criterion["data_mapping"] = dict(mapping)
     for key in ("initialization_parameters", "threshold"):
         if key in config:
@@ -106,7 +107,9 @@ def _peer_row(row: dict[str, Any]) -> dict[str, Any]:
     for result in row["results"]:
         prefix, metric = f"outputs.{result['name']}", result["metric"]
         flat[f"{prefix}.{metric}"] = result.get("score")
-        flat[f"{prefix}.{metric}_result"] = result.get("label") or ("not_applicable" if result["status"] == "skipped" else None)
+        flat[f"{prefix}.{metric}_result"] = result.get("label") or (
+            "not_applicable" if result["status"] == "skipped" else None
+        )
         flat[f"{prefix}.{metric}_passed"] = result.get("passed")
         flat[f"{prefix}.{metric}_threshold"] = result.get("threshold")
         flat[f"{prefix}.{metric}_reason"] = result.get("reason")
@@ -127,7 +130,7 @@ def _metrics(rows: list[dict[str, Any]], aliases: list[str]) -> dict[str, float]
             values = [float(row[key]) for row in rows if isinstance(row.get(key), (int, float))]
             values = [v for v in values if not math.isnan(v)]
             if values:
-                metrics[f"{alias}.{key[len(prefix):]}"] = sum(values) / len(values)
+                metrics[f"{alias}.{key[len(prefix) :]}"] = sum(values) / len(values)
         labels = [row.get(k) for row in rows for k in keys if k.endswith("_result")]
         if rows:
             metrics[f"{alias}.binary_aggregate"] = round(labels.count("pass") / len(rows), 2)

@@ -169,7 +169,7 @@ def _part(raw: Any, where: str, tool_call_id: str | None) -> Part:
 def _chat_tool_call(raw: Any, where: str) -> ToolCall:
     if not isinstance(raw, dict):
         raise MessageFormatError(f"{where}: expected a tool call object, got {_kind(raw)}")
-    function = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+    function: dict[str, Any] = raw["function"] if isinstance(raw.get("function"), dict) else raw
     return ToolCall(_opt_str(raw.get("id")), _name(function, where), _args(function.get("arguments")))
 
 

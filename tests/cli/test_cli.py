@@ -70,7 +70,9 @@ def test_run_on_bad_data_refuses_and_creates_no_run(tmp_path, bad_dataset):
 
 def test_config_errors_name_file_and_line(tmp_path):
     (tmp_path / "d.jsonl").write_text(json.dumps({"response": "a", "ground_truth": "b"}) + "\n", encoding="utf-8")
-    config = write_eval(tmp_path, "d.jsonl", "  - builtin.f1_score\n  - name: x\n    evaluator_name: builtin.blue_score\n")
+    config = write_eval(
+        tmp_path, "d.jsonl", "  - builtin.f1_score\n  - name: x\n    evaluator_name: builtin.blue_score\n"
+    )
     result = assay("run", str(config), home=tmp_path)
     assert result.returncode == 2
     assert "eval.yaml:6: unknown evaluator 'builtin.blue_score'" in result.stderr
@@ -110,7 +112,9 @@ def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path):
         for i in range(total):
             handle.write(json.dumps({"response": f"answer number {i} about the shop {i % 97}",
                                      "ground_truth": f"the answer is {i} for shop {i % 89}"}) + "\n")  # fmt: skip
-    config = write_eval(tmp_path, "big.jsonl", "  - builtin.meteor_score\n  - builtin.bleu_score\n  - builtin.gleu_score\n")
+    config = write_eval(
+        tmp_path, "big.jsonl", "  - builtin.meteor_score\n  - builtin.bleu_score\n  - builtin.gleu_score\n"
+    )
     env = {**os.environ, "ASSAY_HOME": str(tmp_path)}
     env.pop("ASSAY_DATABASE_URL", None)
     process = subprocess.Popen([sys.executable, "-m", "assay", "run", str(config), "--concurrency", "4"],
@@ -130,7 +134,9 @@ def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path):
     resumed = assay("run", str(config), "--resume", run_id, home=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     with sqlite3.connect(tmp_path / "assay.db") as conn:
-        ids = [row[0] for row in conn.execute("select datasource_item_id from output_items where run_id = ?", (run_id,))]
+        ids = [
+            row[0] for row in conn.execute("select datasource_item_id from output_items where run_id = ?", (run_id,))
+        ]
         results = conn.execute("select count(*) from results where run_id = ?", (run_id,)).fetchone()[0]
         status = conn.execute("select status from runs where id = ?", (run_id,)).fetchone()[0]
     assert sorted(ids) == list(range(total))

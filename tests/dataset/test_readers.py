@@ -47,7 +47,7 @@ def test_item_wrapped_lines_are_unwrapped_and_blank_lines_skipped(tmp_path):
 
 def test_csv_needs_a_header_and_reports_ragged_rows(tmp_path):
     path = tmp_path / "d.csv"
-    path.write_text("query,response\nhello,world\n\"with, comma\",x\nonly-one\n", encoding="utf-8")
+    path.write_text('query,response\nhello,world\n"with, comma",x\nonly-one\n', encoding="utf-8")
     rows = list(Dataset.from_path(path).rows())
     assert rows[0].item == {"query": "hello", "response": "world"}
     assert rows[1].item == {"query": "with, comma", "response": "x"}

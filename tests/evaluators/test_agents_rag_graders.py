@@ -61,7 +61,11 @@ WITH_PARAMS = [["search", "lookup"], {"search": {"q": "x"}, "lookup": {"id": 1}}
     ],
 )
 def test_task_navigation_efficiency_matches_peer(mode, ground_truth, matched, precision):
-    result = run("builtin.task_navigation_efficiency", {"matching_mode": mode}, {"response": RESPONSE, "ground_truth": ground_truth})
+    result = run(
+        "builtin.task_navigation_efficiency",
+        {"matching_mode": mode},
+        {"response": RESPONSE, "ground_truth": ground_truth},
+    )
     assert result.value == matched and result.passed is bool(matched)
     assert result.properties["precision_score"] == pytest.approx(precision)
 

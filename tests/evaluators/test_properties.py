@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from assay.evaluators import load_catalog
 from assay.evaluators.graders.string_check import OPERATIONS
 from assay.evaluators.graders.text_similarity import METRICS
+from assay.evaluators.nlp import scores
 from assay.evaluators.nlp.scores import ROUGE_TYPES
 from assay.evaluators.nlp.tokenize import nltk_tokenize
-from assay.evaluators.nlp import scores
 
 CATALOG = load_catalog()
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=60)
@@ -55,11 +55,17 @@ NAMES = st.lists(st.sampled_from(["search", "lookup", "cancel", "refund", "ünï
 
 
 @SETTINGS
-@given(called=NAMES, expected=NAMES.filter(bool), mode=st.sampled_from(["exact_match", "in_order_match", "any_order_match"]))
+@given(
+    called=NAMES,
+    expected=NAMES.filter(bool),
+    mode=st.sampled_from(["exact_match", "in_order_match", "any_order_match"]),
+)
 def test_task_navigation_efficiency_is_binary_with_bounded_properties(called, expected, mode):
     response = [{"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": str(i), "name": n, "arguments": {}}]}
                 for i, n in enumerate(called)]  # fmt: skip
-    result = run("builtin.task_navigation_efficiency", {"matching_mode": mode}, {"response": response, "ground_truth": expected})
+    result = run(
+        "builtin.task_navigation_efficiency", {"matching_mode": mode}, {"response": response, "ground_truth": expected}
+    )
     assert result.value in (0.0, 1.0)
     assert all(0.0 <= result.properties[k] <= 1.0 for k in ("precision_score", "recall_score", "f1_score"))
 

@@ -88,11 +88,26 @@ def test_resume_refuses_other_criteria_or_dataset(store):
     "criteria, message",
     [
         ([{"evaluator_name": "builtin.f1_scor"}], "did you mean builtin.f1_score"),
-        ([{"evaluator_name": "builtin.f1_score", "data_mapping": {"response": "{{item.answer}}"}}], "no field 'answer'"),
-        ([{"evaluator_name": "builtin.rouge_score", "initialization_parameters": {"rouge_type": "rouge9"}}], "rouge_type"),
-        ([{"evaluator_name": "builtin.bleu_score", "initialization_parameters": {"n": 3}}], "no initialization parameter 'n'"),
+        (
+            [{"evaluator_name": "builtin.f1_score", "data_mapping": {"response": "{{item.answer}}"}}],
+            "no field 'answer'",
+        ),
+        (
+            [{"evaluator_name": "builtin.rouge_score", "initialization_parameters": {"rouge_type": "rouge9"}}],
+            "rouge_type",
+        ),
+        (
+            [{"evaluator_name": "builtin.bleu_score", "initialization_parameters": {"n": 3}}],
+            "no initialization parameter 'n'",
+        ),
         ([{"evaluator_name": "builtin.document_retrieval"}], "needs input 'retrieval_ground_truth'"),
-        ([{"evaluator_name": "builtin.f1_score", "name": "x"}, {"evaluator_name": "builtin.bleu_score", "name": "x"}], "used twice"),
+        (
+            [
+                {"evaluator_name": "builtin.f1_score", "name": "x"},
+                {"evaluator_name": "builtin.bleu_score", "name": "x"},
+            ],
+            "used twice",
+        ),
         ([{"type": "python", "name": "p", "source": "def grade(s, i): return 1"}], "not supported yet"),
     ],
 )

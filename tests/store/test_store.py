@@ -1,12 +1,14 @@
+import pytest
+
 from assay.errors import NotFoundError
 from assay.results import OutputItem, Result
-
-import pytest
 
 
 def item(index, passed=True, status="completed", score=0.5):
     results = [
-        Result(name="f1", metric="f1_score", score=score, passed=passed, status=status, label="pass" if passed else "fail"),
+        Result(
+            name="f1", metric="f1_score", score=score, passed=passed, status=status, label="pass" if passed else "fail"
+        ),
         Result(name="exact", metric="string_check", score=1.0, passed=True, label="pass"),
     ]
     return OutputItem(datasource_item_id=index, datasource_item={"q": index}, results=results,
@@ -25,7 +27,13 @@ def test_output_items_are_written_once_and_paged_by_keyset(store):
     assert store.done_item_ids(run["id"]) == set(range(300))
     ids = [row["datasource_item_id"] for row in store.iter_output_items(run["id"], batch=64)]
     assert ids == list(range(300))
-    assert [r["datasource_item_id"] for r in store.iter_output_items(run["id"], after=290, limit=5)] == [291, 292, 293, 294, 295]
+    assert [r["datasource_item_id"] for r in store.iter_output_items(run["id"], after=290, limit=5)] == [
+        291,
+        292,
+        293,
+        294,
+        295,
+    ]
     assert [r["datasource_item_id"] for r in store.iter_output_items(run["id"], descending=True, limit=2)] == [299, 298]
     failed = list(store.iter_output_items(run["id"], status="fail"))
     assert [r["datasource_item_id"] for r in failed] == list(range(250, 300))

@@ -23,7 +23,11 @@ def list_evaluators(category: str | None) -> None:
         if category and spec.category != category:
             continue
         metric = spec.primary
-        threshold = "–" if metric.threshold is None else f"{'≥' if metric.desirable_direction != 'decrease' else '≤'} {metric.threshold:g}"
+        threshold = (
+            "–"
+            if metric.threshold is None
+            else f"{'≥' if metric.desirable_direction != 'decrease' else '≤'} {metric.threshold:g}"
+        )
         table.add_row(
             spec.name, spec.version, spec.category, ", ".join(spec.required_inputs), metric.name, threshold,
             ", ".join(spec.supported_evaluation_levels),

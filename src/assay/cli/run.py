@@ -107,7 +107,9 @@ def _gate(summary: RunSummary, required: float | None) -> None:
     decided = counts.passed + counts.failed
     rate = counts.passed / decided if decided else 0.0
     if required >= 1.0 and (counts.failed or counts.errored):
-        out.print(f"[red]gate missed[/]: {counts.failed} failed and {counts.errored} errored items (--fail-on any-failure)")
+        out.print(
+            f"[red]gate missed[/]: {counts.failed} failed and {counts.errored} errored items (--fail-on any-failure)"
+        )
         sys.exit(1)
     if rate < required:
         out.print(f"[red]gate missed[/]: pass rate {rate:.1%} is below {required:.1%}")

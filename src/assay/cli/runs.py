@@ -52,7 +52,9 @@ def show_run(run_id: str) -> None:
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
 @click.option("--status", type=click.Choice(["pass", "fail", "error", "skipped"]), help="Only items with this status.")
-@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-", help="File to write (default stdout).")
+@click.option(
+    "--output", "-o", type=click.File("w", encoding="utf-8"), default="-", help="File to write (default stdout)."
+)
 def results(run_id: str, fmt: str, status: str | None, output: IO[str]) -> None:
     """Write a run's output items as JSONL (full) or CSV (one column per criterion field)."""
     store = open_store()

@@ -73,7 +73,9 @@ def read_csv(path: Path, *, name: str | None = None) -> Iterator[Row]:
         reader = csv.reader(handle)
         header = next(reader, None)
         if not header or not any(column.strip() for column in header):
-            raise ConfigError(f"{source}:1: a CSV dataset needs a header row", hint="add a first line such as query,response")
+            raise ConfigError(
+                f"{source}:1: a CSV dataset needs a header row", hint="add a first line such as query,response"
+            )
         columns = [column.strip() for column in header]
         duplicated = sorted({c for c in columns if columns.count(c) > 1})
         if duplicated:
@@ -105,7 +107,9 @@ def read_inline(content: Iterable[Any], *, name: str = "file_content") -> Iterat
 def read_path(path: Path) -> Iterator[Row]:
     """Pick the reader by suffix: ``.csv`` is CSV, anything else is JSONL."""
     if not path.is_file():
-        raise ConfigError(f"dataset not found: {path}", hint="check the path; relative paths start at the eval.yaml's folder")
+        raise ConfigError(
+            f"dataset not found: {path}", hint="check the path; relative paths start at the eval.yaml's folder"
+        )
     if path.suffix.lower() == ".csv":
         return read_csv(path)
     return read_jsonl(path)

@@ -73,7 +73,7 @@ class EvaluatorSpec(BaseModel):
     optional_inputs: list[str] = Field(default_factory=list)
     one_of_inputs: list[list[str]] = Field(default_factory=list)
     """Alternative input sets, one of which must be present (e.g. query+response or messages)."""
-    supported_evaluation_levels: list[EvaluationLevel] = Field(default_factory=lambda: ["turn"])
+    supported_evaluation_levels: list[EvaluationLevel] = Field(default_factory=lambda: list[EvaluationLevel](["turn"]))
     metrics: list[Metric]
     """The primary metric first."""
     init_parameters: dict[str, Any] = Field(default_factory=dict)

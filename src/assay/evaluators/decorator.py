@@ -64,7 +64,8 @@ def spec_from_function(
     label = getattr(function, "__name__", type(function).__name__)
     target = function if inspect.isfunction(function) or inspect.ismethod(function) else function.__call__  # type: ignore[operator]
     signature = inspect.signature(target)
-    required, optional = [], []
+    required: list[str] = []
+    optional: list[str] = []
     for parameter in signature.parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ConfigError(

@@ -71,7 +71,12 @@ class BoundCriterion:
         return inputs
 
     def _result(self, score: Score) -> Result:
-        base = {"type": self.type, "name": self.name, "metric": self.metric, "threshold": self.threshold}
+        base: dict[str, Any] = {
+            "type": self.type,
+            "name": self.name,
+            "metric": self.metric,
+            "threshold": self.threshold,
+        }
         properties = dict(score.properties)
         if score.label is not None:
             properties.setdefault("label", score.label)
@@ -140,9 +145,10 @@ def _bind_one(
     if kind in GRADER_FIELDS:
         spec = catalog.get(kind)
         params = {key: criterion[key] for key in GRADER_FIELDS[kind] if key in criterion}
-        raw_mapping: dict[str, Any] | None = {key: criterion.get(key) for key in ("input", "reference")}
-        if any(value is None for value in raw_mapping.values()):
+        grader_mapping = {key: criterion.get(key) for key in ("input", "reference")}
+        if any(value is None for value in grader_mapping.values()):
             raise ConfigError(f"{where}: a {kind} criterion needs both 'input' and 'reference' templates")
+        raw_mapping: dict[str, Any] | None = grader_mapping
     elif kind == "azure_ai_evaluator":
         evaluator_name = criterion.get("evaluator_name")
         if not isinstance(evaluator_name, str):

@@ -7,7 +7,6 @@ always ends ``completed``, ``failed`` or ``canceled`` (Ctrl-C), with the summary
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -195,9 +195,10 @@ class Store:
         items = t.output_items.c
         res = t.results.c
         with self.engine.connect() as conn:
-            by_status = dict(
-                conn.execute(sa.select(items.status, sa.func.count()).where(items.run_id == run_id).group_by(items.status)).all()  # type: ignore[arg-type]
-            )
+            status_rows = conn.execute(
+                sa.select(items.status, sa.func.count()).where(items.run_id == run_id).group_by(items.status)
+            ).all()
+            by_status: dict[str, int] = {status: count for status, count in status_rows}
             per_criterion = conn.execute(
                 sa.select(res.criterion, res.status, res.passed, sa.func.count(), sa.func.avg(res.score))
                 .where(res.run_id == run_id)

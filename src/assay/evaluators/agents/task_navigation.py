@@ -130,6 +130,8 @@ SPEC = EvaluatorSpec(
     category="agents",
     required_inputs=["response", "ground_truth"],
     metrics=[Metric(name="task_navigation_efficiency", type="boolean", min_value=0, max_value=1, threshold=1.0)],
-    init_parameters={"matching_mode": {"type": "string", "enum": sorted(set(MODES.values())), "default": "exact_match"}},
+    init_parameters={
+        "matching_mode": {"type": "string", "enum": sorted(set(MODES.values())), "default": "exact_match"}
+    },
     factory=task_navigation_efficiency,
 )

@@ -55,7 +55,7 @@ def text_similarity(evaluation_metric: str = "fuzzy_match", pass_threshold: floa
 
 SPEC = EvaluatorSpec(
     name="text_similarity",
-    description="OpenAI grader: fuzzy_match, bleu, gleu, meteor, rouge_1..rouge_5 or rouge_l, passed at pass_threshold.",
+    description="OpenAI grader: fuzzy_match, bleu, gleu, meteor, rouge_1..5 or rouge_l, passed at pass_threshold.",
     category="graders",
     required_inputs=["input", "reference"],
     metrics=[Metric(name="text_similarity", type="continuous", min_value=0, max_value=1, threshold=None)],

@@ -95,7 +95,9 @@ def _spec(name: str, factory: Any, metric: str, description: str, **extra: Any) 
 
 
 def register(catalog: Catalog) -> None:
-    catalog.add(_spec("f1_score", f1_score, "f1_score", "SQuAD-style token-overlap F1 between response and ground truth."))
+    catalog.add(
+        _spec("f1_score", f1_score, "f1_score", "SQuAD-style token-overlap F1 between response and ground truth.")
+    )
     catalog.add(_spec("bleu_score", bleu_score, "bleu", "Sentence BLEU (NLTK, smoothing method 4)."))
     catalog.add(_spec("gleu_score", gleu_score, "gleu", "Sentence Google-BLEU (NLTK)."))
     catalog.add(_spec("meteor_score", meteor_score, "meteor", "METEOR with stems and WordNet synonyms (NLTK)."))

@@ -49,7 +49,9 @@ def _documents(inputs: dict[str, Any], low: int, high: int) -> tuple[dict[Any, i
         if not isinstance(doc, dict) or doc.get("document_id") is None or label is None:
             raise ItemError(f"retrieval_ground_truth[{index}] needs document_id and query_relevance_label")
         if not isinstance(label, int) or isinstance(label, bool) or not low <= label <= high:
-            raise ItemError(f"retrieval_ground_truth[{index}].query_relevance_label must be an integer in {low}..{high}")
+            raise ItemError(
+                f"retrieval_ground_truth[{index}].query_relevance_label must be an integer in {low}..{high}"
+            )
         labels[doc["document_id"]] = label
     scores: dict[Any, float] = {}
     for index, doc in enumerate(retrieved if isinstance(retrieved, list) else []):

@@ -1,0 +1,60 @@
+import json
+
+import pytest
+
+import assay
+from assay.errors import ConfigError
+
+
+def test_public_names_are_pinned():
+    assert assay.__all__ == sorted(assay.__all__)
+    assert assay.__all__ == [
+        "AssayError", "ConfigError", "DataError", "Dataset", "EvaluatorSpec", "ItemError", "Message", "Metric",
+        "OutputItem", "Result", "RunSummary", "Score", "Store", "UserError", "evaluate", "evaluator",
+        "load_catalog", "load_dataset", "normalize",
+    ]  # fmt: skip
+
+
+def test_evaluate_returns_the_peers_rows_and_metrics(tmp_path):
+    data = tmp_path / "data.jsonl"
+    rows = [
+        {"question": "Capital of France?", "answer": "The capital of France is Paris.", "ground_truth": "Paris"},
+        {"question": "Capital of Japan?", "answer": "Tokyo", "ground_truth": "Tokyo"},
+        {"question": "Capital of Germany?", "answer": "I don't know.", "ground_truth": "Berlin"},
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    @assay.evaluator(threshold=1.0)
+    def exact(response: str, ground_truth: str) -> bool:
+        return response.strip() == ground_truth.strip()
+
+    result = assay.evaluate(
+        data=str(data),
+        evaluators={"f1": "builtin.f1_score", "exact": exact},
+        evaluator_config={
+            "default": {"column_mapping": {"response": "${data.answer}", "ground_truth": "${data.ground_truth}"}}
+        },
+        output_path=tmp_path,
+    )
+    first = result["rows"][0]
+    assert first["inputs.question"] == "Capital of France?"
+    assert round(first["outputs.f1.f1_score"], 4) == 0.3333
+    assert first["outputs.f1.f1_score_result"] == "fail" and first["outputs.f1.f1_score_threshold"] == 0.5
+    assert first["outputs.exact.exact"] == 0.0
+    assert result["metrics"]["f1.f1_score"] == pytest.approx((1 / 3 + 1 + 0) / 3)
+    assert result["metrics"]["f1.binary_aggregate"] == 0.33
+    assert result["metrics"]["exact.binary_aggregate"] == 0.33
+    assert result["run"]["result_counts"]["total"] == 3 and result["run"]["status"] == "completed"
+    assert json.loads((tmp_path / "evaluation_results.json").read_text())["metrics"] == result["metrics"]
+
+
+def test_evaluate_refuses_mappings_the_peer_refuses():
+    with pytest.raises(ConfigError, match=r"use \$\{data.<column>\}"):
+        assay.evaluate(data=[{"a": "x"}], evaluators={"f1": "builtin.f1_score"},
+                       evaluator_config={"f1": {"column_mapping": {"response": "answer"}}})  # fmt: skip
+
+
+def test_load_dataset_streams_items(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"q": 1}\n{"q": 2}\n', encoding="utf-8")
+    assert list(assay.load_dataset(str(path)).items()) == [{"q": 1}, {"q": 2}]
