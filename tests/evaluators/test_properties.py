@@ -10,9 +10,10 @@ from assay.evaluators.graders.string_check import OPERATIONS
 from assay.evaluators.graders.text_similarity import METRICS
 from assay.evaluators.nlp import scores
 from assay.evaluators.nlp.scores import ROUGE_TYPES
-from assay.evaluators.nlp.tokenize import nltk_tokenize
+from assay.evaluators.nlp.tokenize import nltk_tokenize, use_shipped_nltk_data
 
 CATALOG = load_catalog()
+use_shipped_nltk_data()  # NLTK's NIST tokenizer reads its data at import time
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=60)
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -87,3 +88,28 @@ def test_document_retrieval_metrics_stay_in_range(truth, retrieved):
     assert 0.0 <= result.value <= 1.0 + 1e-9
     assert 0.0 <= result.properties["xdcg@3"] <= 100.0
     assert 0.0 <= result.properties["holes_ratio"] <= 1.0
+
+
+ASCII_HEAVY = st.text(
+    alphabet=st.characters(codec="ascii") | st.sampled_from(list("«»“”‘’—é東京 .,!?'\"")), max_size=80
+)
+
+
+@SETTINGS
+@given(text=st.one_of(TEXT, ASCII_HEAVY))
+def test_tokens_equal_nltk_word_tokenize_and_nist(text):
+    import nltk
+    from nltk.tokenize.nist import NISTTokenizer
+
+    expected = nltk.word_tokenize(text) if text.isascii() else NISTTokenizer().international_tokenize(text)
+    assert list(nltk_tokenize(text)) == expected
+
+
+@SETTINGS
+@given(response=st.one_of(TEXT, ASCII_HEAVY), reference=st.one_of(TEXT, ASCII_HEAVY))
+def test_rouge_equals_rouge_score(response, reference):
+    from rouge_score.rouge_scorer import RougeScorer
+
+    for kind in ROUGE_TYPES:
+        expected = RougeScorer([kind], use_stemmer=False).score(reference, response)[kind]
+        assert scores.rouge(kind, response, reference) == (expected.precision, expected.recall, expected.fmeasure)

@@ -66,7 +66,6 @@ def rouge_score(
     for name, value in thresholds.items():
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise ConfigError(f"{name}_threshold must be a number, got {value!r}")
-    scores.rouge_scorer(kind)
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
         response, ground_truth = _texts(inputs)

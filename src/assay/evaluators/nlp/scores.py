@@ -146,16 +146,47 @@ def meteor(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
 
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL")
+_NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 
 
-@cache
-def rouge_scorer(rouge_type: str) -> Any:
-    from rouge_score import rouge_scorer as module
+def _rouge_tokens(text: str) -> list[str]:
+    """rouge_score's default tokenizer without stemming: lowercase, runs of [a-z0-9]."""
+    return _NON_ALPHANUMERIC.sub(" ", text.lower()).split()
 
-    return module.RougeScorer([rouge_type], use_stemmer=False)
+
+def _lcs_length(a: list[str], b: list[str]) -> int:
+    """Longest common subsequence length, bit-parallel (Hyyrö 2004): one big-int step per token of b."""
+    positions: dict[str, int] = {}
+    for index, token in enumerate(a):
+        positions[token] = positions.get(token, 0) | (1 << index)
+    width = (1 << len(a)) - 1
+    row = width
+    for token in b:
+        matches = row & positions.get(token, 0)
+        row = ((row + matches) | (row - matches)) & width
+    return len(a) - row.bit_count()
+
+
+def _fmeasure(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
 def rouge(rouge_type: str, response: str, ground_truth: str) -> tuple[float, float, float]:
-    """(precision, recall, f-measure) of Google's rouge_score, unstemmed."""
-    score = rouge_scorer(rouge_type).score(ground_truth, response)[rouge_type]
-    return float(score.precision), float(score.recall), float(score.fmeasure)
+    """(precision, recall, f-measure) as Google's rouge_score 0.1.2 computes them, unstemmed.
+
+    Written out (the same arithmetic) because rouge_score builds a full LCS table of lists per
+    call; a property test checks every type against the library.
+    """
+    target, prediction = _rouge_tokens(ground_truth), _rouge_tokens(response)
+    if rouge_type == "rougeL":
+        if not target or not prediction:
+            return 0.0, 0.0, 0.0
+        common = _lcs_length(target, prediction)
+        precision, recall = common / len(prediction), common / len(target)
+        return precision, recall, _fmeasure(precision, recall)
+    n = int(rouge_type[5:])
+    target_grams, prediction_grams = _ngrams(target, n), _ngrams(prediction, n)
+    common = sum(min(count, prediction_grams[gram]) for gram, count in target_grams.items())
+    precision = common / max(sum(prediction_grams.values()), 1)
+    recall = common / max(sum(target_grams.values()), 1)
+    return precision, recall, _fmeasure(precision, recall)
