@@ -116,9 +116,10 @@ def run_worker(side: str, name: str, rows: Path) -> tuple[dict[str, float], list
 
 
 def compare_evaluators(rows: Path) -> bool:
-    print(
-        f"\n{'evaluator':14} {'assay rows/s':>13} {'peer rows/s':>12} {'ratio':>7} {'assay MB':>9} {'peer MB':>8} {'max |Δscore|':>13}"
-    )
+    header = ("evaluator", "assay rows/s", "peer rows/s", "ratio", "assay MB", "peer MB", "max |Δscore|")
+    widths = (14, 13, 12, 7, 9, 8, 13)
+    cells = [f"{h:{'<' if i == 0 else '>'}{w}}" for i, (h, w) in enumerate(zip(header, widths, strict=True))]
+    print("\n" + " ".join(cells))
     ok = True
     for name in EVALUATORS:
         ours, our_scores = run_worker("assay", name, rows)
@@ -156,9 +157,11 @@ def million_rows(count: int) -> bool:
         write_rows(big, count, seed=13)
     small_rss, small_seconds = run_cli(small, DATA / "home_small")
     big_rss, big_seconds = run_cli(big, DATA / "home_big")
-    print(f"\nassay run, F1, {count:,} rows: peak RSS {big_rss:.0f} MB ({big_rss / small_rss:.2f}x the 10,000-row run's "
-          f"{small_rss:.0f} MB; target < 300 MB), {count / big_seconds:,.0f} rows/s end to end "
-          f"({(count / big_seconds) / (10_000 / small_seconds):.2f}x the 10,000-row rate)")  # fmt: skip
+    print(
+        f"\nassay run, F1, {count:,} rows: peak RSS {big_rss:.0f} MB ({big_rss / small_rss:.2f}x the 10,000-row "
+        f"run's {small_rss:.0f} MB; target < 300 MB), {count / big_seconds:,.0f} rows/s end to end "
+        f"({(count / big_seconds) / (10_000 / small_seconds):.2f}x the 10,000-row rate)"
+    )
     return big_rss < 300
 
 
