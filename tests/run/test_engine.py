@@ -140,3 +140,14 @@ def test_threshold_override_and_direction(store):
     outcome = finish_run(prepared, start(prepared, store), store)
     result = next(store.iter_output_items(outcome.run["id"]))["results"][0]
     assert result["threshold"] == 0.2 and result["passed"] is True and result["label"] == "pass"
+
+
+def test_runs_from_inside_a_running_event_loop(store):
+    """A notebook already runs a loop; evaluate() must still work there."""
+    data = Dataset.from_content([{"response": "Paris", "ground_truth": "Paris"}])
+    prepared = prepare(EvalDefinition("e", CRITERIA[1:]), data, load_catalog())
+
+    async def inside_a_loop():
+        return finish_run(prepared, start(prepared, store), store)
+
+    assert asyncio.run(inside_a_loop()).summary.result_counts.passed == 1

@@ -63,7 +63,8 @@ async def execute(job: RunJob) -> int:
     """Evaluate every item not yet stored for the run; returns how many were evaluated now."""
     done = await asyncio.to_thread(job.store.done_item_ids, job.run_id)
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
-    finished: asyncio.Queue[OutputItem | None] = asyncio.Queue()
+    # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
+    finished: asyncio.Queue[OutputItem | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
     workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(job.options.concurrency)]
     writer = asyncio.create_task(_write(finished, job))
     evaluated = 0

@@ -7,6 +7,8 @@ always ends ``completed``, ``failed`` or ``canceled`` (Ctrl-C), with the summary
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +89,7 @@ def finish_run(
     store.update_run(run["id"], status="in_progress", error=None)
     job = RunJob(run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item)
     try:
-        evaluated = asyncio.run(execute(job))
+        evaluated = run_sync(execute(job))
     except (KeyboardInterrupt, asyncio.CancelledError):
         _close(store, run["id"], prepared, "canceled")
         raise
@@ -96,6 +98,16 @@ def finish_run(
         raise
     summary = _close(store, run["id"], prepared, "completed")
     return RunOutcome(store.get_run(run["id"]), summary, evaluated)
+
+
+def run_sync(work: Coroutine[Any, Any, int]) -> int:
+    """Run the engine from sync code, also where an event loop already runs (a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 def _close(
