@@ -50,13 +50,24 @@ class EvalConfig:
         return self.criterion_lines[index] if 0 <= index < len(self.criterion_lines) else None
 
 
+class _LinedList(list[Any]):
+    """A YAML sequence that remembers the line of each entry."""
+
+    lines: list[int]
+
+
 class _LineLoader(yaml.SafeLoader):
-    """Keeps the line where each mapping and list entry starts, under the key ``__line__``."""
+    """Keeps where each mapping starts (key ``__line__``) and where each list entry starts."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         mapping = super().construct_mapping(node, deep=deep)
         mapping["__line__"] = node.start_mark.line + 1
         return mapping
+
+    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> list[Any]:
+        sequence = _LinedList(super().construct_sequence(node, deep=deep))
+        sequence.lines = [child.start_mark.line + 1 for child in node.value]
+        return sequence
 
 
 def _strip_lines(value: Any) -> Any:
@@ -96,12 +107,8 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     evaluators = raw.get("evaluators")
     if not isinstance(evaluators, list) or not evaluators:
         raise fail(raw, "'evaluators' must be a non-empty list", hint="e.g. evaluators: [builtin.f1_score]")
-    criteria, lines = [], []
-    for index, entry in enumerate(evaluators):
-        criteria.append(_criterion(entry, fail, index))
-        lines.append(
-            entry.get("__line__", raw.get("__line__", 1)) if isinstance(entry, dict) else _list_line(raw, index)
-        )
+    criteria = [_criterion(entry, fail, index) for index, entry in enumerate(evaluators)]
+    lines = list(getattr(evaluators, "lines", [raw.get("__line__", 1)] * len(evaluators)))
     schema = raw.get("item_schema")
     definition = EvalDefinition(
         name=str(raw.get("name") or path.stem),
@@ -112,10 +119,6 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     clean_options = _strip_lines(options)
     clean_options.pop("evaluation_level", None)
     return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines)
-
-
-def _list_line(raw: dict[str, Any], index: int) -> int:
-    return int(raw.get("__line__", 1))
 
 
 def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:

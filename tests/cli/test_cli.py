@@ -77,6 +77,9 @@ def test_config_errors_name_file_and_line(tmp_path):
     assert result.returncode == 2
     assert "eval.yaml:6: unknown evaluator 'builtin.blue_score'" in result.stderr
     assert "did you mean builtin.bleu_score" in result.stderr
+    scalar = write_eval(tmp_path, "d.jsonl", "  - builtin.f1_score\n  - builtin.gleu_scor\n")
+    result = assay("run", str(scalar), home=tmp_path)
+    assert "eval.yaml:6: unknown evaluator 'builtin.gleu_scor'" in result.stderr
     broken = tmp_path / "broken.yaml"
     broken.write_text("name: [unclosed\n", encoding="utf-8")
     result = assay("run", str(broken), home=tmp_path)
@@ -106,31 +109,35 @@ def test_evaluators_list_and_show(tmp_path):
     assert shown["definition"]["metrics"]["meteor"]["threshold"] == 0.5
 
 
-def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path):
-    total = 6000
+def big_eval(tmp_path: Path, total: int) -> Path:
     with (tmp_path / "big.jsonl").open("w", encoding="utf-8") as handle:
         for i in range(total):
             handle.write(json.dumps({"response": f"answer number {i} about the shop {i % 97}",
                                      "ground_truth": f"the answer is {i} for shop {i % 89}"}) + "\n")  # fmt: skip
-    config = write_eval(
+    return write_eval(
         tmp_path, "big.jsonl", "  - builtin.meteor_score\n  - builtin.bleu_score\n  - builtin.gleu_score\n"
     )
+
+
+def start_partial_run(tmp_path: Path, config: Path, stop: signal.Signals) -> int:
+    """Start ``assay run``, let it store some items, then send ``stop``; returns items stored."""
     env = {**os.environ, "ASSAY_HOME": str(tmp_path)}
     env.pop("ASSAY_DATABASE_URL", None)
     process = subprocess.Popen([sys.executable, "-m", "assay", "run", str(config), "--concurrency", "4"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    written = 0
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and written < 200:
+    while time.monotonic() < deadline and _items(tmp_path) < 200:
         time.sleep(0.2)
-        written = _items(tmp_path)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    written = _items(tmp_path)
-    assert 0 < written < total, f"the kill landed at {written} items; the test needs a partial run"
+    process.send_signal(stop)
+    code = process.wait(timeout=60)
+    if stop == signal.SIGINT:
+        assert code == 130
+    return _items(tmp_path)
+
+
+def resume_and_check(tmp_path: Path, config: Path, total: int) -> None:
     with sqlite3.connect(tmp_path / "assay.db") as conn:
-        run_id, status = conn.execute("select id, status from runs").fetchone()
-    assert status == "in_progress"
+        (run_id,) = conn.execute("select id from runs").fetchone()
     resumed = assay("run", str(config), "--resume", run_id, home=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     with sqlite3.connect(tmp_path / "assay.db") as conn:
@@ -142,6 +149,29 @@ def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path):
     assert sorted(ids) == list(range(total))
     assert results == 3 * total and status == "completed"
     assert f"items: {total} total" in resumed.stdout
+
+
+def run_status(home: Path) -> str:
+    with sqlite3.connect(home / "assay.db") as conn:
+        return conn.execute("select status from runs").fetchone()[0]
+
+
+def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path):
+    total = 6000
+    config = big_eval(tmp_path, total)
+    written = start_partial_run(tmp_path, config, signal.SIGKILL)
+    assert 0 < written < total, f"the kill landed at {written} items; the test needs a partial run"
+    assert run_status(tmp_path) == "in_progress"
+    resume_and_check(tmp_path, config, total)
+
+
+def test_ctrl_c_marks_the_run_canceled_and_keeps_what_was_done(tmp_path):
+    total = 6000
+    config = big_eval(tmp_path, total)
+    written = start_partial_run(tmp_path, config, signal.SIGINT)
+    assert 0 < written < total
+    assert run_status(tmp_path) == "canceled"
+    resume_and_check(tmp_path, config, total)
 
 
 def _items(home: Path) -> int:
