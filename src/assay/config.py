@@ -64,10 +64,14 @@ class _LineLoader(yaml.SafeLoader):
         mapping["__line__"] = node.start_mark.line + 1
         return mapping
 
-    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> list[Any]:
-        sequence = _LinedList(super().construct_sequence(node, deep=deep))
-        sequence.lines = [child.start_mark.line + 1 for child in node.value]
-        return sequence
+
+def _lined_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> _LinedList:
+    sequence = _LinedList(loader.construct_sequence(node, deep=True))
+    sequence.lines = [child.start_mark.line + 1 for child in node.value]
+    return sequence
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _lined_sequence)
 
 
 def _strip_lines(value: Any) -> Any:
