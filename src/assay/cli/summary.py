@@ -14,7 +14,7 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
-def _bar(value: float | None, width: int = 10) -> str:
+def _bar(value: float | None, width: int = 8) -> str:
     if value is None:
         return ""
     filled = round(value * width)
@@ -24,16 +24,18 @@ def _bar(value: float | None, width: int = 10) -> str:
 
 def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> None:
     table = Table(title=f"{run.get('name') or 'run'} — {run['status']}", title_justify="left")
-    table.add_column("criterion", no_wrap=True)
-    table.add_column("metric", no_wrap=True)
-    table.add_column("pass rate", justify="right", no_wrap=True)
-    table.add_column("mean", justify="right")
-    table.add_column("pass/fail/err/skip", justify="right", no_wrap=True)
+    # Sized to fit 80 columns: names give way (with an ellipsis) before the numbers do.
+    table.add_column("criterion", no_wrap=True, max_width=22, overflow="ellipsis")
+    table.add_column("metric", no_wrap=True, max_width=14, overflow="ellipsis")
+    table.add_column("pass rate", justify="right", no_wrap=True, min_width=13)
+    table.add_column("mean", justify="right", no_wrap=True, min_width=6)
+    table.add_column("p/f/e/s", justify="right", no_wrap=True, min_width=9)
     for c in summary.per_testing_criteria_results:
-        mean = "–" if c.mean_score is None else f"{c.mean_score:.4f}"
+        mean = "–" if c.mean_score is None else f"{c.mean_score:.3f}"
         rate = f"{_bar(c.pass_rate)} {_percent(c.pass_rate):>4}"
         table.add_row(c.testing_criteria, c.metric, rate, mean, f"{c.passed}/{c.failed}/{c.errored}/{c.skipped}")
     out.print(table)
+    out.print("[dim]p/f/e/s: items passed, failed, errored, skipped[/]")
     counts = summary.result_counts
     out.print(
         f"items: {counts.total} total, [green]{counts.passed} passed[/], [red]{counts.failed} failed[/], "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.errors import ConfigError
@@ -25,28 +26,26 @@ def f1_score() -> Evaluator:
     return evaluate
 
 
-def bleu_score() -> Evaluator:
+def _on_tokens(metric: Callable[[Sequence[str], Sequence[str]], float]) -> Evaluator:
+    """An evaluator comparing the peer's tokens of ground_truth (reference) and response."""
+
     async def evaluate(inputs: dict[str, Any]) -> Score:
         response, ground_truth = _texts(inputs)
-        return Score(scores.bleu(nltk_tokenize(ground_truth), nltk_tokenize(response)))
+        return Score(metric(nltk_tokenize(ground_truth), nltk_tokenize(response)))
 
     return evaluate
+
+
+def bleu_score() -> Evaluator:
+    return _on_tokens(scores.bleu)
 
 
 def gleu_score() -> Evaluator:
-    async def evaluate(inputs: dict[str, Any]) -> Score:
-        response, ground_truth = _texts(inputs)
-        return Score(scores.gleu(nltk_tokenize(ground_truth), nltk_tokenize(response)))
-
-    return evaluate
+    return _on_tokens(scores.gleu)
 
 
 def meteor_score() -> Evaluator:
-    async def evaluate(inputs: dict[str, Any]) -> Score:
-        response, ground_truth = _texts(inputs)
-        return Score(scores.meteor(nltk_tokenize(ground_truth), nltk_tokenize(response)))
-
-    return evaluate
+    return _on_tokens(scores.meteor)
 
 
 def rouge_score(
