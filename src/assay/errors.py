@@ -15,6 +15,7 @@ User errors carry a short ``code`` and a ``hint`` that says how to fix the probl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 class AssayError(Exception):
@@ -79,3 +80,10 @@ class DataError(UserError):
 
 class ItemError(AssayError):
     """One item cannot be evaluated; recorded as that item's error result."""
+
+    code = "invalid_item"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
+        """Kept in the error result's properties (a judge's raw answer, the tokens it spent)."""

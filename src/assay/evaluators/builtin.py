@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.evaluators import nlp
+from assay.evaluators import judges, nlp
 from assay.evaluators.agents import task_navigation
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.graders import string_check, text_similarity
@@ -11,6 +11,7 @@ from assay.evaluators.rag import document_retrieval
 
 def register(catalog: Catalog) -> None:
     nlp.register(catalog)
+    judges.register(catalog)
     catalog.add(task_navigation.SPEC)
     catalog.add(document_retrieval.SPEC)
     catalog.add(string_check.SPEC)

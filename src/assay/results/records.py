@@ -76,6 +76,8 @@ class CriterionSummary(BaseModel):
 class ModelUsage(BaseModel):
     model_name: str
     invocation_count: int = 0
+    """Calls actually made; answers served from assay's cache are counted in ``cache_hits``."""
+    cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0

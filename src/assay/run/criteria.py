@@ -20,6 +20,7 @@ from typing import Any
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score
 from assay.evaluators.catalog import Catalog
+from assay.llm import ModelRegistry
 from assay.mapping import DataMapping, default_mapping
 from assay.messages import MessageFormatError, normalize, split_turn, to_dicts
 from assay.results import Result
@@ -30,7 +31,8 @@ GRADER_FIELDS = {
 }
 # Parameters any criterion may carry that are not the evaluator factory's business.
 GENERIC_PARAMETERS = {"threshold", "deployment_name", "model", "evaluation_level", "is_reasoning_model"}
-LATER_TYPES = {"label_model", "score_model", "python", "multi"}
+LATER_TYPES = {"multi"}
+INJECTED = {"model", "evaluation_level"}
 
 
 @dataclass
@@ -53,7 +55,7 @@ class BoundCriterion:
             inputs = self._inputs(item, sample)
             score = await self.evaluator(inputs)
         except ItemError as exc:
-            return self._error(str(exc), "invalid_item")
+            return self._error(str(exc), exc.code, exc.details)
         except Exception as exc:  # noqa: BLE001 - one evaluator failing on one item is data, not a crash
             return self._error(f"{type(exc).__name__}: {exc}", "evaluator_error")
         return self._result(score)
@@ -64,7 +66,9 @@ class BoundCriterion:
             wanted = set(self.spec.inputs)
             if {"query", "response"} & wanted and "messages" not in wanted:
                 inputs.update(_split_messages(inputs["messages"]))
-        missing = [name for name in self.spec.required_inputs if inputs.get(name) is None]
+        # A conversation stands in for query and response: the evaluator splits or serialises it.
+        derivable = {"query", "response"} if inputs.get("messages") is not None else set()
+        missing = [name for name in self.spec.required_inputs if inputs.get(name) is None and name not in derivable]
         if missing:
             have = ", ".join(sorted(item)) or "no fields"
             raise ItemError(f"input {missing[0]!r} is missing: map it in data_mapping (the item has {have})")
@@ -92,10 +96,10 @@ class BoundCriterion:
             reason=score.reason, properties=properties,
         )  # fmt: skip
 
-    def _error(self, message: str, code: str) -> Result:
+    def _error(self, message: str, code: str, details: dict[str, Any] | None = None) -> Result:
         return Result(
             type=self.type, name=self.name, metric=self.metric, threshold=self.threshold, status="error",
-            reason=message, properties={"error": {"code": code, "message": message}},
+            reason=message, properties={**(details or {}), "error": {"code": code, "message": message}},
         )  # fmt: skip
 
 
@@ -115,7 +119,7 @@ def _split_messages(value: Any) -> dict[str, Any]:
 
 def bind_criteria(
     criteria: list[dict[str, Any]], catalog: Catalog, *, item_fields: set[str] | None,
-    has_sample: bool = False, level: EvaluationLevel = "turn",
+    has_sample: bool = False, level: EvaluationLevel = "turn", models: ModelRegistry | None = None,
 ) -> list[BoundCriterion]:  # fmt: skip
     if not criteria:
         raise ConfigError("the eval has no testing criteria", hint="add at least one evaluator")
@@ -125,7 +129,7 @@ def bind_criteria(
         if not isinstance(criterion, dict):
             raise ConfigError(f"{where}: expected an object, got {type(criterion).__name__}")
         try:
-            one = _bind_one(criterion, catalog, where, item_fields, has_sample, level)
+            one = _bind_one(criterion, catalog, where, Binding(item_fields, has_sample, level, models))
         except ConfigError as exc:
             exc.criterion_index = index
             raise
@@ -135,10 +139,18 @@ def bind_criteria(
     return bound
 
 
-def _bind_one(
-    criterion: dict[str, Any], catalog: Catalog, where: str, item_fields: set[str] | None,
-    has_sample: bool, level: EvaluationLevel,
-) -> BoundCriterion:  # fmt: skip
+@dataclass
+class Binding:
+    """What every criterion of an eval is bound against."""
+
+    item_fields: set[str] | None
+    has_sample: bool
+    level: EvaluationLevel
+    models: ModelRegistry | None
+
+
+def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
+    item_fields, has_sample, level = binding.item_fields, binding.has_sample, binding.level
     kind = criterion.get("type", "azure_ai_evaluator")
     if kind in LATER_TYPES:
         raise ConfigError(f"{where}: criteria of type {kind!r} are not supported yet")
@@ -164,7 +176,7 @@ def _bind_one(
         levels = ", ".join(spec.supported_evaluation_levels)
         raise ConfigError(f"{label}: {spec.name} does not support evaluation_level {level!r} (it supports {levels})")
     threshold_given = criterion.get("threshold", params.get("threshold"))
-    evaluator = _build(spec, params, label)
+    evaluator = _build(spec, params, label, binding)
     if raw_mapping is None:
         inputs = list(spec.inputs)
         if item_fields and "messages" in item_fields and {"query", "response"} & set(inputs) - item_fields:
@@ -180,13 +192,22 @@ def _bind_one(
     return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level)
 
 
-def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str) -> Evaluator:
+def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str, binding: Binding) -> Evaluator:
     accepted = inspect.signature(spec.factory).parameters
     unknown = [key for key in params if key not in accepted and key not in GENERIC_PARAMETERS]
     if unknown:
-        known = ", ".join(accepted) or "none"
+        known = ", ".join(k for k in accepted if k not in INJECTED) or "none"
         raise ConfigError(f"{label}: {spec.name} has no initialization parameter {unknown[0]!r} (it takes: {known})")
-    return spec.factory(**{key: value for key, value in params.items() if key in accepted})
+    kwargs = {key: value for key, value in params.items() if key in accepted and key not in INJECTED}
+    if "model" in accepted:
+        # Judges get the Model itself, looked up by the name the criterion gives (or the default).
+        models = binding.models or ModelRegistry()
+        model = models.get(params.get("model") or params.get("deployment_name"))
+        model.check_credentials()
+        kwargs["model"] = model
+    if "evaluation_level" in accepted:
+        kwargs["evaluation_level"] = binding.level
+    return spec.factory(**kwargs)
 
 
 def _check_required(spec: EvaluatorSpec, mapping: DataMapping, label: str, item_fields: set[str] | None) -> None:

@@ -16,6 +16,7 @@ from assay.dataset import Dataset, ItemSchema, ScanReport, scan
 from assay.errors import ConfigError
 from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
+from assay.llm import ModelRegistry
 from assay.results import RunSummary
 from assay.run.criteria import BoundCriterion, bind_criteria
 from assay.run.engine import ProgressCallback, RunJob, RunOptions, execute
@@ -56,7 +57,9 @@ class RunOutcome:
     evaluated_now: int
 
 
-def prepare(definition: EvalDefinition, dataset: Dataset, catalog: Catalog) -> PreparedRun:
+def prepare(
+    definition: EvalDefinition, dataset: Dataset, catalog: Catalog, models: ModelRegistry | None = None
+) -> PreparedRun:
     """Check the schema, every item and every criterion; raise before anything is stored."""
     schema = ItemSchema(definition.item_schema)
     report = scan(dataset, schema)
@@ -65,7 +68,7 @@ def prepare(definition: EvalDefinition, dataset: Dataset, catalog: Catalog) -> P
         raise ConfigError(f"{dataset.name}: the dataset has no items")
     fields = schema.known_fields() or report.fields_in_some_item
     criteria = bind_criteria(
-        definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level
+        definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models
     )
     return PreparedRun(definition, dataset, report, criteria)
 

@@ -22,7 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
 from assay.errors import NotFoundError
-from assay.results import CriterionSummary, OutputItem, ResultCounts, RunSummary
+from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
 from assay.store import tables as t
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -142,7 +142,7 @@ class Store:
         result_rows = [
             {
                 "run_id": run_id, "datasource_item_id": item.datasource_item_id, "criterion": r.name,
-                "metric": r.metric, "status": r.status, "passed": r.passed, "score": r.score,
+                "metric": r.metric, "status": r.status, "passed": r.passed, "score": r.score, **_usage_columns(r),
             }
             for item in items
             for r in item.results
@@ -229,7 +229,42 @@ class Store:
             if name in score_sums:
                 total, n = score_sums[name]
                 summary.mean_score = total / n
-        return RunSummary(result_counts=counts, per_testing_criteria_results=list(summaries.values()))
+        return RunSummary(
+            result_counts=counts, per_testing_criteria_results=list(summaries.values()),
+            per_model_usage=self._model_usage(run_id),
+        )  # fmt: skip
+
+    def _model_usage(self, run_id: str) -> list[ModelUsage]:
+        res = t.results.c
+        query = (
+            sa.select(res.model, sa.func.sum(res.calls), sa.func.sum(res.cache_hits), sa.func.sum(res.prompt_tokens),
+                      sa.func.sum(res.completion_tokens), sa.func.sum(res.cached_tokens))
+            .where(res.run_id == run_id, res.model.is_not(None))
+            .group_by(res.model)
+            .order_by(res.model)
+        )  # fmt: skip
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [
+            ModelUsage(
+                model_name=model, invocation_count=int(calls or 0), cache_hits=int(hits or 0),
+                prompt_tokens=int(prompt or 0), completion_tokens=int(completion or 0),
+                total_tokens=int(prompt or 0) + int(completion or 0), cached_tokens=int(cached or 0),
+            )
+            for model, calls, hits, prompt, completion, cached in rows
+        ]  # fmt: skip
+
+    # model call cache (the llm layer's CallCache) ------------------------------------------
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            found = conn.execute(sa.select(t.llm_cache.c.response).where(t.llm_cache.c.key == key)).scalar()
+        return dict(found) if found is not None else None
+
+    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
+        row = {"key": key, "model": model, "response": response, "created_at": _now()}
+        with self.engine.begin() as conn:
+            conn.execute(self._insert(t.llm_cache).on_conflict_do_nothing(), [row])
 
     # datasets ------------------------------------------------------------------------------
 
@@ -257,6 +292,18 @@ class Store:
         query = sa.select(t.datasets).where(t.datasets.c.project == project).order_by(t.datasets.c.name)
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def _usage_columns(result: Result) -> dict[str, Any]:
+    """Judges report their model calls in ``properties.usage``; stored as columns to sum per run."""
+    usage = result.properties.get("usage")
+    if not isinstance(usage, dict) or not usage.get("model"):
+        return {"model": None}
+    return {
+        "model": str(usage["model"]),
+        **{key: int(usage.get(key) or 0) for key in ("calls", "cache_hits", "prompt_tokens", "completion_tokens",
+                                                     "cached_tokens")},
+    }  # fmt: skip
 
 
 def _make_engine(url: str) -> Engine:

@@ -80,4 +80,18 @@ results = sa.Table(
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("passed", sa.Boolean, nullable=True),
     sa.Column("score", sa.Float, nullable=True),
+    sa.Column("model", sa.String(256), nullable=True),
+    sa.Column("calls", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("cache_hits", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("prompt_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("completion_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("cached_tokens", sa.Integer, nullable=False, server_default="0"),
+)  # fmt: skip
+
+llm_cache = sa.Table(
+    "llm_cache", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("model", sa.String(256), nullable=False),
+    sa.Column("response", JSON, nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
 )  # fmt: skip

@@ -1,0 +1,200 @@
+"""Agent and tool-use judges. Tool judges need a definition for every tool that was called."""
+
+from __future__ import annotations
+
+from assay.evaluators.judges.judge import JudgeDefinition
+
+INTENT_RESOLUTION = JudgeDefinition(
+    name="intent_resolution",
+    description="Whether the agent understood what the user wanted and resolved it.",
+    instructions=(
+        "Identify what the user actually wants from the QUERY (including earlier turns when given). Then judge "
+        "whether the agent's RESPONSE correctly understood that intent and resolved it, using the available tools "
+        "when they were needed. Asking a sensible clarifying question on an ambiguous request counts as progress."
+    ),
+    rubric={
+        1: "intent misunderstood or ignored",
+        2: "intent partly understood; little of it resolved",
+        3: "intent understood; resolution partial or flawed",
+        4: "intent understood and mostly resolved",
+        5: "intent understood and fully resolved",
+    },
+    required=("query", "response"),
+    optional=("tool_definitions",),
+    category="agents",
+)
+
+TASK_ADHERENCE = JudgeDefinition(
+    name="task_adherence",
+    description="Whether the agent followed its instructions and the task without a material failure.",
+    instructions=(
+        "Read the system instructions and the user's task in the QUERY, then the agent's RESPONSE including any tool "
+        "calls. Score 0 only for a material failure: ignoring or contradicting the instructions, doing something "
+        "other than the task, using tools the instructions forbid, or claiming an outcome that did not happen. "
+        "Minor style issues are not failures. When unsure, score 1."
+    ),
+    rubric={0: "material failure to follow the task or instructions", 1: "the task and instructions were followed"},
+    required=("query", "response"),
+    optional=("tool_definitions",),
+    category="agents",
+    skip_intermediate=True,
+    kind="binary",
+    low=0,
+    high=1,
+    threshold=1,
+)
+
+TASK_COMPLETION = JudgeDefinition(
+    name="task_completion",
+    description="Whether the agent finished the task the user set, end to end.",
+    instructions=(
+        "Work out the requirements of the user's task from the QUERY. Judge whether the RESPONSE (and the tool calls "
+        "it made) delivered the outcome: score 1 only if every requirement is met and the user needs nothing more "
+        "to reach the goal; otherwise 0."
+    ),
+    rubric={0: "the task is not completed", 1: "the task is completed"},
+    required=("query", "response"),
+    optional=("tool_definitions",),
+    category="agents",
+    levels=("conversation", "turn"),
+    skip_intermediate=True,
+    kind="binary",
+    low=0,
+    high=1,
+    threshold=1,
+)
+
+CUSTOMER_SATISFACTION = JudgeDefinition(
+    name="customer_satisfaction",
+    description="How satisfied the customer would likely be with the agent's handling.",
+    instructions=(
+        "Put yourself in the customer's place in this exchange. Judge how satisfied they would be: was the problem "
+        "solved, was the agent accurate, efficient, polite and empathetic, and did they avoid making the customer "
+        "repeat themselves?"
+    ),
+    rubric={
+        1: "very dissatisfied",
+        2: "dissatisfied",
+        3: "neutral: acceptable but unremarkable or partly unresolved",
+        4: "satisfied",
+        5: "very satisfied",
+    },
+    required=("query", "response"),
+    category="agents",
+    levels=("conversation", "turn"),
+)
+
+DEFLECTION_RATE = JudgeDefinition(
+    name="deflection_rate",
+    description="Whether the response deflects the request instead of helping (lower is better).",
+    instructions=(
+        "Decide whether the RESPONSE deflects: it avoids helping with a request it could and should help with, "
+        "by refusing without need, sending the user elsewhere, or answering a different question. An appropriate "
+        "refusal of a harmful or out-of-scope request is not a deflection."
+    ),
+    rubric={"true": "the response deflects", "false": "the response engages with the request"},
+    required=("response",),
+    optional=("query",),
+    category="agents",
+    kind="flag",
+    low=0,
+    high=1,
+    threshold=0,
+    direction="decrease",
+)
+
+TOOL_CALL_ACCURACY = JudgeDefinition(
+    name="tool_call_accuracy",
+    description="Whether the agent called the right tools with the right arguments, efficiently.",
+    instructions=(
+        "Given the QUERY and the TOOL DEFINITIONS, judge the agent's TOOL CALLS: were these the right tools for the "
+        "request, were the arguments correct and grounded in the conversation, were needed calls missing, and were "
+        "there redundant or excessive calls?"
+    ),
+    rubric={
+        1: "irrelevant or wrong tools",
+        2: "relevant tools but mostly wrong arguments",
+        3: "relevant tools and arguments, but unnecessary calls or a missing step",
+        4: "correct calls with a minor inefficiency",
+        5: "optimal: the right calls with the right arguments and nothing extra",
+    },
+    required=("query", "tool_definitions"),
+    optional=("tool_calls", "response"),
+    category="tools",
+    needs_tool_definitions=True,
+)
+
+TOOL_SELECTION = JudgeDefinition(
+    name="tool_selection",
+    description="Whether the agent chose the right tools for the request (arguments aside).",
+    instructions=(
+        "Given the QUERY and the TOOL DEFINITIONS, judge only which tools the agent chose in its TOOL CALLS: score 1 "
+        "when they are the tools the request needs, with none missing and none irrelevant; otherwise 0."
+    ),
+    rubric={0: "wrong, missing or irrelevant tools were chosen", 1: "the right tools were chosen"},
+    required=("query", "tool_definitions"),
+    optional=("tool_calls", "response"),
+    category="tools",
+    needs_tool_definitions=True,
+    kind="binary",
+    low=0,
+    high=1,
+    threshold=1,
+)
+
+TOOL_INPUT_ACCURACY = JudgeDefinition(
+    name="tool_input_accuracy",
+    description="Whether every argument of every tool call is correct.",
+    instructions=(
+        "Check each argument of each tool call in the RESPONSE against the TOOL DEFINITIONS (names, types, required "
+        "parameters, allowed values) and against what the QUERY and conversation establish. Score 1 only if every "
+        "argument is correct and grounded; otherwise 0."
+    ),
+    rubric={0: "at least one argument is wrong, missing or invented", 1: "every argument is correct"},
+    required=("query", "response", "tool_definitions"),
+    category="tools",
+    needs_tool_definitions=True,
+    kind="binary",
+    low=0,
+    high=1,
+    threshold=1,
+)
+
+TOOL_OUTPUT_UTILIZATION = JudgeDefinition(
+    name="tool_output_utilization",
+    description="Whether the agent used what its tools returned, correctly.",
+    instructions=(
+        "Look at the tool results in the RESPONSE and at the agent's final answer. Score 1 when the answer uses the "
+        "relevant tool output faithfully (no contradictions, no ignored results, no invented values); otherwise 0."
+    ),
+    rubric={0: "tool output ignored, misread or contradicted", 1: "tool output used correctly"},
+    required=("query", "response", "tool_definitions"),
+    category="tools",
+    needs_tool_definitions=True,
+    kind="binary",
+    low=0,
+    high=1,
+    threshold=1,
+)
+
+TOOL_CALL_SUCCESS = JudgeDefinition(
+    name="tool_call_success",
+    description="Whether the agent's tool calls succeeded (no errors, timeouts or failed results).",
+    instructions=(
+        "Inspect the tool results in the RESPONSE. Score 1 when every tool call succeeded; score 0 when any returned "
+        "an error, an exception, a timeout, or an empty or failed result."
+    ),
+    rubric={0: "at least one tool call failed", 1: "every tool call succeeded"},
+    required=("response",),
+    optional=("tool_definitions",),
+    category="tools",
+    kind="binary",
+    low=0,
+    high=1,
+    threshold=1,
+)
+
+AGENTS = (
+    INTENT_RESOLUTION, TASK_ADHERENCE, TASK_COMPLETION, CUSTOMER_SATISFACTION, DEFLECTION_RATE,
+    TOOL_CALL_ACCURACY, TOOL_SELECTION, TOOL_INPUT_ACCURACY, TOOL_OUTPUT_UTILIZATION, TOOL_CALL_SUCCESS,
+)  # fmt: skip

@@ -1,0 +1,245 @@
+"""LLM-judge evaluators: one definition each, one machine that runs them all.
+
+A ``JudgeDefinition`` says what to judge (our own words), on which scale, from which inputs,
+at which levels. ``judge_factory`` turns it into an evaluator factory that asks the model for
+a JSON verdict, parses it robustly (one repair retry), range-checks the score, and reports the
+judge's reason and token usage. Levels follow DESIGN.md: ``turn`` splits a conversation at the
+latest user message; ``conversation`` judges the whole conversation in one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from assay.errors import ItemError
+from assay.evaluators.base import Direction, EvaluationLevel, Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.judges import render
+from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, flag, number_in_range
+from assay.llm import Completion, Model, ModelError
+from assay.messages import MessageFormatError, ToolCall, normalize, normalize_tool_definitions, split_turn, to_dicts
+
+Kind = Literal["scale", "binary", "flag"]
+LABELS = {"query": "QUERY", "response": "RESPONSE", "context": "CONTEXT", "ground_truth": "GROUND TRUTH",
+          "tool_definitions": "TOOL DEFINITIONS", "tool_calls": "TOOL CALLS", "messages": "CONVERSATION"}  # fmt: skip
+INTERMEDIATE = "Not applicable: intermediate response (the last step is a tool call)"
+SYSTEM = (
+    "You are a careful, impartial evaluator of an AI system's output. You judge exactly one property, "
+    "described below, and nothing else. Reason briefly, then answer with a single JSON object and no other text."
+)
+
+
+@dataclass(frozen=True)
+class JudgeDefinition:
+    name: str
+    description: str
+    instructions: str
+    """What the property means and how to judge it, in our words."""
+    rubric: dict[Any, str]
+    """Each possible score (or label) and what it means."""
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    category: str = "quality"
+    kind: Kind = "scale"
+    low: int = 1
+    high: int = 5
+    threshold: float = 3
+    direction: Direction = "increase"
+    levels: tuple[EvaluationLevel, ...] = ("turn",)
+    needs_tool_definitions: bool = False
+    """Every called tool must have a definition; the missing one is named."""
+    skip_intermediate: bool = False
+    """A response whose last step is a tool call is not final: the result is ``skipped``."""
+    metric: str = ""
+    labeller: Callable[[float], str] | None = None
+    max_tokens: int = 800
+
+    @property
+    def metric_name(self) -> str:
+        return self.metric or self.name
+
+
+@dataclass
+class _Calls:
+    """What one item's judging cost: summed over the first call and a repair retry."""
+
+    model: str
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    finish_reason: str | None = None
+    raw: list[str] = field(default_factory=list)
+
+    def add(self, completion: Completion) -> None:
+        self.cache_hits += completion.cached
+        self.calls += not completion.cached
+        self.prompt_tokens += completion.usage.prompt_tokens
+        self.completion_tokens += completion.usage.completion_tokens
+        self.cached_tokens += completion.usage.cached_tokens
+        self.finish_reason = completion.finish_reason
+        self.raw.append(completion.text)
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "model": self.model, "calls": self.calls, "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens, "cached_tokens": self.cached_tokens,
+        }  # fmt: skip
+
+
+def answer_format(definition: JudgeDefinition) -> str:
+    if definition.kind == "flag":
+        return '{"reason": "<why>", "label": <true if the problem is present, else false>}'
+    return f'{{"reason": "<why>", "score": <integer {definition.low}-{definition.high}>}}'
+
+
+def build_prompt(definition: JudgeDefinition, shown: dict[str, str]) -> list[dict[str, str]]:
+    rubric = "\n".join(f"- {key}: {meaning}" for key, meaning in definition.rubric.items())
+    data = "\n\n".join(f"{LABELS.get(name, name.upper())}:\n{text}" for name, text in shown.items())
+    user = (
+        f"# Property: {definition.name.replace('_', ' ')}\n{definition.instructions}\n\n# Scale\n{rubric}\n\n"
+        f"# Data\n{data}\n\n# Answer\nReply with only this JSON object: {answer_format(definition)}\n"
+        'If the data needed to judge is missing or empty, reply {"reason": "<what is missing>", "status": "skipped"}.'
+    )
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def judge_factory(definition: JudgeDefinition) -> Callable[..., Evaluator]:
+    def factory(model: Model, evaluation_level: EvaluationLevel = "turn", temperature: float = 0.0) -> Evaluator:
+        async def evaluate(inputs: dict[str, Any]) -> Score:
+            shown = _shown_inputs(definition, inputs, evaluation_level)
+            if isinstance(shown, Score):
+                return shown
+            return await _ask(definition, model, build_prompt(definition, shown), temperature)
+
+        return evaluate
+
+    return factory
+
+
+def _shown_inputs(definition: JudgeDefinition, inputs: dict[str, Any], level: str) -> dict[str, str] | Score:
+    """The texts the judge sees, or a ``skipped`` Score when the item is not judgeable."""
+    values = dict(inputs)
+    try:
+        if level == "conversation":
+            values = _as_conversation(values)
+        elif values.get("messages") is not None and values.get("response") is None:
+            query, response = split_turn(normalize(values.pop("messages"), where="messages"))
+            values.setdefault("query", to_dicts(query))
+            values["response"] = to_dicts(response)
+        if definition.skip_intermediate and _ends_with_tool_call(values.get("response")):
+            return Score(None, skipped=True, reason=INTERMEDIATE)
+        if definition.needs_tool_definitions:
+            skipped = _check_tools(values)
+            if skipped is not None:
+                return skipped
+        order = ("messages",) if level == "conversation" else (*definition.required, *definition.optional)
+        shown = {name: render.value_text(name, values.get(name)) for name in order if values.get(name) is not None}
+        if level == "conversation":
+            shown.update({n: render.value_text(n, values[n]) for n in ("context", "tool_definitions") if values.get(n)})
+    except MessageFormatError as exc:
+        raise ItemError(str(exc)) from None
+    missing = [name for name in definition.required if name not in shown and level == "turn"]
+    if missing:
+        raise ItemError(f"input {missing[0]!r} is missing or empty")
+    return shown
+
+
+def _as_conversation(values: dict[str, Any]) -> dict[str, Any]:
+    if values.get("messages") is None:
+        if values.get("query") is None and values.get("response") is None:
+            raise ItemError("conversation level needs 'messages' (or query and response to merge)")
+        merged = normalize(values.get("query"), where="query") + normalize(
+            values.get("response"), default_role="assistant", where="response"
+        )
+        values["messages"] = to_dicts(merged)
+    return values
+
+
+def _ends_with_tool_call(response: Any) -> bool:
+    if not isinstance(response, list) or not response:
+        return False
+    last = normalize(response, default_role="assistant", where="response")[-1]
+    return last.role == "assistant" and bool(last.tool_calls) and not last.text
+
+
+def _check_tools(values: dict[str, Any]) -> Score | None:
+    calls: list[ToolCall] = render.tool_calls_in(values.get("tool_calls"))
+    if not calls and values.get("response") is not None and not isinstance(values.get("response"), str):
+        calls = render.tool_calls_in(values["response"])
+        values.setdefault("tool_calls", [{"type": "tool_call", "tool_call_id": c.id, "name": c.name,
+                                          "arguments": c.arguments} for c in calls])  # fmt: skip
+    if not calls:
+        return Score(None, skipped=True, reason="Not applicable: no tool calls to evaluate")
+    defined = {tool.name for tool in normalize_tool_definitions(values.get("tool_definitions"))}
+    for call in calls:
+        if call.name not in defined:
+            raise ItemError(f"tool definition for {call.name!r} not found: add it to tool_definitions")
+    return None
+
+
+async def _ask(definition: JudgeDefinition, model: Model, prompt: list[dict[str, str]], temperature: float) -> Score:
+    spent = _Calls(model=model.config.model)
+    params = {"temperature": temperature, "max_tokens": definition.max_tokens,
+              "response_format": {"type": "json_object"}}  # fmt: skip
+    try:
+        completion = await model.generate(prompt, **params)
+        spent.add(completion)
+        try:
+            return _verdict(definition, completion.text, spent)
+        except JudgeAnswerError as first:
+            repair = [*prompt, {"role": "assistant", "content": completion.text},
+                      {"role": "user", "content": f"That answer could not be used ({first}). Reply again with only "
+                                                  f"the JSON object: {answer_format(definition)}"}]  # fmt: skip
+            completion = await model.generate(repair, **params)
+            spent.add(completion)
+            try:
+                return _verdict(definition, completion.text, spent)
+            except JudgeAnswerError as second:
+                raise JudgeError(f"the judge's answer could not be used: {second}", spent) from None
+    except ModelError as exc:
+        raise JudgeError(str(exc), spent) from None
+
+
+class JudgeError(ItemError):
+    """A judging failure that keeps the raw answers and the usage for the error result."""
+
+    code = "judge_error"
+
+    def __init__(self, message: str, spent: _Calls) -> None:
+        super().__init__(message, details={"usage": spent.usage(), "raw_answers": spent.raw})
+
+
+def _verdict(definition: JudgeDefinition, text: str, spent: _Calls) -> Score:
+    answer = answer_object(text)
+    reason = str(answer.get("reason") or answer.get("explanation") or "")
+    properties: dict[str, Any] = {"usage": spent.usage(), "finish_reason": spent.finish_reason}
+    if isinstance(answer.get("properties"), dict):
+        properties["judge"] = answer["properties"]
+    if str(answer.get("status", "")).lower() == "skipped":
+        return Score(None, skipped=True, reason=f"Not applicable: {reason}", properties=properties)
+    if definition.kind == "flag":
+        detected = flag(answer.get("label", answer.get("score")))
+        return Score(1.0 if detected else 0.0, reason=reason, label=str(detected).lower(), properties=properties)
+    value = number_in_range(answer.get("score"), definition.low, definition.high)
+    if definition.kind == "binary" and value not in (0.0, 1.0):
+        raise JudgeAnswerError(f"score {value:g} must be 0 or 1")
+    label = definition.labeller(value) if definition.labeller else None
+    return Score(value, reason=reason, label=label, properties=properties)
+
+
+def judge_spec(definition: JudgeDefinition) -> EvaluatorSpec:
+    kind: Literal["ordinal", "boolean"] = "ordinal" if definition.kind == "scale" else "boolean"
+    metric = Metric(name=definition.metric_name, type=kind, desirable_direction=definition.direction,
+                    min_value=definition.low, max_value=definition.high, threshold=definition.threshold)  # fmt: skip
+    return EvaluatorSpec(
+        name=f"builtin.{definition.name}", description=definition.description, category=definition.category,
+        required_inputs=list(definition.required), optional_inputs=[*definition.optional, "messages"],
+        supported_evaluation_levels=list(definition.levels), metrics=[metric],
+        init_parameters={"model": {"type": "string"}, "deployment_name": {"type": "string"},
+                         "threshold": {"type": "number"}, "temperature": {"type": "number", "default": 0}},
+        factory=judge_factory(definition),
+    )  # fmt: skip

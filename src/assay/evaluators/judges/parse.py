@@ -1,0 +1,68 @@
+"""Read a judge's answer: JSON (bare, fenced or inside prose) or the legacy ``<S1>``/``<S2>`` tags."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+LEGACY_SCORE = re.compile(r"<S2>\D*?(\d+(?:\.\d+)?)\D*?</S2>", re.DOTALL)
+LEGACY_REASON = re.compile(r"<S1>(.*?)</S1>", re.DOTALL)
+
+
+class JudgeAnswerError(ValueError):
+    """The answer has no usable verdict; the message says what was wrong."""
+
+
+def answer_object(text: str) -> dict[str, Any]:
+    """The JSON object in a judge's answer, wherever it sits; legacy tags become an object too."""
+    candidates = [text.strip(), *(m.group(1).strip() for m in FENCE.finditer(text))]
+    start = text.find("{")
+    if start >= 0:
+        candidates.append(text[start : text.rfind("}") + 1])
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    legacy = LEGACY_SCORE.search(text)
+    if legacy:
+        reason = LEGACY_REASON.search(text)
+        return {"score": float(legacy.group(1)), "reason": reason.group(1).strip() if reason else ""}
+    raise JudgeAnswerError("the answer holds no JSON object")
+
+
+def number_in_range(value: Any, low: float, high: float, field: str = "score") -> float:
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise JudgeAnswerError(f"{field} {value!r} is not a number") from None
+    if not isinstance(value, (int, float)):
+        raise JudgeAnswerError(f"{field} is missing or not a number ({value!r})")
+    if not low <= value <= high:
+        raise JudgeAnswerError(f"{field} {value:g} is outside {low:g}..{high:g}")
+    return float(value)
+
+
+def flag(value: Any, field: str = "label") -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+        return value.strip().lower() in ("true", "yes")
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    raise JudgeAnswerError(f"{field} must be true or false, got {value!r}")

@@ -1,0 +1,110 @@
+"""Model endpoints: from the environment and from a ``models:`` section of the config.
+
+    models:
+      judge:                      # the name criteria use: initialization_parameters.model
+        model: gpt-4.1-mini       # what the endpoint calls it (a deployment name on Azure)
+        base_url: http://localhost:8000/v1      # any OpenAI-compatible server; omit for OpenAI
+        api_key_env: MY_KEY       # read the key from this variable (default OPENAI_API_KEY)
+        rpm: 600                  # requests-per-minute budget, shared by every call in the process
+        tpm: 200000
+        price: {input: 0.4, output: 1.6}        # USD per million tokens, for cost estimates
+      azure-judge:
+        provider: azure
+        azure_endpoint: https://x.openai.azure.com
+        api_version: 2024-10-21
+        model: my-deployment
+
+With no ``models:`` section, a model named in a criterion is served by the environment's
+endpoint: ``AZURE_OPENAI_ENDPOINT`` (+ ``AZURE_OPENAI_API_KEY``, ``OPENAI_API_VERSION``) or
+``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.errors import ConfigError
+
+REASONING_MODEL = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
+
+
+class Price(BaseModel):
+    input: float = 0.0
+    """USD per million prompt tokens."""
+    output: float = 0.0
+    """USD per million completion tokens."""
+
+
+class ModelConfig(BaseModel):
+    """One endpoint and model, with the limits every call to it shares."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """The name criteria refer to."""
+    model: str
+    """The model (or Azure deployment) the endpoint serves."""
+    provider: Literal["openai", "azure"] = "openai"
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    azure_endpoint: str | None = None
+    api_version: str | None = None
+    reasoning: bool | None = None
+    """Reasoning models get max_completion_tokens and no temperature; guessed from the name if unset."""
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
+    max_concurrency: int = Field(default=64, ge=1)
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=8, ge=0)
+    price: Price | None = None
+
+    @property
+    def is_reasoning(self) -> bool:
+        return self.reasoning if self.reasoning is not None else bool(REASONING_MODEL.match(self.model))
+
+    @property
+    def endpoint(self) -> str:
+        """Identifies the server in cache keys (never the key itself)."""
+        if self.provider == "azure":
+            return f"azure:{self.azure_endpoint}"
+        return self.base_url or "https://api.openai.com/v1"
+
+    def key(self) -> str | None:
+        if self.api_key:
+            return self.api_key
+        variable = self.api_key_env or ("AZURE_OPENAI_API_KEY" if self.provider == "azure" else "OPENAI_API_KEY")
+        return os.environ.get(variable)
+
+
+def from_environment(name: str) -> ModelConfig:
+    """A model served by the endpoint the environment describes."""
+    if os.environ.get("AZURE_OPENAI_ENDPOINT"):
+        return ModelConfig(
+            name=name, model=name, provider="azure", azure_endpoint=os.environ["AZURE_OPENAI_ENDPOINT"],
+            api_version=os.environ.get("OPENAI_API_VERSION", "2024-10-21"),
+        )  # fmt: skip
+    return ModelConfig(name=name, model=name, base_url=os.environ.get("OPENAI_BASE_URL"))
+
+
+def parse_models(section: Any, where: str = "models") -> list[ModelConfig]:
+    if section is None:
+        return []
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: expected a mapping of model name to settings")
+    configs = []
+    for name, settings in section.items():
+        settings = dict(settings or {})
+        settings.pop("__line__", None)
+        settings.setdefault("model", name)
+        try:
+            configs.append(ModelConfig(name=str(name), **settings))
+        except ValueError as exc:
+            first = str(exc).splitlines()
+            detail = "; ".join(line.strip() for line in first[1:3]) or str(exc)
+            raise ConfigError(f"{where}.{name}: {detail}") from None
+    return configs

@@ -1,0 +1,65 @@
+"""Shared limits for one model: adaptive concurrency plus request and token budgets.
+
+``AdaptiveLimiter`` is additive-increase / multiplicative-decrease: a 429 halves the number of
+calls allowed in flight, each success adds a little back up to the ceiling. ``Budget`` is a
+token bucket refilled continuously (requests or tokens per minute). Both are awaited by every
+call to the model in this process, whoever makes it (judges, targets, simulated users).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+
+class AdaptiveLimiter:
+    def __init__(self, ceiling: int, floor: int = 1) -> None:
+        self.ceiling = ceiling
+        self.floor = floor
+        self.limit = float(ceiling)
+        self.in_flight = 0
+        self._changed = asyncio.Condition()
+
+    async def acquire(self) -> None:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.in_flight < int(self.limit))
+            self.in_flight += 1
+
+    async def release(self, *, throttled: bool) -> None:
+        async with self._changed:
+            self.in_flight -= 1
+            if throttled:
+                self.limit = max(float(self.floor), self.limit / 2)
+            else:
+                self.limit = min(float(self.ceiling), self.limit + 1 / max(1.0, self.limit))
+            self._changed.notify_all()
+
+
+class Budget:
+    """A token bucket holding at most one minute's allowance, refilled continuously."""
+
+    def __init__(self, per_minute: float) -> None:
+        self.capacity = float(per_minute)
+        self.available = float(per_minute)
+        self.rate = per_minute / 60.0
+        self.updated = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.available = min(self.capacity, self.available + (now - self.updated) * self.rate)
+        self.updated = now
+
+    async def take(self, amount: float) -> None:
+        amount = min(amount, self.capacity)
+        async with self._lock:
+            self._refill()
+            while self.available < amount:
+                await asyncio.sleep((amount - self.available) / self.rate)
+                self._refill()
+            self.available -= amount
+
+    def give_back(self, amount: float) -> None:
+        """Return an over-estimate once the real token count is known."""
+        self._refill()
+        self.available = min(self.capacity, self.available + amount)

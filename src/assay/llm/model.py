@@ -1,0 +1,189 @@
+"""The one model facade: every LLM call in assay goes through ``Model.generate``.
+
+It owns, for one configured model: request shaping (reasoning models get
+``max_completion_tokens`` and no temperature), the content-addressed cache, adaptive concurrency,
+request and token budgets, retries that honour ``retry-after-ms`` / ``retry-after``, and usage.
+The provider is the ``openai`` SDK (``AsyncOpenAI`` or ``AsyncAzureOpenAI``), one long-lived client
+per endpoint and event loop, with the SDK's own retries off so ours are the only ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import openai
+
+from assay.errors import AssayError, ConfigError
+from assay.llm.config import ModelConfig
+from assay.llm.limits import AdaptiveLimiter, Budget
+from assay.llm.retry import backoff, classify
+
+CacheMode = Literal["use", "replay", "off", "refresh"]
+
+
+class ModelError(AssayError):
+    """A model call failed for good (after retries, or a cache miss in replay mode)."""
+
+
+class CallCache(Protocol):
+    def get(self, key: str) -> dict[str, Any] | None: ...
+    def put(self, key: str, model: str, response: dict[str, Any]) -> None: ...
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+
+
+@dataclass(slots=True)
+class Completion:
+    text: str
+    model: str
+    usage: Usage
+    finish_reason: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    cached: bool = False
+    """Served from assay's cache: no call was made and no tokens were spent."""
+
+
+@dataclass
+class _LoopState:
+    """asyncio objects belong to one event loop; each loop gets its own client and limiter."""
+
+    client: Any
+    limiter: AdaptiveLimiter
+    requests: Budget | None
+    tokens: Budget | None
+
+
+class Model:
+    def __init__(self, config: ModelConfig, *, cache: CallCache | None = None, cache_mode: CacheMode = "use") -> None:
+        self.config = config
+        self.cache = cache if cache_mode != "off" else None
+        self.cache_mode = cache_mode
+        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self.calls = 0
+        self.cache_hits = 0
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def check_credentials(self) -> None:
+        if self.config.provider == "openai" and self.config.base_url is None and not self.config.key():
+            raise ConfigError(
+                f"model {self.name!r} would call api.openai.com but no API key is set",
+                hint="set OPENAI_API_KEY, or give the model a base_url for a local OpenAI-compatible server",
+            )
+
+    def request(self, messages: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
+        """The chat-completions request body for these messages and sampling parameters."""
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages}
+        max_tokens = params.pop("max_tokens", None)
+        if self.config.is_reasoning:
+            for key in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
+                params.pop(key, None)
+            if max_tokens is not None:
+                body["max_completion_tokens"] = max(max_tokens, 4096)
+        elif max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        body.update({key: value for key, value in params.items() if value is not None})
+        return body
+
+    def cache_key(self, body: dict[str, Any]) -> str:
+        material = json.dumps({"endpoint": self.config.endpoint, "body": body}, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(material.encode()).hexdigest()
+
+    async def generate(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
+        body = self.request(messages, **params)
+        key = self.cache_key(body)
+        if self.cache is not None and self.cache_mode in ("use", "replay"):
+            hit = await asyncio.to_thread(self.cache.get, key)
+            if hit is not None:
+                self.cache_hits += 1
+                return _completion(hit, cached=True)
+            if self.cache_mode == "replay":
+                raise ModelError(f"model {self.name!r}: no cached answer for this call (--cache replay)")
+        response = await self._call(body)
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.put, key, self.config.model, response)
+        return _completion(response, cached=False)
+
+    async def _call(self, body: dict[str, Any]) -> dict[str, Any]:
+        state = self._state()
+        estimate = len(json.dumps(body["messages"])) / 4 + body.get("max_tokens", body.get("max_completion_tokens", 0))
+        attempt = 0
+        while True:
+            if state.requests:
+                await state.requests.take(1)
+            if state.tokens:
+                await state.tokens.take(estimate)
+            await state.limiter.acquire()
+            throttled = False
+            try:
+                raw = await state.client.chat.completions.create(**body)
+                self.calls += 1
+                response: dict[str, Any] = raw.model_dump(mode="json", exclude_unset=False)
+                if state.tokens:
+                    used = (response.get("usage") or {}).get("total_tokens") or estimate
+                    state.tokens.give_back(max(0.0, estimate - used))
+                return response
+            except Exception as exc:  # noqa: BLE001 - classified below; unknown errors are not retried
+                failure = classify(exc)
+                throttled = failure.throttled
+                if not failure.retry or attempt >= self.config.max_retries:
+                    tries = f" after {attempt + 1} attempts" if attempt else ""
+                    raise ModelError(f"model {self.name!r}: {failure.message}{tries}") from None
+                delay = backoff(attempt, failure.delay)
+            finally:
+                await state.limiter.release(throttled=throttled)
+            attempt += 1
+            await asyncio.sleep(delay)
+
+    def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._states.get(loop)
+        if state is None:
+            config = self.config
+            state = _LoopState(
+                client=_client(config),
+                limiter=AdaptiveLimiter(config.max_concurrency),
+                requests=Budget(config.rpm) if config.rpm else None,
+                tokens=Budget(config.tpm) if config.tpm else None,
+            )
+            self._states[loop] = state
+        return state
+
+
+def _client(config: ModelConfig) -> Any:
+    key = config.key() or "not-needed"
+    if config.provider == "azure":
+        return openai.AsyncAzureOpenAI(
+            azure_endpoint=config.azure_endpoint or "", api_key=key, api_version=config.api_version,
+            max_retries=0, timeout=config.timeout,
+        )  # fmt: skip
+    return openai.AsyncOpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=config.timeout)
+
+
+def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
+    choice = (response.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    usage = response.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
+    spent = Usage(
+        prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=int(usage.get("completion_tokens") or 0),
+        total_tokens=int(usage.get("total_tokens") or 0), cached_tokens=int(details.get("cached_tokens") or 0),
+    )  # fmt: skip
+    return Completion(
+        text=message.get("content") or "", model=str(response.get("model") or ""),
+        usage=Usage() if cached else spent, finish_reason=choice.get("finish_reason"),
+        tool_calls=list(message.get("tool_calls") or []), cached=cached,
+    )  # fmt: skip

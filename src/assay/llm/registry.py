@@ -1,0 +1,32 @@
+"""Named models for a process: criteria, targets and simulated users look models up here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from assay.llm.config import ModelConfig, from_environment
+from assay.llm.model import CacheMode, CallCache, Model
+
+
+class ModelRegistry:
+    """Configured models by name; a name nobody configured is served by the environment's endpoint."""
+
+    def __init__(
+        self, configs: Iterable[ModelConfig] = (), *, cache: CallCache | None = None, cache_mode: CacheMode = "use",
+        default: str | None = None,
+    ) -> None:  # fmt: skip
+        self.configs = {config.name: config for config in configs}
+        self.cache = cache
+        self.cache_mode = cache_mode
+        self.default = default or (next(iter(self.configs)) if len(self.configs) == 1 else None)
+        self._models: dict[str, Model] = {}
+
+    def get(self, name: str | None) -> Model:
+        name = name or self.default or "gpt-4.1-mini"
+        if name not in self._models:
+            config = self.configs.get(name) or from_environment(name)
+            self._models[name] = Model(config, cache=self.cache, cache_mode=self.cache_mode)
+        return self._models[name]
+
+    def models(self) -> list[Model]:
+        return list(self._models.values())

@@ -1,0 +1,66 @@
+"""Which failures to retry, and how long to wait: the server's word first, else backoff with jitter."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import openai
+
+MAX_DELAY = 60.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    retry: bool
+    throttled: bool
+    delay: float | None
+    """What the server asked for (retry-after-ms / retry-after), if anything."""
+    message: str
+
+
+def classify(exc: BaseException) -> Failure:
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        message = f"{status} {getattr(exc, 'message', exc)}"
+        if status == 429 and _code(exc) == "insufficient_quota":
+            return Failure(False, True, None, f"{message} (insufficient_quota: add credit; retrying cannot help)")
+        if status in (408, 409, 429) or status >= 500:
+            return Failure(True, status == 429, _retry_after(exc.response.headers), message)
+        return Failure(False, False, None, message)
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return Failure(True, False, None, f"{type(exc).__name__}: {exc}")
+    return Failure(False, False, None, f"{type(exc).__name__}: {exc}")
+
+
+def backoff(attempt: int, requested: float | None) -> float:
+    if requested is not None:
+        return min(MAX_DELAY, max(0.0, requested))
+    return float(min(MAX_DELAY, 0.5 * 2**attempt) * random.uniform(0.5, 1.0))
+
+
+def _code(exc: openai.APIStatusError) -> str | None:
+    code = getattr(exc, "code", None)
+    body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+    error: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else body
+    found = code or error.get("code") or error.get("type")
+    return None if found is None else str(found)
+
+
+def _retry_after(headers: Any) -> float | None:
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000
+        value = headers.get("retry-after")
+        if value:
+            try:
+                return float(value)
+            except ValueError:
+                moment = parsedate_to_datetime(value)
+                return max(0.0, moment.timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+    return None

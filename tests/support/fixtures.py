@@ -1,0 +1,66 @@
+"""Start and drive the scripted OpenAI-compatible server (a separate process on a free port)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LLMServer:
+    process: subprocess.Popen[bytes]
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def script(self, **script: Any) -> None:
+        self._post("/_script", script)
+
+    def reset(self) -> None:
+        self._post("/_reset", {})
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stats", timeout=10) as response:
+            return dict(json.loads(response.read()))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def start_llm_server() -> LLMServer:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.llm_server", str(port)], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return LLMServer(process, port)
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("the test LLM server did not start")
