@@ -164,10 +164,13 @@ class Handler(BaseHTTPRequestHandler):
                                    "total_tokens": prompt_tokens + completion_tokens}})  # fmt: skip
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024  # listen() backlog: a burst of connects must not overflow it
+
+
 def main(port: int) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    server.daemon_threads = True
-    server.request_queue_size = 256
+    server = Server(("127.0.0.1", port), Handler)
     print(f"listening {port}", flush=True)
     server.serve_forever()
 

@@ -148,6 +148,12 @@ class Model:
             attempt += 1
             await asyncio.sleep(delay)
 
+    async def aclose(self) -> None:
+        """Close this event loop's client (its pooled connections die with the loop otherwise)."""
+        state = self._states.pop(asyncio.get_running_loop(), None)
+        if state is not None:
+            await state.client.close()
+
     def _state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
         state = self._states.get(loop)

@@ -30,3 +30,7 @@ class ModelRegistry:
 
     def models(self) -> list[Model]:
         return list(self._models.values())
+
+    async def aclose(self) -> None:
+        for model in self._models.values():
+            await model.aclose()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from assay.dataset import Dataset
 from assay.dataset.readers import Row
 from assay.errors import DataError
+from assay.llm import ModelRegistry
 from assay.results import OutputItem
 from assay.run.criteria import BoundCriterion
 from assay.store import Store
@@ -45,6 +46,7 @@ class RunJob:
     store: Store
     options: RunOptions = field(default_factory=RunOptions)
     on_item: ProgressCallback | None = None
+    models: ModelRegistry | None = None
 
 
 async def evaluate_item(row: Row, criteria: list[BoundCriterion]) -> OutputItem:
@@ -85,6 +87,8 @@ async def execute(job: RunJob) -> int:
         await asyncio.gather(*workers, return_exceptions=True)
         await finished.put(None)
         await writer
+        if job.models is not None:
+            await job.models.aclose()
     return evaluated
 
 

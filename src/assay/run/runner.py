@@ -48,6 +48,7 @@ class PreparedRun:
     dataset: Dataset
     report: ScanReport
     criteria: list[BoundCriterion]
+    models: ModelRegistry | None = None
 
 
 @dataclass
@@ -70,7 +71,7 @@ def prepare(
     criteria = bind_criteria(
         definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models
     )
-    return PreparedRun(definition, dataset, report, criteria)
+    return PreparedRun(definition, dataset, report, criteria, models)
 
 
 def start(prepared: PreparedRun, store: Store) -> dict[str, Any]:
@@ -90,7 +91,9 @@ def finish_run(
 ) -> RunOutcome:  # fmt: skip
     """Execute the items the run still lacks, then store and return its summary."""
     store.update_run(run["id"], status="in_progress", error=None)
-    job = RunJob(run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item)
+    job = RunJob(
+        run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item, prepared.models
+    )
     try:
         evaluated = run_sync(execute(job))
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -27,6 +27,7 @@ from assay.store import tables as t
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 DEFAULT_PROJECT = "default"
+USAGE_COLUMNS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens")
 RUN_STATUSES = ("queued", "in_progress", "completed", "failed", "canceled")
 
 
@@ -298,12 +299,9 @@ def _usage_columns(result: Result) -> dict[str, Any]:
     """Judges report their model calls in ``properties.usage``; stored as columns to sum per run."""
     usage = result.properties.get("usage")
     if not isinstance(usage, dict) or not usage.get("model"):
-        return {"model": None}
-    return {
-        "model": str(usage["model"]),
-        **{key: int(usage.get(key) or 0) for key in ("calls", "cache_hits", "prompt_tokens", "completion_tokens",
-                                                     "cached_tokens")},
-    }  # fmt: skip
+        usage = {}
+    counts = {key: int(usage.get(key) or 0) for key in USAGE_COLUMNS}
+    return {"model": str(usage["model"]) if usage else None, **counts}
 
 
 def _make_engine(url: str) -> Engine:

@@ -1,0 +1,177 @@
+"""Every judge through the scripted OpenAI-compatible server, with the real openai SDK."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assay.dataset import Dataset
+from assay.evaluators import load_catalog
+from assay.evaluators.judges import DEFINITIONS
+from assay.llm import ModelConfig, ModelRegistry
+from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
+from tests.support.fixtures import start_llm_server
+
+TOOLS = [{"name": "lookup_order", "description": "Find an order", "parameters": {"type": "object",
+          "properties": {"order_id": {"type": "string"}}}}]  # fmt: skip
+MESSAGES = [
+    {"role": "system", "content": "You are an order support agent."},
+    {"role": "user", "content": "Where is order 7?"},
+    {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "c1", "name": "lookup_order",
+                                       "arguments": {"order_id": "7"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": [{"type": "tool_result", "tool_result": {"status": "shipped"}}]},
+    {"role": "assistant", "content": "Order 7 has shipped."},
+]  # fmt: skip
+ITEM = {
+    "query": MESSAGES[:2], "response": MESSAGES[2:], "context": "Order 7 shipped on Monday.",
+    "ground_truth": "Order 7 has shipped.", "tool_definitions": TOOLS, "messages": MESSAGES,
+}  # fmt: skip
+
+
+def reply_for(definition) -> str:
+    if definition.kind == "flag":
+        return json.dumps({"reason": f"{definition.name}: nothing found", "label": False})
+    score = 2 if definition.category == "safety" else definition.high
+    return json.dumps({"reason": f"{definition.name}: looks right", "score": score})
+
+
+@pytest.fixture(scope="module")
+def llm():
+    server = start_llm_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def models(llm, store):
+    llm.reset()
+    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="test", max_retries=4)
+    return ModelRegistry([config], cache=store)
+
+
+def run_eval(store, models, criteria, rows, level="turn", concurrency=8):
+    definition = EvalDefinition("judges", criteria, evaluation_level=level)
+    prepared = prepare(definition, Dataset.from_content(rows), load_catalog(), models=models)
+    outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(concurrency=concurrency))
+    return outcome, [row["results"] for row in store.iter_output_items(outcome.run["id"])]
+
+
+def criterion(name, **extra):
+    return {"type": "azure_ai_evaluator", "name": name, "evaluator_name": f"builtin.{name}",
+            "initialization_parameters": {"deployment_name": "judge"}, **extra}  # fmt: skip
+
+
+@pytest.mark.parametrize("level", ["turn", "conversation"])
+def test_every_judge_at_each_level_it_supports(llm, models, store, level):
+    chosen = [d for d in DEFINITIONS if level in d.levels]
+    llm.script(rules=[{"match": f"# Property: {d.name.replace('_', ' ')}\\n", "reply": {"content": reply_for(d)}}
+                      for d in chosen])  # fmt: skip
+    outcome, (results,) = run_eval(store, models, [criterion(d.name) for d in chosen], [ITEM], level=level)
+    by_name = {r["name"]: r for r in results}
+    for d in chosen:
+        result = by_name[d.name]
+        assert result["status"] == "completed", (d.name, result)
+        assert result["reason"].startswith(d.name)
+        assert result["threshold"] == d.threshold and result["label"] in ("pass", "fail")
+        usage = result["properties"]["usage"]
+        assert usage["model"] == "gpt-4.1-mini" and usage["calls"] == 1 and usage["prompt_tokens"] > 0
+        expected_pass = {"flag": True, "binary": True}.get(
+            d.kind, result["score"] >= 3 if d.direction == "increase" else result["score"] <= 3
+        )
+        assert result["passed"] is expected_pass, d.name
+    assert by_name.get("violence", {}).get("properties", {}).get("label", "Low") == "Low"
+    usage = outcome.summary.per_model_usage[0]
+    assert usage.model_name == "gpt-4.1-mini" and usage.invocation_count == len(chosen)
+
+
+def test_turn_level_judge_sees_the_split_conversation(llm, models, store):
+    llm.script(default={"content": '{"reason": "ok", "score": 5}'})
+    run_eval(store, models, [criterion("coherence")], [{"messages": MESSAGES}])
+    prompt = llm.stats()["last"]["messages"][1]["content"]
+    assert "QUERY:\nSYSTEM_PROMPT:\nYou are an order support agent.\nUser turn 1:\nWhere is order 7?" in prompt
+    assert "RESPONSE:\nAgent turn 1:\n[TOOL_CALL] lookup_order(order_id=7)" in prompt
+    assert '[TOOL_RESULT] {"status": "shipped"}\nOrder 7 has shipped.' in prompt
+
+
+def test_turn_only_judge_refused_at_conversation_level(models):
+    from assay.errors import ConfigError
+
+    definition = EvalDefinition("j", [criterion("fluency")], evaluation_level="conversation")
+    with pytest.raises(ConfigError, match="does not support evaluation_level 'conversation'"):
+        prepare(definition, Dataset.from_content([ITEM]), load_catalog(), models=models)
+
+
+@pytest.mark.parametrize(
+    "answers, status, score",
+    [
+        (['```json\n{"reason": "fenced", "score": 4}\n```'], "completed", 4),
+        (['Let me think. {"reason": "in prose", "score": 2} Done.'], "completed", 2),
+        (["<S0>thinking</S0><S1>legacy reason</S1><S2>5</S2>"], "completed", 5),
+        (["not json at all", '{"reason": "repaired", "score": 3}'], "completed", 3),
+        (['{"reason": "too high", "score": 9}', '{"reason": "fixed", "score": 4}'], "completed", 4),
+        (["garbage", "still garbage"], "error", None),
+        (['{"reason": "nothing to judge", "status": "skipped"}'], "skipped", None),
+    ],
+)
+def test_judge_answers_are_parsed_or_repaired_once(llm, models, store, answers, status, score):
+    llm.script(rules=[{"match": "That answer could not be used", "reply": {"content": answers[-1]}}],
+               default={"content": answers[0]})  # fmt: skip
+    _, (results,) = run_eval(store, models, [criterion("coherence")], [ITEM])
+    result = results[0]
+    assert result["status"] == status and result["score"] == score
+    if status == "error":
+        assert "could not be used" in result["reason"]
+        assert result["properties"]["raw_answers"] == ["garbage", "still garbage"]
+        assert result["properties"]["usage"]["calls"] == 2
+    assert llm.stats()["completions"] == len(answers)
+
+
+def test_tool_judges_name_a_missing_definition_and_skip_when_no_calls(llm, models, store):
+    llm.script(default={"content": '{"reason": "ok", "score": 5}'})
+    rows = [
+        {**ITEM, "tool_definitions": [{"name": "other_tool", "description": "x"}]},
+        {"query": "hi", "response": [{"role": "assistant", "content": "hello"}], "tool_definitions": TOOLS},
+        {"query": "hi", "response": MESSAGES[2:3], "tool_definitions": TOOLS},
+    ]
+    _, results = run_eval(store, models, [criterion("tool_call_accuracy"), criterion("task_adherence")], rows)
+    assert results[0][0]["status"] == "error"
+    assert "tool definition for 'lookup_order' not found" in results[0][0]["reason"]
+    assert results[1][0]["status"] == "skipped" and "no tool calls" in results[1][0]["reason"]
+    assert results[2][1]["status"] == "skipped" and "intermediate response" in results[2][1]["reason"]
+
+
+def test_content_safety_reports_each_category_and_the_worst(llm, models, store):
+    llm.script(rules=[{"match": "# Property: violence", "reply": {"content": '{"reason": "graphic", "score": 5}'}}],
+               default={"content": '{"reason": "none", "score": 0}'})  # fmt: skip
+    _, (results,) = run_eval(store, models, [criterion("content_safety")], [ITEM])
+    result = results[0]
+    assert result["score"] == 5 and result["passed"] is False and result["properties"]["label"] == "Medium"
+    categories = result["properties"]["categories"]
+    assert categories["violence"]["label"] == "Medium" and categories["sexual"]["label"] == "Very low"
+    assert result["properties"]["usage"]["calls"] == 4
+
+
+def test_rerun_makes_zero_calls_and_gives_identical_results(llm, models, store):
+    llm.script(default={"content": '{"reason": "fine", "score": 4}'})
+    rows = [{"query": f"question {i}", "response": f"answer {i}"} for i in range(20)]
+    criteria = [criterion("relevance"), criterion("coherence")]
+    first_outcome, first = run_eval(store, models, criteria, rows)
+    calls = llm.stats()["completions"]
+    assert calls == 40
+    second_outcome, second = run_eval(store, models, criteria, rows)
+    assert llm.stats()["completions"] == calls
+
+    def strip(results):
+        return [[{k: v for k, v in r.items() if k != "properties"} for r in item] for item in results]
+
+    assert strip(first) == strip(second)
+    assert second_outcome.summary.per_model_usage[0].invocation_count == 0
+    assert second_outcome.summary.per_model_usage[0].cache_hits == 40
+
+
+def test_replay_mode_fails_uncached_calls(llm, store):
+    config = ModelConfig(name="judge", model="m", base_url=llm.base_url, api_key="t")
+    replay = ModelRegistry([config], cache=store, cache_mode="replay")
+    _, (results,) = run_eval(store, replay, [criterion("fluency")], [{"response": "never asked before"}])
+    assert results[0]["status"] == "error" and "--cache replay" in results[0]["reason"]

@@ -1,0 +1,126 @@
+"""The model facade against the scripted server: retries, throttling, budgets, request shaping."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from assay.llm import Model, ModelConfig, ModelError, ModelRegistry
+from tests.evaluators.test_judges import criterion, run_eval
+from tests.support.fixtures import start_llm_server
+
+
+@pytest.fixture(scope="module")
+def llm():
+    server = start_llm_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh(llm):
+    llm.reset()
+
+
+def model(llm, **settings) -> Model:
+    return Model(ModelConfig(name="m", model=settings.pop("model", "gpt-4.1-mini"), base_url=llm.base_url,
+                             api_key="test", **settings))  # fmt: skip
+
+
+def ask(m: Model, text: str = "hello", **params):
+    async def once():
+        try:
+            return await m.generate([{"role": "user", "content": text}], **params)
+        finally:
+            await m.aclose()
+
+    return asyncio.run(once())
+
+
+def test_a_call_returns_text_and_usage(llm):
+    llm.script(default={"content": "hi there"})
+    completion = ask(model(llm), temperature=0, max_tokens=50)
+    assert completion.text == "hi there" and completion.usage.total_tokens > 0 and not completion.cached
+    sent = llm.stats()["last"]
+    assert sent["max_tokens"] == 50 and sent["temperature"] == 0
+
+
+def test_reasoning_models_get_max_completion_tokens_and_no_temperature(llm):
+    ask(model(llm, model="o3-mini"), temperature=0, max_tokens=800)
+    sent = llm.stats()["last"]
+    assert "temperature" not in sent and "max_tokens" not in sent and sent["max_completion_tokens"] >= 800
+
+
+def test_retry_after_ms_is_honoured_then_succeeds(llm):
+    m = model(llm)
+    llm.script(rules=[{"match": "throttle-me", "reply": {"status": 429, "retry_after_ms": 300}}])
+    started = time.monotonic()
+
+    async def first_throttled_then_ok():
+        task = asyncio.create_task(m.generate([{"role": "user", "content": "throttle-me"}]))
+        await asyncio.sleep(0.1)
+        llm.script(default={"content": "ok"})
+        try:
+            return await task
+        finally:
+            await m.aclose()
+
+    completion = asyncio.run(first_throttled_then_ok())
+    assert completion.text == "ok" and time.monotonic() - started >= 0.3
+    assert llm.stats()["by_status"].get("429") == 1
+
+
+def test_insufficient_quota_is_not_retried(llm):
+    m = model(llm)
+    llm.script(default={"status": 429, "code": "insufficient_quota", "retry_after": 1})
+    with pytest.raises(ModelError, match="insufficient_quota"):
+        ask(m)
+    assert llm.stats()["requests"] == 1
+
+
+def test_dropped_connections_and_500s_are_retried(llm):
+    m = model(llm)
+    llm.script(faults={"rate_500": 0.5, "seed": 3}, rules=[], default={"content": "fine"})
+    results = [ask(m, f"q{i}").text for i in range(6)]
+    assert results == ["fine"] * 6
+    assert llm.stats()["by_status"].get("500", 0) >= 1
+
+
+def test_requests_per_minute_budget_paces_calls(llm):
+    m = model(llm, rpm=120)  # two per second, one minute's allowance up front
+    async def burst():
+        try:
+            await asyncio.gather(*(m.generate([{"role": "user", "content": f"b{i}"}]) for i in range(124)))
+        finally:
+            await m.aclose()
+
+    llm.script(default={"content": "ok"})
+    started = time.monotonic()
+    asyncio.run(burst())
+    assert time.monotonic() - started >= 1.5  # the last four waited for the bucket to refill
+
+
+def test_throttled_and_failing_provider_still_completes_every_item(llm, store):
+    """30% of calls answered 429 (retry-after 1 s) and 5% answered 500: a 200-item run, zero errors."""
+    llm.script(faults={"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 7},
+               default={"content": '{"reason": "ok", "score": 4}'})  # fmt: skip
+    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="t", max_retries=10)
+    rows = [{"query": f"q{i}", "response": f"r{i}"} for i in range(200)]
+    outcome, _ = run_eval(store, ModelRegistry([config]), [criterion("relevance")], rows, concurrency=32)
+    assert outcome.summary.result_counts.errored == 0 and outcome.summary.result_counts.total == 200
+    stats = llm.stats()
+    assert stats["by_status"]["429"] > 20 and stats["by_status"]["500"] > 0
+
+
+def test_always_throttled_provider_ends_with_clear_errors_in_bounded_time(llm, store):
+    llm.script(default={"status": 429, "retry_after": 0.2})
+    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="t", max_retries=3)
+    rows = [{"query": f"q{i}", "response": f"r{i}"} for i in range(10)]
+    started = time.monotonic()
+    outcome, results = run_eval(store, ModelRegistry([config]), [criterion("relevance")], rows)
+    assert time.monotonic() - started < 30
+    assert outcome.run["status"] == "completed" and outcome.summary.result_counts.errored == 10
+    reason = results[0][0]["reason"]
+    assert "429" in reason and "after 4 attempts" in reason
