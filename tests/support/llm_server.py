@@ -171,7 +171,6 @@ class Server(ThreadingHTTPServer):
 
 def main(port: int) -> None:
     server = Server(("127.0.0.1", port), Handler)
-    print(f"listening {port}", flush=True)
     server.serve_forever()
 
 
