@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from assay.errors import ConfigError
+from assay.llm import ModelConfig, parse_models
 from assay.run.runner import EvalDefinition
 
 CRITERION_KEYS = {"name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold"}
@@ -45,6 +46,13 @@ class EvalConfig:
     dataset: DatasetRef
     options: dict[str, Any] = field(default_factory=dict)
     criterion_lines: list[int] = field(default_factory=list)
+    models: list[ModelConfig] = field(default_factory=list)
+
+    @property
+    def eval_model(self) -> str | None:
+        """The judge model criteria use when they name none (azd's ``options.eval_model``)."""
+        name = self.options.get("eval_model")
+        return None if name is None else str(name)
 
     def line_of_criterion(self, index: int) -> int | None:
         return self.criterion_lines[index] if 0 <= index < len(self.criterion_lines) else None
@@ -122,7 +130,12 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     )
     clean_options = _strip_lines(options)
     clean_options.pop("evaluation_level", None)
-    return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines)
+    models = parse_models(raw.get("models"), where=f"{path.name}:{_line(raw.get('models'), raw)}: models")
+    return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines, models)
+
+
+def _line(node: Any, raw: dict[str, Any]) -> int:
+    return int(node.get("__line__", 1)) if isinstance(node, dict) else int(raw.get("__line__", 1))
 
 
 def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:

@@ -90,6 +90,7 @@ def test_dropped_connections_and_500s_are_retried(llm):
 
 def test_requests_per_minute_budget_paces_calls(llm):
     m = model(llm, rpm=120)  # two per second, one minute's allowance up front
+
     async def burst():
         try:
             await asyncio.gather(*(m.generate([{"role": "user", "content": f"b{i}"}]) for i in range(124)))

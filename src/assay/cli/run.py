@@ -14,8 +14,11 @@ from assay.cli.summary import print_summary
 from assay.config import EvalConfig, load_eval_config
 from assay.dataset import Dataset
 from assay.errors import ConfigError
+from assay.llm import CacheMode, ModelRegistry
 from assay.results import OutputItem, RunSummary
 from assay.run import RunOptions, check_resumable, finish_run, prepare, start
+from assay.run.estimate import Estimate
+from assay.run.estimate import estimate as estimate_run
 from assay.store import Store
 
 
@@ -50,21 +53,29 @@ def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
 @click.option("--retry-errors", is_flag=True, help="With --resume, evaluate errored items again.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), help="Items evaluated at once (default 16).")
 @click.option("--fail-on", "fail_on", metavar="any-failure|pass-rate=R", help="Exit 1 when the gate is missed.")
+@click.option("--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]), default="use",
+              show_default=True, help="Model-call cache: replay fails any call not cached (for CI).")  # fmt: skip
+@click.option("--estimate", is_flag=True, help="Print the calls, tokens and cost the run would need; call nothing.")
 def run_command(
-    eval_yaml: Path, resume_id: str | None, retry_errors: bool, concurrency: int | None, fail_on: str | None
-) -> None:
+    eval_yaml: Path, resume_id: str | None, retry_errors: bool, concurrency: int | None, fail_on: str | None,
+    cache_mode: CacheMode, estimate: bool,
+) -> None:  # fmt: skip
     """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
     gate = parse_fail_on(fail_on)
     config = load_eval_config(eval_yaml)
     store = open_store()
     dataset = resolve_dataset(config, store)
+    models = ModelRegistry(config.models, cache=store, cache_mode=cache_mode, default=config.eval_model)
     try:
-        prepared = prepare(config.definition, dataset, catalog())
+        prepared = prepare(config.definition, dataset, catalog(), models=models)
     except ConfigError as exc:
         line = config.line_of_criterion(exc.criterion_index) if exc.criterion_index is not None else None
         if line is not None:
             exc.message = f"{config.path.name}:{line}: {exc.message}"
         raise
+    if estimate:
+        print_estimate(estimate_run(prepared, models))
+        return
     if resume_id:
         run = store.get_run(resume_id)
         check_resumable(run, prepared, store)
@@ -91,6 +102,16 @@ def run_command(
             sys.exit(130)
     print_summary(outcome.run, outcome.summary, store.url)
     _gate(outcome.summary, gate)
+
+
+def print_estimate(found: Estimate) -> None:
+    out.print(f"estimate for {found.items} items (no model was called):")
+    if not found.models:
+        out.print("  no model calls: every evaluator here runs locally")
+    for entry in found.models.values():
+        cost = "" if entry.cost_usd is None else f", about ${entry.cost_usd:.4f}"
+        out.print(f"  {entry.model}: {entry.calls} calls ({entry.cached} cached), ~{entry.prompt_tokens:,} prompt "
+                  f"tokens, ≤{entry.completion_tokens:,} completion tokens{cost}")  # fmt: skip
 
 
 def _progress() -> Progress:

@@ -42,6 +42,12 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
         f"[yellow]{counts.errored} errored[/], {counts.skipped} skipped"
         f"  (pass rate {_percent(summary.pass_rate())})"
     )
+    for usage in summary.per_model_usage:
+        cost = "" if usage.cost_usd is None else f", ${usage.cost_usd:.4f}"
+        out.print(
+            f"model {usage.model_name}: {usage.invocation_count} calls, {usage.cache_hits} cached, "
+            f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens{cost}"
+        )
     out.print(f"run id: [bold]{run['id']}[/]")
     out.print(f"store: {store_url}")
     out.print(f"details: assay runs show {run['id']}", soft_wrap=True)

@@ -97,9 +97,12 @@ def parse_models(section: Any, where: str = "models") -> list[ModelConfig]:
     if not isinstance(section, dict):
         raise ConfigError(f"{where}: expected a mapping of model name to settings")
     configs = []
-    for name, settings in section.items():
-        settings = dict(settings or {})
-        settings.pop("__line__", None)
+    for name, raw in section.items():
+        if name == "__line__":  # left by the config loader's line tracking
+            continue
+        if raw is not None and not isinstance(raw, dict):
+            raise ConfigError(f"{where}.{name}: expected settings such as {{model: gpt-4.1-mini, base_url: ...}}")
+        settings = {key: value for key, value in (raw or {}).items() if key != "__line__"}
         settings.setdefault("model", name)
         try:
             configs.append(ModelConfig(name=str(name), **settings))

@@ -82,6 +82,8 @@ class ModelUsage(BaseModel):
     completion_tokens: int = 0
     total_tokens: int = 0
     cached_tokens: int = 0
+    cost_usd: float | None = None
+    """From the model's price table, when the config gives one."""
 
 
 class RunSummary(BaseModel):

@@ -119,13 +119,21 @@ def run_sync(work: Coroutine[Any, Any, int]) -> int:
 def _close(
     store: Store, run_id: str, prepared: PreparedRun, status: str, error: dict[str, Any] | None = None
 ) -> RunSummary:
-    summary = summarize(store, run_id, prepared.criteria)
+    summary = summarize(store, run_id, prepared.criteria, prepared.models)
     store.update_run(run_id, status=status, error=error, summary=summary.model_dump())
     return summary
 
 
-def summarize(store: Store, run_id: str, criteria: list[BoundCriterion]) -> RunSummary:
-    return store.summarize(run_id, [(c.name, c.metric) for c in criteria])
+def summarize(
+    store: Store, run_id: str, criteria: list[BoundCriterion], models: ModelRegistry | None = None
+) -> RunSummary:
+    summary = store.summarize(run_id, [(c.name, c.metric) for c in criteria])
+    prices = {c.model: c.price for c in (models.configs.values() if models else []) if c.price}
+    for usage in summary.per_model_usage:
+        price = prices.get(usage.model_name)
+        if price is not None:
+            usage.cost_usd = (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
+    return summary
 
 
 def check_resumable(run: dict[str, Any], prepared: PreparedRun, store: Store) -> None:
