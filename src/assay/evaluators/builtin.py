@@ -5,7 +5,7 @@ from __future__ import annotations
 from assay.evaluators import judges, nlp
 from assay.evaluators.agents import task_navigation
 from assay.evaluators.catalog import Catalog
-from assay.evaluators.graders import string_check, text_similarity
+from assay.evaluators.graders import model_graders, python_grader, string_check, text_similarity
 from assay.evaluators.rag import document_retrieval
 
 
@@ -16,3 +16,6 @@ def register(catalog: Catalog) -> None:
     catalog.add(document_retrieval.SPEC)
     catalog.add(string_check.SPEC)
     catalog.add(text_similarity.SPEC)
+    catalog.add(model_graders.LABEL_MODEL)
+    catalog.add(model_graders.SCORE_MODEL)
+    catalog.add(python_grader.SPEC)

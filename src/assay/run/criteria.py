@@ -28,7 +28,11 @@ from assay.results import Result
 GRADER_FIELDS = {
     "string_check": ("operation",),
     "text_similarity": ("evaluation_metric", "pass_threshold"),
+    "label_model": ("model", "labels", "passing_labels"),
+    "score_model": ("model", "range", "pass_threshold", "sampling_params"),
+    "python": ("source", "pass_threshold", "image_tag", "time_limit", "memory_mb"),
 }
+MODEL_GRADERS = {"label_model", "score_model"}
 # Parameters any criterion may carry that are not the evaluator factory's business.
 GENERIC_PARAMETERS = {"threshold", "deployment_name", "model", "evaluation_level", "is_reasoning_model"}
 LATER_TYPES = {"multi"}
@@ -157,10 +161,7 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     if kind in GRADER_FIELDS:
         spec = catalog.get(kind)
         params = {key: criterion[key] for key in GRADER_FIELDS[kind] if key in criterion}
-        grader_mapping = {key: criterion.get(key) for key in ("input", "reference")}
-        if any(value is None for value in grader_mapping.values()):
-            raise ConfigError(f"{where}: a {kind} criterion needs both 'input' and 'reference' templates")
-        raw_mapping: dict[str, Any] | None = grader_mapping
+        raw_mapping: dict[str, Any] | None = _grader_mapping(kind, criterion, where)
     elif kind == "azure_ai_evaluator":
         evaluator_name = criterion.get("evaluator_name")
         if not isinstance(evaluator_name, str):
@@ -171,6 +172,11 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     else:
         raise ConfigError(f"{where}: unknown criterion type {kind!r}")
     name = str(criterion.get("name") or spec.short_name)
+    if kind == "python":
+        mapping = DataMapping({"item": "{{item}}", "sample": "{{sample}}"}, where=f"{where}", lenient=True)
+        evaluator = _build(spec, params, f"testing criterion {name!r}", binding)
+        threshold = params.get("pass_threshold")
+        return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, False, level)
     label = f"testing criterion {name!r}"
     if level not in spec.supported_evaluation_levels:
         levels = ", ".join(spec.supported_evaluation_levels)
@@ -187,9 +193,22 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
         mapping.check_fields(name, item_fields, has_sample)
     _check_required(spec, mapping, label, item_fields)
     threshold = spec.primary.threshold if threshold_given is None else _number(threshold_given, label)
-    if kind == "text_similarity":
+    if kind in ("text_similarity", "score_model") and params.get("pass_threshold") is not None:
         threshold = float(params["pass_threshold"])
     return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level)
+
+
+def _grader_mapping(kind: str, criterion: dict[str, Any], where: str) -> dict[str, Any] | None:
+    if kind == "python":
+        return None  # the grader sees the whole item and sample
+    if kind in MODEL_GRADERS:
+        if not isinstance(criterion.get("input"), list):
+            raise ConfigError(f"{where}: a {kind} criterion needs 'input': a list of message templates")
+        return {"input": criterion["input"]}
+    mapping = {key: criterion.get(key) for key in ("input", "reference")}
+    if any(value is None for value in mapping.values()):
+        raise ConfigError(f"{where}: a {kind} criterion needs both 'input' and 'reference' templates")
+    return mapping
 
 
 def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str, binding: Binding) -> Evaluator:

@@ -61,7 +61,7 @@ class JudgeDefinition:
 
 
 @dataclass
-class _Calls:
+class CallLog:
     """What one item's judging cost: summed over the first call and a repair retry."""
 
     model: str
@@ -182,7 +182,7 @@ def _check_tools(values: dict[str, Any]) -> Score | None:
 
 
 async def _ask(definition: JudgeDefinition, model: Model, prompt: list[dict[str, str]], temperature: float) -> Score:
-    spent = _Calls(model=model.config.model)
+    spent = CallLog(model=model.config.model)
     params = {"temperature": temperature, "max_tokens": definition.max_tokens,
               "response_format": {"type": "json_object"}}  # fmt: skip
     try:
@@ -209,11 +209,11 @@ class JudgeError(ItemError):
 
     code = "judge_error"
 
-    def __init__(self, message: str, spent: _Calls) -> None:
+    def __init__(self, message: str, spent: CallLog) -> None:
         super().__init__(message, details={"usage": spent.usage(), "raw_answers": spent.raw})
 
 
-def _verdict(definition: JudgeDefinition, text: str, spent: _Calls) -> Score:
+def _verdict(definition: JudgeDefinition, text: str, spent: CallLog) -> Score:
     answer = answer_object(text)
     reason = str(answer.get("reason") or answer.get("explanation") or "")
     properties: dict[str, Any] = {"usage": spent.usage(), "finish_reason": spent.finish_reason}

@@ -1,0 +1,113 @@
+"""OpenAI's model graders: ``label_model`` picks one of ``labels``; ``score_model`` gives a number.
+
+Both render their ``input`` message templates per item and ask the configured model for JSON.
+An answer that cannot be used after one repair is an error result with the raw answer kept.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from assay.errors import ConfigError, ItemError
+from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.judges.judge import CallLog
+from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, number_in_range
+from assay.llm import Model, ModelError
+from assay.messages import MessageFormatError, normalize
+
+
+def _messages(rendered: Any) -> list[dict[str, str]]:
+    """The rendered ``input`` as plain chat messages (content parts flattened to text)."""
+    try:
+        messages = normalize(rendered, where="input")
+    except MessageFormatError as exc:
+        raise ItemError(str(exc)) from None
+    return [{"role": m.role if m.role != "tool" else "user", "content": m.text} for m in messages]
+
+
+async def _ask_json(
+    model: Model, messages: list[dict[str, str]], instruction: str, **params: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    prompt = [*messages, {"role": "user", "content": instruction}]
+    spent = CallLog(model=model.config.model)
+    for attempt in range(2):
+        try:
+            completion = await model.generate(prompt, response_format={"type": "json_object"}, **params)
+        except ModelError as exc:
+            raise ItemError(str(exc), details={"usage": spent.usage(), "raw_answers": spent.raw}) from None
+        spent.add(completion)
+        try:
+            return answer_object(completion.text), spent.usage()
+        except JudgeAnswerError as exc:
+            if attempt:
+                raise ItemError(f"the grader model's answer could not be used: {exc}",
+                                details={"usage": spent.usage(), "raw_answers": spent.raw}) from None  # fmt: skip
+            prompt = [*prompt, {"role": "assistant", "content": completion.text},
+                      {"role": "user", "content": f"That was not usable ({exc}). {instruction}"}]  # fmt: skip
+    raise AssertionError("unreachable")
+
+
+def label_model(model: Model, labels: list[str], passing_labels: list[str]) -> Evaluator:
+    if not labels or not all(isinstance(label, str) for label in labels):
+        raise ConfigError("label_model needs 'labels': a list of label strings")
+    if not passing_labels or not set(passing_labels) <= set(labels):
+        raise ConfigError("label_model 'passing_labels' must be a non-empty subset of 'labels'")
+    instruction = f'Answer with only a JSON object {{"label": <one of {json.dumps(labels)}>}}.'
+
+    async def evaluate(inputs: dict[str, Any]) -> Score:
+        answer, usage = await _ask_json(model, _messages(inputs["input"]), instruction, temperature=0)
+        label = answer.get("label")
+        if label not in labels:
+            raise ItemError(f"the grader model chose {label!r}, not one of {labels}", details={"usage": usage})
+        passed = label in passing_labels
+        return Score(1.0 if passed else 0.0, passed=passed, label=str(label), properties={"usage": usage})
+
+    return evaluate
+
+
+def score_model(
+    model: Model, range: list[float] | None = None, pass_threshold: float | None = None,  # noqa: A002 - OpenAI's name
+    sampling_params: dict[str, Any] | None = None,
+) -> Evaluator:  # fmt: skip
+    low, high = (range or [0.0, 1.0])[:2]
+    if not low < high:
+        raise ConfigError(f"score_model range {range!r} must be [low, high] with low < high")
+    params = dict(sampling_params or {})
+    params.setdefault("temperature", 0)
+    if "max_completions_tokens" in params:  # OpenAI's grader spells it so
+        params["max_tokens"] = params.pop("max_completions_tokens")
+    params = {
+        k: v for k, v in params.items() if k in ("temperature", "top_p", "seed", "max_tokens", "reasoning_effort")
+    }
+    instruction = (f'Answer with only a JSON object {{"steps": [{{"description": "...", "conclusion": "..."}}], '
+                   f'"result": <a number from {low:g} to {high:g}>}}.')  # fmt: skip
+
+    async def evaluate(inputs: dict[str, Any]) -> Score:
+        answer, usage = await _ask_json(model, _messages(inputs["input"]), instruction, **params)
+        try:
+            value = number_in_range(answer.get("result"), low, high, field="result")
+        except JudgeAnswerError as exc:
+            raise ItemError(f"the grader model's result is unusable: {exc}", details={"usage": usage}) from None
+        passed = None if pass_threshold is None else value >= pass_threshold
+        steps = answer.get("steps") if isinstance(answer.get("steps"), list) else []
+        return Score(value, passed=passed, properties={"usage": usage, "steps": steps})
+
+    return evaluate
+
+
+LABEL_MODEL = EvaluatorSpec(
+    name="label_model", description="OpenAI grader: the model picks a label; passes when it is a passing label.",
+    category="graders", required_inputs=["input"],
+    metrics=[Metric(name="label_model", type="boolean", min_value=0, max_value=1, threshold=1.0)],
+    init_parameters={"model": {"type": "string"}, "labels": {"type": "array"}, "passing_labels": {"type": "array"}},
+    factory=label_model,
+)  # fmt: skip
+SCORE_MODEL = EvaluatorSpec(
+    name="score_model", description="OpenAI grader: the model gives a number in range; passes at pass_threshold.",
+    category="graders", required_inputs=["input"],
+    metrics=[Metric(name="score_model", type="continuous", min_value=0, max_value=1, threshold=None)],
+    init_parameters={"model": {"type": "string"}, "range": {"type": "array"}, "pass_threshold": {"type": "number"},
+                     "sampling_params": {"type": "object"}},
+    factory=score_model,
+)  # fmt: skip

@@ -1,0 +1,111 @@
+"""label_model, score_model (through the scripted server) and the sandboxed python grader."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.errors import ConfigError
+from tests.evaluators.test_judges import run_eval
+from tests.evaluators.test_judges import llm, models  # noqa: F401 - fixtures
+
+INPUT = [{"role": "system", "content": "Classify the sentiment."},
+         {"role": "user", "content": [{"type": "input_text", "text": "{{item.review}}"}]}]  # fmt: skip
+ROWS = [{"review": "I love it"}, {"review": "It broke on day one"}, {"review": "meh"}]
+
+
+def test_label_model_passes_on_passing_labels(llm, models, store):
+    llm.script(rules=[{"match": "love", "reply": {"content": '{"label": "positive"}'}},
+                      {"match": "broke", "reply": {"content": '{"label": "negative"}'}}],
+               default={"content": '{"label": "sarcastic"}'})  # fmt: skip
+    grader = {"type": "label_model", "name": "sentiment", "model": "judge", "input": INPUT,
+              "labels": ["positive", "neutral", "negative"], "passing_labels": ["positive", "neutral"]}  # fmt: skip
+    _, results = run_eval(store, models, [grader], ROWS)
+    assert [r[0]["passed"] for r in results[:2]] == [True, False]
+    assert results[0][0]["properties"]["label"] == "positive"
+    assert results[2][0]["status"] == "error" and "'sarcastic'" in results[2][0]["reason"]
+    sent = llm.stats()["last"]["messages"]
+    assert sent[1]["content"] in {r["review"] for r in ROWS} and "positive" in sent[-1]["content"]
+
+
+def test_score_model_range_threshold_and_sampling_params(llm, models, store):
+    llm.script(rules=[{"match": "love", "reply": {"content": '{"steps": [], "result": 8}'}},
+                      {"match": "broke", "reply": {"content": '{"result": 11}'}}],
+               default={"content": '{"result": 3}'})  # fmt: skip
+    grader = {"type": "score_model", "name": "quality", "model": "judge", "input": INPUT, "range": [0, 10],
+              "pass_threshold": 5, "sampling_params": {"temperature": 0.2, "seed": 7, "max_completions_tokens": 99}}  # fmt: skip
+    _, results = run_eval(store, models, [grader], ROWS)
+    assert (results[0][0]["score"], results[0][0]["passed"], results[0][0]["threshold"]) == (8, True, 5)
+    assert results[1][0]["status"] == "error" and "outside 0..10" in results[1][0]["reason"]
+    assert results[2][0]["passed"] is False
+    sent = llm.stats()["last"]
+    assert sent["temperature"] == 0.2 and sent["seed"] == 7 and sent["max_tokens"] == 99
+
+
+def test_label_model_config_errors(models):
+    from assay.dataset import Dataset
+    from assay.evaluators import load_catalog
+    from assay.run import EvalDefinition, prepare
+
+    grader = {
+        "type": "label_model",
+        "name": "s",
+        "model": "judge",
+        "input": INPUT,
+        "labels": ["a"],
+        "passing_labels": ["b"],
+    }
+    with pytest.raises(ConfigError, match="subset of 'labels'"):
+        prepare(EvalDefinition("e", [grader]), Dataset.from_content(ROWS), load_catalog(), models=models)
+
+
+GRADER = """
+def grade(sample, item):
+    import json
+    if item["review"] == "boom":
+        raise ValueError("bad review")
+    if item["review"] == "text":
+        return "not a number"
+    if item["review"] == "net":
+        import socket
+        socket.create_connection(("127.0.0.1", 9))
+    if item["review"] == "slow":
+        while True:
+            pass
+    if item["review"] == "hog":
+        block = bytearray(3 * 1024 * 1024 * 1024)
+    return len(item["review"]) / 10
+"""
+
+
+def test_python_grader_runs_isolated_with_limits(models, store):
+    grader = {
+        "type": "python",
+        "name": "py",
+        "source": GRADER,
+        "pass_threshold": 0.3,
+        "time_limit": 3,
+        "memory_mb": 512,
+    }
+    rows = [{"review": "good one"}, {"review": "ok"}, {"review": "boom"}, {"review": "text"}, {"review": "net"},
+            {"review": "slow"}, {"review": "hog"}]  # fmt: skip
+    _, results = run_eval(store, models, [grader], rows)
+    first, second, *errors = [r[0] for r in results]
+    assert first["status"] == "completed", first
+    assert (first["score"], first["passed"]) == (0.8, True) and second["passed"] is False
+    assert all(e["status"] == "error" for e in errors)
+    reasons = [e["reason"] for e in errors]
+    assert "ValueError: bad review" in reasons[0]
+    assert "not a number" in reasons[1]
+    assert "network" in reasons[2] or "Network is unreachable" in reasons[2]
+    assert "time limit" in reasons[3] or "CPU" in reasons[3] or "failed" in reasons[3]
+    assert "MemoryError" in reasons[4]
+
+
+def test_python_grader_source_is_checked_before_the_run(models):
+    from assay.dataset import Dataset
+    from assay.evaluators import load_catalog
+    from assay.run import EvalDefinition, prepare
+
+    bad = {"type": "python", "name": "py", "source": "def grade(sample, item):\n    return (\n"}
+    with pytest.raises(ConfigError, match="line 2"):
+        prepare(EvalDefinition("e", [bad]), Dataset.from_content(ROWS), load_catalog(), models=models)
