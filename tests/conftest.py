@@ -8,7 +8,9 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from assay.llm import ModelConfig, ModelRegistry
 from assay.store import Store
+from tests.support.fixtures import start_llm_server
 
 PG_URL = os.environ.get("ASSAY_TEST_DATABASE_URL")
 BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
@@ -35,3 +37,19 @@ def store(request, tmp_path):
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def llm():
+    """The scripted OpenAI-compatible server, one process for the whole session."""
+    server = start_llm_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def models(llm, store):
+    """A registry whose model ``judge`` is served by the scripted server, cached in the test's store."""
+    llm.reset()
+    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="test", max_retries=4)
+    return ModelRegistry([config], cache=store)

@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.cli.test_cli import assay
-from tests.support.fixtures import start_llm_server
-
-
-@pytest.fixture(scope="module")
-def llm():
-    server = start_llm_server()
-    yield server
-    server.stop()
 
 
 def write_project(tmp_path, base_url):

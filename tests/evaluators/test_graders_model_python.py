@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assay.errors import ConfigError
-from tests.evaluators.test_judges import llm, models, run_eval  # noqa: F401 - fixtures
+from tests.evaluators.test_judges import run_eval
 
 INPUT = [{"role": "system", "content": "Classify the sentiment."},
          {"role": "user", "content": [{"type": "input_text", "text": "{{item.review}}"}]}]  # fmt: skip

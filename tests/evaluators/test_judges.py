@@ -11,7 +11,6 @@ from assay.evaluators import load_catalog
 from assay.evaluators.judges import DEFINITIONS
 from assay.llm import ModelConfig, ModelRegistry
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
-from tests.support.fixtures import start_llm_server
 
 TOOLS = [{"name": "lookup_order", "description": "Find an order", "parameters": {"type": "object",
           "properties": {"order_id": {"type": "string"}}}}]  # fmt: skip
@@ -34,20 +33,6 @@ def reply_for(definition) -> str:
         return json.dumps({"reason": f"{definition.name}: nothing found", "label": False})
     score = 2 if definition.category == "safety" else definition.high
     return json.dumps({"reason": f"{definition.name}: looks right", "score": score})
-
-
-@pytest.fixture(scope="module")
-def llm():
-    server = start_llm_server()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def models(llm, store):
-    llm.reset()
-    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="test", max_retries=4)
-    return ModelRegistry([config], cache=store)
 
 
 def run_eval(store, models, criteria, rows, level="turn", concurrency=8):

@@ -9,14 +9,6 @@ import pytest
 
 from assay.llm import Model, ModelConfig, ModelError, ModelRegistry
 from tests.evaluators.test_judges import criterion, run_eval
-from tests.support.fixtures import start_llm_server
-
-
-@pytest.fixture(scope="module")
-def llm():
-    server = start_llm_server()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(autouse=True)
