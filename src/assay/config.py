@@ -28,7 +28,9 @@ from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.runner import EvalDefinition
 
-CRITERION_KEYS = {"name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold"}
+CRITERION_KEYS = {
+    "name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold", "local_uri",
+}  # fmt: skip
 GRADER_KEYS = {"input", "reference", "operation", "evaluation_metric", "pass_threshold"}
 
 
@@ -47,6 +49,8 @@ class EvalConfig:
     options: dict[str, Any] = field(default_factory=dict)
     criterion_lines: list[int] = field(default_factory=list)
     models: list[ModelConfig] = field(default_factory=list)
+    local_evaluators: list[tuple[str, str, Path]] = field(default_factory=list)
+    """Custom evaluators given by ``local_uri``: (name, version, file)."""
 
     @property
     def eval_model(self) -> str | None:
@@ -131,7 +135,12 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     clean_options = _strip_lines(options)
     clean_options.pop("evaluation_level", None)
     models = parse_models(raw.get("models"), where=f"{path.name}:{_line(raw.get('models'), raw)}: models")
-    return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines, models)
+    local = [
+        (str(e["name"]), str(e.get("version", "local")), path.parent / str(e["local_uri"]))
+        for e in evaluators
+        if isinstance(e, dict) and e.get("local_uri")
+    ]
+    return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines, models, local)
 
 
 def _line(node: Any, raw: dict[str, Any]) -> int:
@@ -145,8 +154,6 @@ def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
         raise fail(None, f"evaluators[{index}]: expected a name such as builtin.f1_score or a mapping")
     entry = _strip_lines(entry)
     kind = entry.get("type", "azure_ai_evaluator")
-    if "local_uri" in entry:
-        raise fail(entry, f"evaluators[{index}]: custom evaluators from local_uri are not supported yet")
     unknown = set(entry) - CRITERION_KEYS - GRADER_KEYS
     if unknown:
         raise fail(
@@ -166,8 +173,8 @@ def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
         "name": entry.get("name") if "evaluator_name" in entry else evaluator_name.split(".", 1)[-1].split("@")[0],
         "evaluator_name": evaluator_name,
     }
-    if "version" in entry:
-        criterion["evaluator_version"] = str(entry["version"])
+    if "version" in entry or "local_uri" in entry:
+        criterion["evaluator_version"] = str(entry.get("version", "local"))
     for key in ("initialization_parameters", "data_mapping", "threshold"):
         if key in entry:
             criterion[key] = entry[key]

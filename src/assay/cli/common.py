@@ -17,8 +17,9 @@ def open_store() -> Store:
     return Store()
 
 
-def catalog() -> Catalog:
-    return load_catalog()
+def catalog(store: Store | None = None) -> Catalog:
+    """Built-ins, plugins and the evaluators registered in the store."""
+    return load_catalog(store or open_store())
 
 
 def dumps(value: Any) -> str:

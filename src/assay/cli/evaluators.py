@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 from rich.table import Table
 
-from assay.cli.common import catalog, dumps, out
+from assay.cli.common import catalog, dumps, open_store, out
 from assay.cli.main import cli
+from assay.evaluators.custom import Kind, kind_for, spec_from_file
 
 
 @cli.group("evaluators")
@@ -33,6 +36,21 @@ def list_evaluators(category: str | None) -> None:
             ", ".join(spec.supported_evaluation_levels),
         )  # fmt: skip
     out.print(table)
+
+
+@evaluators_group.command("add")
+@click.argument("name")
+@click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--kind", type=click.Choice(["rubric", "prompt", "code"]), help="Default: from the file's suffix.")
+def add(name: str, file: Path, kind: Kind | None) -> None:
+    """Register FILE as custom evaluator NAME; a changed definition becomes a new version."""
+    spec = spec_from_file(file, name, "new", kind)  # checked before anything is stored
+    store = open_store()
+    record, created = store.add_evaluator(
+        name=name, kind=kind or kind_for(file), content=file.read_text(encoding="utf-8")
+    )
+    verb = "registered" if created else "unchanged:"
+    out.print(f"{verb} {record['name']}@{record['version']} ({record['kind']}; inputs: {', '.join(spec.inputs)})")
 
 
 @evaluators_group.command("show")

@@ -14,6 +14,7 @@ from assay.cli.summary import print_summary
 from assay.config import EvalConfig, load_eval_config
 from assay.dataset import Dataset
 from assay.errors import ConfigError
+from assay.evaluators.custom import spec_from_file
 from assay.llm import CacheMode, ModelRegistry
 from assay.results import OutputItem, RunSummary
 from assay.run import RunOptions, check_resumable, finish_run, prepare, start
@@ -66,8 +67,11 @@ def run_command(
     store = open_store()
     dataset = resolve_dataset(config, store)
     models = ModelRegistry(config.models, cache=store, cache_mode=cache_mode, default=config.eval_model)
+    evaluators = catalog(store)
+    for name, version, file in config.local_evaluators:
+        evaluators.add(spec_from_file(file, name, version))
     try:
-        prepared = prepare(config.definition, dataset, catalog(), models=models)
+        prepared = prepare(config.definition, dataset, evaluators, models=models)
     except ConfigError as exc:
         line = config.line_of_criterion(exc.criterion_index) if exc.criterion_index is not None else None
         if line is not None:

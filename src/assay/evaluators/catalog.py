@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from importlib.metadata import entry_points
+from typing import Any, Protocol
 
 from assay.errors import ConfigError, UnknownEvaluatorError
 from assay.evaluators.base import EvaluatorSpec
@@ -71,9 +72,21 @@ def _version_key(version: str) -> tuple[int, ...] | tuple[float, str]:
         return (float("inf"), version)
 
 
-def load_catalog() -> Catalog:
-    """A fresh catalog with every installed plugin registered (built-ins included)."""
+class EvaluatorRecords(Protocol):
+    """Where custom evaluators are kept (the store)."""
+
+    def list_evaluators(self) -> list[dict[str, Any]]: ...
+
+
+def load_catalog(store: EvaluatorRecords | None = None) -> Catalog:
+    """A fresh catalog: every installed plugin (built-ins included), then the store's custom evaluators."""
     catalog = Catalog()
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         entry_point.load()(catalog)
+    if store is not None:
+        from assay.evaluators.custom import custom_spec
+
+        for record in store.list_evaluators():
+            where = f"{record['name']}@{record['version']}"
+            catalog.add(custom_spec(record["kind"], record["name"], str(record["version"]), record["content"], where))
     return catalog

@@ -8,6 +8,7 @@ item twice.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import uuid
@@ -266,6 +267,32 @@ class Store:
         row = {"key": key, "model": model, "response": response, "created_at": _now()}
         with self.engine.begin() as conn:
             conn.execute(self._insert(t.llm_cache).on_conflict_do_nothing(), [row])
+
+    # custom evaluators ---------------------------------------------------------------------
+
+    def add_evaluator(
+        self, *, name: str, kind: str, content: str, project: str = DEFAULT_PROJECT
+    ) -> tuple[dict[str, Any], bool]:
+        """Store a definition; unchanged content keeps its version, a change makes the next one."""
+        digest = hashlib.sha256(content.encode()).hexdigest()
+        table = t.evaluators
+        with self.engine.begin() as conn:
+            latest = conn.execute(
+                sa.select(table).where(table.c.project == project, table.c.name == name)
+                .order_by(table.c.version.desc()).limit(1)
+            ).mappings().first()  # fmt: skip
+            if latest is not None and latest["digest"] == digest and latest["kind"] == kind:
+                return dict(latest), False
+            row = {"project": project, "name": name, "version": (latest["version"] + 1) if latest else 1,
+                   "kind": kind, "content": content, "digest": digest, "created_at": _now()}  # fmt: skip
+            conn.execute(table.insert().values(**row))
+        return row, True
+
+    def list_evaluators(self, project: str = DEFAULT_PROJECT) -> list[dict[str, Any]]:
+        table = t.evaluators
+        query = sa.select(table).where(table.c.project == project).order_by(table.c.name, table.c.version)
+        with self.engine.connect() as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
 
     # datasets ------------------------------------------------------------------------------
 

@@ -88,6 +88,17 @@ results = sa.Table(
     sa.Column("cached_tokens", sa.Integer, nullable=False, server_default="0"),
 )  # fmt: skip
 
+evaluators = sa.Table(
+    "evaluators", metadata,
+    sa.Column("project", sa.String(128), primary_key=True),
+    sa.Column("name", sa.String(256), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)  # fmt: skip
+
 llm_cache = sa.Table(
     "llm_cache", metadata,
     sa.Column("key", sa.String(64), primary_key=True),

@@ -1,0 +1,40 @@
+"""Custom evaluators from files: rubrics (``.json``), prompts (``.md``, ``.txt``, ``.prompty``), code (``.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from assay.errors import ConfigError
+from assay.evaluators.base import EvaluatorSpec
+from assay.evaluators.custom.code import code_spec
+from assay.evaluators.custom.prompt import prompt_spec
+from assay.evaluators.custom.rubric import parse_dimensions, rubric_spec
+
+Kind = Literal["rubric", "prompt", "code"]
+SUFFIXES: dict[str, Kind] = {".json": "rubric", ".py": "code", ".md": "prompt", ".txt": "prompt", ".prompty": "prompt"}
+
+
+def kind_for(path: Path) -> Kind:
+    kind = SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise ConfigError(f"{path}: cannot tell the evaluator kind from the suffix",
+                          hint="use .json (rubric), .md/.txt (prompt) or .py (code), or pass --kind")  # fmt: skip
+    return kind
+
+
+def custom_spec(kind: Kind, name: str, version: str, content: str, where: str) -> EvaluatorSpec:
+    if kind == "rubric":
+        return rubric_spec(name, version, parse_dimensions(content, where))
+    if kind == "prompt":
+        return prompt_spec(name, version, content, where)
+    return code_spec(name, version, content, where)
+
+
+def spec_from_file(path: Path, name: str, version: str = "local", kind: Kind | None = None) -> EvaluatorSpec:
+    if not path.is_file():
+        raise ConfigError(f"evaluator file not found: {path}")
+    return custom_spec(kind or kind_for(path), name, version, path.read_text(encoding="utf-8"), str(path))
+
+
+__all__ = ["Kind", "custom_spec", "kind_for", "spec_from_file"]
