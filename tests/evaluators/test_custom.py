@@ -9,7 +9,6 @@ import pytest
 from assay.errors import ConfigError
 from assay.evaluators.custom import spec_from_file
 from tests.cli.test_cli import assay
-from tests.evaluators.test_judges import run_eval
 
 DIMENSIONS = [
     {"id": "accuracy", "description": "States the right refund window", "weight": 8, "always_applicable": True},
