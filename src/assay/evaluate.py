@@ -41,7 +41,7 @@ def evaluate(
     output_path: str | Path | None = None,
     store: Store | None = None,
     catalog: Catalog | None = None,
-    concurrency: int = 16,
+    concurrency: int = 64,
     **_peer_only: Any,
 ) -> dict[str, Any]:
     """Evaluate ``data`` with ``evaluators``; returns ``{rows, metrics, run}`` like the peer."""

@@ -18,6 +18,7 @@ from assay.evaluators.custom import spec_from_file
 from assay.llm import CacheMode, ModelRegistry
 from assay.results import OutputItem, RunSummary
 from assay.run import RunOptions, check_resumable, finish_run, prepare, start
+from assay.run.engine import DEFAULT_CONCURRENCY
 from assay.run.estimate import Estimate
 from assay.run.estimate import estimate as estimate_run
 from assay.store import Store
@@ -52,7 +53,7 @@ def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
 @click.argument("eval_yaml", type=click.Path(path_type=Path))
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run without redoing items.")
 @click.option("--retry-errors", is_flag=True, help="With --resume, evaluate errored items again.")
-@click.option("--concurrency", type=click.IntRange(1, 1024), help="Items evaluated at once (default 16).")
+@click.option("--concurrency", type=click.IntRange(1, 1024), help="Items evaluated at once (default 64).")
 @click.option("--fail-on", "fail_on", metavar="any-failure|pass-rate=R", help="Exit 1 when the gate is missed.")
 @click.option("--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]), default="use",
               show_default=True, help="Model-call cache: replay fails any call not cached (for CI).")  # fmt: skip
@@ -90,7 +91,7 @@ def run_command(
         run = start(prepared, store)
     total = prepared.report.rows
     done = len(store.done_item_ids(run["id"]))
-    options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", 16)))
+    options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)))
     out.print(f"[dim]{dataset.name}: {total} items checked · {len(prepared.criteria)} criteria · run {run['id']}[/]")
     with _progress() as progress:
         task = progress.add_task("evaluating", total=total, completed=done)

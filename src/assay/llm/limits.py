@@ -36,11 +36,15 @@ class AdaptiveLimiter:
 
 
 class Budget:
-    """A token bucket holding at most one minute's allowance, refilled continuously."""
+    """A token bucket refilled continuously, holding one second's allowance.
+
+    Providers enforce per-minute limits over much shorter windows, so a minute's worth sent at
+    once would only come back as 429s.
+    """
 
     def __init__(self, per_minute: float) -> None:
-        self.capacity = float(per_minute)
-        self.available = float(per_minute)
+        self.capacity = max(1.0, per_minute / 60.0)
+        self.available = self.capacity
         self.rate = per_minute / 60.0
         self.updated = time.monotonic()
         self._lock = asyncio.Lock()

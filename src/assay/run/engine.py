@@ -29,9 +29,14 @@ from assay.store import Store
 ProgressCallback = Callable[[OutputItem], None]
 
 
+# Items in flight. Model-free evaluators do not await, so this matters only for model calls, where
+# a judge call spends most of its time waiting on the network.
+DEFAULT_CONCURRENCY = 64
+
+
 @dataclass
 class RunOptions:
-    concurrency: int = 16
+    concurrency: int = DEFAULT_CONCURRENCY
     flush_every: int = 200
     flush_seconds: float = 0.5
 

@@ -1,0 +1,146 @@
+"""Judge throughput against the scripted OpenAI-compatible server, and against azure-ai-evaluation.
+
+    python bench/judge_throughput.py [--latency-ms 200] [--seconds 4] [--rpm 1200]
+
+1. At 8, 32 and 128 calls in flight against a server answering after ``--latency-ms``: judge calls
+   per second as a fraction of the ceiling in-flight ÷ latency, and client CPU per call.
+2. Against a server enforcing a requests-per-minute budget with 429s: calls per second as a
+   fraction of the budget.
+3. azure-ai-evaluation 1.18's ``evaluate()`` with its RelevanceEvaluator on the same server, at its
+   default concurrency (``PF_WORKER_COUNT`` unset, i.e. 10), against assay at its default (64).
+
+Each assay figure is an in-process run of the real engine (``builtin.relevance`` judge, cache off,
+results written to a throwaway SQLite store). Targets: ≥ 0.9 of the limit, ≤ 2 ms CPU per call,
+≥ 10× the peer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.fixtures import LLMServer, start_llm_server  # noqa: E402
+
+from assay.dataset import Dataset  # noqa: E402
+from assay.evaluators import load_catalog  # noqa: E402
+from assay.llm import ModelConfig, ModelRegistry  # noqa: E402
+from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start  # noqa: E402
+from assay.run.engine import DEFAULT_CONCURRENCY  # noqa: E402
+from assay.store import Store  # noqa: E402
+
+PEER_PYTHON = ROOT / "bench/.peer-venv/bin/python"
+ANSWER = '{"reason": "on topic", "score": 4}'
+PEER_SCRIPT = r"""
+import json, sys, time, warnings
+warnings.filterwarnings("ignore")
+from azure.ai.evaluation import RelevanceEvaluator, evaluate
+from azure.ai.evaluation import OpenAIModelConfiguration
+base_url, data, out = sys.argv[1:4]
+config = OpenAIModelConfiguration(type="openai", base_url=base_url, api_key="test", model="gpt-4.1-mini")
+started = time.perf_counter()
+result = evaluate(data=data, evaluators={"relevance": RelevanceEvaluator(model_config=config)}, output_path=out)
+seconds = time.perf_counter() - started
+scores = [row.get("outputs.relevance.relevance") for row in result["rows"]]
+print(json.dumps({"seconds": seconds, "rows": len(scores), "scored": sum(s is not None for s in scores)}))
+"""
+
+
+def rows(count: int) -> list[dict[str, str]]:
+    return [{"query": f"How do I reset password number {i}?", "response": f"Use the reset link, step {i}."}
+            for i in range(count)]  # fmt: skip
+
+
+def assay_run(server: LLMServer, count: int, in_flight: int, rpm: int | None = None) -> tuple[float, float, int]:
+    """(calls per second, CPU ms per call, errored items) for one in-process run."""
+    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=server.base_url, api_key="t",
+                         max_concurrency=in_flight, rpm=rpm, max_retries=20)  # fmt: skip
+    models = ModelRegistry([config], cache_mode="off")
+    criteria = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
+                 "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(f"sqlite:///{folder}/bench.db")
+        prepared = prepare(EvalDefinition("bench", criteria), Dataset.from_content(rows(count)), load_catalog(), models)
+        run = start(prepared, store)
+        wall, cpu = time.perf_counter(), time.process_time()
+        outcome = finish_run(prepared, run, store, options=RunOptions(concurrency=in_flight))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        store.close()
+    return count / wall, cpu / count * 1000, outcome.summary.result_counts.errored
+
+
+def peer_run(server: LLMServer, count: int) -> float | None:
+    if not PEER_PYTHON.exists():
+        print("  (bench/.peer-venv missing: run bench/nlp_throughput.py once to install the peer)")
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder) / "data.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows(count)))
+        env = {k: v for k, v in os.environ.items() if k != "PF_WORKER_COUNT"}
+        output = subprocess.run([str(PEER_PYTHON), "-c", PEER_SCRIPT, server.base_url, str(data), f"{folder}/out.json"],
+                                capture_output=True, text=True, env=env, timeout=1800)  # fmt: skip
+    if output.returncode != 0:
+        print("  peer failed:", output.stderr.strip().splitlines()[-3:])
+        return None
+    figures = json.loads(output.stdout.strip().splitlines()[-1])
+    if figures["scored"] != figures["rows"]:
+        print(f"  peer scored only {figures['scored']} of {figures['rows']} rows")
+    return float(figures["rows"] / figures["seconds"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--latency-ms", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=4.0, help="target length of each in-flight run")
+    parser.add_argument("--rpm", type=int, default=1200)
+    parser.add_argument("--peer-rows", type=int, default=200)
+    args = parser.parse_args()
+    server = start_llm_server()
+    ok = True
+    try:
+        server.script(default={"content": ANSWER}, latency_ms=args.latency_ms)
+        print(f"\n{'in flight':>9} {'limit/s':>8} {'achieved/s':>11} {'÷ limit':>8} {'CPU ms/call':>12} {'errors':>7}")
+        for in_flight in (8, 32, 128):
+            limit = in_flight / (args.latency_ms / 1000)
+            count = max(in_flight * 4, int(limit * args.seconds))
+            rate, cpu, errors = assay_run(server, count, in_flight)
+            ok &= rate / limit >= 0.9 and cpu <= 2.0 and errors == 0
+            print(f"{in_flight:9d} {limit:8.0f} {rate:11.1f} {rate / limit:8.2f} {cpu:12.2f} {errors:7d}")
+
+        server.reset()
+        server.script(default={"content": ANSWER}, latency_ms=20, rpm=args.rpm)
+        budget = args.rpm / 60
+        rate, cpu, errors = assay_run(server, int(budget * 12), 64)
+        stats = server.stats()
+        ok &= rate / budget >= 0.9 and errors == 0
+        throttled = stats["by_status"].get("429", 0)
+        print(
+            f"\nrpm budget {args.rpm} ({budget:.0f}/s): achieved {rate:.1f}/s = {rate / budget:.2f} of the budget,"
+            f" {cpu:.2f} ms CPU per call, {errors} errors, {throttled} 429s absorbed"
+        )
+
+        server.reset()
+        server.script(default={"content": ANSWER}, latency_ms=args.latency_ms)
+        peer = peer_run(server, args.peer_rows)
+        if peer is not None:
+            ours, _, _ = assay_run(server, args.peer_rows * 8, DEFAULT_CONCURRENCY)
+            ok &= ours / peer >= 10
+            print(
+                f"\ndefaults, {args.latency_ms} ms latency: assay {ours:.1f} calls/s ({DEFAULT_CONCURRENCY} in flight),"
+                f" azure-ai-evaluation evaluate() {peer:.1f} rows/s (its default): {ours / peer:.1f}x"
+            )
+    finally:
+        server.stop()
+    print("\ntargets met" if ok else "\nsome targets missed")
+
+
+if __name__ == "__main__":
+    main()
