@@ -107,3 +107,27 @@ def test_always_throttled_provider_ends_with_clear_errors_in_bounded_time(llm, s
     assert outcome.run["status"] == "completed" and outcome.summary.result_counts.errored == 10
     reason = results[0][0]["reason"]
     assert "429" in reason and "after 4 attempts" in reason
+
+
+def test_responses_api(llm):
+    llm.script(default={"content": '{"score": 5}'})
+    completion = ask(model(llm, api="responses"), temperature=0, max_tokens=40, response_format={"type": "json_object"})
+    assert completion.text == '{"score": 5}' and completion.usage.prompt_tokens > 0
+    sent = llm.stats()["last"]
+    assert sent["input"][0]["content"] == "hello" and sent["max_output_tokens"] == 40
+    assert sent["text"] == {"format": {"type": "json_object"}}
+
+
+def test_azure_deployment_with_api_key_or_bearer_token(llm, monkeypatch):
+    llm.script(default={"content": "from azure"})
+    endpoint = llm.base_url.removesuffix("/v1")
+    azure = Model(ModelConfig(name="a", model="my-deployment", provider="azure", azure_endpoint=endpoint,
+                              api_version="2024-10-21", api_key="k"))  # fmt: skip
+    assert ask(azure).text == "from azure"
+    request = llm.stats()["last_request"]
+    assert request["path"] == "/openai/deployments/my-deployment/chat/completions" and request["api_key"] == "k"
+    monkeypatch.setenv("AZ_TOKEN", "entra-token")
+    bearer = Model(ModelConfig(name="b", model="my-deployment", provider="azure", azure_endpoint=endpoint,
+                               api_version="2024-10-21", bearer_token_env="AZ_TOKEN"))  # fmt: skip
+    assert ask(bearer).text == "from azure"
+    assert llm.stats()["last_request"]["authorization"] == "Bearer entra-token"

@@ -39,6 +39,7 @@ class State:
         self.completions = 0
         self.by_status: Counter[int] = Counter()
         self.last: dict[str, Any] = {}
+        self.last_request: dict[str, Any] = {}
         self.tokens = 0.0
         self.refilled = time.monotonic()
 
@@ -84,7 +85,8 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
     if method == "GET" and path == "/_stats":
         with STATE.lock:
             stats = {"requests": STATE.requests, "completions": STATE.completions,
-                     "by_status": {str(k): v for k, v in STATE.by_status.items()}, "last": STATE.last}  # fmt: skip
+                     "by_status": {str(k): v for k, v in STATE.by_status.items()}, "last": STATE.last,
+                     "last_request": STATE.last_request}  # fmt: skip
         return 200, stats, {}
     if method == "POST" and path == "/_script":
         with STATE.lock:
@@ -159,6 +161,10 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             raw = await reader.readexactly(int(headers.get("content-length") or 0))
             body = json.loads(raw or b"{}")
             path = target.split("?", 1)[0]
+            if not path.startswith("/_"):
+                with STATE.lock:
+                    STATE.last_request = {"path": path, "api_key": headers.get("api-key"),
+                                          "authorization": headers.get("authorization")}  # fmt: skip
             if path.endswith(("/chat/completions", "/responses")) and method == "POST":
                 reply = await completion(path, body)
             else:

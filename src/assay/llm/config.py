@@ -49,9 +49,13 @@ class ModelConfig(BaseModel):
     model: str
     """The model (or Azure deployment) the endpoint serves."""
     provider: Literal["openai", "azure"] = "openai"
+    api: Literal["chat", "responses"] = "chat"
+    """Chat completions (any compatible server) or the Responses API."""
     base_url: str | None = None
     api_key: str | None = None
     api_key_env: str | None = None
+    bearer_token_env: str | None = None
+    """Azure: send an Entra ID bearer token from this variable instead of an api-key."""
     azure_endpoint: str | None = None
     api_version: str | None = None
     reasoning: bool | None = None

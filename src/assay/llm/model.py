@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -142,7 +143,7 @@ class Model:
             try:
                 # The SDK's low-level post: same client, auth and URL rules, but without re-validating our
                 # request body and building pydantic objects for the reply (most of a call's CPU otherwise).
-                response: dict[str, Any] = await state.client().post("/chat/completions", body=body, cast_to=object)
+                response: dict[str, Any] = await self._post(state.client(), body)
                 self.calls += 1
                 if state.tokens:
                     used = (response.get("usage") or {}).get("total_tokens") or estimate
@@ -159,6 +160,12 @@ class Model:
                 await state.limiter.release(throttled=throttled)
             attempt += 1
             await asyncio.sleep(delay)
+
+    async def _post(self, client: Any, body: dict[str, Any]) -> dict[str, Any]:
+        if self.config.api == "responses":
+            reply = await client.post("/responses", body=responses_request(body), cast_to=object)
+            return chat_shape(reply)
+        return dict(await client.post("/chat/completions", body=body, cast_to=object))
 
     async def aclose(self) -> None:
         """Close this event loop's client (its pooled connections die with the loop otherwise)."""
@@ -186,11 +193,51 @@ class Model:
 def _client(config: ModelConfig) -> Any:
     key = config.key() or "not-needed"
     if config.provider == "azure":
+        token = os.environ.get(config.bearer_token_env) if config.bearer_token_env else None
         return openai.AsyncAzureOpenAI(
-            azure_endpoint=config.azure_endpoint or "", api_key=key, api_version=config.api_version,
-            max_retries=0, timeout=config.timeout,
+            azure_endpoint=config.azure_endpoint or "", api_version=config.api_version, max_retries=0,
+            timeout=config.timeout, api_key=None if token else key, azure_ad_token=token,
         )  # fmt: skip
     return openai.AsyncOpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=config.timeout)
+
+
+def responses_request(body: dict[str, Any]) -> dict[str, Any]:
+    """A chat-completions body as a Responses API request."""
+    request: dict[str, Any] = {"model": body["model"], "input": body["messages"]}
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    if limit:
+        request["max_output_tokens"] = limit
+    for key in ("temperature", "top_p", "tools", "reasoning"):
+        if key in body:
+            request[key] = body[key]
+    fmt = (body.get("response_format") or {}).get("type")
+    if fmt in ("json_object", "json_schema"):
+        request["text"] = {"format": body["response_format"] if fmt == "json_schema" else {"type": "json_object"}}
+    return request
+
+
+def chat_shape(reply: dict[str, Any]) -> dict[str, Any]:
+    """A Responses API reply in the chat-completions shape the rest of the facade reads."""
+    texts, calls = [], []
+    for item in reply.get("output") or []:
+        if item.get("type") == "message":
+            texts += [part.get("text", "") for part in item.get("content") or [] if part.get("type") == "output_text"]
+        elif item.get("type") == "function_call":
+            function = {"name": item.get("name"), "arguments": item.get("arguments", "{}")}
+            calls.append({"id": item.get("call_id"), "type": "function", "function": function})
+    usage = reply.get("usage") or {}
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": reply.get("id"), "model": reply.get("model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {
+            "prompt_tokens": usage.get("input_tokens", 0), "completion_tokens": usage.get("output_tokens", 0),
+            "total_tokens": usage.get("total_tokens", 0),
+            "prompt_tokens_details": {"cached_tokens": (usage.get("input_tokens_details") or {}).get("cached_tokens")},
+        },
+    }  # fmt: skip
 
 
 def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
