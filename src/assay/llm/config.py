@@ -58,6 +58,8 @@ class ModelConfig(BaseModel):
     """Azure: send an Entra ID bearer token from this variable instead of an api-key."""
     azure_endpoint: str | None = None
     api_version: str | None = None
+    json_mode: bool = True
+    """Ask for ``response_format: json_object``; turn off for servers that reject it (answers are parsed anyway)."""
     reasoning: bool | None = None
     """Reasoning models get max_completion_tokens and no temperature; guessed from the name if unset."""
     rpm: int | None = Field(default=None, ge=1)

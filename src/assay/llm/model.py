@@ -55,25 +55,14 @@ class Completion:
     """Served from assay's cache: no call was made and no tokens were spent."""
 
 
-# httpx's connection pool scans every pooled connection on each request; past a few dozen
-# connections that scan costs more CPU than the call itself, so a model with many calls in
-# flight spreads them over a few clients of at most this many connections each.
-CONNECTIONS_PER_CLIENT = 16
-
-
 @dataclass
 class _LoopState:
-    """asyncio objects belong to one event loop; each loop gets its own clients and limiter."""
+    """asyncio objects belong to one event loop; each loop gets its own client and limiter."""
 
-    clients: list[Any]
+    client: Any
     limiter: AdaptiveLimiter
     requests: Budget | None
     tokens: Budget | None
-    turn: int = 0
-
-    def client(self) -> Any:
-        self.turn += 1
-        return self.clients[self.turn % len(self.clients)]
 
 
 class Model:
@@ -107,6 +96,8 @@ class Model:
                 body["max_completion_tokens"] = max(max_tokens, 4096)
         elif max_tokens is not None:
             body["max_tokens"] = max_tokens
+        if not self.config.json_mode:
+            params.pop("response_format", None)
         body.update({key: value for key, value in params.items() if value is not None})
         return body
 
@@ -143,7 +134,7 @@ class Model:
             try:
                 # The SDK's low-level post: same client, auth and URL rules, but without re-validating our
                 # request body and building pydantic objects for the reply (most of a call's CPU otherwise).
-                response: dict[str, Any] = await self._post(state.client(), body)
+                response: dict[str, Any] = await self._post(state.client, body)
                 self.calls += 1
                 if state.tokens:
                     used = (response.get("usage") or {}).get("total_tokens") or estimate
@@ -171,17 +162,15 @@ class Model:
         """Close this event loop's client (its pooled connections die with the loop otherwise)."""
         state = self._states.pop(asyncio.get_running_loop(), None)
         if state is not None:
-            for client in state.clients:
-                await client.close()
+            await state.client.close()
 
     def _state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
         state = self._states.get(loop)
         if state is None:
             config = self.config
-            count = -(-config.max_concurrency // CONNECTIONS_PER_CLIENT)
             state = _LoopState(
-                clients=[_client(config) for _ in range(count)],
+                client=_client(config),
                 limiter=AdaptiveLimiter(config.max_concurrency),
                 requests=Budget(config.rpm) if config.rpm else None,
                 tokens=Budget(config.tpm) if config.tpm else None,
@@ -192,13 +181,18 @@ class Model:
 
 def _client(config: ModelConfig) -> Any:
     key = config.key() or "not-needed"
+    # The SDK's aiohttp transport (its documented choice for high concurrency): httpx's own pool
+    # spends more CPU per call than the call itself once dozens of connections are open.
+    http = openai.DefaultAioHttpClient(timeout=config.timeout)
     if config.provider == "azure":
         token = os.environ.get(config.bearer_token_env) if config.bearer_token_env else None
         return openai.AsyncAzureOpenAI(
             azure_endpoint=config.azure_endpoint or "", api_version=config.api_version, max_retries=0,
-            timeout=config.timeout, api_key=None if token else key, azure_ad_token=token,
+            timeout=config.timeout, api_key=None if token else key, azure_ad_token=token, http_client=http,
         )  # fmt: skip
-    return openai.AsyncOpenAI(base_url=config.base_url, api_key=key, max_retries=0, timeout=config.timeout)
+    return openai.AsyncOpenAI(
+        base_url=config.base_url, api_key=key, max_retries=0, timeout=config.timeout, http_client=http
+    )
 
 
 def responses_request(body: dict[str, Any]) -> dict[str, Any]:

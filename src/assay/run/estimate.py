@@ -57,7 +57,7 @@ class _Recorder:
 def _lowest_valid(messages: list[dict[str, Any]]) -> str:
     text = str(messages[-1].get("content", ""))
     low = 1 if "<integer 1-" in text else 0
-    return json.dumps({"reason": "estimate", "score": low, "label": False, "result": 0, "steps": []})
+    return json.dumps({"reason": "estimate", "score": low, "label": False, "result": 0, "steps": [], "dimensions": []})
 
 
 def estimate(prepared: PreparedRun, models: ModelRegistry) -> Estimate:
