@@ -19,9 +19,9 @@ from pydantic import BaseModel, Field, ValidationError
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.judges import render
-from assay.evaluators.judges.judge import SYSTEM, CallLog
+from assay.evaluators.judges.judge import SYSTEM, CallLog, ask_json
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, number_in_range
-from assay.llm import Model, ModelError
+from assay.llm import Model
 from assay.messages import normalize, split_turn, to_dicts
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -94,26 +94,14 @@ def rubric_factory(dimensions: list[Dimension]) -> Any:
 
 
 async def _ask(model: Model, prompt: list[dict[str, str]], count: int) -> tuple[dict[str, Any], CallLog]:
-    spent = CallLog(model=model.config.model)
-    for attempt in range(2):
-        try:
-            completion = await model.generate(prompt, temperature=0, max_tokens=400 + 120 * count,
-                                              response_format={"type": "json_object"})  # fmt: skip
-        except ModelError as exc:
-            raise ItemError(str(exc), details={"usage": spent.usage()}) from None
-        spent.add(completion)
-        try:
-            answer = answer_object(completion.text)
-            if not isinstance(answer.get("dimensions"), list):
-                raise JudgeAnswerError("'dimensions' is missing")
-            return answer, spent
-        except JudgeAnswerError as exc:
-            if attempt:
-                raise ItemError(f"the judge's answer could not be used: {exc}",
-                                details={"usage": spent.usage(), "raw_answers": spent.raw}) from None  # fmt: skip
-            retry = {"role": "user", "content": f"That was not usable ({exc}). Reply with only the JSON."}
-            prompt = [*prompt, {"role": "assistant", "content": completion.text}, retry]
-    raise AssertionError("unreachable")
+    def read(text: str, spent: CallLog) -> tuple[dict[str, Any], CallLog]:
+        answer = answer_object(text)
+        if not isinstance(answer.get("dimensions"), list):
+            raise JudgeAnswerError("'dimensions' is missing")
+        return answer, spent
+
+    hint = '{"dimensions": [{"id": "<id>", "score": <1-5 or null>, "reason": "<why>"}], "reason": "<overall>"}'
+    return await ask_json(model, prompt, read, hint, temperature=0, max_tokens=400 + 120 * count)
 
 
 def _score(dimensions: list[Dimension], answer: dict[str, Any], spent: CallLog, pass_threshold: float) -> Score:

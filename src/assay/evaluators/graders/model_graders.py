@@ -11,9 +11,9 @@ from typing import Any
 
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
-from assay.evaluators.judges.judge import CallLog
+from assay.evaluators.judges.judge import CallLog, ask_json
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, number_in_range
-from assay.llm import Model, ModelError
+from assay.llm import Model
 from assay.messages import MessageFormatError, normalize
 
 
@@ -29,23 +29,11 @@ def _messages(rendered: Any) -> list[dict[str, str]]:
 async def _ask_json(
     model: Model, messages: list[dict[str, str]], instruction: str, **params: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def read(text: str, spent: CallLog) -> tuple[dict[str, Any], dict[str, Any]]:
+        return answer_object(text), spent.usage()
+
     prompt = [*messages, {"role": "user", "content": instruction}]
-    spent = CallLog(model=model.config.model)
-    for attempt in range(2):
-        try:
-            completion = await model.generate(prompt, response_format={"type": "json_object"}, **params)
-        except ModelError as exc:
-            raise ItemError(str(exc), details={"usage": spent.usage(), "raw_answers": spent.raw}) from None
-        spent.add(completion)
-        try:
-            return answer_object(completion.text), spent.usage()
-        except JudgeAnswerError as exc:
-            if attempt:
-                raise ItemError(f"the grader model's answer could not be used: {exc}",
-                                details={"usage": spent.usage(), "raw_answers": spent.raw}) from None  # fmt: skip
-            prompt = [*prompt, {"role": "assistant", "content": completion.text},
-                      {"role": "user", "content": f"That was not usable ({exc}). {instruction}"}]  # fmt: skip
-    raise AssertionError("unreachable")
+    return await ask_json(model, prompt, read, instruction, **params)
 
 
 def label_model(model: Model, labels: list[str], passing_labels: list[str]) -> Evaluator:

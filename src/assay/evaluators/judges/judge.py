@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from assay.errors import ItemError
 from assay.evaluators.base import Direction, EvaluationLevel, Evaluator, EvaluatorSpec, Metric, Score
@@ -21,6 +21,7 @@ from assay.llm import Completion, Model, ModelError
 from assay.messages import MessageFormatError, ToolCall, normalize, normalize_tool_definitions, split_turn, to_dicts
 
 Kind = Literal["scale", "binary", "flag"]
+T = TypeVar("T")
 LABELS = {"query": "QUERY", "response": "RESPONSE", "context": "CONTEXT", "ground_truth": "GROUND TRUTH",
           "tool_definitions": "TOOL DEFINITIONS", "tool_calls": "TOOL CALLS", "messages": "CONVERSATION"}  # fmt: skip
 INTERMEDIATE = "Not applicable: intermediate response (the last step is a tool call)"
@@ -181,27 +182,34 @@ def _check_tools(values: dict[str, Any]) -> Score | None:
     return None
 
 
-async def _ask(definition: JudgeDefinition, model: Model, prompt: list[dict[str, str]], temperature: float) -> Score:
+async def ask_json(
+    model: Model, prompt: list[dict[str, str]], read: Callable[[str, CallLog], T], answer_hint: str, **params: Any
+) -> T:
+    """Ask for JSON and ``read`` the answer; an unusable answer gets one repair request, then fails."""
     spent = CallLog(model=model.config.model)
-    params = {"temperature": temperature, "max_tokens": definition.max_tokens,
-              "response_format": {"type": "json_object"}}  # fmt: skip
-    try:
-        completion = await model.generate(prompt, **params)
+    params.setdefault("response_format", {"type": "json_object"})
+    for attempt in range(2):
+        try:
+            completion = await model.generate(prompt, **params)
+        except ModelError as exc:
+            raise JudgeError(str(exc), spent) from None
         spent.add(completion)
         try:
-            return _verdict(definition, completion.text, spent)
-        except JudgeAnswerError as first:
-            repair = [*prompt, {"role": "assistant", "content": completion.text},
-                      {"role": "user", "content": f"That answer could not be used ({first}). Reply again with only "
-                                                  f"the JSON object: {answer_format(definition)}"}]  # fmt: skip
-            completion = await model.generate(repair, **params)
-            spent.add(completion)
-            try:
-                return _verdict(definition, completion.text, spent)
-            except JudgeAnswerError as second:
-                raise JudgeError(f"the judge's answer could not be used: {second}", spent) from None
-    except ModelError as exc:
-        raise JudgeError(str(exc), spent) from None
+            return read(completion.text, spent)
+        except JudgeAnswerError as exc:
+            if attempt:
+                raise JudgeError(f"the judge's answer could not be used: {exc}", spent) from None
+            retry = f"That answer could not be used ({exc}). Reply again with only the JSON object: {answer_hint}"
+            prompt = [*prompt, {"role": "assistant", "content": completion.text}, {"role": "user", "content": retry}]
+    raise AssertionError("unreachable")
+
+
+async def _ask(definition: JudgeDefinition, model: Model, prompt: list[dict[str, str]], temperature: float) -> Score:
+    def read(text: str, spent: CallLog) -> Score:
+        return _verdict(definition, text, spent)
+
+    hint = answer_format(definition)
+    return await ask_json(model, prompt, read, hint, temperature=temperature, max_tokens=definition.max_tokens)
 
 
 class JudgeError(ItemError):
