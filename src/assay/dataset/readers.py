@@ -39,20 +39,24 @@ def unwrap(value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None
 
 
 def read_jsonl(path: Path, *, name: str | None = None) -> Iterator[Row]:
-    source = name or path.name
-    index = 0
     with path.open("r", encoding="utf-8", errors="strict", newline="") as handle:
-        try:
-            for line_no, text in enumerate(handle, 1):
-                if not text.strip():
-                    continue
-                yield _parse_json_line(text, source, line_no, index)
-                index += 1
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})",
-                hint="save the file as UTF-8",
-            ) from None
+        yield from jsonl_rows(handle, name or path.name)
+
+
+def jsonl_rows(lines: Iterable[str], source: str) -> Iterator[Row]:
+    """JSONL rows from any stream of text lines (a file, or an uploaded file's bytes)."""
+    index = 0
+    try:
+        for line_no, text in enumerate(lines, 1):
+            if not text.strip():
+                continue
+            yield _parse_json_line(text, source, line_no, index)
+            index += 1
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+            hint="save the file as UTF-8",
+        ) from None
 
 
 def _parse_json_line(text: str, source: str, line_no: int, index: int) -> Row:
@@ -68,29 +72,33 @@ def _parse_json_line(text: str, source: str, line_no: int, index: int) -> Row:
 
 
 def read_csv(path: Path, *, name: str | None = None) -> Iterator[Row]:
-    source = name or path.name
     with path.open("r", encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if not header or not any(column.strip() for column in header):
-            raise ConfigError(
-                f"{source}:1: a CSV dataset needs a header row", hint="add a first line such as query,response"
-            )
-        columns = [column.strip() for column in header]
-        duplicated = sorted({c for c in columns if columns.count(c) > 1})
-        if duplicated:
-            raise ConfigError(f"{source}:1: column {duplicated[0]!r} appears twice in the header")
-        index = 0
-        for cells in reader:
-            line_no = reader.line_num
-            if not cells or not any(cell.strip() for cell in cells):
-                continue
-            if len(cells) != len(columns):
-                message = f"has {len(cells)} cells but the header has {len(columns)} columns"
-                yield Row(index, line_no, issue=DataIssue(source, line_no, message))
-            else:
-                yield Row(index, line_no, dict(zip(columns, cells, strict=True)))
-            index += 1
+        yield from csv_rows(handle, name or path.name)
+
+
+def csv_rows(lines: Iterable[str], source: str) -> Iterator[Row]:
+    """CSV rows (header first) from any stream of text lines."""
+    reader = csv.reader(lines)
+    header = next(reader, None)
+    if not header or not any(column.strip() for column in header):
+        raise ConfigError(
+            f"{source}:1: a CSV dataset needs a header row", hint="add a first line such as query,response"
+        )
+    columns = [column.strip() for column in header]
+    duplicated = sorted({c for c in columns if columns.count(c) > 1})
+    if duplicated:
+        raise ConfigError(f"{source}:1: column {duplicated[0]!r} appears twice in the header")
+    index = 0
+    for cells in reader:
+        line_no = reader.line_num
+        if not cells or not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) != len(columns):
+            message = f"has {len(cells)} cells but the header has {len(columns)} columns"
+            yield Row(index, line_no, issue=DataIssue(source, line_no, message))
+        else:
+            yield Row(index, line_no, dict(zip(columns, cells, strict=True)))
+        index += 1
 
 
 def read_inline(content: Iterable[Any], *, name: str = "file_content") -> Iterator[Row]:

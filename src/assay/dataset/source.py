@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.dataset.readers import Row, read_inline, read_path
+from assay.dataset.readers import Row, csv_rows, jsonl_rows, read_inline, read_path
 from assay.dataset.schema import ItemSchema
-from assay.errors import DataError, DataIssue
+from assay.errors import ConfigError, DataError, DataIssue
 
 MAX_ISSUES_KEPT = 1000
 
@@ -26,6 +27,19 @@ class Dataset:
     def from_path(cls, path: str | Path) -> Dataset:
         path = Path(path)
         return cls(name=str(path), open_rows=lambda: read_path(path), path=path)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str) -> Dataset:
+        """An uploaded file: CSV when its name ends in .csv, else JSONL."""
+
+        def rows() -> Iterator[Row]:
+            try:
+                text = io.StringIO(data.decode("utf-8-sig"), newline="")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            return csv_rows(text, name) if name.lower().endswith(".csv") else jsonl_rows(text, name)
+
+        return cls(name=name, open_rows=rows)
 
     @classmethod
     def from_content(cls, content: list[Any], name: str = "file_content") -> Dataset:

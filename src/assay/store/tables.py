@@ -57,6 +57,16 @@ runs = sa.Table(
     sa.Column("metadata", JSON, nullable=True),
     sa.Column("created_at", sa.Integer, nullable=False),
     sa.Column("finished_at", sa.Integer, nullable=True),
+    sa.Column("worker", sa.String(128), nullable=True),
+    sa.Column("lease_until", sa.Float, nullable=True),
+)  # fmt: skip
+
+api_keys = sa.Table(
+    "api_keys", metadata,
+    sa.Column("digest", sa.String(64), primary_key=True),
+    sa.Column("project", sa.String(128), nullable=False),
+    sa.Column("prefix", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
 )  # fmt: skip
 
 output_items = sa.Table(

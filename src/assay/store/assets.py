@@ -1,0 +1,79 @@
+"""Assets a project keeps: files, named datasets, custom evaluators, and the model-call cache."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.errors import NotFoundError
+from assay.store import tables as t
+from assay.store.base import DEFAULT_PROJECT, StoreBase, new_id, now
+
+
+class AssetsStore(StoreBase):
+    # model call cache (the llm layer's CallCache) ------------------------------------------
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            found = conn.execute(sa.select(t.llm_cache.c.response).where(t.llm_cache.c.key == key)).scalar()
+        return dict(found) if found is not None else None
+
+    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
+        row = {"key": key, "model": model, "response": response, "created_at": now()}
+        with self.engine.begin() as conn:
+            conn.execute(self._insert(t.llm_cache).on_conflict_do_nothing(), [row])
+
+    # custom evaluators ---------------------------------------------------------------------
+
+    def add_evaluator(
+        self, *, name: str, kind: str, content: str, project: str = DEFAULT_PROJECT
+    ) -> tuple[dict[str, Any], bool]:
+        """Store a definition; unchanged content keeps its version, a change makes the next one."""
+        digest = hashlib.sha256(content.encode()).hexdigest()
+        table = t.evaluators
+        with self.engine.begin() as conn:
+            latest = conn.execute(
+                sa.select(table).where(table.c.project == project, table.c.name == name)
+                .order_by(table.c.version.desc()).limit(1)
+            ).mappings().first()  # fmt: skip
+            if latest is not None and latest["digest"] == digest and latest["kind"] == kind:
+                return dict(latest), False
+            row = {"project": project, "name": name, "version": (latest["version"] + 1) if latest else 1,
+                   "kind": kind, "content": content, "digest": digest, "created_at": now()}  # fmt: skip
+            conn.execute(table.insert().values(**row))
+        return row, True
+
+    def list_evaluators(self, project: str = DEFAULT_PROJECT) -> list[dict[str, Any]]:
+        table = t.evaluators
+        query = sa.select(table).where(table.c.project == project).order_by(table.c.name, table.c.version)
+        with self.engine.connect() as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
+    # datasets ------------------------------------------------------------------------------
+
+    def register_dataset(self, *, name: str, version: str, uri: str, project: str = DEFAULT_PROJECT) -> dict[str, Any]:
+        row = {
+            "id": new_id("dataset"), "project": project, "name": name, "version": version, "uri": uri,
+            "file_id": None, "description": None, "created_at": now(),
+        }  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(t.datasets.insert().values(**row))
+        return row
+
+    def get_dataset(self, name: str, version: str | None = None, project: str = DEFAULT_PROJECT) -> dict[str, Any]:
+        query = sa.select(t.datasets).where(t.datasets.c.project == project, t.datasets.c.name == name)
+        if version is not None:
+            query = query.where(t.datasets.c.version == str(version))
+        with self.engine.connect() as conn:
+            rows = [dict(r) for r in conn.execute(query).mappings()]
+        if not rows:
+            which = f"{name}@{version}" if version is not None else name
+            raise NotFoundError(f"dataset not found: {which}", hint="register it with `assay dataset add NAME FILE`")
+        return max(rows, key=lambda r: (r["created_at"], r["version"]))
+
+    def list_datasets(self, project: str = DEFAULT_PROJECT) -> list[dict[str, Any]]:
+        query = sa.select(t.datasets).where(t.datasets.c.project == project).order_by(t.datasets.c.name)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]

@@ -1,0 +1,77 @@
+"""The store's base: one SQLAlchemy engine on SQLite (default) or PostgreSQL, migrated on open.
+
+On SQLite the database runs in WAL mode; every run's writes go through the engine's single
+writer task.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+DEFAULT_PROJECT = "default"
+
+
+def default_url() -> str:
+    """``ASSAY_DATABASE_URL`` if set, else SQLite under ``$ASSAY_HOME`` (default ``./.assay``)."""
+    url = os.environ.get("ASSAY_DATABASE_URL")
+    if url:
+        return url
+    home = Path(os.environ.get("ASSAY_HOME", ".assay"))
+    home.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{home / 'assay.db'}"
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def now() -> int:
+    return int(time.time())
+
+
+class StoreBase:
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_url()
+        self.engine = _make_engine(self.url)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _insert(self, table: sa.Table) -> Any:
+        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        return dialect.insert(table)
+
+
+def _make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)

@@ -1,0 +1,218 @@
+"""Evals, runs and output items: what a run reads and writes.
+
+Output items are keyed ``(run_id, datasource_item_id)`` and inserted with ``ON CONFLICT DO
+NOTHING``: a resumed run never writes an item twice. Summaries are ``GROUP BY`` queries over the
+per-criterion ``results`` rows, so they are exact however often a run was resumed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.errors import NotFoundError
+from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
+from assay.store import tables as t
+from assay.store.base import DEFAULT_PROJECT, StoreBase, new_id, now
+
+USAGE_COLUMNS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens")
+RUN_STATUSES = ("queued", "in_progress", "completed", "failed", "canceled")
+
+
+class RunsStore(StoreBase):
+    # evals ---------------------------------------------------------------------------------
+
+    def create_eval(
+        self, *, name: str | None, data_source_config: dict[str, Any], testing_criteria: list[dict[str, Any]],
+        metadata: dict[str, Any] | None = None, project: str = DEFAULT_PROJECT,
+    ) -> dict[str, Any]:  # fmt: skip
+        row = {
+            "id": new_id("eval"), "project": project, "name": name, "data_source_config": data_source_config,
+            "testing_criteria": testing_criteria, "metadata": metadata, "created_at": now(),
+        }  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(t.evals.insert().values(**row))
+        return row
+
+    def get_eval(self, eval_id: str) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(t.evals).where(t.evals.c.id == eval_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no eval with id {eval_id!r}")
+        return dict(row)
+
+    # runs ----------------------------------------------------------------------------------
+
+    def create_run(
+        self, *, eval_id: str, data_source: dict[str, Any], options: dict[str, Any] | None = None,
+        name: str | None = None, project: str = DEFAULT_PROJECT,
+    ) -> dict[str, Any]:  # fmt: skip
+        row = {
+            "id": new_id("evalrun"), "project": project, "eval_id": eval_id, "name": name, "status": "queued",
+            "data_source": data_source, "options": options or {}, "summary": None, "error": None,
+            "metadata": None, "created_at": now(), "finished_at": None,
+        }  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(t.runs.insert().values(**row))
+        return row
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(t.runs).where(t.runs.c.id == run_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no run with id {run_id!r}", hint="`assay runs list` shows the runs in this store")
+        return dict(row)
+
+    def list_runs(self, *, limit: int = 20, status: str | None = None) -> list[dict[str, Any]]:
+        query = sa.select(t.runs).order_by(t.runs.c.created_at.desc(), t.runs.c.id.desc()).limit(limit)
+        if status:
+            query = query.where(t.runs.c.status == status)
+        with self.engine.connect() as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
+    def update_run(self, run_id: str, **values: Any) -> None:
+        if values.get("status") in ("completed", "failed", "canceled"):
+            values.setdefault("finished_at", now())
+        with self.engine.begin() as conn:
+            conn.execute(t.runs.update().where(t.runs.c.id == run_id).values(**values))
+
+    # output items --------------------------------------------------------------------------
+
+    def add_output_items(self, run_id: str, items: Sequence[OutputItem]) -> None:
+        """Insert a batch in one transaction; items already stored are left as they are."""
+        if not items:
+            return
+        created = now()
+        item_rows = [
+            {
+                "run_id": run_id, "datasource_item_id": item.datasource_item_id, "status": item.status,
+                "datasource_item": item.datasource_item, "sample": item.sample,
+                "results": [r.model_dump() for r in item.results], "created_at": created,
+            }
+            for item in items
+        ]  # fmt: skip
+        result_rows = [
+            {
+                "run_id": run_id, "datasource_item_id": item.datasource_item_id, "criterion": r.name,
+                "metric": r.metric, "status": r.status, "passed": r.passed, "score": r.score, **_usage_columns(r),
+            }
+            for item in items
+            for r in item.results
+        ]  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(self._insert(t.output_items).on_conflict_do_nothing(), item_rows)
+            if result_rows:
+                conn.execute(self._insert(t.results).on_conflict_do_nothing(), result_rows)
+
+    def done_item_ids(self, run_id: str) -> set[int]:
+        query = sa.select(t.output_items.c.datasource_item_id).where(t.output_items.c.run_id == run_id)
+        with self.engine.connect() as conn:
+            return set(conn.execute(query).scalars())
+
+    def delete_output_items(self, run_id: str, item_ids: Sequence[int]) -> None:
+        """Forget some items so a resumed run evaluates them again (``--retry-errors``)."""
+        with self.engine.begin() as conn:
+            for table in (t.results, t.output_items):
+                for start in range(0, len(item_ids), 500):
+                    chunk = list(item_ids[start : start + 500])
+                    conn.execute(table.delete().where(table.c.run_id == run_id, table.c.datasource_item_id.in_(chunk)))
+
+    def iter_output_items(
+        self, run_id: str, *, after: int | None = None, limit: int | None = None, status: str | None = None,
+        descending: bool = False, batch: int = 1000,
+    ) -> Iterator[dict[str, Any]]:  # fmt: skip
+        """Output items in ``datasource_item_id`` order, paged by keyset (never OFFSET)."""
+        column = t.output_items.c.datasource_item_id
+        remaining = limit
+        cursor = after
+        while remaining is None or remaining > 0:
+            size = batch if remaining is None else min(batch, remaining)
+            query = sa.select(t.output_items).where(t.output_items.c.run_id == run_id)
+            if status:
+                query = query.where(t.output_items.c.status == status)
+            if cursor is not None:
+                query = query.where(column < cursor if descending else column > cursor)
+            query = query.order_by(column.desc() if descending else column).limit(size)
+            with self.engine.connect() as conn:
+                rows = [dict(row) for row in conn.execute(query).mappings()]
+            yield from rows
+            if len(rows) < size:
+                return
+            cursor = rows[-1]["datasource_item_id"]
+            if remaining is not None:
+                remaining -= len(rows)
+
+    def summarize(self, run_id: str, criteria: Sequence[tuple[str, str]]) -> RunSummary:
+        """Counts per item status and per criterion, and mean scores, computed by the database."""
+        items = t.output_items.c
+        res = t.results.c
+        with self.engine.connect() as conn:
+            status_rows = conn.execute(
+                sa.select(items.status, sa.func.count()).where(items.run_id == run_id).group_by(items.status)
+            ).all()
+            by_status: dict[str, int] = {status: count for status, count in status_rows}
+            per_criterion = conn.execute(
+                sa.select(res.criterion, res.status, res.passed, sa.func.count(), sa.func.avg(res.score))
+                .where(res.run_id == run_id)
+                .group_by(res.criterion, res.status, res.passed)
+            ).all()
+        counts = ResultCounts(
+            total=sum(by_status.values()), passed=by_status.get("pass", 0), failed=by_status.get("fail", 0),
+            errored=by_status.get("error", 0), skipped=by_status.get("skipped", 0),
+        )  # fmt: skip
+        summaries = {name: CriterionSummary(testing_criteria=name, metric=metric) for name, metric in criteria}
+        score_sums: dict[str, tuple[float, int]] = {}
+        for name, status, passed, count, mean in per_criterion:
+            summary = summaries.setdefault(name, CriterionSummary(testing_criteria=name, metric=""))
+            if status == "error":
+                summary.errored += count
+            elif status == "skipped":
+                summary.skipped += count
+            elif passed:
+                summary.passed += count
+            else:
+                summary.failed += count
+            if mean is not None and status == "completed":
+                total, n = score_sums.get(name, (0.0, 0))
+                score_sums[name] = (total + float(mean) * count, n + count)
+        for name, summary in summaries.items():
+            decided = summary.passed + summary.failed
+            summary.pass_rate = summary.passed / decided if decided else None
+            if name in score_sums:
+                total, n = score_sums[name]
+                summary.mean_score = total / n
+        return RunSummary(
+            result_counts=counts, per_testing_criteria_results=list(summaries.values()),
+            per_model_usage=self._model_usage(run_id),
+        )  # fmt: skip
+
+    def _model_usage(self, run_id: str) -> list[ModelUsage]:
+        res = t.results.c
+        query = (
+            sa.select(res.model, sa.func.sum(res.calls), sa.func.sum(res.cache_hits), sa.func.sum(res.prompt_tokens),
+                      sa.func.sum(res.completion_tokens), sa.func.sum(res.cached_tokens))
+            .where(res.run_id == run_id, res.model.is_not(None))
+            .group_by(res.model)
+            .order_by(res.model)
+        )  # fmt: skip
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [
+            ModelUsage(
+                model_name=model, invocation_count=int(calls or 0), cache_hits=int(hits or 0),
+                prompt_tokens=int(prompt or 0), completion_tokens=int(completion or 0),
+                total_tokens=int(prompt or 0) + int(completion or 0), cached_tokens=int(cached or 0),
+            )
+            for model, calls, hits, prompt, completion, cached in rows
+        ]  # fmt: skip
+
+
+def _usage_columns(result: Result) -> dict[str, Any]:
+    """Judges report their model calls in ``properties.usage``; stored as columns to sum per run."""
+    usage = result.properties.get("usage")
+    if not isinstance(usage, dict) or not usage.get("model"):
+        usage = {}
+    counts = {key: int(usage.get(key) or 0) for key in USAGE_COLUMNS}
+    return {"model": str(usage["model"]) if usage else None, **counts}
