@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from assay.store.assets import AssetsStore
-from assay.store.runs import RunsStore
+from assay.store.serving import ServingStore
 
 
-class Store(RunsStore, AssetsStore):
+class Store(ServingStore, AssetsStore):
     """Evals, runs, output items, files, datasets, custom evaluators and the model-call cache."""

@@ -1,0 +1,194 @@
+"""What the server needs beyond a run: files, listing and deleting evals and runs, API keys, and
+run leases so several workers (threads, processes or machines) share runs without doubling them.
+
+A worker claims a run that is ``queued``, or ``in_progress`` with an expired lease (its worker
+died), and renews the lease while it works. On PostgreSQL the claim uses ``FOR UPDATE SKIP
+LOCKED``; on SQLite the single writer serialises claims.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from typing import Any, Literal
+
+import sqlalchemy as sa
+
+from assay.errors import NotFoundError
+from assay.store import tables as t
+from assay.store.base import new_id, now
+from assay.store.runs import RunsStore
+
+Order = Literal["asc", "desc"]
+LEASE_SECONDS = 30.0
+
+
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+class ServingStore(RunsStore):
+    # files ---------------------------------------------------------------------------------
+
+    def create_file(self, *, project: str, filename: str, purpose: str, content: bytes) -> dict[str, Any]:
+        row = {"id": new_id("file"), "project": project, "filename": filename, "purpose": purpose,
+               "bytes": len(content), "content": content, "created_at": now()}  # fmt: skip
+        with self.engine.begin() as conn:
+            conn.execute(t.files.insert().values(**row))
+        return {k: v for k, v in row.items() if k != "content"}
+
+    def get_file(self, project: str, file_id: str, *, content: bool = False) -> dict[str, Any]:
+        columns = [c for c in t.files.c if content or c.name != "content"]
+        query = sa.select(*columns).where(t.files.c.id == file_id, t.files.c.project == project)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No file found with id '{file_id}'.")
+        return dict(row)
+
+    def list_files(
+        self, project: str, *, purpose: str | None, after: str | None, limit: int, order: Order
+    ) -> list[dict[str, Any]]:
+        columns = [c for c in t.files.c if c.name != "content"]
+        query = sa.select(*columns).where(t.files.c.project == project)
+        if purpose:
+            query = query.where(t.files.c.purpose == purpose)
+        return self._page(query, t.files, project, after, limit, order)
+
+    def delete_file(self, project: str, file_id: str) -> None:
+        self.get_file(project, file_id)
+        with self.engine.begin() as conn:
+            conn.execute(t.files.delete().where(t.files.c.id == file_id))
+
+    # evals and runs, as the API lists them ---------------------------------------------------
+
+    def get_eval_in(self, project: str, eval_id: str) -> dict[str, Any]:
+        query = sa.select(t.evals).where(t.evals.c.id == eval_id, t.evals.c.project == project)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No eval found with id '{eval_id}'.")
+        return dict(row)
+
+    def list_evals(self, project: str, *, after: str | None, limit: int, order: Order) -> list[dict[str, Any]]:
+        query = sa.select(t.evals).where(t.evals.c.project == project)
+        return self._page(query, t.evals, project, after, limit, order)
+
+    def update_eval(self, project: str, eval_id: str, **values: Any) -> dict[str, Any]:
+        self.get_eval_in(project, eval_id)
+        if values:
+            with self.engine.begin() as conn:
+                conn.execute(t.evals.update().where(t.evals.c.id == eval_id).values(**values))
+        return self.get_eval_in(project, eval_id)
+
+    def delete_eval(self, project: str, eval_id: str) -> None:
+        self.get_eval_in(project, eval_id)
+        with self.engine.begin() as conn:
+            run_ids = sa.select(t.runs.c.id).where(t.runs.c.eval_id == eval_id)
+            for table in (t.results, t.output_items):
+                conn.execute(table.delete().where(table.c.run_id.in_(run_ids)))
+            conn.execute(t.runs.delete().where(t.runs.c.eval_id == eval_id))
+            conn.execute(t.evals.delete().where(t.evals.c.id == eval_id))
+
+    def get_run_in(self, project: str, eval_id: str, run_id: str) -> dict[str, Any]:
+        query = sa.select(t.runs).where(t.runs.c.id == run_id, t.runs.c.eval_id == eval_id, t.runs.c.project == project)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No run found with id '{run_id}' for eval '{eval_id}'.")
+        return dict(row)
+
+    def list_eval_runs(
+        self, project: str, eval_id: str, *, status: str | None, after: str | None, limit: int, order: Order
+    ) -> list[dict[str, Any]]:
+        query = sa.select(t.runs).where(t.runs.c.project == project, t.runs.c.eval_id == eval_id)
+        if status:
+            query = query.where(t.runs.c.status == status)
+        return self._page(query, t.runs, project, after, limit, order)
+
+    def cancel_run(self, project: str, eval_id: str, run_id: str) -> dict[str, Any]:
+        """Mark a run canceled unless it already ended; its worker stops at its next check."""
+        self.get_run_in(project, eval_id, run_id)
+        with self.engine.begin() as conn:
+            conn.execute(
+                t.runs.update()
+                .where(t.runs.c.id == run_id, t.runs.c.status.in_(("queued", "in_progress")))
+                .values(status="canceled", finished_at=now())
+            )
+        return self.get_run_in(project, eval_id, run_id)
+
+    def delete_run(self, project: str, eval_id: str, run_id: str) -> None:
+        self.get_run_in(project, eval_id, run_id)
+        with self.engine.begin() as conn:
+            for table in (t.results, t.output_items):
+                conn.execute(table.delete().where(table.c.run_id == run_id))
+            conn.execute(t.runs.delete().where(t.runs.c.id == run_id))
+
+    def _page(
+        self, query: Any, table: sa.Table, project: str, after: str | None, limit: int, order: Order
+    ) -> list[dict[str, Any]]:
+        """Keyset pagination on (created_at, id): ``after`` is the last id the client saw."""
+        key = (table.c.created_at, table.c.id)
+        if after:
+            with self.engine.connect() as conn:
+                anchor = conn.execute(sa.select(*key).where(table.c.id == after, table.c.project == project)).first()
+            if anchor is None:
+                raise NotFoundError(f"'after' names no object: '{after}'")
+            cursor = sa.tuple_(*key)
+            query = query.where(cursor > sa.tuple_(*anchor) if order == "asc" else cursor < sa.tuple_(*anchor))
+        ordering = [c.asc() for c in key] if order == "asc" else [c.desc() for c in key]
+        with self.engine.connect() as conn:
+            return [dict(row) for row in conn.execute(query.order_by(*ordering).limit(limit)).mappings()]
+
+    # leases --------------------------------------------------------------------------------
+
+    def claim_run(self, worker: str) -> dict[str, Any] | None:
+        """Take one queued run, or an in-progress one whose worker stopped renewing its lease."""
+        clock = time.time()
+        claimable = sa.or_(
+            t.runs.c.status == "queued",
+            sa.and_(
+                t.runs.c.status == "in_progress", sa.or_(t.runs.c.lease_until.is_(None), t.runs.c.lease_until < clock)
+            ),
+        )
+        with self.engine.begin() as conn:
+            query = sa.select(t.runs.c.id).where(claimable).order_by(t.runs.c.created_at).limit(1)
+            if self.engine.dialect.name == "postgresql":
+                query = query.with_for_update(skip_locked=True)
+            run_id = conn.execute(query).scalar()
+            if run_id is None:
+                return None
+            taken = conn.execute(
+                t.runs.update().where(t.runs.c.id == run_id, claimable)
+                .values(status="in_progress", worker=worker, lease_until=clock + LEASE_SECONDS)
+            ).rowcount  # fmt: skip
+        return self.get_run(run_id) if taken == 1 else None
+
+    def renew_lease(self, run_id: str, worker: str) -> str:
+        """Extend the lease; returns the run's status (``canceled`` tells the worker to stop)."""
+        with self.engine.begin() as conn:
+            mine = sa.and_(t.runs.c.id == run_id, t.runs.c.worker == worker, t.runs.c.status == "in_progress")
+            conn.execute(t.runs.update().where(mine).values(lease_until=time.time() + LEASE_SECONDS))
+            status = conn.execute(sa.select(t.runs.c.status).where(t.runs.c.id == run_id)).scalar()
+        return str(status or "deleted")
+
+    # API keys ------------------------------------------------------------------------------
+
+    def create_key(self, project: str) -> str:
+        """A new key for ``project``; only its digest is stored, so it is shown this once."""
+        key = f"assay-{secrets.token_urlsafe(32)}"
+        row = {"digest": key_digest(key), "project": project, "prefix": key[:12], "created_at": now()}
+        with self.engine.begin() as conn:
+            conn.execute(t.api_keys.insert().values(**row))
+        return key
+
+    def project_for_key(self, key: str) -> str | None:
+        query = sa.select(t.api_keys.c.project).where(t.api_keys.c.digest == key_digest(key))
+        with self.engine.connect() as conn:
+            found = conn.execute(query).scalar()
+        return None if found is None else str(found)
+
+    def has_keys(self) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(sa.func.count()).select_from(t.api_keys)).scalar_one() > 0
