@@ -39,6 +39,9 @@ class RunOptions:
     concurrency: int = DEFAULT_CONCURRENCY
     flush_every: int = 200
     flush_seconds: float = 0.5
+    keep_going: Callable[[], bool] | None = None
+    """Asked every ``check_seconds`` (off the event loop); False stops the run (it was canceled)."""
+    check_seconds: float = 1.0
 
 
 @dataclass
@@ -52,6 +55,8 @@ class RunJob:
     options: RunOptions = field(default_factory=RunOptions)
     on_item: ProgressCallback | None = None
     models: ModelRegistry | None = None
+    stopped: bool = False
+    """Set when ``keep_going`` said stop: the run ends canceled, with what was done kept."""
 
 
 async def evaluate_item(row: Row, criteria: list[BoundCriterion]) -> OutputItem:
@@ -74,11 +79,14 @@ async def execute(job: RunJob) -> int:
     finished: asyncio.Queue[OutputItem | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
     workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(job.options.concurrency)]
     writer = asyncio.create_task(_write(finished, job))
+    watcher = asyncio.create_task(_watch(job)) if job.options.keep_going is not None else None
     evaluated = 0
     try:
         for row in job.dataset.rows():
             if row.issue is not None:
                 raise DataError([row.issue])
+            if job.stopped:
+                break
             if row.index in done:
                 continue
             await rows.put(row)
@@ -87,6 +95,8 @@ async def execute(job: RunJob) -> int:
             await rows.put(None)
         await asyncio.gather(*workers)
     finally:
+        if watcher is not None:
+            watcher.cancel()
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
@@ -99,7 +109,17 @@ async def execute(job: RunJob) -> int:
 
 async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
     while (row := await rows.get()) is not None:
-        await finished.put(await evaluate_item(row, job.criteria))
+        if not job.stopped:  # once stopped, queued rows are drained unevaluated
+            await finished.put(await evaluate_item(row, job.criteria))
+
+
+async def _watch(job: RunJob) -> None:
+    """Ask ``keep_going`` (off the loop) every ``check_seconds``; stop the run when it says no."""
+    assert job.options.keep_going is not None
+    while not job.stopped:
+        await asyncio.sleep(job.options.check_seconds)
+        if not await asyncio.to_thread(job.options.keep_going):
+            job.stopped = True
 
 
 async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:

@@ -87,10 +87,15 @@ def start(prepared: PreparedRun, store: Store) -> dict[str, Any]:
 
 def finish_run(
     prepared: PreparedRun, run: dict[str, Any], store: Store, *,
-    options: RunOptions | None = None, on_item: ProgressCallback | None = None,
+    options: RunOptions | None = None, on_item: ProgressCallback | None = None, claimed: bool = False,
 ) -> RunOutcome:  # fmt: skip
-    """Execute the items the run still lacks, then store and return its summary."""
-    store.update_run(run["id"], status="in_progress", error=None)
+    """Execute the items the run still lacks, then store and return its summary.
+
+    ``claimed``: a worker already moved the run to ``in_progress`` (and a cancel may have come since,
+    which must not be overwritten).
+    """
+    if not claimed:
+        store.update_run(run["id"], status="in_progress", error=None)
     job = RunJob(
         run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item, prepared.models
     )
@@ -102,7 +107,9 @@ def finish_run(
     except Exception as exc:
         _close(store, run["id"], prepared, "failed", {"code": type(exc).__name__, "message": str(exc)})
         raise
-    summary = _close(store, run["id"], prepared, "completed")
+    # Canceled from elsewhere (the API) while the last items finished: the run stays canceled.
+    canceled = job.stopped or store.get_run(run["id"])["status"] == "canceled"
+    summary = _close(store, run["id"], prepared, "canceled" if canceled else "completed")
     return RunOutcome(store.get_run(run["id"]), summary, evaluated)
 
 

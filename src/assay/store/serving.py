@@ -192,3 +192,13 @@ class ServingStore(RunsStore):
     def has_keys(self) -> bool:
         with self.engine.connect() as conn:
             return conn.execute(sa.select(sa.func.count()).select_from(t.api_keys)).scalar_one() > 0
+
+    def get_output_item(self, run_id: str, index: int) -> dict[str, Any]:
+        query = sa.select(t.output_items).where(
+            t.output_items.c.run_id == run_id, t.output_items.c.datasource_item_id == index
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No output item {index} in run '{run_id}'.")
+        return dict(row)

@@ -1,0 +1,58 @@
+"""What every request handler needs: the store, the catalog, the models, and who is calling."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Body, Depends, Request
+
+from assay.api.errors import AuthError
+from assay.evaluators.catalog import Catalog
+from assay.llm import ModelRegistry
+from assay.store import DEFAULT_PROJECT, Store
+
+
+@dataclass
+class ApiContext:
+    store: Store
+    catalog: Callable[[], Catalog]
+    models: Callable[[], ModelRegistry]
+    _keys_checked: float = field(default=0.0, repr=False)
+    _keys_exist: bool = field(default=False, repr=False)
+
+    def keys_exist(self) -> bool:
+        """Whether any API key is configured (checked at most once a second)."""
+        if time.monotonic() - self._keys_checked > 1.0:
+            self._keys_exist = self.store.has_keys()
+            self._keys_checked = time.monotonic()
+        return self._keys_exist
+
+
+def context(request: Request) -> ApiContext:
+    ctx: ApiContext = request.app.state.assay
+    return ctx
+
+
+def project(request: Request) -> str:
+    """The caller's project: from its key when keys exist, else from the path (or ``default``)."""
+    ctx = context(request)
+    in_path = request.path_params.get("project")
+    if not ctx.keys_exist():
+        return str(in_path or DEFAULT_PROJECT)
+    header = request.headers.get("authorization", "")
+    key = header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("api-key", "").strip()
+    if not key:
+        raise AuthError("Missing API key: send 'Authorization: Bearer <key>' or an 'api-key' header.")
+    owner = ctx.store.project_for_key(key)
+    if owner is None:
+        raise AuthError("Incorrect API key provided.")
+    if in_path and in_path != owner:
+        raise AuthError(f"This key belongs to another project, not '{in_path}'.", status=403)
+    return owner
+
+
+Owner = Annotated[str, Depends(project)]
+JsonBody = Annotated[dict[str, Any], Body()]

@@ -1,0 +1,63 @@
+"""Errors in OpenAI's shape, ``{"error": {message, type, param, code}}``, with the right status."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
+
+from assay.errors import AssayError, NotFoundError, UserError
+
+log = logging.getLogger("assay.api")
+
+
+class AuthError(Exception):
+    def __init__(self, message: str, status: int = 401) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def error(status: int, message: str, kind: str, code: str | None = None, param: str | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}}, status_code=status)
+
+
+def install(app: FastAPI) -> None:
+    @app.middleware("http")
+    async def request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        response = await call_next(request)
+        response.headers["x-request-id"] = f"req_{uuid.uuid4().hex}"
+        return response
+
+    @app.exception_handler(NotFoundError)
+    async def not_found(_: Request, exc: NotFoundError) -> JSONResponse:
+        return error(404, exc.message, "invalid_request_error", "not_found")
+
+    @app.exception_handler(UserError)
+    async def bad_request(_: Request, exc: UserError) -> JSONResponse:
+        message = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        return error(400, message, "invalid_request_error", exc.code)
+
+    @app.exception_handler(AuthError)
+    async def unauthorized(_: Request, exc: AuthError) -> JSONResponse:
+        return error(exc.status, str(exc), "invalid_request_error", "invalid_api_key")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": [], "msg": "invalid request"}
+        where = ".".join(str(p) for p in first["loc"] if p != "body")
+        message = str(first["msg"])
+        return error(400, f"{where}: {message}" if where else message, "invalid_request_error", param=where)
+
+    @app.exception_handler(HTTPException)
+    async def http(_: Request, exc: HTTPException) -> JSONResponse:
+        return error(exc.status_code, str(exc.detail), "invalid_request_error")
+
+    @app.exception_handler(AssayError)
+    async def internal(_: Request, exc: AssayError) -> JSONResponse:
+        log.exception("internal error")
+        return error(500, str(exc), "server_error")

@@ -1,0 +1,72 @@
+"""``/evals``: create (criteria checked against the catalog and item_schema), retrieve, update, list, delete."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from assay.api.context import ApiContext, JsonBody, Owner, context
+from assay.api.wire import eval_object, page
+from assay.dataset import ItemSchema
+from assay.errors import ConfigError
+from assay.run.criteria import bind_criteria
+
+router = APIRouter()
+CONFIG_TYPES = {"custom", "azure_ai_source", "logs", "stored_completions"}
+
+
+def check_eval(ctx: ApiContext, config: Any, criteria: Any, level: str = "turn") -> None:
+    """Refuse what no run could execute: a bad item_schema, unknown evaluators, impossible mappings."""
+    if not isinstance(config, dict) or config.get("type") not in CONFIG_TYPES:
+        raise ConfigError("data_source_config.type must be custom (with item_schema) or azure_ai_source")
+    if config["type"] == "custom" and "item_schema" not in config:
+        raise ConfigError("a custom data_source_config needs an item_schema (a JSON Schema for one item)")
+    schema = ItemSchema(config.get("item_schema"), where="data_source_config.item_schema")
+    if not isinstance(criteria, list):
+        raise ConfigError("testing_criteria must be a list")
+    has_sample = bool(config.get("include_sample_schema"))
+    bind_criteria(
+        criteria, ctx.catalog(), item_fields=schema.known_fields(), has_sample=has_sample,
+        level="conversation" if level == "conversation" else "turn", models=ctx.models(),
+    )  # fmt: skip
+
+
+@router.post("/evals")
+def create_eval(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]:
+    ctx = context(request)
+    config, criteria = body.get("data_source_config"), body.get("testing_criteria")
+    check_eval(ctx, config, criteria)
+    assert isinstance(config, dict) and isinstance(criteria, list)
+    criteria = [{**c, "id": c.get("id") or f"{c.get('name', 'criterion')}-{uuid.uuid4()}"} for c in criteria]
+    row = ctx.store.create_eval(name=body.get("name"), data_source_config=config, testing_criteria=criteria,
+                                metadata=body.get("metadata"), project=owner)  # fmt: skip
+    return eval_object(row)
+
+
+@router.get("/evals")
+def list_evals(
+    request: Request, owner: Owner, after: str | None = None,
+    limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc",
+    order_by: Literal["created_at", "updated_at"] = "created_at",
+) -> dict[str, Any]:  # fmt: skip
+    rows = context(request).store.list_evals(owner, after=after, limit=limit + 1, order=order)
+    return page([eval_object(r) for r in rows], limit)
+
+
+@router.get("/evals/{eval_id}")
+def retrieve_eval(request: Request, eval_id: str, owner: Owner) -> dict[str, Any]:
+    return eval_object(context(request).store.get_eval_in(owner, eval_id))
+
+
+@router.post("/evals/{eval_id}")
+def update_eval(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
+    values = {key: body[key] for key in ("name", "metadata") if key in body}
+    return eval_object(context(request).store.update_eval(owner, eval_id, **values))
+
+
+@router.delete("/evals/{eval_id}")
+def delete_eval(request: Request, eval_id: str, owner: Owner) -> dict[str, Any]:
+    context(request).store.delete_eval(owner, eval_id)
+    return {"object": "eval.deleted", "deleted": True, "eval_id": eval_id}

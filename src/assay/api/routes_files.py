@@ -1,0 +1,53 @@
+"""``/files``: upload (multipart), retrieve, list, content, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
+from fastapi.responses import Response
+
+from assay.api.context import Owner, context
+from assay.api.wire import file_object, page
+from assay.errors import ConfigError
+
+router = APIRouter()
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+@router.post("/files")
+async def create_file(
+    request: Request, file: Annotated[UploadFile, File()], purpose: Annotated[str, Form()], owner: Owner
+) -> dict[str, Any]:
+    content = await file.read()
+    if len(content) > MAX_FILE_BYTES:
+        raise ConfigError("file is larger than 512 MB")
+    name = file.filename or "upload.jsonl"
+    row = context(request).store.create_file(project=owner, filename=name, purpose=purpose, content=content)
+    return file_object(row)
+
+
+@router.get("/files")
+def list_files(
+    request: Request, owner: Owner, purpose: str | None = None, after: str | None = None,
+    limit: int = Query(10000, ge=1, le=10000), order: Literal["asc", "desc"] = "desc",
+) -> dict[str, Any]:  # fmt: skip
+    rows = context(request).store.list_files(owner, purpose=purpose, after=after, limit=limit + 1, order=order)
+    return page([file_object(r) for r in rows], limit)
+
+
+@router.get("/files/{file_id}")
+def retrieve_file(request: Request, file_id: str, owner: Owner) -> dict[str, Any]:
+    return file_object(context(request).store.get_file(owner, file_id))
+
+
+@router.get("/files/{file_id}/content")
+def file_content(request: Request, file_id: str, owner: Owner) -> Response:
+    row = context(request).store.get_file(owner, file_id, content=True)
+    return Response(bytes(row["content"]), media_type="application/octet-stream")
+
+
+@router.delete("/files/{file_id}")
+def delete_file(request: Request, file_id: str, owner: Owner) -> dict[str, Any]:
+    context(request).store.delete_file(owner, file_id)
+    return {"id": file_id, "object": "file", "deleted": True}

@@ -1,0 +1,102 @@
+"""``/evals/{id}/runs`` and their output items."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from assay.api.context import JsonBody, Owner, context
+from assay.api.routes_evals import check_eval
+from assay.api.wire import item_index, output_item_id, output_item_object, page, run_object
+from assay.errors import ConfigError, NotFoundError
+from assay.run.sources import check_data_source
+
+router = APIRouter()
+RUN_STATUSES = Literal["queued", "in_progress", "completed", "canceled", "failed"]
+
+
+def _run(request: Request, row: dict[str, Any], criteria: list[dict[str, Any]]) -> dict[str, Any]:
+    return run_object(row, criteria, str(request.base_url).rstrip("/") + f"/ui/runs/{row['id']}")
+
+
+@router.post("/evals/{eval_id}/runs")
+def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
+    ctx = context(request)
+    stored = ctx.store.get_eval_in(owner, eval_id)
+    data_source = body.get("data_source")
+    check_data_source(data_source)
+    assert isinstance(data_source, dict)
+    if data_source["source"]["type"] == "file_id":
+        try:
+            ctx.store.get_file(owner, str(data_source["source"].get("id")))
+        except NotFoundError as exc:
+            raise ConfigError(f"data_source.source.id: {exc.message}") from None
+    level = body.get("evaluation_level", "turn")
+    if level not in ("turn", "conversation"):
+        raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
+    check_eval(ctx, stored["data_source_config"], stored["testing_criteria"], level)
+    row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options={"evaluation_level": level},
+                               name=body.get("name"), project=owner)  # fmt: skip
+    if body.get("metadata"):
+        ctx.store.update_run(row["id"], metadata=body["metadata"])
+        row = ctx.store.get_run(row["id"])
+    return _run(request, row, stored["testing_criteria"])
+
+
+@router.get("/evals/{eval_id}/runs")
+def list_runs(
+    request: Request, eval_id: str, owner: Owner, after: str | None = None,
+    limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc", status: RUN_STATUSES | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    ctx = context(request)
+    criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
+    rows = ctx.store.list_eval_runs(owner, eval_id, status=status, after=after, limit=limit + 1, order=order)
+    return page([_run(request, r, criteria) for r in rows], limit)
+
+
+@router.get("/evals/{eval_id}/runs/{run_id}")
+def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dict[str, Any]:
+    ctx = context(request)
+    criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
+    return _run(request, ctx.store.get_run_in(owner, eval_id, run_id), criteria)
+
+
+@router.post("/evals/{eval_id}/runs/{run_id}/cancel")
+def cancel_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dict[str, Any]:
+    ctx = context(request)
+    criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
+    return _run(request, ctx.store.cancel_run(owner, eval_id, run_id), criteria)
+
+
+@router.delete("/evals/{eval_id}/runs/{run_id}")
+def delete_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dict[str, Any]:
+    context(request).store.delete_run(owner, eval_id, run_id)
+    return {"object": "eval.run.deleted", "deleted": True, "run_id": run_id}
+
+
+@router.get("/evals/{eval_id}/runs/{run_id}/output_items")
+def list_output_items(
+    request: Request, eval_id: str, run_id: str, owner: Owner, after: str | None = None,
+    limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc",
+    status: Literal["pass", "fail", "failed", "error", "skipped"] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    ctx = context(request)
+    ctx.store.get_run_in(owner, eval_id, run_id)
+    cursor = item_index(after) if after else None
+    if after and cursor is None:
+        raise ConfigError(f"after: '{after}' is not an output item id")
+    wanted = "fail" if status == "failed" else status
+    rows = ctx.store.iter_output_items(run_id, after=cursor, limit=limit + 1, status=wanted,
+                                       descending=order == "desc", batch=limit + 1)  # fmt: skip
+    return page([output_item_object(r, eval_id) for r in rows], limit)
+
+
+@router.get("/evals/{eval_id}/runs/{run_id}/output_items/{item_id}")
+def retrieve_output_item(request: Request, eval_id: str, run_id: str, item_id: str, owner: Owner) -> dict[str, Any]:
+    ctx = context(request)
+    ctx.store.get_run_in(owner, eval_id, run_id)
+    index = item_index(item_id)
+    if index is None or output_item_id(run_id, index) != item_id:
+        raise NotFoundError(f"No output item found with id '{item_id}'.")
+    return output_item_object(ctx.store.get_output_item(run_id, index), eval_id)

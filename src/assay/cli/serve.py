@@ -1,0 +1,99 @@
+"""``assay serve``, ``assay worker`` and ``assay keys create``."""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+from pathlib import Path
+
+import click
+
+from assay.cli.common import catalog, open_store, out
+from assay.cli.main import cli
+from assay.errors import ConfigError
+from assay.llm import ModelRegistry, parse_models
+from assay.run.worker import start_workers
+
+
+def _models_factory(models_file: Path | None) -> ModelRegistry:
+    if models_file is None:
+        return ModelRegistry()
+    import yaml
+
+    try:
+        section = yaml.safe_load(models_file.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{models_file}: cannot read models ({exc})") from None
+    return ModelRegistry(parse_models(section.get("models", section), where=str(models_file)))
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", "worker_count", default=2, show_default=True, help="Run workers in this process.")
+@click.option(
+    "--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with a models: section."
+)
+def serve(host: str, port: int, worker_count: int, models_file: Path | None) -> None:
+    """Serve the OpenAI Evals API (and run evaluations) on HOST:PORT."""
+    import uvicorn
+
+    from assay.api import create_app
+
+    store = open_store()
+    registry = _models_factory(models_file)
+    if not store.has_keys():
+        if not _is_loopback(host):
+            raise ConfigError(
+                f"no API keys exist, so assay serves loopback only and will not listen on {host}",
+                hint="create one with `assay keys create --project NAME`, or serve on 127.0.0.1",
+            )
+        out.print("[yellow]no API keys configured: anyone on this machine can call the API (loopback only)[/]")
+    stop, _ = start_workers(store, lambda: catalog(store), lambda: registry, worker_count)
+    app = create_app(store, catalog=lambda: catalog(store), models=lambda: registry)
+    out.print(f"assay serving on http://{host}:{port}/v1 with {worker_count} workers; store {store.url}")
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        stop.set()
+
+
+@cli.command("worker")
+@click.option(
+    "--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with a models: section."
+)
+@click.option("--threads", default=2, show_default=True, help="Runs executed at once by this process.")
+def worker(models_file: Path | None, threads: int) -> None:
+    """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
+    store = open_store()
+    registry = _models_factory(models_file)
+    stop, running = start_workers(store, lambda: catalog(store), lambda: registry, threads)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    out.print(f"assay worker: {threads} threads on {store.url}")
+    try:
+        while any(t.is_alive() for t in running):
+            stop.wait(0.5)
+    except KeyboardInterrupt:
+        stop.set()
+
+
+@cli.group("keys")
+def keys_group() -> None:
+    """API keys for `assay serve`."""
+
+
+@keys_group.command("create")
+@click.option("--project", required=True, help="The project the key can see.")
+def create_key(project: str) -> None:
+    """Create an API key for PROJECT; it is shown once and stored hashed."""
+    key = open_store().create_key(project)
+    out.print(key, markup=False)

@@ -1,0 +1,56 @@
+"""Run data sources as the Evals API sends them, and the eval definition a stored eval implies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.dataset import Dataset
+from assay.errors import ConfigError
+from assay.run.runner import EvalDefinition
+from assay.store import Store
+
+FILE_SOURCES = {"jsonl", "csv"}
+LATER_SOURCES = {"completions", "responses", "azure_ai_target_completions", "azure_ai_responses", "azure_ai_traces",
+                 "azure_ai_traces_preview", "azure_ai_trace_data_source", "azure_ai_trace_data_source_preview",
+                 "azure_ai_red_team", "azure_ai_synthetic_data_gen_preview"}  # fmt: skip
+
+
+def check_data_source(data_source: Any) -> None:
+    """Refuse, before a run is created, a data source assay cannot read."""
+    if not isinstance(data_source, dict):
+        raise ConfigError("data_source must be an object such as {type: jsonl, source: {type: file_id, id}}")
+    kind = data_source.get("type")
+    if kind in LATER_SOURCES:
+        raise ConfigError(f"data_source type {kind!r} is not supported by this server yet")
+    if kind not in FILE_SOURCES:
+        raise ConfigError(f"unknown data_source type {kind!r}; use jsonl or csv")
+    source = data_source.get("source")
+    if not isinstance(source, dict) or source.get("type") not in ("file_id", "file_content"):
+        raise ConfigError("data_source.source must be {type: file_id, id} or {type: file_content, content: [...]}")
+    if source["type"] == "file_content" and not isinstance(source.get("content"), list):
+        raise ConfigError("data_source.source.content must be a list of {item: {...}} objects")
+    if source["type"] == "file_content" and kind == "csv":
+        raise ConfigError("a csv data source takes a file_id")
+
+
+def dataset_for(store: Store, project: str, data_source: dict[str, Any]) -> Dataset:
+    check_data_source(data_source)
+    source = data_source["source"]
+    if source["type"] == "file_content":
+        return Dataset.from_content(source["content"])
+    record = store.get_file(project, str(source.get("id")), content=True)
+    name = record["filename"]
+    if data_source["type"] == "csv" and not name.lower().endswith(".csv"):
+        name = f"{name}.csv"
+    return Dataset.from_bytes(bytes(record["content"]), name)
+
+
+def definition_for(stored_eval: dict[str, Any], run: dict[str, Any]) -> EvalDefinition:
+    config = stored_eval["data_source_config"] or {}
+    level = (run.get("options") or {}).get("evaluation_level", "turn")
+    return EvalDefinition(
+        name=stored_eval.get("name") or stored_eval["id"],
+        testing_criteria=stored_eval["testing_criteria"],
+        item_schema=config.get("item_schema") if config.get("type") == "custom" else None,
+        evaluation_level="conversation" if level == "conversation" else "turn",
+    )

@@ -1,0 +1,81 @@
+"""Run workers: claim runs from the store and execute them with the same engine as the CLI.
+
+``assay serve`` runs workers in-process (threads); ``assay worker`` runs them on their own,
+against the same database, on as many machines as wanted. A worker renews its run's lease while it
+works; a run whose worker died is claimed again when the lease runs out and resumes where it
+stopped, each item written once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+
+from assay.errors import AssayError
+from assay.evaluators.catalog import Catalog
+from assay.llm import ModelRegistry
+from assay.run.engine import RunOptions
+from assay.run.runner import finish_run, prepare
+from assay.run.sources import dataset_for, definition_for
+from assay.store import Store
+
+log = logging.getLogger("assay.worker")
+
+
+class Worker:
+    def __init__(
+        self, store: Store, catalog: Callable[[], Catalog], models: Callable[[], ModelRegistry], *,
+        name: str | None = None, poll_seconds: float = 0.5,
+    ) -> None:  # fmt: skip
+        self.store = store
+        self.catalog = catalog
+        self.models = models
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+        self.poll_seconds = poll_seconds
+
+    def serve(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                worked = self.work_once()
+            except Exception:  # noqa: BLE001 - a worker outlives any one run's failure
+                log.exception("worker %s: unexpected error", self.name)
+                worked = False
+            if not worked:
+                stop.wait(self.poll_seconds)
+
+    def work_once(self) -> bool:
+        run = self.store.claim_run(self.name)
+        if run is None:
+            return False
+        log.info("worker %s: running %s", self.name, run["id"])
+        try:
+            stored_eval = self.store.get_eval(run["eval_id"])
+            dataset = dataset_for(self.store, run["project"], run["data_source"])
+            prepared = prepare(definition_for(stored_eval, run), dataset, self.catalog(), self.models())
+        except AssayError as exc:
+            self.store.update_run(
+                run["id"], status="failed", error={"code": exc.__class__.__name__, "message": str(exc)}
+            )
+            return True
+        options = RunOptions(keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress")
+        try:
+            finish_run(prepared, run, self.store, options=options, claimed=True)
+        except Exception:  # noqa: BLE001 - finish_run already marked the run failed with the cause
+            log.exception("run %s failed", run["id"])
+        return True
+
+
+def start_workers(
+    store: Store, catalog: Callable[[], Catalog], models: Callable[[], ModelRegistry], count: int
+) -> tuple[threading.Event, list[threading.Thread]]:
+    """``count`` worker threads, each with a name of its own; set the event to stop them."""
+    stop = threading.Event()
+    prefix = f"{socket.gethostname()}:{os.getpid()}"
+    workers = [Worker(store, catalog, models, name=f"{prefix}:{i}") for i in range(count)]
+    threads = [threading.Thread(target=w.serve, args=(stop,), name=f"assay-{w.name}", daemon=True) for w in workers]
+    for thread in threads:
+        thread.start()
+    return stop, threads

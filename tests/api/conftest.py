@@ -1,0 +1,54 @@
+"""A real assay server (uvicorn on a free port, workers in threads) for the openai SDK to call."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+import uvicorn
+from openai import OpenAI
+
+from assay.api import create_app
+from assay.evaluators import load_catalog
+from assay.run.worker import start_workers
+from tests.support.fixtures import free_port
+
+
+@dataclass
+class Served:
+    url: str
+    store: object
+
+    def client(self, key: str = "anonymous", prefix: str = "/v1") -> OpenAI:
+        return OpenAI(base_url=f"{self.url}{prefix}", api_key=key, max_retries=0)
+
+
+@pytest.fixture
+def served(store, models):
+    app = create_app(store, catalog=lambda: load_catalog(store), models=lambda: models)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop, workers = start_workers(store, lambda: load_catalog(store), lambda: models, 2)
+    yield Served(f"http://127.0.0.1:{port}", store)
+    stop.set()
+    for worker in workers:
+        worker.join(timeout=10)
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def wait_for(client: OpenAI, eval_id: str, run_id: str, seconds: float = 60):
+    """The seed documents' polling loop."""
+    deadline = time.monotonic() + seconds
+    run = client.evals.runs.retrieve(run_id=run_id, eval_id=eval_id)
+    while run.status not in ("completed", "failed", "canceled") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        run = client.evals.runs.retrieve(run_id=run_id, eval_id=eval_id)
+    return run

@@ -1,0 +1,148 @@
+"""The OpenAI Evals API driven by the real openai SDK against a real assay server."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import openai
+import pytest
+
+from tests.api.conftest import wait_for
+
+ROWS = [
+    {"query": "Capital of France?", "response": "Paris is the capital.", "ground_truth": "Paris"},
+    {"query": "Capital of Japan?", "response": "Tokyo", "ground_truth": "Tokyo"},
+    {"query": "Capital of Germany?", "response": "I don't know.", "ground_truth": "Berlin"},
+]
+SCHEMA = {"type": "object", "properties": {k: {"type": "string"} for k in ("query", "response", "ground_truth")},
+          "required": ["query", "response", "ground_truth"]}  # fmt: skip
+CRITERIA = [
+    {"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score",
+     "data_mapping": {"response": "{{item.response}}", "ground_truth": "{{item.ground_truth}}"}},
+    {"type": "string_check", "name": "mentions", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
+     "operation": "ilike"},
+]  # fmt: skip
+
+
+def jsonl(rows, wrap=True) -> bytes:
+    return "".join(json.dumps({"item": r} if wrap else r) + "\n" for r in rows).encode()
+
+
+def make_eval(client, criteria=CRITERIA, schema=SCHEMA):
+    return client.evals.create(
+        name="capitals", data_source_config={"type": "custom", "item_schema": schema, "include_sample_schema": False},
+        testing_criteria=criteria,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("prefix", ["/v1", "/openai/v1", "/api/projects/default/openai/v1", "/openai"])
+def test_seed_flow_with_an_uploaded_jsonl(served, prefix):
+    client = served.client(prefix=prefix)
+    uploaded = client.files.create(file=("capitals.jsonl", io.BytesIO(jsonl(ROWS))), purpose="evals")
+    assert uploaded.status == "processed" and uploaded.bytes > 0
+    created = make_eval(client)
+    assert created.data_source_config.schema_["properties"]["item"] == SCHEMA
+    assert all(c.model_extra.get("id") or getattr(c, "id", None) for c in created.testing_criteria)
+    run = client.evals.runs.create(eval_id=created.id, name="first",
+                                   data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}})  # fmt: skip
+    assert run.status == "queued" and run.result_counts.total == 0
+    run = wait_for(client, created.id, run.id)
+    assert run.status == "completed", run.error
+    assert (run.result_counts.total, run.result_counts.passed, run.result_counts.failed) == (3, 2, 1)
+    per = {r.model_extra["name"]: r for r in run.per_testing_criteria_results}
+    assert (per["f1"].passed, per["mentions"].passed) == (2, 2)
+    items = list(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id))
+    assert [i.datasource_item_id for i in items] == [0, 1, 2]
+    first = items[0]
+    assert first.datasource_item == ROWS[0] and first.status == "pass"
+    f1 = next(r for r in first.results if r.name == "f1")
+    assert f1.model_extra["metric"] == "f1_score" and f1.model_extra["label"] == "pass" and f1.passed is True
+    assert f1.model_extra["threshold"] == 0.5 and round(f1.score, 4) == 0.5
+    assert (
+        client.evals.runs.output_items.retrieve(output_item_id=first.id, run_id=run.id, eval_id=created.id).id
+        == first.id
+    )
+    failed = client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id, status="fail")
+    assert [i.datasource_item_id for i in failed] == [2]
+    assert run.report_url.endswith(f"/ui/runs/{run.id}")
+
+
+def test_csv_and_inline_content_and_pagination(served):
+    client = served.client()
+    csv_bytes = b"query,response,ground_truth\n" + b"".join(f"q{i},answer {i},answer {i}\n".encode() for i in range(45))
+    uploaded = client.files.create(file=("rows.csv", io.BytesIO(csv_bytes)), purpose="evals")
+    created = make_eval(client)
+    csv_run = client.evals.runs.create(
+        eval_id=created.id, data_source={"type": "csv", "source": {"type": "file_id", "id": uploaded.id}}
+    )
+    inline = client.evals.runs.create(eval_id=created.id, data_source={
+        "type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}})  # fmt: skip
+    assert wait_for(client, created.id, csv_run.id).result_counts.passed == 45
+    assert wait_for(client, created.id, inline.id).result_counts.total == 3
+    page = client.evals.runs.output_items.list(run_id=csv_run.id, eval_id=created.id, limit=20)
+    assert len(page.data) == 20 and page.has_more
+    every = [item.datasource_item_id for item in page]  # the SDK follows `after` across pages
+    assert every == list(range(45))
+    backwards = client.evals.runs.output_items.list(run_id=csv_run.id, eval_id=created.id, limit=5, order="desc")
+    assert [i.datasource_item_id for i in backwards.data] == [44, 43, 42, 41, 40]
+    runs = client.evals.runs.list(eval_id=created.id, status="completed")
+    assert {r.id for r in runs} == {csv_run.id, inline.id}
+    assert client.evals.retrieve(created.id).name == "capitals"
+    assert client.evals.update(created.id, name="renamed", metadata={"team": "qa"}).metadata == {"team": "qa"}
+    assert created.id in {e.id for e in client.evals.list()}
+    assert client.evals.runs.delete(run_id=inline.id, eval_id=created.id).deleted
+    assert client.evals.delete(created.id).deleted
+    assert client.files.delete(uploaded.id).deleted
+
+
+@pytest.mark.parametrize(
+    "call, status, fragment",
+    [
+        (lambda c: make_eval(c, criteria=[{"type": "azure_ai_evaluator", "name": "x", "evaluator_name": "builtin.nope"}]),
+         400, "unknown evaluator 'builtin.nope'"),
+        (lambda c: make_eval(c, schema={"type": "objekt"}), 400, "not a valid JSON Schema"),
+        (lambda c: make_eval(c, criteria=[{**CRITERIA[0], "data_mapping": {"response": "{{item.answer}}",
+                                                                          "ground_truth": "{{item.ground_truth}}"}}]),
+         400, "no field 'answer'"),
+        (lambda c: c.evals.retrieve("eval_missing"), 404, "No eval found"),
+    ],
+)  # fmt: skip
+def test_bad_requests_say_what_is_wrong(served, call, status, fragment):
+    client = served.client()
+    with pytest.raises(openai.APIStatusError) as info:
+        call(client)
+    assert info.value.status_code == status and fragment in info.value.message
+    assert info.value.response.headers.get("x-request-id")
+
+
+def test_a_file_that_is_not_jsonl_fails_the_run_with_the_line(served):
+    client = served.client()
+    uploaded = client.files.create(file=("bad.jsonl", io.BytesIO(b'{"query": "a"}\nnot json\n')), purpose="evals")
+    created = make_eval(client)
+    run = client.evals.runs.create(
+        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}}
+    )
+    run = wait_for(client, created.id, run.id)
+    assert run.status == "failed" and "bad.jsonl:2: invalid JSON" in run.error.message
+    with pytest.raises(openai.BadRequestError, match="No file found"):
+        client.evals.runs.create(
+            eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": "file_nope"}}
+        )
+
+
+def test_cancel_stops_a_run(served, llm):
+    llm.script(default={"content": '{"reason": "ok", "score": 4}'}, latency_ms=300)
+    client = served.client()
+    created = make_eval(client, criteria=[{"type": "azure_ai_evaluator", "name": "relevance",
+                                           "evaluator_name": "builtin.relevance", "initialization_parameters": {"model": "judge"}}])  # fmt: skip
+    rows = [{"query": f"q{i}", "response": f"r{i}", "ground_truth": "g"} for i in range(400)]
+    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content",
+                                   "content": [{"item": r} for r in rows]}})  # fmt: skip
+    deadline = __import__("time").monotonic() + 20
+    while client.evals.runs.retrieve(run_id=run.id, eval_id=created.id).status != "in_progress":
+        assert __import__("time").monotonic() < deadline
+    canceled = client.evals.runs.cancel(run_id=run.id, eval_id=created.id)
+    assert canceled.status == "canceled"
+    final = wait_for(client, created.id, run.id)
+    assert final.status == "canceled" and final.result_counts.total < 400
