@@ -9,6 +9,7 @@ LOCKED``; on SQLite the single writer serialises claims.
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import time
 from typing import Any, Literal
@@ -21,7 +22,8 @@ from assay.store.base import new_id, now
 from assay.store.runs import RunsStore
 
 Order = Literal["asc", "desc"]
-LEASE_SECONDS = 30.0
+# How long a worker's claim on a run lasts without renewal (renewed every second while it works).
+LEASE_SECONDS = float(os.environ.get("ASSAY_LEASE_SECONDS", "30"))
 
 
 def key_digest(key: str) -> str:
