@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from fastapi import FastAPI
 
-from assay.api import errors, routes_evals, routes_files, routes_runs
+from assay.api import errors, routes_evals, routes_evaluators, routes_files, routes_runs
 from assay.api.context import ApiContext
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
@@ -23,6 +23,8 @@ def create_app(
     app.state.assay = ApiContext(store, catalog or (lambda: load_catalog(store)), models or ModelRegistry)
     errors.install(app)
     for prefix in PREFIXES:
-        for router in (routes_files.router, routes_evals.router, routes_runs.router):
+        for router in (routes_files.router, routes_evals.router, routes_runs.router, routes_evaluators.router):
             app.include_router(router, prefix=prefix)
+    # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.
+    app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
     return app

@@ -1,0 +1,63 @@
+"""Foundry's evaluator catalog REST: ``GET /evaluators``, ``GET/POST /evaluators/{name}/versions``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+
+from assay.api.context import JsonBody, Owner, context
+from assay.errors import ConfigError, NotFoundError, UnknownEvaluatorError
+from assay.evaluators.base import EvaluatorSpec
+from assay.evaluators.custom import custom_spec
+
+router = APIRouter()
+
+
+def version_object(spec: EvaluatorSpec) -> dict[str, Any]:
+    described = spec.describe()
+    return {**described, "id": f"{spec.name}/versions/{spec.version}", "tags": {}, "metadata": {}}
+
+
+@router.get("/evaluators")
+def list_evaluators(
+    request: Request, owner: Owner, type: Literal["builtin", "custom", "all"] = "all"
+) -> dict[str, Any]:  # noqa: A002
+    specs = context(request).catalog().specs()
+    chosen = [s for s in specs if type == "all" or s.evaluator_type == type]
+    return {"value": [version_object(s) for s in chosen], "nextLink": None}
+
+
+@router.get("/evaluators/{name}/versions")
+def list_versions(request: Request, name: str, owner: Owner) -> dict[str, Any]:
+    versions = context(request).catalog().versions(name)
+    if not versions:
+        raise NotFoundError(f"No evaluator named '{name}'.")
+    return {"value": [version_object(s) for s in versions], "nextLink": None}
+
+
+@router.get("/evaluators/{name}/versions/{version}")
+def get_version(request: Request, name: str, version: str, owner: Owner) -> dict[str, Any]:
+    try:
+        return version_object(context(request).catalog().get(name, version))
+    except UnknownEvaluatorError as exc:
+        raise NotFoundError(exc.message) from None
+
+
+@router.post("/evaluators/{name}/versions")
+def create_version(request: Request, name: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
+    """A custom evaluator from its definition: rubric ``dimensions``, ``prompt_text`` or ``code_text``."""
+    definition = body.get("definition") or {}
+    kind = definition.get("type")
+    if kind == "rubric":
+        content = json.dumps(definition.get("dimensions"))
+    elif kind == "prompt":
+        content = str(definition.get("prompt_text") or "")
+    elif kind == "code":
+        content = str(definition.get("code_text") or "")
+    else:
+        raise ConfigError("definition.type must be rubric (with dimensions), prompt (prompt_text) or code (code_text)")
+    custom_spec(kind, name, "new", content, f"evaluator {name}")  # refuse a broken definition before storing
+    record, _ = context(request).store.add_evaluator(name=name, kind=kind, content=content)
+    return version_object(custom_spec(kind, name, str(record["version"]), content, name))
