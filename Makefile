@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,15 +21,21 @@ demo: $(VENV)/.installed
 	ASSAY_HOME=.assay $(BIN)/assay run examples/quickstart/eval.yaml
 	ASSAY_HOME=.assay $(BIN)/assay run examples/quickstart/agent_eval.yaml
 
+# The UI test drives Debian's Chromium; install it when missing and we may (CI runs as root).
+browser:
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench tools examples
 	$(BIN)/mypy
 
-test: lint
+test: lint browser
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/nlp_throughput.py
+	$(BIN)/python bench/judge_throughput.py
 
 clean:
 	rm -rf $(VENV) .assay .pytest_cache .mypy_cache .ruff_cache

@@ -66,7 +66,10 @@ def test_conversation_level_run_with_messages_rows(served, llm):
     assert "CONVERSATION:\nUser turn 1:\nI can't sign in.\nAgent turn 1:\nWhat error?\nUser turn 2:" in prompt
     item = next(iter(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)))
     result = item.results[0]
-    assert result.model_extra["reason"] == "the agent stayed coherent" and result.model_extra["properties"]["usage"]["calls"] == 1
+    assert (
+        result.model_extra["reason"] == "the agent stayed coherent"
+        and result.model_extra["properties"]["usage"]["calls"] == 1
+    )
     fluency = make_eval(client, criteria=[{"type": "azure_ai_evaluator", "name": "fluency",
                                            "evaluator_name": "builtin.fluency", "initialization_parameters": {"model": "judge"}}])  # fmt: skip
     with pytest.raises(openai.BadRequestError, match="does not support evaluation_level 'conversation'"):

@@ -19,7 +19,12 @@ def test_catalog_lists_builtins_with_levels_and_metrics(served):
     coherence = next(e for e in listed if e["name"] == "builtin.coherence")
     assert coherence["supported_evaluation_levels"] == ["conversation", "turn"]
     metric = coherence["definition"]["metrics"]["coherence"]
-    assert (metric["min_value"], metric["max_value"], metric["threshold"], metric["desirable_direction"]) == (1, 5, 3, "increase")
+    assert (metric["min_value"], metric["max_value"], metric["threshold"], metric["desirable_direction"]) == (
+        1,
+        5,
+        3,
+        "increase",
+    )
     assert all(e["evaluator_type"] == "builtin" for e in listed)
 
 
@@ -27,7 +32,10 @@ def test_custom_rubric_versions_through_rest(served):
     url = f"{served.url}/api/projects/default/evaluators/support_rubric/versions"
     dims = [{"id": "accuracy", "description": "Correct facts", "weight": 5}]
     first = call(url, {"definition": {"type": "rubric", "dimensions": dims}})
-    second = call(url, {"definition": {"type": "rubric", "dimensions": [*dims, {"id": "tone", "description": "Kind", "weight": 2}]}})
+    second = call(
+        url,
+        {"definition": {"type": "rubric", "dimensions": [*dims, {"id": "tone", "description": "Kind", "weight": 2}]}},
+    )
     assert (first["version"], second["version"]) == ("1", "2")
     assert [v["version"] for v in call(url)["value"]] == ["1", "2"]
     try:

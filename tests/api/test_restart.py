@@ -53,7 +53,9 @@ def test_killed_server_resumes_the_run_after_restart(tmp_path, llm):
                            "initialization_parameters": {"model": "judge"}}],
     )  # fmt: skip
     rows = [{"item": {"query": f"question {i}", "response": f"answer {i}"}} for i in range(total)]
-    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}})
+    run = client.evals.runs.create(
+        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
+    )
     deadline = time.monotonic() + 60
     while len(stored_ids(tmp_path, run.id)) < 40 and time.monotonic() < deadline:
         time.sleep(0.1)

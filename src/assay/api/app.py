@@ -11,6 +11,7 @@ from assay.api import errors, routes_evals, routes_evaluators, routes_files, rou
 from assay.api.context import ApiContext
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
+from assay.report import ui
 from assay.store import Store
 
 PREFIXES = ("/v1", "/openai/v1", "/api/projects/{project}/openai/v1", "/openai")
@@ -27,4 +28,5 @@ def create_app(
             app.include_router(router, prefix=prefix)
     # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
+    app.include_router(ui.router)
     return app

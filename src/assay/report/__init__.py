@@ -1,0 +1,1 @@
+"""Looking at results: the web UI's pages and their SVG charts."""

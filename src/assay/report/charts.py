@@ -1,0 +1,59 @@
+"""Small SVG charts drawn on the server: no script and no chart library in the page."""
+
+from __future__ import annotations
+
+from html import escape
+
+BAR_HEIGHT = 22
+WIDTH = 520
+
+
+def pass_rate_bars(rows: list[tuple[str, float | None]]) -> str:
+    """One horizontal bar per criterion: its pass rate from 0 to 100 %."""
+    label_width = 170
+    height = BAR_HEIGHT * len(rows) + 10
+    parts = [f'<svg class="chart pass-rates" width="{WIDTH}" height="{height}" role="img" aria-label="pass rates">']
+    for index, (name, rate) in enumerate(rows):
+        y = 5 + index * BAR_HEIGHT
+        length = 0 if rate is None else (WIDTH - label_width - 50) * rate
+        colour = "#9aa0a6" if rate is None else "#2e7d32" if rate >= 0.8 else "#f9a825" if rate >= 0.5 else "#c62828"
+        shown = "–" if rate is None else f"{rate:.0%}"
+        parts.append(f'<text x="0" y="{y + 15}" class="label">{escape(name[:24])}</text>')
+        parts.append(
+            f'<rect class="bar" data-criterion="{escape(name)}" x="{label_width}" y="{y + 3}" width="{length:.1f}" '
+            f'height="{BAR_HEIGHT - 6}" fill="{colour}"><title>{escape(name)}: {shown}</title></rect>'
+        )
+        parts.append(f'<text x="{label_width + length + 6:.1f}" y="{y + 15}" class="value">{shown}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def histogram(name: str, scores: list[float], low: float, high: float, bins: int = 10) -> str:
+    """Counts of scores in equal bins between the metric's min and max."""
+    if high <= low:
+        high = low + 1
+    # Judges' 1–5 and 0–7 scales get one bar per value; continuous scores get equal bins.
+    integer = all(float(s).is_integer() for s in scores) and high - low <= 10
+    edges = int(high - low) + 1 if integer else bins
+    counts = [0] * edges
+    for score in scores:
+        if integer:
+            slot = int(round(score - low))
+        else:
+            slot = int((score - low) / (high - low) * edges)
+        counts[min(max(slot, 0), edges - 1)] += 1
+    tallest = max(counts) or 1
+    width, height, bar = 260, 110, 260 / edges
+    parts = [
+        f'<svg class="chart histogram" data-criterion="{escape(name)}" width="{width}" height="{height + 18}" '
+        f'role="img" aria-label="score histogram for {escape(name)}">'
+    ]
+    for index, count in enumerate(counts):
+        tall = height * count / tallest
+        label = f"{low + index:g}" if integer else f"{low + (high - low) * index / edges:.1f}"
+        parts.append(f'<rect class="bin" x="{index * bar + 1:.1f}" y="{height - tall:.1f}" width="{bar - 2:.1f}" '
+                     f'height="{tall:.1f}" fill="#1565c0"><title>{label}: {count}</title></rect>')  # fmt: skip
+        if integer or index % 2 == 0:
+            parts.append(f'<text x="{index * bar + bar / 2:.1f}" y="{height + 14}" class="tick">{label}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,99 @@
+"""The web UI: a runs list, and a run page with pass-rate bars, score histograms and output items.
+
+Server-rendered HTML with inline SVG, straight from the store; ``report_url`` points here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import sqlalchemy as sa
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from assay.api.context import context
+from assay.report.charts import histogram, pass_rate_bars
+from assay.results import RunSummary
+from assay.store import tables as t
+
+TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
+PAGE_SIZE = 50
+router = APIRouter()
+
+
+@router.get("/", include_in_schema=False)
+def home() -> RedirectResponse:
+    return RedirectResponse("/ui")
+
+
+@router.get("/ui", response_class=HTMLResponse, include_in_schema=False)
+def runs_page(request: Request) -> str:
+    runs = []
+    for row in context(request).store.list_runs(limit=200):
+        summary = RunSummary.model_validate(row["summary"] or {})
+        rate = summary.pass_rate()
+        runs.append({**row, "counts": summary.result_counts, "pass_rate": "–" if rate is None else f"{rate:.0%}"})
+    return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs)
+
+
+@router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
+def run_page(request: Request, run_id: str, status: str = "", after: int | None = None) -> str:
+    store = context(request).store
+    run = store.get_run(run_id)
+    summary = RunSummary.model_validate(run["summary"] or {})
+    criteria = [c.testing_criteria for c in summary.per_testing_criteria_results]
+    if not criteria:  # still running: name the criteria from the eval
+        criteria = [c.get("name", "") for c in store.get_eval(run["eval_id"])["testing_criteria"]]
+    bars = pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in summary.per_testing_criteria_results])
+    rows = list(store.iter_output_items(run_id, after=after, limit=PAGE_SIZE + 1, status=status or None))
+    items = [_item(row, criteria) for row in rows[:PAGE_SIZE]]
+    base = f"/ui/runs/{run_id}"
+    next_link = (
+        f"{base}?{urlencode({'status': status, 'after': rows[PAGE_SIZE - 1]['datasource_item_id']})}"
+        if len(rows) > PAGE_SIZE
+        else None
+    )
+    return TEMPLATES.get_template("run.html").render(
+        title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=bars,
+        histograms=_histograms(store, run_id), criteria=criteria, items=items, status=status,
+        next_link=next_link, first_page_link=f"{base}?{urlencode({'status': status})}" if after is not None else None,
+    )  # fmt: skip
+
+
+def _item(row: dict[str, Any], criteria: list[str]) -> dict[str, Any]:
+    by_name = {r["name"]: r for r in row["results"]}
+    results = []
+    for name in criteria:
+        result = by_name.get(name, {})
+        score = result.get("score")
+        shown = result.get("status", "") if score is None else f"{score:.3g} {result.get('label') or ''}"
+        css = result.get("label") or result.get("status", "")
+        results.append({"shown": shown, "css": css, "reason": result.get("reason")})
+    item = row["datasource_item"]
+    preview = " · ".join(f"{k}: {_short(v)}" for k, v in list(item.items())[:3])
+    return {**row, "results": results, "preview": preview}
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _histograms(store: Any, run_id: str) -> list[tuple[str, str]]:
+    res = t.results.c
+    query = sa.select(res.criterion, res.score).where(res.run_id == run_id, res.score.is_not(None))
+    scores: dict[str, list[float]] = {}
+    with store.engine.connect() as conn:
+        for criterion, score in conn.execute(query):
+            scores.setdefault(criterion, []).append(float(score))
+    charts = []
+    for name, values in sorted(scores.items()):
+        low, high = min(0.0, min(values)), max(1.0, max(values))
+        if high > 1 and high <= 7:
+            low, high = (1.0, 5.0) if min(values) >= 1 and high <= 5 else (0.0, 7.0)
+        charts.append((name, histogram(name, values, low, high)))
+    return charts

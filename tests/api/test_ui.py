@@ -1,0 +1,49 @@
+"""The web UI in a real browser: Debian's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tests.api.conftest import wait_for
+from tests.api.test_evals_api import make_eval
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+@pytest.fixture
+def browser():
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+def test_report_url_opens_the_run_page_with_charts_filter_and_pages(served, browser, tmp_path):
+    client = served.client()
+    rows = [{"query": f"q{i}", "response": "Paris" if i % 3 else "London", "ground_truth": "Paris"} for i in range(120)]
+    created = make_eval(client)
+    run = client.evals.runs.create(eval_id=created.id, name="ui check", data_source={
+        "type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in rows]}})  # fmt: skip
+    run = wait_for(client, created.id, run.id)
+    page = browser.new_page()
+    page.goto(run.report_url)
+    assert page.locator("h1").inner_text().startswith("ui check")
+    assert page.locator("#counts").inner_text().startswith("120 items")
+    bars = page.locator("svg.pass-rates rect.bar")
+    assert bars.count() == 2 and float(bars.first.get_attribute("width")) > 0
+    assert page.locator("svg.histogram").count() == 2
+    assert page.locator("#items tr").count() == 51  # header + one page of 50
+    page.locator("#next").click()
+    assert page.locator("#items tr td").first.inner_text() == "50"
+    page.select_option("select[name=status]", "fail")
+    page.wait_for_url("**status=fail**")
+    statuses = page.locator("#items tr td:nth-child(2)").all_inner_texts()
+    assert statuses and set(statuses) == {"fail"} and len(statuses) == 40
+    page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+    page.goto(f"{served.url}/ui")
+    assert run.id in page.locator("#runs").inner_text()
