@@ -43,3 +43,18 @@ def test_custom_rubric_versions_through_rest(served):
         raise AssertionError("a broken rubric was accepted")
     except urllib.error.HTTPError as exc:
         assert exc.code == 400 and "snake_case" in json.loads(exc.read())["error"]["message"]
+
+
+def test_datasets_by_name_and_version(served):
+    import io
+
+    client = served.client()
+    uploaded = client.files.create(file=("qa.jsonl", io.BytesIO(b'{"query": "a"}\n')), purpose="evals")
+    url = f"{served.url}/api/projects/default/datasets/support-qa/versions"
+    request = urllib.request.Request(f"{url}/1", data=json.dumps({"type": "uri_file", "dataUri": uploaded.id}).encode(),
+                                     headers={"Content-Type": "application/json"}, method="PUT")  # fmt: skip
+    with urllib.request.urlopen(request) as response:
+        created = json.loads(response.read())
+    assert (created["name"], created["version"], created["dataUri"]) == ("support-qa", "1", uploaded.id)
+    assert call(f"{url}/1")["dataUri"] == uploaded.id
+    assert [v["version"] for v in call(url)["value"]] == ["1"]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from fastapi import FastAPI
 
-from assay.api import errors, routes_evals, routes_evaluators, routes_files, routes_runs
+from assay.api import errors, routes_datasets, routes_evals, routes_evaluators, routes_files, routes_runs
 from assay.api.context import ApiContext
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
@@ -28,5 +28,6 @@ def create_app(
             app.include_router(router, prefix=prefix)
     # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
+    app.include_router(routes_datasets.router, prefix="/api/projects/{project}")
     app.include_router(ui.router)
     return app
