@@ -116,15 +116,20 @@ def test_bad_requests_say_what_is_wrong(served, call, status, fragment):
     assert info.value.response.headers.get("x-request-id")
 
 
-def test_a_file_that_is_not_jsonl_fails_the_run_with_the_line(served):
+def test_a_file_that_is_not_jsonl_is_refused_with_its_lines(served):
     client = served.client()
-    uploaded = client.files.create(file=("bad.jsonl", io.BytesIO(b'{"query": "a"}\nnot json\n')), purpose="evals")
+    lines = b'{"query": "a", "response": "b", "ground_truth": "c"}\nnot json\n{"query": "only"}\n'
+    uploaded = client.files.create(file=("bad.jsonl", io.BytesIO(lines)), purpose="evals")
     created = make_eval(client)
-    run = client.evals.runs.create(
-        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}}
+    with pytest.raises(openai.BadRequestError) as info:
+        client.evals.runs.create(
+            eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}}
+        )
+    assert (
+        "bad.jsonl:2: invalid JSON" in info.value.message
+        and "bad.jsonl:3: 'response' is required" in info.value.message
     )
-    run = wait_for(client, created.id, run.id)
-    assert run.status == "failed" and "bad.jsonl:2: invalid JSON" in run.error.message
+    assert list(client.evals.runs.list(eval_id=created.id)) == []
     with pytest.raises(openai.BadRequestError, match="No file found"):
         client.evals.runs.create(
             eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": "file_nope"}}

@@ -10,8 +10,9 @@ from fastapi.responses import JSONResponse
 from assay.api.context import JsonBody, Owner, context
 from assay.api.routes_evals import check_eval
 from assay.api.wire import item_index, output_item_id, output_item_object, page, run_object
+from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
-from assay.run.sources import check_data_source
+from assay.run.sources import check_data_source, dataset_for
 
 router = APIRouter()
 RUN_STATUSES = Literal["queued", "in_progress", "completed", "canceled", "failed"]
@@ -28,11 +29,13 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
     data_source = body.get("data_source")
     check_data_source(data_source)
     assert isinstance(data_source, dict)
-    if data_source["source"]["type"] == "file_id":
-        try:
-            ctx.store.get_file(owner, str(data_source["source"].get("id")))
-        except NotFoundError as exc:
-            raise ConfigError(f"data_source.source.id: {exc.message}") from None
+    try:
+        dataset = dataset_for(ctx.store, owner, data_source)
+    except NotFoundError as exc:
+        raise ConfigError(f"data_source.source.id: {exc.message}") from None
+    # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
+    config = stored["data_source_config"] or {}
+    scan(dataset, ItemSchema(config.get("item_schema") if config.get("type") == "custom" else None)).raise_if_invalid()
     level = body.get("evaluation_level", "turn")
     if level not in ("turn", "conversation"):
         raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
