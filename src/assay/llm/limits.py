@@ -10,29 +10,49 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 
 
 class AdaptiveLimiter:
+    """Calls allowed in flight, adapted to throttling; waiters are woken one at a time, in order."""
+
     def __init__(self, ceiling: int, floor: int = 1) -> None:
         self.ceiling = ceiling
         self.floor = floor
         self.limit = float(ceiling)
         self.in_flight = 0
-        self._changed = asyncio.Condition()
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def acquire(self) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.in_flight < int(self.limit))
+        if self.in_flight < int(self.limit) and not self._waiters:
             self.in_flight += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter  # the slot is counted for us before we are woken
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.in_flight -= 1
+                self._wake()
+            else:
+                self._waiters.remove(waiter)
+            raise
 
     async def release(self, *, throttled: bool) -> None:
-        async with self._changed:
-            self.in_flight -= 1
-            if throttled:
-                self.limit = max(float(self.floor), self.limit / 2)
-            else:
-                self.limit = min(float(self.ceiling), self.limit + 1 / max(1.0, self.limit))
-            self._changed.notify_all()
+        self.in_flight -= 1
+        if throttled:
+            self.limit = max(float(self.floor), self.limit / 2)
+        else:
+            self.limit = min(float(self.ceiling), self.limit + 1 / max(1.0, self.limit))
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < int(self.limit):
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self.in_flight += 1
+                waiter.set_result(None)
 
 
 class Budget:
