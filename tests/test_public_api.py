@@ -58,3 +58,18 @@ def test_load_dataset_streams_items(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text('{"q": 1}\n{"q": 2}\n', encoding="utf-8")
     assert list(assay.load_dataset(str(path)).items()) == [{"q": 1}, {"q": 2}]
+
+
+def test_evaluate_with_a_target_function_like_the_peer(tmp_path):
+    def answer(query: str) -> dict:
+        return {"response": "Paris" if "France" in query else "unsure", "context": "from the bot"}
+
+    result = assay.evaluate(
+        data=[{"query": "Capital of France?", "ground_truth": "Paris"}, {"query": "Capital of Peru?", "ground_truth": "Lima"}],
+        target=answer,
+        evaluators={"f1": "builtin.f1_score"},
+        evaluator_config={"f1": {"column_mapping": {"response": "${target.response}", "ground_truth": "${data.ground_truth}"}}},
+    )
+    first, second = result["rows"]
+    assert first["outputs.response"] == "Paris" and first["outputs.f1.f1_score"] == 1.0
+    assert second["outputs.f1.f1_score"] == 0.0 and result["metrics"]["f1.binary_aggregate"] == 0.5

@@ -27,6 +27,7 @@ import yaml
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.runner import EvalDefinition
+from assay.target import TargetSpec
 
 CRITERION_KEYS = {
     "name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold", "local_uri",
@@ -51,6 +52,8 @@ class EvalConfig:
     models: list[ModelConfig] = field(default_factory=list)
     local_evaluators: list[tuple[str, str, Path]] = field(default_factory=list)
     """Custom evaluators given by ``local_uri``: (name, version, file)."""
+    target: TargetSpec | None = None
+    """``target: {type: model, model, sampling_params?, input_messages?}``: generate responses first."""
 
     @property
     def eval_model(self) -> str | None:
@@ -140,7 +143,22 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
         for e in evaluators
         if isinstance(e, dict) and e.get("local_uri")
     ]
-    return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines, models, local)
+    target = _target(raw.get("target"), fail)
+    return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines, models, local, target)
+
+
+def _target(raw: Any, fail: Any) -> TargetSpec | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or raw.get("type", "model") != "model" or not raw.get("model"):
+        raise fail(raw, "target must be {type: model, model: <name in models:>, sampling_params?, input_messages?}",
+                   hint="agent targets are not supported yet")  # fmt: skip
+    clean = _strip_lines(raw)
+    messages = clean.get("input_messages")
+    if isinstance(messages, list):
+        messages = {"type": "template", "template": messages}
+    return TargetSpec(kind="model", model=str(clean["model"]), sampling_params=clean.get("sampling_params") or {},
+                      input_messages=messages)  # fmt: skip
 
 
 def _line(node: Any, raw: dict[str, Any]) -> int:

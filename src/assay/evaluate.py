@@ -27,6 +27,7 @@ from assay.evaluators.catalog import Catalog, load_catalog
 from assay.evaluators.decorator import spec_from_function
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
 from assay.store import Store
+from assay.target import TargetSpec
 
 EvaluatorRef = str | EvaluatorSpec | Callable[..., Any]
 
@@ -39,6 +40,7 @@ def evaluate(
     evaluation_name: str | None = None,
     evaluation_level: str = "turn",
     output_path: str | Path | None = None,
+    target: Callable[..., Any] | None = None,
     store: Store | None = None,
     catalog: Catalog | None = None,
     concurrency: int = 64,
@@ -54,7 +56,8 @@ def evaluate(
         name=evaluation_name or "evaluate", testing_criteria=criteria,
         evaluation_level="conversation" if evaluation_level == "conversation" else "turn",
     )  # fmt: skip
-    prepared = prepare(definition, dataset, catalog)
+    spec = TargetSpec(kind="callable", function=target) if target is not None else None
+    prepared = prepare(definition, dataset, catalog, target=spec)
     own_store = store is None
     store = store or Store(f"sqlite:///{Path(tempfile.mkdtemp(prefix='assay-')) / 'evaluate.db'}")
     try:
@@ -104,6 +107,9 @@ def _criterion(alias: str, ref: EvaluatorRef, config: Mapping[str, Any], catalog
 def _peer_row(row: dict[str, Any]) -> dict[str, Any]:
     """Flatten an output item into the peer's ``inputs.*`` / ``outputs.<alias>.*`` columns."""
     flat: dict[str, Any] = {f"inputs.{k}": v for k, v in row["datasource_item"].items()}
+    for key, value in (row["sample"] or {}).items():
+        if key not in ("input", "error", "latency_ms", "usage", "output_items", "output_tools", "cached"):
+            flat[f"outputs.{key}"] = value
     for result in row["results"]:
         prefix, metric = f"outputs.{result['name']}", result["metric"]
         flat[f"{prefix}.{metric}"] = result.get("score")

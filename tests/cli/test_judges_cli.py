@@ -57,3 +57,26 @@ def test_models_section_errors_name_the_line(tmp_path, llm):
     config.write_text(config.read_text().replace("api_key: test", "api_key: test, colour: blue"), encoding="utf-8")
     result = assay("run", str(config), home=tmp_path)
     assert result.returncode == 2 and "eval.yaml:4: models.judge" in result.stderr and "colour" in result.stderr
+
+
+def test_eval_yaml_target_generates_responses_then_judges(tmp_path, llm):
+    llm.reset()
+    llm.script(rules=[{"match": "# Property:", "reply": {"content": '{"reason": "on topic", "score": 5}'}}],
+               default={"content": "Use the reset link on the sign-in page."})  # fmt: skip
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps({"query": f"How do I reset password {i}?"}) + "\n" for i in range(4)))
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "name: with-target\ndataset: {local_uri: q.jsonl}\n"
+        f"models:\n  bot: {{model: bot-model, base_url: '{llm.base_url}', api_key: t}}\n"
+        f"  judge: {{model: judge-model, base_url: '{llm.base_url}', api_key: t}}\n"
+        "target: {type: model, model: bot, sampling_params: {temperature: 0.7},\n"
+        "         input_messages: [{role: system, content: Be brief.}, {role: user, content: '{{item.query}}'}]}\n"
+        "evaluators:\n  - {name: builtin.relevance, initialization_parameters: {model: judge}}\n"
+    )
+    result = assay("run", str(config), home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "items: 4 total, 4 passed" in result.stdout
+    run_id = result.stdout.split("run id: ")[1].split()[0]
+    first = json.loads(assay("results", run_id, home=tmp_path, check=True).stdout.splitlines()[0])
+    assert first["sample"]["output_text"] == "Use the reset link on the sign-in page."
+    assert first["sample"]["input"][0] == {"role": "system", "content": "Be brief."}

@@ -17,7 +17,7 @@ router = APIRouter()
 CONFIG_TYPES = {"custom", "azure_ai_source", "logs", "stored_completions"}
 
 
-def check_eval(ctx: ApiContext, config: Any, criteria: Any, level: str = "turn") -> None:
+def check_eval(ctx: ApiContext, config: Any, criteria: Any, level: str = "turn", target: bool = False) -> None:
     """Refuse what no run could execute: a bad item_schema, unknown evaluators, impossible mappings."""
     if not isinstance(config, dict) or config.get("type") not in CONFIG_TYPES:
         raise ConfigError("data_source_config.type must be custom (with item_schema) or azure_ai_source")
@@ -26,7 +26,7 @@ def check_eval(ctx: ApiContext, config: Any, criteria: Any, level: str = "turn")
     schema = ItemSchema(config.get("item_schema"), where="data_source_config.item_schema")
     if not isinstance(criteria, list):
         raise ConfigError("testing_criteria must be a list")
-    has_sample = bool(config.get("include_sample_schema"))
+    has_sample = target or bool(config.get("include_sample_schema"))
     bind_criteria(
         criteria, ctx.catalog(), item_fields=schema.known_fields(), has_sample=has_sample,
         level="conversation" if level == "conversation" else "turn", models=ctx.models(),

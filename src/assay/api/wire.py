@@ -88,9 +88,24 @@ def item_index(item_id: str) -> int | None:
 def output_item_object(row: dict[str, Any], eval_id: str) -> dict[str, Any]:
     results = [{**result, "sample": None} for result in row["results"]]
     status = {"pass": "pass", "fail": "fail"}.get(row["status"], row["status"])
+    item, sample = dict(row["datasource_item"]), row["sample"] or {}
+    if "output_text" in sample or sample.get("error"):
+        # Foundry shows what a target generated inside the item too, under these literal keys.
+        item["sample.output_text"] = sample.get("output_text")
+        item["sample.output_items"] = sample.get("output_items") or []
     return {
         "id": output_item_id(row["run_id"], row["datasource_item_id"]), "object": "eval.run.output_item",
         "eval_id": eval_id, "run_id": row["run_id"], "created_at": row["created_at"], "status": status,
-        "datasource_item_id": row["datasource_item_id"], "datasource_item": row["datasource_item"],
-        "results": results, "sample": {**EMPTY_SAMPLE, **(row["sample"] or {})},
+        "datasource_item_id": row["datasource_item_id"], "datasource_item": item,
+        "results": results, "sample": sample_object(sample),
     }  # fmt: skip
+
+
+def sample_object(sample: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's sample shape: input and output messages, model, usage, error."""
+    if not sample:
+        return dict(EMPTY_SAMPLE)
+    output = [] if sample.get("output_text") is None else [{"role": "assistant", "content": sample["output_text"]}]
+    usage = {**EMPTY_SAMPLE["usage"], **(sample.get("usage") or {})}
+    return {**EMPTY_SAMPLE, **sample, "input": sample.get("input") or [], "output": output, "usage": usage,
+            "model": sample.get("model") or "", "finish_reason": sample.get("finish_reason") or ""}  # fmt: skip

@@ -72,7 +72,7 @@ def run_command(
     for name, version, file in config.local_evaluators:
         evaluators.add(spec_from_file(file, name, version))
     try:
-        prepared = prepare(config.definition, dataset, evaluators, models=models)
+        prepared = prepare(config.definition, dataset, evaluators, models=models, target=config.target)
     except ConfigError as exc:
         line = config.line_of_criterion(exc.criterion_index) if exc.criterion_index is not None else None
         if line is not None:

@@ -100,6 +100,9 @@ class BoundCriterion:
             reason=score.reason, properties=properties,
         )  # fmt: skip
 
+    def failed(self, error: ItemError) -> Result:
+        return self._error(str(error), error.code, error.details)
+
     def _error(self, message: str, code: str, details: dict[str, Any] | None = None) -> Result:
         return Result(
             type=self.type, name=self.name, metric=self.metric, threshold=self.threshold, status="error",

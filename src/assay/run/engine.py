@@ -25,6 +25,7 @@ from assay.llm import ModelRegistry
 from assay.results import OutputItem
 from assay.run.criteria import BoundCriterion
 from assay.store import Store
+from assay.target.base import Target, target_failed
 
 ProgressCallback = Callable[[OutputItem], None]
 
@@ -55,18 +56,24 @@ class RunJob:
     options: RunOptions = field(default_factory=RunOptions)
     on_item: ProgressCallback | None = None
     models: ModelRegistry | None = None
+    target: Target | None = None
     stopped: bool = False
     """Set when ``keep_going`` said stop: the run ends canceled, with what was done kept."""
 
 
-async def evaluate_item(row: Row, criteria: list[BoundCriterion]) -> OutputItem:
+async def evaluate_item(row: Row, criteria: list[BoundCriterion], target: Target | None = None) -> OutputItem:
+    """sample = await generate(item) → each criterion's inputs → its result."""
     assert row.item is not None
-    if len(criteria) == 1:
-        results = [await criteria[0].evaluate(row.item, row.sample)]
+    sample = await target(row.item) if target is not None else row.sample
+    failure = target_failed(sample)
+    if failure is not None:
+        results = [c.failed(failure) for c in criteria]
+    elif len(criteria) == 1:
+        results = [await criteria[0].evaluate(row.item, sample)]
     else:
-        results = list(await asyncio.gather(*(c.evaluate(row.item, row.sample) for c in criteria)))
+        results = list(await asyncio.gather(*(c.evaluate(row.item, sample) for c in criteria)))
     return OutputItem(
-        datasource_item_id=row.index, datasource_item=row.item, sample=row.sample,
+        datasource_item_id=row.index, datasource_item=row.item, sample=sample,
         results=results, status=OutputItem.status_of(results),
     )  # fmt: skip
 
@@ -110,7 +117,7 @@ async def execute(job: RunJob) -> int:
 async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
     while (row := await rows.get()) is not None:
         if not job.stopped:  # once stopped, queued rows are drained unevaluated
-            await finished.put(await evaluate_item(row, job.criteria))
+            await finished.put(await evaluate_item(row, job.criteria, job.target))
 
 
 async def _watch(job: RunJob) -> None:

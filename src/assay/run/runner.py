@@ -21,6 +21,7 @@ from assay.results import RunSummary
 from assay.run.criteria import BoundCriterion, bind_criteria
 from assay.run.engine import ProgressCallback, RunJob, RunOptions, execute
 from assay.store import Store
+from assay.target import Target, TargetSpec, build_target
 
 
 @dataclass
@@ -49,6 +50,7 @@ class PreparedRun:
     report: ScanReport
     criteria: list[BoundCriterion]
     models: ModelRegistry | None = None
+    target: Target | None = None
 
 
 @dataclass
@@ -59,9 +61,10 @@ class RunOutcome:
 
 
 def prepare(
-    definition: EvalDefinition, dataset: Dataset, catalog: Catalog, models: ModelRegistry | None = None
-) -> PreparedRun:
-    """Check the schema, every item and every criterion; raise before anything is stored."""
+    definition: EvalDefinition, dataset: Dataset, catalog: Catalog, models: ModelRegistry | None = None,
+    target: TargetSpec | None = None,
+) -> PreparedRun:  # fmt: skip
+    """Check the schema, every item, every criterion and the target; raise before anything is stored."""
     schema = ItemSchema(definition.item_schema)
     report = scan(dataset, schema)
     report.raise_if_invalid()
@@ -69,9 +72,11 @@ def prepare(
         raise ConfigError(f"{dataset.name}: the dataset has no items")
     fields = schema.known_fields() or report.fields_in_some_item
     criteria = bind_criteria(
-        definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models
-    )
-    return PreparedRun(definition, dataset, report, criteria, models)
+        definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models,
+        has_sample=target is not None,
+    )  # fmt: skip
+    generate = build_target(target, models) if target is not None else None
+    return PreparedRun(definition, dataset, report, criteria, models, generate)
 
 
 def start(prepared: PreparedRun, store: Store) -> dict[str, Any]:
@@ -97,8 +102,9 @@ def finish_run(
     if not claimed:
         store.update_run(run["id"], status="in_progress", error=None)
     job = RunJob(
-        run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item, prepared.models
-    )
+        run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item, prepared.models,
+        prepared.target,
+    )  # fmt: skip
     try:
         evaluated = run_sync(execute(job))
     except (KeyboardInterrupt, asyncio.CancelledError):

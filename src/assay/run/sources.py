@@ -8,9 +8,11 @@ from assay.dataset import Dataset
 from assay.errors import ConfigError
 from assay.run.runner import EvalDefinition
 from assay.store import Store
+from assay.target import TargetSpec
 
 FILE_SOURCES = {"jsonl", "csv"}
-LATER_SOURCES = {"completions", "responses", "azure_ai_target_completions", "azure_ai_responses", "azure_ai_traces",
+TARGET_SOURCES = {"completions", "azure_ai_target_completions"}
+LATER_SOURCES = {"responses", "azure_ai_responses", "azure_ai_traces",
                  "azure_ai_traces_preview", "azure_ai_trace_data_source", "azure_ai_trace_data_source_preview",
                  "azure_ai_red_team", "azure_ai_synthetic_data_gen_preview"}  # fmt: skip
 
@@ -22,8 +24,12 @@ def check_data_source(data_source: Any) -> None:
     kind = data_source.get("type")
     if kind in LATER_SOURCES:
         raise ConfigError(f"data_source type {kind!r} is not supported by this server yet")
-    if kind not in FILE_SOURCES:
-        raise ConfigError(f"unknown data_source type {kind!r}; use jsonl or csv")
+    if kind not in FILE_SOURCES | TARGET_SOURCES:
+        raise ConfigError(
+            f"unknown data_source type {kind!r}; use jsonl, csv, completions or azure_ai_target_completions"
+        )
+    if kind in TARGET_SOURCES:
+        target_for(data_source)
     source = data_source.get("source")
     if not isinstance(source, dict) or source.get("type") not in ("file_id", "file_content"):
         raise ConfigError("data_source.source must be {type: file_id, id} or {type: file_content, content: [...]}")
@@ -43,6 +49,26 @@ def dataset_for(store: Store, project: str, data_source: dict[str, Any]) -> Data
     if data_source["type"] == "csv" and not name.lower().endswith(".csv"):
         name = f"{name}.csv"
     return Dataset.from_bytes(bytes(record["content"]), name)
+
+
+def target_for(data_source: dict[str, Any]) -> TargetSpec | None:
+    """The model that generates samples for ``completions`` / ``azure_ai_target_completions`` runs."""
+    kind = data_source.get("type")
+    if kind == "completions":
+        model, sampling = data_source.get("model"), data_source.get("sampling_params") or {}
+    elif kind == "azure_ai_target_completions":
+        target = data_source.get("target") or {}
+        if target.get("type") == "azure_ai_agent":
+            raise ConfigError("agent targets (azure_ai_agent) are not supported by this server yet")
+        if target.get("type") != "azure_ai_model":
+            raise ConfigError("data_source.target must be {type: azure_ai_model, model, sampling_params?}")
+        model, sampling = target.get("model"), target.get("sampling_params") or {}
+    else:
+        return None
+    if not isinstance(model, str) or not model:
+        raise ConfigError(f"a {kind} data source needs the model to call")
+    messages = data_source.get("input_messages")
+    return TargetSpec(kind="model", model=model, sampling_params=dict(sampling), input_messages=messages)
 
 
 def definition_for(stored_eval: dict[str, Any], run: dict[str, Any]) -> EvalDefinition:

@@ -19,7 +19,7 @@ from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.run.engine import RunOptions
 from assay.run.runner import finish_run, prepare
-from assay.run.sources import dataset_for, definition_for
+from assay.run.sources import dataset_for, definition_for, target_for
 from assay.store import Store
 
 log = logging.getLogger("assay.worker")
@@ -54,7 +54,8 @@ class Worker:
         try:
             stored_eval = self.store.get_eval(run["eval_id"])
             dataset = dataset_for(self.store, run["project"], run["data_source"])
-            prepared = prepare(definition_for(stored_eval, run), dataset, self.catalog(), self.models())
+            target = target_for(run["data_source"])
+            prepared = prepare(definition_for(stored_eval, run), dataset, self.catalog(), self.models(), target)
         except AssayError as exc:
             self.store.update_run(
                 run["id"], status="failed", error={"code": exc.__class__.__name__, "message": str(exc)}

@@ -1,0 +1,130 @@
+"""The target protocol and the built-in targets: a configured model, or a Python callable.
+
+A target takes an item and the messages to send and returns a sample:
+``{output_text, output_items, output_tools, output_json, usage, latency_ms, model, error}``.
+A failure on one item is that item's sample ``error``; the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from assay.errors import ConfigError, ItemError
+from assay.llm import Model, ModelError, ModelRegistry
+from assay.target.messages import InputMessages
+
+Target = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+SAMPLING_KEYS = {"temperature", "top_p", "seed", "max_completion_tokens", "max_tokens", "response_format", "tools",
+                 "reasoning_effort"}  # fmt: skip
+
+
+@dataclass
+class TargetSpec:
+    """What generates samples for a run: a named model (with sampling parameters) or a callable."""
+
+    kind: Literal["model", "callable"]
+    model: str | None = None
+    sampling_params: dict[str, Any] = field(default_factory=dict)
+    input_messages: dict[str, Any] | None = None
+    function: Callable[..., Any] | None = None
+
+
+def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
+    inputs = InputMessages(spec.input_messages)
+    if spec.kind == "callable":
+        if spec.function is None:
+            raise ConfigError("a callable target needs a function")
+        return _callable_target(spec.function, inputs)
+    unknown = set(spec.sampling_params) - SAMPLING_KEYS
+    if unknown:
+        raise ConfigError(
+            f"sampling_params: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(SAMPLING_KEYS))})"
+        )
+    model = (models or ModelRegistry()).get(spec.model)
+    model.check_credentials()
+    return _model_target(model, spec.sampling_params, inputs)
+
+
+def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages) -> Target:
+    params = dict(sampling)
+    if "max_completion_tokens" in params:
+        params["max_tokens"] = params.pop("max_completion_tokens")
+    wants_json = (params.get("response_format") or {}).get("type") in ("json_object", "json_schema")
+
+    async def generate(item: dict[str, Any]) -> dict[str, Any]:
+        messages = inputs.render(item)
+        started = time.perf_counter()
+        try:
+            completion = await model.generate(messages, **params)
+        except ModelError as exc:
+            return _failed(messages, str(exc), "target_error", started)
+        tools = completion.tool_calls
+        output_items: list[dict[str, Any]] = [
+            {"type": "function_call", "call_id": c.get("id"), "name": (c.get("function") or {}).get("name"),
+             "arguments": (c.get("function") or {}).get("arguments")} for c in tools
+        ]  # fmt: skip
+        if completion.text:
+            output_items.append({"type": "message", "role": "assistant",
+                                 "content": [{"type": "output_text", "text": completion.text}]})  # fmt: skip
+        sample = {
+            "input": messages, "output_text": completion.text, "output_items": output_items, "output_tools": tools,
+            "model": completion.model, "finish_reason": completion.finish_reason,
+            "usage": dataclasses.asdict(completion.usage),
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1), "cached": completion.cached, "error": None,
+        }  # fmt: skip
+        if wants_json:
+            try:
+                sample["output_json"] = json.loads(completion.text)
+            except ValueError:
+                sample["output_json"] = None
+        return sample
+
+    return generate
+
+
+def _callable_target(function: Callable[..., Any], inputs: InputMessages) -> Target:
+    """A Python function: ``f(item)``, or, as azure-ai-evaluation calls targets, ``f(query=...)`` by name."""
+    is_async = inspect.iscoroutinefunction(function)
+    names = list(inspect.signature(function).parameters)
+    whole_item = names == ["item"]
+
+    def call(item: dict[str, Any]) -> Any:
+        return function(item) if whole_item else function(**{n: item[n] for n in names if n in item})
+
+    async def generate(item: dict[str, Any]) -> dict[str, Any]:
+        started = time.perf_counter()
+        messages: list[dict[str, Any]] = []
+        try:
+            if item.get("messages") is not None or item.get("query") is not None:
+                messages = inputs.render(item)
+            output = await call(item) if is_async else await asyncio.to_thread(call, item)
+        except Exception as exc:  # noqa: BLE001 - the target failing on one item is that item's sample error
+            return _failed(messages, f"{type(exc).__name__}: {exc}", "target_error", started)
+        sample: dict[str, Any] = {"input": messages, "error": None,
+                                  "latency_ms": round((time.perf_counter() - started) * 1000, 1)}  # fmt: skip
+        if isinstance(output, dict):
+            sample.update(output)
+            sample.setdefault("output_text", str(output.get("response", "")))
+        else:
+            sample["output_text"] = "" if output is None else str(output)
+        return sample
+
+    return generate
+
+
+def _failed(messages: list[dict[str, Any]], message: str, code: str, started: float) -> dict[str, Any]:
+    return {"input": messages, "output_text": None, "error": {"code": code, "message": message},
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1)}  # fmt: skip
+
+
+def target_failed(sample: dict[str, Any] | None) -> ItemError | None:
+    if sample and sample.get("error"):
+        return ItemError(f"no sample to evaluate: the target failed ({sample['error'].get('message')})")
+    return None
