@@ -54,6 +54,8 @@ def test_model_target_generates_then_judges(served, llm, kind):
     assert paris.sample.output[0].content == "Paris" and paris.sample.input[1].content == "Capital of France?"
     assert paris.sample.usage.total_tokens > 0
     assert {r.name: r.passed for r in paris.results} == {"coherence": True, "f1": True}
+    usage = {u.model_name: u for u in run.per_model_usage}
+    assert usage["gpt-4.1-mini"].invocation_count == 2 + 2  # two answered target calls, two judge calls
     mars = items[2]
     assert mars.status == "error" and mars.sample.error.message.startswith("model 'judge': 400")
     assert all("the target failed" in r.model_extra["reason"] for r in mars.results)

@@ -89,7 +89,7 @@ class RunsStore(StoreBase):
             {
                 "run_id": run_id, "datasource_item_id": item.datasource_item_id, "status": item.status,
                 "datasource_item": item.datasource_item, "sample": item.sample,
-                "results": [r.model_dump() for r in item.results], "created_at": created,
+                "results": [r.model_dump() for r in item.results], "created_at": created, **_target_columns(item),
             }
             for item in items
         ]  # fmt: skip
@@ -189,24 +189,46 @@ class RunsStore(StoreBase):
         )  # fmt: skip
 
     def _model_usage(self, run_id: str) -> list[ModelUsage]:
-        res = t.results.c
-        query = (
+        """Judges' calls (per result) and targets' calls (per output item), summed per model."""
+        res, out = t.results.c, t.output_items.c
+        judged = (
             sa.select(res.model, sa.func.sum(res.calls), sa.func.sum(res.cache_hits), sa.func.sum(res.prompt_tokens),
                       sa.func.sum(res.completion_tokens), sa.func.sum(res.cached_tokens))
-            .where(res.run_id == run_id, res.model.is_not(None))
-            .group_by(res.model)
-            .order_by(res.model)
+            .where(res.run_id == run_id, res.model.is_not(None)).group_by(res.model)
         )  # fmt: skip
+        generated = (
+            sa.select(out.target_model, sa.func.sum(out.target_calls), sa.func.sum(out.target_cache_hits),
+                      sa.func.sum(out.target_prompt_tokens), sa.func.sum(out.target_completion_tokens), sa.literal(0))
+            .where(out.run_id == run_id, out.target_model.is_not(None)).group_by(out.target_model)
+        )  # fmt: skip
+        totals: dict[str, list[int]] = {}
         with self.engine.connect() as conn:
-            rows = conn.execute(query).all()
+            for query in (judged, generated):
+                for model, *counts in conn.execute(query).all():
+                    current = totals.setdefault(model, [0] * 5)
+                    totals[model] = [a + int(b or 0) for a, b in zip(current, counts, strict=True)]
         return [
             ModelUsage(
-                model_name=model, invocation_count=int(calls or 0), cache_hits=int(hits or 0),
-                prompt_tokens=int(prompt or 0), completion_tokens=int(completion or 0),
-                total_tokens=int(prompt or 0) + int(completion or 0), cached_tokens=int(cached or 0),
+                model_name=model, invocation_count=calls, cache_hits=hits, prompt_tokens=prompt,
+                completion_tokens=completion, total_tokens=prompt + completion, cached_tokens=cached,
             )
-            for model, calls, hits, prompt, completion, cached in rows
+            for model, (calls, hits, prompt, completion, cached) in sorted(totals.items())
         ]  # fmt: skip
+
+
+def _target_columns(item: OutputItem) -> dict[str, Any]:
+    """A model target's call, from the sample it produced."""
+    sample = item.sample or {}
+    usage = sample.get("usage") if isinstance(sample.get("usage"), dict) else None
+    if not sample.get("model") or usage is None:
+        return {"target_model": None, "target_calls": 0, "target_cache_hits": 0, "target_prompt_tokens": 0,
+                "target_completion_tokens": 0}  # fmt: skip
+    cached = bool(sample.get("cached"))
+    return {
+        "target_model": str(sample["model"]), "target_calls": 0 if cached else 1, "target_cache_hits": int(cached),
+        "target_prompt_tokens": int(usage.get("prompt_tokens") or 0),
+        "target_completion_tokens": int(usage.get("completion_tokens") or 0),
+    }  # fmt: skip
 
 
 def _usage_columns(result: Result) -> dict[str, Any]:

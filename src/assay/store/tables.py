@@ -78,6 +78,11 @@ output_items = sa.Table(
     sa.Column("sample", JSON, nullable=True),
     sa.Column("results", JSON, nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
+    sa.Column("target_model", sa.String(256), nullable=True),
+    sa.Column("target_calls", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("target_cache_hits", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("target_prompt_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("target_completion_tokens", sa.Integer, nullable=False, server_default="0"),
 )  # fmt: skip
 
 # One row per criterion per item, so summaries are plain GROUP BY queries on either database.
