@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from assay.evaluators.judges.judge import JudgeDefinition
+
+
+def _binary(**fields: Any) -> JudgeDefinition:
+    """A pass/fail judge: scores 0 or 1, passing at 1."""
+    return JudgeDefinition(kind="binary", low=0, high=1, threshold=1, **fields)
+
 
 INTENT_RESOLUTION = JudgeDefinition(
     name="intent_resolution",
@@ -24,7 +32,7 @@ INTENT_RESOLUTION = JudgeDefinition(
     category="agents",
 )
 
-TASK_ADHERENCE = JudgeDefinition(
+TASK_ADHERENCE = _binary(
     name="task_adherence",
     description="Whether the agent followed its instructions and the task without a material failure.",
     instructions=(
@@ -38,13 +46,9 @@ TASK_ADHERENCE = JudgeDefinition(
     optional=("tool_definitions",),
     category="agents",
     skip_intermediate=True,
-    kind="binary",
-    low=0,
-    high=1,
-    threshold=1,
 )
 
-TASK_COMPLETION = JudgeDefinition(
+TASK_COMPLETION = _binary(
     name="task_completion",
     description="Whether the agent finished the task the user set, end to end.",
     instructions=(
@@ -58,10 +62,6 @@ TASK_COMPLETION = JudgeDefinition(
     category="agents",
     levels=("conversation", "turn"),
     skip_intermediate=True,
-    kind="binary",
-    low=0,
-    high=1,
-    threshold=1,
 )
 
 CUSTOMER_SATISFACTION = JudgeDefinition(
@@ -124,7 +124,7 @@ TOOL_CALL_ACCURACY = JudgeDefinition(
     needs_tool_definitions=True,
 )
 
-TOOL_SELECTION = JudgeDefinition(
+TOOL_SELECTION = _binary(
     name="tool_selection",
     description="Whether the agent chose the right tools for the request (arguments aside).",
     instructions=(
@@ -136,13 +136,9 @@ TOOL_SELECTION = JudgeDefinition(
     optional=("tool_calls", "response"),
     category="tools",
     needs_tool_definitions=True,
-    kind="binary",
-    low=0,
-    high=1,
-    threshold=1,
 )
 
-TOOL_INPUT_ACCURACY = JudgeDefinition(
+TOOL_INPUT_ACCURACY = _binary(
     name="tool_input_accuracy",
     description="Whether every argument of every tool call is correct.",
     instructions=(
@@ -154,13 +150,9 @@ TOOL_INPUT_ACCURACY = JudgeDefinition(
     required=("query", "response", "tool_definitions"),
     category="tools",
     needs_tool_definitions=True,
-    kind="binary",
-    low=0,
-    high=1,
-    threshold=1,
 )
 
-TOOL_OUTPUT_UTILIZATION = JudgeDefinition(
+TOOL_OUTPUT_UTILIZATION = _binary(
     name="tool_output_utilization",
     description="Whether the agent used what its tools returned, correctly.",
     instructions=(
@@ -171,13 +163,9 @@ TOOL_OUTPUT_UTILIZATION = JudgeDefinition(
     required=("query", "response", "tool_definitions"),
     category="tools",
     needs_tool_definitions=True,
-    kind="binary",
-    low=0,
-    high=1,
-    threshold=1,
 )
 
-TOOL_CALL_SUCCESS = JudgeDefinition(
+TOOL_CALL_SUCCESS = _binary(
     name="tool_call_success",
     description="Whether the agent's tool calls succeeded (no errors, timeouts or failed results).",
     instructions=(
@@ -188,10 +176,6 @@ TOOL_CALL_SUCCESS = JudgeDefinition(
     required=("response",),
     optional=("tool_definitions",),
     category="tools",
-    kind="binary",
-    low=0,
-    high=1,
-    threshold=1,
 )
 
 AGENTS = (
