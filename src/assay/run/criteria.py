@@ -6,6 +6,8 @@ A criterion in its wire form is one of:
      data_mapping?, threshold?}
     {type: string_check, name, input, reference, operation}
     {type: text_similarity, name, input, reference, evaluation_metric, pass_threshold}
+    {type: label_model | score_model, name, model, input: [message templates], ...}
+    {type: python, name, source, pass_threshold?}
 
 ``bind_criteria`` turns them into ``BoundCriterion`` objects or raises ``ConfigError`` naming the
 criterion and the fix: unknown evaluators, bad parameters, unsupported levels, impossible mappings.
