@@ -65,10 +65,15 @@ def test_evaluate_with_a_target_function_like_the_peer(tmp_path):
         return {"response": "Paris" if "France" in query else "unsure", "context": "from the bot"}
 
     result = assay.evaluate(
-        data=[{"query": "Capital of France?", "ground_truth": "Paris"}, {"query": "Capital of Peru?", "ground_truth": "Lima"}],
+        data=[
+            {"query": "Capital of France?", "ground_truth": "Paris"},
+            {"query": "Capital of Peru?", "ground_truth": "Lima"},
+        ],
         target=answer,
         evaluators={"f1": "builtin.f1_score"},
-        evaluator_config={"f1": {"column_mapping": {"response": "${target.response}", "ground_truth": "${data.ground_truth}"}}},
+        evaluator_config={
+            "f1": {"column_mapping": {"response": "${target.response}", "ground_truth": "${data.ground_truth}"}}
+        },
     )
     first, second = result["rows"]
     assert first["outputs.response"] == "Paris" and first["outputs.f1.f1_score"] == 1.0

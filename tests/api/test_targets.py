@@ -69,6 +69,6 @@ def test_target_runs_refuse_unknown_sampling_params_and_agents(served):
     with pytest.raises(openai.BadRequestError, match="unknown key 'temprature'"):
         client.evals.runs.create(eval_id=created.id, data_source={"type": "completions", "source": source, "model": "judge",
                                                                   "sampling_params": {"temprature": 1}})  # fmt: skip
-    with pytest.raises(openai.BadRequestError, match="agent targets"):
+    with pytest.raises(openai.BadRequestError, match="agent bot is not configured"):
         client.evals.runs.create(eval_id=created.id, data_source={"type": "azure_ai_target_completions", "source": source,
                                                                   "target": {"type": "azure_ai_agent", "name": "bot"}})  # fmt: skip

@@ -63,7 +63,9 @@ def test_eval_yaml_target_generates_responses_then_judges(tmp_path, llm):
     llm.reset()
     llm.script(rules=[{"match": "# Property:", "reply": {"content": '{"reason": "on topic", "score": 5}'}}],
                default={"content": "Use the reset link on the sign-in page."})  # fmt: skip
-    (tmp_path / "q.jsonl").write_text("".join(json.dumps({"query": f"How do I reset password {i}?"}) + "\n" for i in range(4)))
+    (tmp_path / "q.jsonl").write_text(
+        "".join(json.dumps({"query": f"How do I reset password {i}?"}) + "\n" for i in range(4))
+    )
     config = tmp_path / "eval.yaml"
     config.write_text(
         "name: with-target\ndataset: {local_uri: q.jsonl}\n"

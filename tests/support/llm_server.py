@@ -64,7 +64,7 @@ class State:
                 if self.tokens < 1:
                     return {"status": 429, "retry_after_ms": int((1 - self.tokens) / rate * 1000) + 1}
                 self.tokens -= 1
-        text = json.dumps(body.get("messages") or body.get("input") or "", ensure_ascii=False)
+        text = json.dumps(body.get("messages") or body.get("input") or body, ensure_ascii=False)
         with self.lock:
             for rule in self.script.get("rules", []):
                 if rule.get("match", "") in text and rule.get("times", 1) != 0:
@@ -140,8 +140,12 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         return 200, {"id": f"chatcmpl-{STATE.requests}", "object": "chat.completion", "created": int(time.time()),
                      "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                      "usage": usage}, {}  # fmt: skip
-    output = [{"type": "message", "id": f"msg_{STATE.requests}", "role": "assistant", "status": "completed",
-               "content": [{"type": "output_text", "text": content or "", "annotations": []}]}]  # fmt: skip
+    if path.endswith("/invocations"):  # an agent on the invocations protocol: free-form JSON in and out
+        return 200, {"output_text": content or "", "session_id": f"s{STATE.requests}"}, {}
+    calls = [{"type": "function_call", "call_id": c.get("id"), "name": c["function"]["name"],
+              "arguments": c["function"].get("arguments", "{}")} for c in reply.get("tool_calls") or []]  # fmt: skip
+    output = [*calls, {"type": "message", "id": f"msg_{STATE.requests}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": content or "", "annotations": []}]}]  # fmt: skip
     return 200, {"id": f"resp_{STATE.requests}", "object": "response", "created_at": int(time.time()),
                  "status": "completed", "model": model, "output": output,
                  "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens,
@@ -165,7 +169,7 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
                 with STATE.lock:
                     STATE.last_request = {"path": path, "api_key": headers.get("api-key"),
                                           "authorization": headers.get("authorization")}  # fmt: skip
-            if path.endswith(("/chat/completions", "/responses")) and method == "POST":
+            if path.endswith(("/chat/completions", "/responses", "/invocations")) and method == "POST":
                 reply = await completion(path, body)
             else:
                 reply = route(method, path, body) or (404, {"error": {"message": f"no route {path}"}}, {})

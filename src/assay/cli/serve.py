@@ -13,6 +13,7 @@ from assay.cli.main import cli
 from assay.errors import ConfigError
 from assay.llm import ModelRegistry, parse_models
 from assay.run.worker import start_workers
+from assay.target.agents import parse_agents
 
 
 def _models_factory(models_file: Path | None) -> ModelRegistry:
@@ -24,7 +25,8 @@ def _models_factory(models_file: Path | None) -> ModelRegistry:
         section = yaml.safe_load(models_file.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"{models_file}: cannot read models ({exc})") from None
-    return ModelRegistry(parse_models(section.get("models", section), where=str(models_file)))
+    models = parse_models(section.get("models", {} if "agents" in section else section), where=str(models_file))
+    return ModelRegistry(models, agents=parse_agents(section.get("agents"), where=f"{models_file}: agents"))
 
 
 def _is_loopback(host: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from assay.llm.config import ModelConfig, from_environment
 from assay.llm.model import CacheMode, CallCache, Model
@@ -13,13 +14,15 @@ class ModelRegistry:
 
     def __init__(
         self, configs: Iterable[ModelConfig] = (), *, cache: CallCache | None = None, cache_mode: CacheMode = "use",
-        default: str | None = None,
+        default: str | None = None, agents: Iterable[Any] = (),
     ) -> None:  # fmt: skip
         self.configs = {config.name: config for config in configs}
         self.cache = cache
         self.cache_mode = cache_mode
         self.default = default or (next(iter(self.configs)) if len(self.configs) == 1 else None)
         self._models: dict[str, Model] = {}
+        self.agents = list(agents)
+        """Agents by name and version (``assay.target.agents.AgentConfig``), for agent targets."""
 
     def get(self, name: str | None) -> Model:
         name = name or self.default or "gpt-4.1-mini"

@@ -111,6 +111,9 @@ async def execute(job: RunJob) -> int:
         await writer
         if job.models is not None:
             await job.models.aclose()
+        close_target = getattr(job.target, "aclose", None)
+        if close_target is not None:
+            await close_target()
     return evaluated
 
 

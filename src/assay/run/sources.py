@@ -59,7 +59,11 @@ def target_for(data_source: dict[str, Any]) -> TargetSpec | None:
     elif kind == "azure_ai_target_completions":
         target = data_source.get("target") or {}
         if target.get("type") == "azure_ai_agent":
-            raise ConfigError("agent targets (azure_ai_agent) are not supported by this server yet")
+            name, version = target.get("name"), target.get("version")
+            if not isinstance(name, str) or not name:
+                raise ConfigError("an azure_ai_agent target needs the agent's name")
+            return TargetSpec(kind="agent", model=name, version=None if version is None else str(version),
+                              input_messages=data_source.get("input_messages"))  # fmt: skip
         if target.get("type") != "azure_ai_model":
             raise ConfigError("data_source.target must be {type: azure_ai_model, model, sampling_params?}")
         model, sampling = target.get("model"), target.get("sampling_params") or {}

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from assay.errors import ConfigError, ItemError
 from assay.llm import Model, ModelError, ModelRegistry
+from assay.target.agents import AgentTarget, find_agent
 from assay.target.messages import InputMessages
 
 Target = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -29,14 +30,20 @@ SAMPLING_KEYS = {"temperature", "top_p", "seed", "max_completion_tokens", "max_t
 class TargetSpec:
     """What generates samples for a run: a named model (with sampling parameters) or a callable."""
 
-    kind: Literal["model", "callable"]
+    kind: Literal["model", "callable", "agent"]
     model: str | None = None
+    """The model's name, or the agent's name for an agent target."""
+    version: str | None = None
+    """An agent's version; the highest configured when not given."""
     sampling_params: dict[str, Any] = field(default_factory=dict)
     input_messages: dict[str, Any] | None = None
     function: Callable[..., Any] | None = None
 
 
 def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
+    if spec.kind == "agent":
+        agents = models.agents if models is not None else []
+        return AgentTarget(find_agent(agents, spec.model or "", spec.version), spec.input_messages)
     inputs = InputMessages(spec.input_messages)
     if spec.kind == "callable":
         if spec.function is None:

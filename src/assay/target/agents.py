@@ -1,0 +1,130 @@
+"""Agents by name: an ``agents:`` section maps name and version to an HTTP endpoint and protocol.
+
+    agents:
+      support-agent:
+        version: "2"
+        endpoint: http://127.0.0.1:9000          # the agent's base URL
+        protocol: responses                      # POST {endpoint}/responses (OpenAI Responses shape)
+        headers: {x-team: support}
+      intake-bot:
+        endpoint: http://127.0.0.1:9100
+        protocol: invocations                    # POST {endpoint}/invocations with the free-form input
+
+A run names an agent as ``{type: azure_ai_agent, name, version?}``; without a version the highest
+one configured is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Literal
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.errors import ConfigError, ItemError
+from assay.mapping import Template
+from assay.target.messages import InputMessages
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    version: str = "1"
+    endpoint: str
+    protocol: Literal["responses", "invocations"] = "responses"
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout: float = Field(default=120.0, gt=0)
+
+
+def parse_agents(section: Any, where: str = "agents") -> list[AgentConfig]:
+    if section is None:
+        return []
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: expected a mapping of agent name to settings")
+    agents = []
+    for name, raw in section.items():
+        if name == "__line__":
+            continue
+        versions = raw if isinstance(raw, list) else [raw]
+        for settings in versions:
+            if not isinstance(settings, dict):
+                raise ConfigError(
+                    f"{where}.{name}: expected settings such as {{endpoint: http://..., protocol: responses}}"
+                )
+            clean = {k: (str(v) if k == "version" else v) for k, v in settings.items() if k != "__line__"}
+            try:
+                agents.append(AgentConfig.model_validate({"name": str(name), **clean}))
+            except ValueError as exc:
+                raise ConfigError(f"{where}.{name}: {str(exc).splitlines()[1:3]}") from None
+    return agents
+
+
+def find_agent(agents: list[AgentConfig], name: str, version: str | None) -> AgentConfig:
+    matches = [a for a in agents if a.name == name and (version is None or a.version == str(version))]
+    if not matches:
+        known = ", ".join(f"{a.name}@{a.version}" for a in agents) or "none configured"
+        raise ConfigError(f"agent {name}{'@' + str(version) if version else ''} is not configured (agents: {known})",
+                          hint="add it to the agents: section")  # fmt: skip
+    return max(matches, key=lambda a: [int(p) if p.isdigit() else 0 for p in a.version.split(".")])
+
+
+class AgentTarget:
+    """Calls one agent over HTTP; one client per event loop, closed when the run ends."""
+
+    def __init__(self, agent: AgentConfig, input_messages: dict[str, Any] | None) -> None:
+        self.agent = agent
+        free = agent.protocol == "invocations" and input_messages is not None
+        self.free_form = Template(input_messages, "input_messages") if free else None
+        self.inputs = InputMessages(None if free else input_messages)
+        self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
+
+    def _client(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        if loop not in self._clients:
+            self._clients[loop] = openai.AsyncOpenAI(
+                base_url=self.agent.endpoint, api_key="agent", max_retries=2, timeout=self.agent.timeout,
+                default_headers=self.agent.headers,
+            )  # fmt: skip
+        return self._clients[loop]
+
+    async def aclose(self) -> None:
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    async def __call__(self, item: dict[str, Any]) -> dict[str, Any]:
+        agent, started = self.agent, time.perf_counter()
+        sent: Any = None
+        try:
+            if self.free_form is not None:
+                sent = self.free_form.render(item, None)
+                reply = await _post(self._client(), "/invocations", sent)
+                output_items: list[Any] = reply["output"] if isinstance(reply.get("output"), list) else []
+                text = str(reply.get("output_text") or reply.get("message") or "")
+            else:
+                sent = self.inputs.render(item)
+                reply = await _post(self._client(), "/responses", {"model": agent.name, "input": sent})
+                output_items = list(reply.get("output") or [])
+                text = "".join(p.get("text", "") for o in output_items if o.get("type") == "message"
+                               for p in o.get("content") or [] if p.get("type") == "output_text")  # fmt: skip
+        except (openai.OpenAIError, ItemError) as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            error = {"code": "target_error", "message": f"agent {agent.name}@{agent.version}: {message}"}
+            return {"input": [], "output_text": None, "error": error,
+                    "latency_ms": round((time.perf_counter() - started) * 1000, 1)}  # fmt: skip
+        tools = [o for o in output_items if o.get("type") == "function_call"]
+        return {
+            "input": sent if isinstance(sent, list) else [sent], "output_text": text, "output_items": output_items,
+            "output_tools": tools, "model": None, "agent": f"{agent.name}@{agent.version}", "error": None,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+        }  # fmt: skip
+
+
+async def _post(client: openai.AsyncOpenAI, path: str, body: Any) -> dict[str, Any]:
+    raw: Any = await client.post(path, body=body, cast_to=object)
+    if not isinstance(raw, dict):
+        raise ItemError(f"the agent answered {type(raw).__name__}, not a JSON object")
+    return raw
