@@ -107,7 +107,7 @@ class Model:
 
     async def generate(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
         body = self.request(messages, **params)
-        key = self.cache_key(body)
+        key = self.cache_key(body) if self.cache is not None else ""
         if self.cache is not None and self.cache_mode in ("use", "replay"):
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
@@ -122,7 +122,12 @@ class Model:
 
     async def _call(self, body: dict[str, Any]) -> dict[str, Any]:
         state = self._state()
-        estimate = len(json.dumps(body["messages"])) / 4 + body.get("max_tokens", body.get("max_completion_tokens", 0))
+        # Only a token budget needs the estimate; serialising the prompt is not free on the hot path.
+        estimate = 0.0
+        if state.tokens:
+            estimate = len(json.dumps(body["messages"])) / 4 + body.get(
+                "max_tokens", body.get("max_completion_tokens", 0)
+            )
         attempt = 0
         while True:
             if state.requests:
