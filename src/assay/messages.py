@@ -271,3 +271,15 @@ def to_dicts(messages: Iterable[Message]) -> list[dict[str, Any]]:
             entry["tool_call_id"] = message.tool_call_id
         out.append(entry)
     return out
+
+
+def turn_fields(query: list[Message], response: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
+    """The item fields of one turn, as a data source with its own row shape supplies them
+    (stored responses, traces): ``query``, ``response``, ``messages``, ``tool_calls``, ``tool_definitions``."""
+    definitions = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    calls = [{"type": "tool_call", "tool_call_id": c.id, "name": c.name, "arguments": c.arguments}
+             for c in tool_calls(response)]  # fmt: skip
+    return {
+        "query": to_dicts(query), "response": to_dicts(response), "messages": to_dicts([*query, *response]),
+        "tool_calls": calls, "tool_definitions": definitions,
+    }  # fmt: skip

@@ -2,7 +2,8 @@
 
 Run as ``python -m tests.support.llm_server PORT``. It serves ``POST /v1/chat/completions`` (and
 the same under ``/openai/deployments/<name>/chat/completions`` for Azure clients) and
-``POST /v1/responses``. Tests control it over HTTP:
+``POST /v1/responses``; with ``"stream": true`` both answer as server-sent events, the way
+OpenAI streams them. Tests control it over HTTP:
 
 - ``POST /_script`` with ``{"rules": [...], "default": {...}, "faults": {...}, "latency_ms": N}``:
   a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages contain ``text``;
@@ -77,7 +78,8 @@ class State:
 STATE = State()
 
 
-Reply = tuple[int, dict[str, Any], dict[str, str]]
+Reply = tuple[int, Any, dict[str, str]]
+"""Status, a JSON payload (or the bytes of an event stream) and extra headers."""
 
 
 def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
@@ -137,19 +139,74 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         if reply.get("tool_calls"):
             message["tool_calls"] = reply["tool_calls"]
         finish = "tool_calls" if reply.get("tool_calls") else "stop"
-        return 200, {"id": f"chatcmpl-{STATE.requests}", "object": "chat.completion", "created": int(time.time()),
-                     "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                     "usage": usage}, {}  # fmt: skip
+        answer = {"id": f"chatcmpl-{STATE.requests}", "object": "chat.completion", "created": int(time.time()),
+                  "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                  "usage": usage}  # fmt: skip
+        return 200, (chat_events(answer) if body.get("stream") else answer), {}
     if path.endswith("/invocations"):  # an agent on the invocations protocol: free-form JSON in and out
         return 200, {"output_text": content or "", "session_id": f"s{STATE.requests}"}, {}
     calls = [{"type": "function_call", "call_id": c.get("id"), "name": c["function"]["name"],
               "arguments": c["function"].get("arguments", "{}")} for c in reply.get("tool_calls") or []]  # fmt: skip
     output = [*calls, {"type": "message", "id": f"msg_{STATE.requests}", "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": content or "", "annotations": []}]}]  # fmt: skip
-    return 200, {"id": f"resp_{STATE.requests}", "object": "response", "created_at": int(time.time()),
-                 "status": "completed", "model": model, "output": output,
-                 "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens,
-                           "total_tokens": prompt_tokens + completion_tokens}}, {}  # fmt: skip
+    response = {"id": f"resp_{STATE.requests}", "object": "response", "created_at": int(time.time()),
+                "status": "completed", "model": model, "output": output,
+                "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}}  # fmt: skip
+    return 200, (response_events(response) if body.get("stream") else response), {}
+
+
+def chat_events(answer: dict[str, Any]) -> bytes:
+    """A chat completion as ``chat.completion.chunk`` events: the text in pieces, then the finish."""
+    message = answer["choices"][0]["message"]
+    base = {
+        "id": answer["id"],
+        "object": "chat.completion.chunk",
+        "created": answer["created"],
+        "model": answer["model"],
+    }
+    text = message.get("content") or ""
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    deltas += [{"content": text[i : i + 8]} for i in range(0, len(text), 8)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        deltas.append({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                       "function": {"name": call["function"]["name"], "arguments": ""}}]})  # fmt: skip
+        deltas.append({"tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]})
+    chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    chunks.append(
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": answer["choices"][0]["finish_reason"]}]}
+    )
+    chunks.append({**base, "choices": [], "usage": answer["usage"]})
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def response_events(response: dict[str, Any]) -> bytes:
+    """A Responses API answer as its event stream: created, each output item with its text in
+    deltas, completed; numbered as OpenAI numbers them."""
+    events: list[dict[str, Any]] = [{"type": "response.created",
+                                     "response": {**response, "status": "in_progress", "output": []}}]  # fmt: skip
+    for index, item in enumerate(response["output"]):
+        where = {"output_index": index, "item_id": item.get("id", f"fc_{index}")}
+        if item["type"] != "message":
+            events += [{"type": "response.output_item.added", "output_index": index, "item": item},
+                       {"type": "response.output_item.done", "output_index": index, "item": item}]  # fmt: skip
+            continue
+        text = "".join(part["text"] for part in item["content"])
+        empty = {"type": "output_text", "text": "", "annotations": []}
+        events.append({"type": "response.output_item.added", "output_index": index,
+                       "item": {**item, "status": "in_progress", "content": []}})  # fmt: skip
+        events.append({"type": "response.content_part.added", **where, "content_index": 0, "part": empty})
+        events += [{"type": "response.output_text.delta", **where, "content_index": 0, "delta": text[i : i + 8],
+                    "logprobs": []} for i in range(0, len(text), 8)]  # fmt: skip
+        events.append({"type": "response.output_text.done", **where, "content_index": 0, "text": text, "logprobs": []})
+        events.append({"type": "response.content_part.done", **where, "content_index": 0,
+                       "part": {**empty, "text": text}})  # fmt: skip
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append({"type": "response.completed", "response": response})
+    return b"".join(
+        f"event: {e['type']}\ndata: {json.dumps({**e, 'sequence_number': n})}\n\n".encode()
+        for n, e in enumerate(events)
+    )
 
 
 async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -176,8 +233,10 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             if reply is None:
                 break
             status, payload, extra = reply
-            data = json.dumps(payload).encode()
-            lines_out = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Content-Type: application/json",
+            events = isinstance(payload, bytes)
+            data = payload if events else json.dumps(payload).encode()
+            kind = "text/event-stream" if events else "application/json"
+            lines_out = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", f"Content-Type: {kind}",
                          f"Content-Length: {len(data)}", *(f"{k}: {v}" for k, v in extra.items())]  # fmt: skip
             writer.write(("\r\n".join(lines_out) + "\r\n\r\n").encode() + data)
             await writer.drain()

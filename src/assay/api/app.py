@@ -1,13 +1,23 @@
 """``create_app(store, ...)``: the OpenAI Evals and Files API on FastAPI, under every prefix the
-SDKs use: ``/v1``, ``/openai/v1``, ``/api/projects/{project}/openai/v1`` and ``/openai``."""
+SDKs use: ``/v1``, ``/openai/v1``, ``/api/projects/{project}/openai/v1`` and ``/openai``; beside
+it, the capture pass-through (``/chat/completions``, ``/responses``) under the same prefixes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from assay.api import errors, routes_datasets, routes_evals, routes_evaluators, routes_files, routes_runs
+from assay.api import (
+    errors,
+    routes_capture,
+    routes_datasets,
+    routes_evals,
+    routes_evaluators,
+    routes_files,
+    routes_runs,
+)
 from assay.api.context import ApiContext
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
@@ -20,11 +30,24 @@ PREFIXES = ("/v1", "/openai/v1", "/api/projects/{project}/openai/v1", "/openai")
 def create_app(
     store: Store, *, catalog: Callable[[], Catalog] | None = None, models: Callable[[], ModelRegistry] | None = None
 ) -> FastAPI:
-    app = FastAPI(title="assay", description="OpenAI Evals API for assay", docs_url="/docs", redoc_url=None)
-    app.state.assay = ApiContext(store, catalog or (lambda: load_catalog(store)), models or ModelRegistry)
+    if models is None:
+        shared = ModelRegistry()  # one registry, so pass-through calls reuse their clients
+        models = lambda: shared  # noqa: E731
+    registry = models
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await registry().aclose()  # type: ignore[no-untyped-call]  # the pass-through's model clients belong to the server's event loop
+
+    app = FastAPI(title="assay", description="OpenAI Evals API for assay", docs_url="/docs", redoc_url=None,
+                  lifespan=lifespan)  # fmt: skip
+    app.state.assay = ApiContext(store, catalog or (lambda: load_catalog(store)), models)
     errors.install(app)
+
     for prefix in PREFIXES:
-        for router in (routes_files.router, routes_evals.router, routes_runs.router, routes_evaluators.router):
+        routers = (routes_files, routes_evals, routes_runs, routes_evaluators, routes_capture)
+        for router in (module.router for module in routers):
             app.include_router(router, prefix=prefix)
     # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")

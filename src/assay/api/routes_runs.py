@@ -12,7 +12,7 @@ from assay.api.routes_evals import check_eval
 from assay.api.wire import item_index, output_item_id, output_item_object, page, run_object
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
-from assay.run.sources import check_data_source, dataset_for, target_for
+from assay.run.sources import check_data_source, dataset_for, lookup_in, target_for
 from assay.target import build_target
 
 router = APIRouter()
@@ -40,7 +40,7 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
     level = body.get("evaluation_level", "turn")
     if level not in ("turn", "conversation"):
         raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
-    spec = target_for(data_source)
+    spec = target_for(data_source, lookup_in(ctx.store, owner))
     check_eval(ctx, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
     if spec is not None:
         build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued

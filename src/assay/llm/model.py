@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -29,6 +30,11 @@ CacheMode = Literal["use", "replay", "off", "refresh"]
 
 class ModelError(AssayError):
     """A model call failed for good (after retries, or a cache miss in replay mode)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        """The provider's last HTTP status, if it answered."""
 
 
 class CallCache(Protocol):
@@ -115,18 +121,39 @@ class Model:
                 return _completion(hit, cached=True)
             if self.cache_mode == "replay":
                 raise ModelError(f"model {self.name!r}: no cached answer for this call (--cache replay)")
-        response = await self._call(body)
+        response = await self._call(body, lambda client: self._post(client, body))
         if self.cache is not None:
             await asyncio.to_thread(self.cache.put, key, self.config.model, response)
         return _completion(response, cached=False)
 
-    async def _call(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def forward(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Send an OpenAI-shaped request as it is, but for the model name (the capture pass-through).
+
+        Budgets, adaptive concurrency and retries apply as for any call; the cache does not, since
+        every forwarded call must produce a response of its own."""
+        body = {**body, "model": self.config.model}
+        reply: dict[str, Any] = await self._call(body, lambda client: client.post(path, body=body, cast_to=object))
+        return reply
+
+    async def forward_stream(self, path: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """Like ``forward`` with ``stream: true``: the provider's events, one dict each.
+
+        Retries happen only until the provider starts answering; after that a broken stream is the
+        caller's to see, as it would be talking to the provider itself."""
+        body = {**body, "model": self.config.model, "stream": True}
+        stream_cls = openai.AsyncStream[object]
+        stream: Any = await self._call(
+            body, lambda client: client.post(path, body=body, cast_to=object, stream=True, stream_cls=stream_cls)
+        )
+        return _events(stream)
+
+    async def _call(self, body: dict[str, Any], send: Callable[[Any], Awaitable[Any]]) -> Any:
         state = self._state()
         # Only a token budget needs the estimate; serialising the prompt is not free on the hot path.
         estimate = 0.0
         if state.tokens:
-            estimate = len(json.dumps(body["messages"])) / 4 + body.get(
-                "max_tokens", body.get("max_completion_tokens", 0)
+            estimate = len(json.dumps(body.get("messages", body.get("input")))) / 4 + body.get(
+                "max_tokens", body.get("max_completion_tokens", body.get("max_output_tokens", 0))
             )
         attempt = 0
         while True:
@@ -139,10 +166,11 @@ class Model:
             try:
                 # The SDK's low-level post: same client, auth and URL rules, but without re-validating our
                 # request body and building pydantic objects for the reply (most of a call's CPU otherwise).
-                response: dict[str, Any] = await self._post(state.client, body)
+                response = await send(state.client)
                 self.calls += 1
                 if state.tokens:
-                    used = (response.get("usage") or {}).get("total_tokens") or estimate
+                    usage = response.get("usage") if isinstance(response, dict) else None
+                    used = (usage or {}).get("total_tokens") or estimate
                     state.tokens.give_back(max(0.0, estimate - used))
                 return response
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors are not retried
@@ -150,7 +178,7 @@ class Model:
                 throttled = failure.throttled
                 if not failure.retry or attempt >= self.config.max_retries:
                     tries = f" after {attempt + 1} attempts" if attempt else ""
-                    raise ModelError(f"model {self.name!r}: {failure.message}{tries}") from None
+                    raise ModelError(f"model {self.name!r}: {failure.message}{tries}", failure.status) from None
                 delay = backoff(attempt, failure.delay)
             finally:
                 await state.limiter.release(throttled=throttled)
@@ -182,6 +210,12 @@ class Model:
             )
             self._states[loop] = state
         return state
+
+
+async def _events(stream: Any) -> AsyncIterator[dict[str, Any]]:
+    async with stream:
+        async for event in stream:
+            yield event
 
 
 def _client(config: ModelConfig) -> Any:

@@ -20,6 +20,8 @@ class Failure:
     delay: float | None
     """What the server asked for (retry-after-ms / retry-after), if anything."""
     message: str
+    status: int | None = None
+    """The provider's HTTP status, when it answered at all."""
 
 
 def classify(exc: BaseException) -> Failure:
@@ -27,10 +29,11 @@ def classify(exc: BaseException) -> Failure:
         status = exc.status_code
         message = f"{status} {getattr(exc, 'message', exc)}"
         if status == 429 and _code(exc) == "insufficient_quota":
-            return Failure(False, True, None, f"{message} (insufficient_quota: add credit; retrying cannot help)")
+            hint = "insufficient_quota: add credit; retrying cannot help"
+            return Failure(False, True, None, f"{message} ({hint})", status)
         if status in (408, 409, 429) or status >= 500:
-            return Failure(True, status == 429, _retry_after(exc.response.headers), message)
-        return Failure(False, False, None, message)
+            return Failure(True, status == 429, _retry_after(exc.response.headers), message, status)
+        return Failure(False, False, None, message, status)
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
         return Failure(True, False, None, f"{type(exc).__name__}: {exc}")
     return Failure(False, False, None, f"{type(exc).__name__}: {exc}")

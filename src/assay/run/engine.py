@@ -64,16 +64,20 @@ class RunJob:
 async def evaluate_item(row: Row, criteria: list[BoundCriterion], target: Target | None = None) -> OutputItem:
     """sample = await generate(item) → each criterion's inputs → its result."""
     assert row.item is not None
-    sample = await target(row.item) if target is not None else row.sample
+    item = row.item
+    sample = await target(item) if target is not None else row.sample
+    if target is not None and sample and sample.get("item_fields"):
+        # A source with its own row shape (stored responses) supplies query, response, ... itself.
+        item = {**item, **sample.pop("item_fields")}
     failure = target_failed(sample)
     if failure is not None:
         results = [c.failed(failure) for c in criteria]
     elif len(criteria) == 1:
-        results = [await criteria[0].evaluate(row.item, sample)]
+        results = [await criteria[0].evaluate(item, sample)]
     else:
-        results = list(await asyncio.gather(*(c.evaluate(row.item, sample) for c in criteria)))
+        results = list(await asyncio.gather(*(c.evaluate(item, sample) for c in criteria)))
     return OutputItem(
-        datasource_item_id=row.index, datasource_item=row.item, sample=sample,
+        datasource_item_id=row.index, datasource_item=item, sample=sample,
         results=results, status=OutputItem.status_of(results),
     )  # fmt: skip
 

@@ -71,6 +71,8 @@ def prepare(
     if report.rows == 0:
         raise ConfigError(f"{dataset.name}: the dataset has no items")
     fields = schema.known_fields() or report.fields_in_some_item
+    if target is not None and fields is not None:
+        fields = set(fields) | target.supplied_fields
     criteria = bind_criteria(
         definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models,
         has_sample=target is not None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from assay.dataset import Dataset
@@ -9,10 +10,11 @@ from assay.errors import ConfigError
 from assay.run.runner import EvalDefinition
 from assay.store import Store
 from assay.target import TargetSpec
+from assay.target.retrieval import Lookup
 
 FILE_SOURCES = {"jsonl", "csv"}
-TARGET_SOURCES = {"completions", "azure_ai_target_completions"}
-LATER_SOURCES = {"responses", "azure_ai_responses", "azure_ai_traces",
+TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses"}
+LATER_SOURCES = {"responses", "azure_ai_traces",
                  "azure_ai_traces_preview", "azure_ai_trace_data_source", "azure_ai_trace_data_source_preview",
                  "azure_ai_red_team", "azure_ai_synthetic_data_gen_preview"}  # fmt: skip
 
@@ -26,11 +28,12 @@ def check_data_source(data_source: Any) -> None:
         raise ConfigError(f"data_source type {kind!r} is not supported by this server yet")
     if kind not in FILE_SOURCES | TARGET_SOURCES:
         raise ConfigError(
-            f"unknown data_source type {kind!r}; use jsonl, csv, completions or azure_ai_target_completions"
+            f"unknown data_source type {kind!r}; use jsonl, csv, completions, azure_ai_target_completions "
+            "or azure_ai_responses"
         )
     if kind in TARGET_SOURCES:
         target_for(data_source)
-    source = data_source.get("source")
+    source = source_of(data_source)
     if not isinstance(source, dict) or source.get("type") not in ("file_id", "file_content"):
         raise ConfigError("data_source.source must be {type: file_id, id} or {type: file_content, content: [...]}")
     if source["type"] == "file_content" and not isinstance(source.get("content"), list):
@@ -41,7 +44,7 @@ def check_data_source(data_source: Any) -> None:
 
 def dataset_for(store: Store, project: str, data_source: dict[str, Any]) -> Dataset:
     check_data_source(data_source)
-    source = data_source["source"]
+    source = source_of(data_source)
     if source["type"] == "file_content":
         return Dataset.from_content(source["content"])
     record = store.get_file(project, str(source.get("id")), content=True)
@@ -51,9 +54,23 @@ def dataset_for(store: Store, project: str, data_source: dict[str, Any]) -> Data
     return Dataset.from_bytes(bytes(record["content"]), name)
 
 
-def target_for(data_source: dict[str, Any]) -> TargetSpec | None:
-    """The model that generates samples for ``completions`` / ``azure_ai_target_completions`` runs."""
+def source_of(data_source: dict[str, Any]) -> Any:
+    """Where the items are: ``source``, or under ``item_generation_params`` for stored responses."""
+    if data_source.get("type") == "azure_ai_responses":
+        return (data_source.get("item_generation_params") or {}).get("source")
+    return data_source.get("source")
+
+
+def lookup_in(store: Store, project: str) -> Lookup:
+    return partial(store.get_response, project)
+
+
+def target_for(data_source: dict[str, Any], lookup: Lookup | None = None) -> TargetSpec | None:
+    """What generates samples: the model or agent of ``completions`` / ``azure_ai_target_completions``
+    runs, or, for ``azure_ai_responses``, the stored responses ``lookup`` finds by id."""
     kind = data_source.get("type")
+    if kind == "azure_ai_responses":
+        return _retrieval(data_source, lookup)
     if kind == "completions":
         model, sampling = data_source.get("model"), data_source.get("sampling_params") or {}
     elif kind == "azure_ai_target_completions":
@@ -73,6 +90,24 @@ def target_for(data_source: dict[str, Any]) -> TargetSpec | None:
         raise ConfigError(f"a {kind} data source needs the model to call")
     messages = data_source.get("input_messages")
     return TargetSpec(kind="model", model=model, sampling_params=dict(sampling), input_messages=messages)
+
+
+def _retrieval(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec:
+    params = data_source.get("item_generation_params")
+    if not isinstance(params, dict) or params.get("type") != "response_retrieval":
+        raise ConfigError(
+            "an azure_ai_responses data source needs item_generation_params: {type: response_retrieval, "
+            'data_mapping: {response_id: "{{item.resp_id}}"}, source}'
+        )
+    mapping = params.get("data_mapping")
+    if not isinstance(mapping, dict) or "response_id" not in mapping:
+        raise ConfigError(
+            'item_generation_params.data_mapping must name the response id, e.g. {response_id: "{{item.resp_id}}"}'
+        )
+    turns = params.get("max_num_turns")
+    if turns is not None and (not isinstance(turns, int) or turns < 1):
+        raise ConfigError("item_generation_params.max_num_turns must be a positive integer")
+    return TargetSpec(kind="responses", data_mapping=mapping, max_num_turns=turns, lookup=lookup)
 
 
 def definition_for(stored_eval: dict[str, Any], run: dict[str, Any]) -> EvalDefinition:

@@ -19,7 +19,7 @@ from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.run.engine import RunOptions
 from assay.run.runner import finish_run, prepare
-from assay.run.sources import dataset_for, definition_for, target_for
+from assay.run.sources import dataset_for, definition_for, lookup_in, target_for
 from assay.store import Store
 
 log = logging.getLogger("assay.worker")
@@ -54,7 +54,7 @@ class Worker:
         try:
             stored_eval = self.store.get_eval(run["eval_id"])
             dataset = dataset_for(self.store, run["project"], run["data_source"])
-            target = target_for(run["data_source"])
+            target = target_for(run["data_source"], lookup_in(self.store, run["project"]))
             prepared = prepare(definition_for(stored_eval, run), dataset, self.catalog(), self.models(), target)
         except AssayError as exc:
             self.store.update_run(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from assay.store.assets import AssetsStore
+from assay.store.captured import CapturedStore
 from assay.store.serving import ServingStore
 
 
-class Store(ServingStore, AssetsStore):
-    """Evals, runs, output items, files, datasets, custom evaluators and the model-call cache."""
+class Store(ServingStore, AssetsStore, CapturedStore):
+    """Evals, runs, output items, files, datasets, custom evaluators, the model-call cache and
+    captured responses."""

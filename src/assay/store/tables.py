@@ -121,3 +121,14 @@ llm_cache = sa.Table(
     sa.Column("response", JSON, nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
 )  # fmt: skip
+
+captured_responses = sa.Table(
+    "captured_responses", metadata,
+    sa.Column("project", sa.String(128), primary_key=True),
+    sa.Column("id", sa.String(256), primary_key=True),
+    sa.Column("api", sa.String(16), nullable=False),
+    sa.Column("request", JSON, nullable=False),
+    sa.Column("response", JSON, nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)  # fmt: skip
+"""Responses the capture pass-through forwarded, by id; ``api`` is ``chat`` or ``responses``."""

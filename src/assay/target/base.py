@@ -20,6 +20,7 @@ from assay.errors import ConfigError, ItemError
 from assay.llm import Model, ModelError, ModelRegistry
 from assay.target.agents import AgentTarget, find_agent
 from assay.target.messages import InputMessages
+from assay.target.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
 
 Target = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 SAMPLING_KEYS = {"temperature", "top_p", "seed", "max_completion_tokens", "max_tokens", "response_format", "tools",
@@ -28,9 +29,10 @@ SAMPLING_KEYS = {"temperature", "top_p", "seed", "max_completion_tokens", "max_t
 
 @dataclass
 class TargetSpec:
-    """What generates samples for a run: a named model (with sampling parameters) or a callable."""
+    """What generates samples for a run: a named model (with sampling parameters), an agent, a
+    callable, or stored responses looked up by id."""
 
-    kind: Literal["model", "callable", "agent"]
+    kind: Literal["model", "callable", "agent", "responses"]
     model: str | None = None
     """The model's name, or the agent's name for an agent target."""
     version: str | None = None
@@ -38,9 +40,23 @@ class TargetSpec:
     sampling_params: dict[str, Any] = field(default_factory=dict)
     input_messages: dict[str, Any] | None = None
     function: Callable[..., Any] | None = None
+    data_mapping: dict[str, Any] = field(default_factory=dict)
+    """For stored responses: ``{response_id: "{{item.resp_id}}"}``."""
+    max_num_turns: int | None = None
+    lookup: Lookup | None = None
+    """For stored responses: how to find one by id (the store, for the run's project)."""
+
+    @property
+    def supplied_fields(self) -> frozenset[str]:
+        """Item fields the target adds to every item (stored responses carry their conversation)."""
+        return SUPPLIED_FIELDS if self.kind == "responses" else frozenset()
 
 
 def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
+    if spec.kind == "responses":
+        if spec.lookup is None:
+            raise ConfigError("stored responses can only be evaluated where they were captured (assay serve)")
+        return ResponseRetrieval(spec.lookup, spec.data_mapping, spec.max_num_turns)
     if spec.kind == "agent":
         agents = models.agents if models is not None else []
         return AgentTarget(find_agent(agents, spec.model or "", spec.version), spec.input_messages)

@@ -1,0 +1,138 @@
+"""The capture pass-through: ``POST /chat/completions`` and ``POST /responses``, streaming included.
+
+An application points its ``openai`` client at assay instead of its provider. Each request goes to
+the configured model of the same name (a ``models:`` entry of ``assay serve --models``, else the
+environment's endpoint) through the one model layer, so budgets and retries apply, and each
+answer is stored under its id, for ``azure_ai_responses`` runs to evaluate later. A request with
+``store: false`` is forwarded but not kept. ``GET /responses/{id}`` and ``GET /chat/completions/{id}``
+give a stored answer back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from assay.api.context import ApiContext, JsonBody, Owner, context
+from assay.api.errors import error
+from assay.errors import ConfigError, NotFoundError
+from assay.llm import ModelError
+
+router = APIRouter()
+Api = Literal["chat", "responses"]
+
+
+@router.post("/chat/completions")
+async def chat_completions(request: Request, body: JsonBody, owner: Owner) -> Response:
+    return await _forward(context(request), owner, "chat", body)
+
+
+@router.post("/deployments/{deployment}/chat/completions")
+async def azure_chat_completions(request: Request, deployment: str, body: JsonBody, owner: Owner) -> Response:
+    """Azure OpenAI clients name the deployment in the path rather than the body."""
+    return await _forward(context(request), owner, "chat", {**body, "model": body.get("model") or deployment})
+
+
+@router.post("/responses")
+async def responses(request: Request, body: JsonBody, owner: Owner) -> Response:
+    return await _forward(context(request), owner, "responses", body)
+
+
+@router.get("/responses/{response_id}")
+def retrieve_response(request: Request, response_id: str, owner: Owner) -> dict[str, Any]:
+    return _stored(context(request), owner, response_id, "responses")
+
+
+@router.get("/chat/completions/{completion_id}")
+def retrieve_chat_completion(request: Request, completion_id: str, owner: Owner) -> dict[str, Any]:
+    return _stored(context(request), owner, completion_id, "chat")
+
+
+def _stored(ctx: ApiContext, owner: str, response_id: str, api: Api) -> dict[str, Any]:
+    found = ctx.store.get_response(owner, response_id)
+    if found is None or found["api"] != api:
+        raise NotFoundError(f"No response with id '{response_id}' was captured.")
+    return dict(found["response"])
+
+
+async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any]) -> Response:
+    name = body.get("model")
+    if not isinstance(name, str) or not name:
+        raise ConfigError("model: name the model to call (a models: entry of assay serve --models)")
+    model = ctx.models().get(name)
+    model.check_credentials()
+    path = "/chat/completions" if api == "chat" else "/responses"
+    keep = body.get("store") is not False
+    try:
+        if body.get("stream"):
+            events = await model.forward_stream(path, body)
+            return StreamingResponse(_relay(ctx, owner, api, body, events, keep), media_type="text/event-stream")
+        reply = await model.forward(path, body)
+    except ModelError as exc:
+        return _upstream_error(exc)
+    if keep and reply.get("id"):
+        await asyncio.to_thread(ctx.store.put_response, owner, api, body, reply)
+    return JSONResponse(reply)
+
+
+async def _relay(
+    ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], events: AsyncIterator[dict[str, Any]], keep: bool
+) -> AsyncIterator[bytes]:
+    """Pass each event on as it comes; once the stream ends, store the whole answer it made."""
+    chunks: list[dict[str, Any]] = []
+    completed: dict[str, Any] | None = None
+    async for event in events:
+        if api == "chat":
+            chunks.append(event)
+            yield f"data: {json.dumps(event)}\n\n".encode()
+        else:
+            if event.get("type") == "response.completed":
+                completed = event.get("response")
+            yield f"event: {event.get('type')}\ndata: {json.dumps(event)}\n\n".encode()
+    if api == "chat":
+        yield b"data: [DONE]\n\n"
+        completed = completion_from_chunks(chunks) if chunks else None
+    if keep and completed and completed.get("id"):
+        await asyncio.to_thread(ctx.store.put_response, owner, api, body, completed)
+
+
+def completion_from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``chat.completion`` a stream of ``chat.completion.chunk`` events adds up to."""
+    first = chunks[0]
+    choices: dict[int, dict[str, Any]] = {}
+    usage = None
+    for chunk in chunks:
+        usage = chunk.get("usage") or usage
+        for part in chunk.get("choices") or []:
+            choice = choices.setdefault(part.get("index", 0), {"content": "", "tool_calls": {}, "finish": None})
+            delta = part.get("delta") or {}
+            choice["content"] += delta.get("content") or ""
+            choice["finish"] = part.get("finish_reason") or choice["finish"]
+            for call in delta.get("tool_calls") or []:
+                slot = choice["tool_calls"].setdefault(
+                    call.get("index", 0), {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+                )
+                slot["id"] = call.get("id") or slot["id"]
+                function = call.get("function") or {}
+                slot["function"]["name"] += function.get("name") or ""
+                slot["function"]["arguments"] += function.get("arguments") or ""
+    assembled = []
+    for index, choice in sorted(choices.items()):
+        message: dict[str, Any] = {"role": "assistant", "content": choice["content"] or None}
+        if choice["tool_calls"]:
+            message["tool_calls"] = [call for _, call in sorted(choice["tool_calls"].items())]
+        assembled.append({"index": index, "message": message, "finish_reason": choice["finish"]})
+    return {"id": first.get("id"), "object": "chat.completion", "created": first.get("created"),
+            "model": first.get("model"), "choices": assembled, "usage": usage}  # fmt: skip
+
+
+def _upstream_error(exc: ModelError) -> JSONResponse:
+    """The provider's refusal, passed on with its status (502 when it never answered)."""
+    status = exc.status if exc.status is not None and 400 <= exc.status < 600 else 502
+    kind = "invalid_request_error" if status < 500 else "upstream_error"
+    return error(status, str(exc), kind)
