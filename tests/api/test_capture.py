@@ -76,7 +76,9 @@ def test_capture_then_evaluate_by_id(served, provider, llm):
     run = wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=data_source).id)
     assert run.status == "completed", run
     assert (run.result_counts.passed, run.result_counts.errored) == (5, 1), run.result_counts
-    items = {i.datasource_item["resp_id"]: i for i in client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)}
+    items = {
+        i.datasource_item["resp_id"]: i for i in client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)
+    }
     missing = items["resp_nobody_made"]
     assert missing.status == "error" and "no response with id 'resp_nobody_made'" in missing.sample.error.message
     follow = items[ids[3]]
