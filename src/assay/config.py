@@ -28,6 +28,7 @@ from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.runner import EvalDefinition
 from assay.target import TargetSpec
+from assay.target.agents import AgentConfig, parse_agents
 
 CRITERION_KEYS = {
     "name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold", "local_uri",
@@ -53,7 +54,8 @@ class EvalConfig:
     local_evaluators: list[tuple[str, str, Path]] = field(default_factory=list)
     """Custom evaluators given by ``local_uri``: (name, version, file)."""
     target: TargetSpec | None = None
-    """``target: {type: model, model, sampling_params?, input_messages?}``: generate responses first."""
+    """``target:`` a model or an agent that generates the responses first."""
+    agents: list[AgentConfig] = field(default_factory=list)
 
     @property
     def eval_model(self) -> str | None:
@@ -144,19 +146,37 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
         if isinstance(e, dict) and e.get("local_uri")
     ]
     target = _target(raw.get("target"), fail)
-    return EvalConfig(path, definition, _dataset(path, raw, fail), clean_options, lines, models, local, target)
+    agents = parse_agents(_strip_lines(raw.get("agents")), where=f"{path.name}:{_line(raw.get('agents'), raw)}: agents")
+    dataset = _dataset(path, raw, fail)
+    return EvalConfig(path, definition, dataset, clean_options, lines, models, local, target, agents)
+
+
+TARGET_SHAPES = (
+    "target must be {type: model, model: <name in models:>, sampling_params?, input_messages?} or "
+    "{type: agent, name: <name in agents:>, version?, input_messages?, tool_descriptions?}"
+)
 
 
 def _target(raw: Any, fail: Any) -> TargetSpec | None:
     if raw is None:
         return None
-    if not isinstance(raw, dict) or raw.get("type", "model") != "model" or not raw.get("model"):
-        raise fail(raw, "target must be {type: model, model: <name in models:>, sampling_params?, input_messages?}",
-                   hint="agent targets are not supported yet")  # fmt: skip
+    kind = raw.get("type", "model") if isinstance(raw, dict) else None
+    if kind == "azure_ai_agent":
+        kind = "agent"
+    named = isinstance(raw, dict) and raw.get("model" if kind == "model" else "name")
+    if kind not in ("model", "agent") or not named:
+        raise fail(raw, TARGET_SHAPES)
     clean = _strip_lines(raw)
     messages = clean.get("input_messages")
     if isinstance(messages, list):
         messages = {"type": "template", "template": messages}
+    if kind == "agent":
+        descriptions = clean.get("tool_descriptions") or []
+        if not isinstance(descriptions, list) or not all(isinstance(d, dict) and d.get("name") for d in descriptions):
+            raise fail(raw, "target.tool_descriptions must be a list of {name, description, parameters?}")
+        version = clean.get("version")
+        return TargetSpec(kind="agent", model=str(clean["name"]), version=None if version is None else str(version),
+                          input_messages=messages, tool_descriptions=descriptions)  # fmt: skip
     return TargetSpec(kind="model", model=str(clean["model"]), sampling_params=clean.get("sampling_params") or {},
                       input_messages=messages)  # fmt: skip
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from assay.cli.common import catalog, open_store, out
 from assay.cli.main import cli
-from assay.cli.summary import print_summary
+from assay.cli.summary import TargetStats, print_summary, print_target_stats
 from assay.config import EvalConfig, load_eval_config
 from assay.dataset import Dataset
 from assay.errors import ConfigError
@@ -67,7 +68,9 @@ def run_command(
     config = load_eval_config(eval_yaml)
     store = open_store()
     dataset = resolve_dataset(config, store)
-    models = ModelRegistry(config.models, cache=store, cache_mode=cache_mode, default=config.eval_model)
+    models = ModelRegistry(
+        config.models, cache=store, cache_mode=cache_mode, default=config.eval_model, agents=config.agents
+    )
     evaluators = catalog(store)
     for name, version, file in config.local_evaluators:
         evaluators.add(spec_from_file(file, name, version))
@@ -92,20 +95,32 @@ def run_command(
     total = prepared.report.rows
     done = len(store.done_item_ids(run["id"]))
     options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)))
+    if done:
+        out.print(f"[dim]resuming: {done} items already stored are kept[/]")
     out.print(f"[dim]{dataset.name}: {total} items checked · {len(prepared.criteria)} criteria · run {run['id']}[/]")
+    target_stats = TargetStats()
     with _progress() as progress:
+        # With a target, generating and judging move at their own pace: one bar each.
+        generating = progress.add_task("generating", total=total, completed=done) if prepared.target else None
         task = progress.add_task("evaluating", total=total, completed=done)
+
+        def sampled(sample: dict[str, Any]) -> None:
+            target_stats.add(sample)
+            if generating is not None:
+                progress.advance(generating)
 
         def advance(item: OutputItem) -> None:
             progress.advance(task)
 
         try:
-            outcome = finish_run(prepared, run, store, options=options, on_item=advance)
+            outcome = finish_run(prepared, run, store, options=options, on_item=advance, on_sample=sampled)
         except KeyboardInterrupt:
             progress.stop()
             out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run['id']}")
             sys.exit(130)
     print_summary(outcome.run, outcome.summary, store.url)
+    if target_stats.latencies_ms:
+        print_target_stats(target_stats)
     _gate(outcome.summary, gate)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.table import Table
@@ -52,3 +54,32 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
     out.print(f"store: {store_url}")
     out.print(f"details: assay runs show {run['id']}", soft_wrap=True)
     out.print(f"results: assay results {run['id']} --format jsonl|csv", soft_wrap=True)
+
+
+@dataclass
+class TargetStats:
+    """What the target did in this invocation: its latency per sample, and its failures by cause."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def add(self, sample: dict[str, Any]) -> None:
+        self.latencies_ms.append(float(sample.get("latency_ms") or 0.0))
+        if sample.get("error"):
+            message = str(sample["error"].get("message") or sample["error"].get("code"))
+            self.errors[message] = self.errors.get(message, 0) + 1
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile: the smallest value with at least ``share`` of the values at or below it."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1))]
+
+
+def print_target_stats(stats: TargetStats) -> None:
+    values = stats.latencies_ms
+    marks = " · ".join(f"p{int(q * 100)} {percentile(values, q):,.0f} ms" for q in (0.5, 0.9, 0.99))
+    failed = sum(stats.errors.values())
+    out.print(f"target: {len(values)} samples, {failed} failed; latency {marks}, max {max(values):,.0f} ms")
+    for message, count in sorted(stats.errors.items(), key=lambda e: -e[1])[:3]:
+        out.print(f"  [yellow]{count}×[/] {message}", soft_wrap=True)

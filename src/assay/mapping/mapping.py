@@ -8,8 +8,13 @@ from typing import Any
 from assay.errors import ConfigError, ItemError
 from assay.mapping.templates import Template
 
-# Inputs a run with a target fills from the generated sample when the item does not have them.
-SAMPLE_DEFAULTS = {"response": "{{sample.output_text}}"}
+# Inputs a run with a target fills from the generated sample when the item does not have them
+# (an agent's calls and its tool descriptions reach the tool evaluators this way).
+SAMPLE_DEFAULTS = {
+    "response": "{{sample.output_text}}",
+    "tool_calls": "{{sample.output_tools}}",
+    "tool_definitions": "{{sample.tool_definitions}}",
+}
 
 
 class DataMapping:

@@ -17,6 +17,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from assay.dataset import Dataset
 from assay.dataset.readers import Row
@@ -28,6 +29,7 @@ from assay.store import Store
 from assay.target.base import Target, target_failed
 
 ProgressCallback = Callable[[OutputItem], None]
+SampleCallback = Callable[[dict[str, Any]], None]
 
 
 # Items in flight. Model-free evaluators do not await, so this matters only for model calls, where
@@ -57,18 +59,26 @@ class RunJob:
     on_item: ProgressCallback | None = None
     models: ModelRegistry | None = None
     target: Target | None = None
+    on_sample: SampleCallback | None = None
+    """Told of each sample the target generated (before the judges see it), for progress."""
     stopped: bool = False
     """Set when ``keep_going`` said stop: the run ends canceled, with what was done kept."""
 
 
-async def evaluate_item(row: Row, criteria: list[BoundCriterion], target: Target | None = None) -> OutputItem:
+async def evaluate_item(
+    row: Row, criteria: list[BoundCriterion], target: Target | None = None, on_sample: SampleCallback | None = None
+) -> OutputItem:
     """sample = await generate(item) → each criterion's inputs → its result."""
     assert row.item is not None
     item = row.item
-    sample = await target(item) if target is not None else row.sample
-    if target is not None and sample and sample.get("item_fields"):
-        # A source with its own row shape (stored responses) supplies query, response, ... itself.
-        item = {**item, **sample.pop("item_fields")}
+    sample = row.sample
+    if target is not None:
+        sample = await target(item)
+        if sample.get("item_fields"):
+            # A source with its own row shape (stored responses) supplies query, response, ... itself.
+            item = {**item, **sample.pop("item_fields")}
+        if on_sample is not None:
+            on_sample(sample)
     failure = target_failed(sample)
     if failure is not None:
         results = [c.failed(failure) for c in criteria]
@@ -124,7 +134,7 @@ async def execute(job: RunJob) -> int:
 async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
     while (row := await rows.get()) is not None:
         if not job.stopped:  # once stopped, queued rows are drained unevaluated
-            await finished.put(await evaluate_item(row, job.criteria, job.target))
+            await finished.put(await evaluate_item(row, job.criteria, job.target, job.on_sample))
 
 
 async def _watch(job: RunJob) -> None:

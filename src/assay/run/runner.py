@@ -19,7 +19,7 @@ from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.results import RunSummary
 from assay.run.criteria import BoundCriterion, bind_criteria
-from assay.run.engine import ProgressCallback, RunJob, RunOptions, execute
+from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback, execute
 from assay.store import Store
 from assay.target import Target, TargetSpec, build_target
 
@@ -95,6 +95,7 @@ def start(prepared: PreparedRun, store: Store) -> dict[str, Any]:
 def finish_run(
     prepared: PreparedRun, run: dict[str, Any], store: Store, *,
     options: RunOptions | None = None, on_item: ProgressCallback | None = None, claimed: bool = False,
+    on_sample: SampleCallback | None = None,
 ) -> RunOutcome:  # fmt: skip
     """Execute the items the run still lacks, then store and return its summary.
 
@@ -105,7 +106,7 @@ def finish_run(
         store.update_run(run["id"], status="in_progress", error=None)
     job = RunJob(
         run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item, prepared.models,
-        prepared.target,
+        prepared.target, on_sample,
     )  # fmt: skip
     try:
         evaluated = run_sync(execute(job))

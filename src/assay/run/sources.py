@@ -79,8 +79,13 @@ def target_for(data_source: dict[str, Any], lookup: Lookup | None = None) -> Tar
             name, version = target.get("name"), target.get("version")
             if not isinstance(name, str) or not name:
                 raise ConfigError("an azure_ai_agent target needs the agent's name")
-            return TargetSpec(kind="agent", model=name, version=None if version is None else str(version),
-                              input_messages=data_source.get("input_messages"))  # fmt: skip
+            descriptions = target.get("tool_descriptions") or []
+            if not isinstance(descriptions, list) or not all(isinstance(d, dict) for d in descriptions):
+                raise ConfigError("target.tool_descriptions must be a list of {name, description, parameters?}")
+            return TargetSpec(
+                kind="agent", model=name, version=None if version is None else str(version),
+                input_messages=data_source.get("input_messages"), tool_descriptions=descriptions,
+            )  # fmt: skip
         if target.get("type") != "azure_ai_model":
             raise ConfigError("data_source.target must be {type: azure_ai_model, model, sampling_params?}")
         model, sampling = target.get("model"), target.get("sampling_params") or {}

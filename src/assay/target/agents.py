@@ -6,6 +6,8 @@
         endpoint: http://127.0.0.1:9000          # the agent's base URL
         protocol: responses                      # POST {endpoint}/responses (OpenAI Responses shape)
         headers: {x-team: support}
+        tool_descriptions:                       # handed to tool evaluators as tool_definitions
+          - {name: lookup_order, description: Find an order by id, parameters: {...}}
       intake-bot:
         endpoint: http://127.0.0.1:9100
         protocol: invocations                    # POST {endpoint}/invocations with the free-form input
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import ConfigError, ItemError
 from assay.mapping import Template
+from assay.messages import normalize_tool_definitions
 from assay.target.messages import InputMessages
 
 
@@ -37,6 +40,7 @@ class AgentConfig(BaseModel):
     protocol: Literal["responses", "invocations"] = "responses"
     headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(default=120.0, gt=0)
+    tool_descriptions: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def parse_agents(section: Any, where: str = "agents") -> list[AgentConfig]:
@@ -74,8 +78,13 @@ def find_agent(agents: list[AgentConfig], name: str, version: str | None) -> Age
 class AgentTarget:
     """Calls one agent over HTTP; one client per event loop, closed when the run ends."""
 
-    def __init__(self, agent: AgentConfig, input_messages: dict[str, Any] | None) -> None:
+    def __init__(
+        self, agent: AgentConfig, input_messages: dict[str, Any] | None, tools: list[dict[str, Any]] | None = None
+    ) -> None:
         self.agent = agent
+        definitions = normalize_tool_definitions(tools or [], where=f"agent {agent.name}: tool_descriptions")
+        self.tool_definitions = [{"name": t.name, "description": t.description, "parameters": t.parameters}
+                                 for t in definitions]  # fmt: skip
         free = agent.protocol == "invocations" and input_messages is not None
         self.free_form = Template(input_messages, "input_messages") if free else None
         self.inputs = InputMessages(None if free else input_messages)
@@ -118,7 +127,8 @@ class AgentTarget:
         tools = [o for o in output_items if o.get("type") == "function_call"]
         return {
             "input": sent if isinstance(sent, list) else [sent], "output_text": text, "output_items": output_items,
-            "output_tools": tools, "model": None, "agent": f"{agent.name}@{agent.version}", "error": None,
+            "output_tools": tools, "tool_definitions": self.tool_definitions, "model": None,
+            "agent": f"{agent.name}@{agent.version}", "error": None,
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
         }  # fmt: skip
 

@@ -40,6 +40,8 @@ class TargetSpec:
     sampling_params: dict[str, Any] = field(default_factory=dict)
     input_messages: dict[str, Any] | None = None
     function: Callable[..., Any] | None = None
+    tool_descriptions: list[dict[str, Any]] = field(default_factory=list)
+    """An agent's tools, passed on to tool evaluators as ``{{sample.tool_definitions}}``."""
     data_mapping: dict[str, Any] = field(default_factory=dict)
     """For stored responses: ``{response_id: "{{item.resp_id}}"}``."""
     max_num_turns: int | None = None
@@ -59,7 +61,8 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
         return ResponseRetrieval(spec.lookup, spec.data_mapping, spec.max_num_turns)
     if spec.kind == "agent":
         agents = models.agents if models is not None else []
-        return AgentTarget(find_agent(agents, spec.model or "", spec.version), spec.input_messages)
+        agent = find_agent(agents, spec.model or "", spec.version)
+        return AgentTarget(agent, spec.input_messages, spec.tool_descriptions or agent.tool_descriptions)
     inputs = InputMessages(spec.input_messages)
     if spec.kind == "callable":
         if spec.function is None:

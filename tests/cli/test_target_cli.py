@@ -1,0 +1,52 @@
+"""A target that times out or fails on some items: those items error with the cause, the rest
+complete, and ``--resume --retry-errors`` asks the target again for the errored ones only."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli.test_cli import assay
+
+JUDGE = {"match": "# Property:", "reply": {"content": '{"reason": "on topic", "score": 5}'}}
+QUERIES = ["first", "second", "slow one", "third", "broken one", "fourth"]
+
+
+def _results(run_id, home):
+    return [json.loads(line) for line in assay("results", run_id, home=home, check=True).stdout.splitlines()]
+
+
+def test_failed_target_items_error_then_resume_retries_only_them(tmp_path, llm):
+    llm.reset()
+    llm.script(rules=[JUDGE, {"match": "slow one", "reply": {"content": "late", "latency_ms": 3000}},
+                      {"match": "broken one", "reply": {"status": 500}}],
+               default={"content": "Here is a helpful answer."})  # fmt: skip
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps({"query": f"Question {q}?"}) + "\n" for q in QUERIES))
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "name: flaky-target\ndataset: {local_uri: q.jsonl}\n"
+        f"models:\n  bot: {{model: bot-model, base_url: '{llm.base_url}', api_key: t, timeout: 1, max_retries: 0}}\n"
+        f"  judge: {{model: judge-model, base_url: '{llm.base_url}', api_key: t}}\n"
+        "target: {type: model, model: bot}\n"
+        "evaluators:\n  - {name: builtin.relevance, initialization_parameters: {model: judge}}\n"
+    )
+    first = assay("run", str(config), home=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "items: 6 total, 4 passed, 0 failed, 2 errored" in first.stdout
+    assert "target: 6 samples, 2 failed" in first.stdout
+    run_id = first.stdout.split("run id: ")[1].split()[0]
+    errored = {r["datasource_item"]["query"]: r for r in _results(run_id, tmp_path) if r["status"] == "error"}
+    assert set(errored) == {"Question slow one?", "Question broken one?"}
+    assert "timed out" in errored["Question slow one?"]["sample"]["error"]["message"]
+    assert "500" in errored["Question broken one?"]["sample"]["error"]["message"]
+    assert "the target failed" in errored["Question broken one?"]["results"][0]["reason"]
+
+    llm.script(rules=[JUDGE], default={"content": "Here is a helpful answer."})  # the provider recovered
+    before = llm.stats()["completions"]
+    kept = assay("run", str(config), "--resume", run_id, home=tmp_path, check=True)
+    assert "2 errored" in kept.stdout and llm.stats()["completions"] == before  # plain resume: nothing redone
+
+    retried = assay("run", str(config), "--resume", run_id, "--retry-errors", home=tmp_path, check=True)
+    assert "items: 6 total, 6 passed" in retried.stdout
+    assert llm.stats()["completions"] - before == 4  # two target calls and two judge calls, nothing else
+    rows = _results(run_id, tmp_path)
+    assert len(rows) == 6 and sorted(r["datasource_item_id"] for r in rows) == list(range(6))
