@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 import uvicorn
@@ -20,9 +20,13 @@ from tests.support.fixtures import free_port
 class Served:
     url: str
     store: object
+    clients: list[OpenAI] = field(default_factory=list)
 
     def client(self, key: str = "anonymous", prefix: str = "/v1") -> OpenAI:
-        return OpenAI(base_url=f"{self.url}{prefix}", api_key=key, max_retries=0)
+        """An SDK client for this server, closed when the test ends (no socket left to the GC)."""
+        client = OpenAI(base_url=f"{self.url}{prefix}", api_key=key, max_retries=0)
+        self.clients.append(client)
+        return client
 
 
 @pytest.fixture
@@ -36,7 +40,10 @@ def served(store, models):
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     stop, workers = start_workers(store, lambda: load_catalog(store), lambda: models, 2)
-    yield Served(f"http://127.0.0.1:{port}", store)
+    served = Served(f"http://127.0.0.1:{port}", store)
+    yield served
+    for client in served.clients:
+        client.close()
     stop.set()
     for worker in workers:
         worker.join(timeout=10)

@@ -61,12 +61,14 @@ def test_killed_server_resumes_the_run_after_restart(tmp_path, llm):
         time.sleep(0.1)
     process.send_signal(signal.SIGKILL)
     process.wait()
+    client.close()
     before = len(stored_ids(tmp_path, run.id))
     assert 0 < before < total
     process, client = start_server(tmp_path, port, models)
     try:
         finished = wait_for(client, created.id, run.id, seconds=120)
     finally:
+        client.close()
         process.terminate()
         process.wait(timeout=20)
     ids = stored_ids(tmp_path, run.id)

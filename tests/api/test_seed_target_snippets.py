@@ -49,6 +49,7 @@ def server(tmp_path, llm, agent, monkeypatch):  # noqa: F811 - the agent fixture
     monkeypatch.setenv("OPENAI_API_KEY", "t")
     process, client = start_server(tmp_path, free_port(), models)
     yield client
+    client.close()
     process.terminate()
     process.wait(timeout=10)
 

@@ -132,3 +132,27 @@ captured_responses = sa.Table(
     sa.Column("created_at", sa.Integer, nullable=False),
 )  # fmt: skip
 """Responses the capture pass-through forwarded, by id; ``api`` is ``chat`` or ``responses``."""
+
+spans = sa.Table(
+    "spans", metadata,
+    sa.Column("project", sa.String(128), primary_key=True),
+    sa.Column("trace_id", sa.String(32), primary_key=True),
+    sa.Column("span_id", sa.String(16), primary_key=True),
+    sa.Column("parent_span_id", sa.String(16), nullable=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("kind", sa.Integer, nullable=False),
+    sa.Column("operation", sa.String(64), nullable=False),
+    sa.Column("agent_name", sa.String(256), nullable=True),
+    sa.Column("agent_version", sa.String(64), nullable=True),
+    sa.Column("conversation_id", sa.String(256), nullable=True),
+    sa.Column("start_ns", sa.BigInteger, nullable=False),
+    sa.Column("end_ns", sa.BigInteger, nullable=False),
+    sa.Column("status_code", sa.Integer, nullable=False),
+    sa.Column("status_message", sa.Text, nullable=False),
+    sa.Column("attributes", JSON, nullable=False),
+    sa.Column("events", JSON, nullable=False),
+    sa.Column("resource", JSON, nullable=False),
+    sa.Column("dropped_attributes", sa.Integer, nullable=False),
+    sa.Column("received_at", sa.Integer, nullable=False),
+)  # fmt: skip
+"""OpenTelemetry spans; ``operation``, ``agent_*`` and ``conversation_id`` are pulled out to select by."""

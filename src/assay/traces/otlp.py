@@ -1,0 +1,194 @@
+"""OTLP/HTTP trace bodies → ``Span`` records: protobuf or JSON, gzip or deflate, size-capped.
+
+JSON ids are hex, as the OTLP spec says; protobuf's ``json_format`` would read them as base64 and
+silently make 24-byte ids, so the JSON is walked by hand. A span with a bad id is rejected on its
+own (reported as ``partial_success``); a body that is not OTLP at all is refused whole.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from assay.traces.spans import Span
+
+MAX_DECOMPRESSED = 64 * 1024 * 1024
+
+
+class OtlpError(ValueError):
+    """A body that cannot be read at all: the status says which kind of refusal."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Decoded:
+    spans: list[Span] = field(default_factory=list)
+    rejected: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def decompress(body: bytes, encoding: str | None, limit: int = MAX_DECOMPRESSED) -> bytes:
+    """Undo gzip or deflate, refusing (413) anything that would grow past ``limit`` bytes."""
+    encoding = (encoding or "identity").strip().lower()
+    if encoding in ("", "identity", "none"):
+        if len(body) > limit:
+            raise OtlpError(f"body of {len(body)} bytes is over the {limit}-byte limit", 413)
+        return body
+    if encoding not in ("gzip", "deflate"):
+        raise OtlpError(f"Content-Encoding {encoding!r} is not supported; use gzip, deflate or none", 415)
+    # gzip: header 31; deflate: zlib-wrapped (15) in practice, raw (-15) from some clients.
+    for wbits in (31,) if encoding == "gzip" else (15, -15):
+        inflater = zlib.decompressobj(wbits)
+        try:
+            data = inflater.decompress(body, limit + 1)
+        except zlib.error:
+            continue
+        if len(data) > limit or inflater.unconsumed_tail:
+            raise OtlpError(f"body decompresses to more than the {limit}-byte limit", 413)
+        return data
+    raise OtlpError(f"body is not valid {encoding} data")
+
+
+def decode(body: bytes, content_type: str | None) -> Decoded:
+    kind = (content_type or "application/x-protobuf").split(";", 1)[0].strip().lower()
+    if kind == "application/json":
+        return _from_json(body)
+    if kind in ("application/x-protobuf", "application/protobuf", "application/octet-stream"):
+        return _from_protobuf(body)
+    raise OtlpError(f"Content-Type {kind!r} is not OTLP; send application/x-protobuf or application/json", 415)
+
+
+# protobuf ---------------------------------------------------------------------------------------
+
+
+def _from_protobuf(body: bytes) -> Decoded:
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except DecodeError as exc:
+        raise OtlpError(f"body is not an OTLP ExportTraceServiceRequest: {exc}") from None
+    out = Decoded()
+    for resource_spans in request.resource_spans:
+        resource = {a.key: _pb_value(a.value) for a in resource_spans.resource.attributes}
+        for scope_spans in resource_spans.scope_spans:
+            for s in scope_spans.spans:
+                trace_id, span_id = s.trace_id.hex(), s.span_id.hex()
+                problem = _id_problem(trace_id, span_id)
+                if problem:
+                    out.rejected += 1
+                    out.problems.append(problem)
+                    continue
+                out.spans.append(Span(
+                    trace_id=trace_id, span_id=span_id, name=s.name, parent_span_id=s.parent_span_id.hex() or None,
+                    kind=s.kind, start_ns=s.start_time_unix_nano, end_ns=s.end_time_unix_nano,
+                    status_code=s.status.code, status_message=s.status.message,
+                    attributes={a.key: _pb_value(a.value) for a in s.attributes},
+                    events=[{"name": e.name, "time_ns": e.time_unix_nano,
+                             "attributes": {a.key: _pb_value(a.value) for a in e.attributes}} for e in s.events],
+                    resource=resource, dropped_attributes=s.dropped_attributes_count,
+                ))  # fmt: skip
+    return out
+
+
+def _pb_value(value: AnyValue) -> Any:
+    which = value.WhichOneof("value")
+    if which is None:
+        return None
+    if which == "array_value":
+        return [_pb_value(v) for v in value.array_value.values]
+    if which == "kvlist_value":
+        return {kv.key: _pb_value(kv.value) for kv in value.kvlist_value.values}
+    if which == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode()
+    return getattr(value, which)
+
+
+# JSON -------------------------------------------------------------------------------------------
+
+
+def _from_json(body: bytes) -> Decoded:
+    try:
+        document = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise OtlpError(f"body is not JSON: {exc}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("resourceSpans", []), list):
+        raise OtlpError("body is not an OTLP ExportTraceServiceRequest: expected {resourceSpans: [...]}")
+    out = Decoded()
+    for resource_spans in document.get("resourceSpans") or []:
+        resource = _json_attributes((resource_spans.get("resource") or {}).get("attributes"))
+        for scope_spans in resource_spans.get("scopeSpans") or []:
+            for raw in scope_spans.get("spans") or []:
+                try:
+                    out.spans.append(_json_span(raw, resource))
+                except (ValueError, TypeError, AttributeError) as exc:
+                    out.rejected += 1
+                    out.problems.append(str(exc))
+    return out
+
+
+def _json_span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
+    trace_id = str(raw.get("traceId") or "").lower()
+    span_id = str(raw.get("spanId") or "").lower()
+    problem = _id_problem(trace_id, span_id)
+    if problem:
+        raise ValueError(problem)
+    parent = str(raw.get("parentSpanId") or "").lower() or None
+    status = raw.get("status") or {}
+    events = [{"name": str(e.get("name") or ""), "time_ns": int(e.get("timeUnixNano") or 0),
+               "attributes": _json_attributes(e.get("attributes"))} for e in raw.get("events") or []]  # fmt: skip
+    return Span(
+        trace_id=trace_id, span_id=span_id, name=str(raw.get("name") or ""), parent_span_id=parent,
+        kind=int(raw.get("kind") or 0), start_ns=int(raw.get("startTimeUnixNano") or 0),
+        end_ns=int(raw.get("endTimeUnixNano") or 0), status_code=int(status.get("code") or 0),
+        status_message=str(status.get("message") or ""), attributes=_json_attributes(raw.get("attributes")),
+        events=events, resource=resource, dropped_attributes=int(raw.get("droppedAttributesCount") or 0),
+    )  # fmt: skip
+
+
+def _json_attributes(raw: Any) -> dict[str, Any]:
+    return {str(a["key"]): _json_value(a.get("value") or {}) for a in raw or []}
+
+
+def _json_value(value: dict[str, Any]) -> Any:
+    if "stringValue" in value:
+        return str(value["stringValue"])
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "intValue" in value:
+        return int(value["intValue"])  # int64 arrives as a decimal string
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    if "bytesValue" in value:
+        return str(value["bytesValue"])
+    if "arrayValue" in value:
+        return [_json_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in value:
+        pairs = (value["kvlistValue"] or {}).get("values") or []
+        return {str(kv["key"]): _json_value(kv.get("value") or {}) for kv in pairs}
+    return None
+
+
+def _id_problem(trace_id: str, span_id: str) -> str | None:
+    if len(trace_id) != 32 or not _is_hex(trace_id) or set(trace_id) == {"0"}:
+        return f"span {span_id or '?'}: traceId {trace_id!r} is not 32 hex digits"
+    if len(span_id) != 16 or not _is_hex(span_id) or set(span_id) == {"0"}:
+        return f"trace {trace_id}: spanId {span_id!r} is not 16 hex digits"
+    return None
+
+
+def _is_hex(text: str) -> bool:
+    try:
+        int(text, 16)
+    except ValueError:
+        return False
+    return True
