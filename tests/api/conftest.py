@@ -20,6 +20,8 @@ from tests.support.fixtures import free_port
 class Served:
     url: str
     store: object
+    app_state: object = None
+    """The server's ApiContext, for tests that change its limits."""
     clients: list[OpenAI] = field(default_factory=list)
 
     def client(self, key: str = "anonymous", prefix: str = "/v1") -> OpenAI:
@@ -40,7 +42,7 @@ def served(store, models):
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     stop, workers = start_workers(store, lambda: load_catalog(store), lambda: models, 2)
-    served = Served(f"http://127.0.0.1:{port}", store)
+    served = Served(f"http://127.0.0.1:{port}", store, app.state.assay)
     yield served
     for client in served.clients:
         client.close()

@@ -17,6 +17,7 @@ from assay.api import (
     routes_evaluators,
     routes_files,
     routes_runs,
+    routes_traces,
 )
 from assay.api.context import ApiContext
 from assay.evaluators.catalog import Catalog, load_catalog
@@ -52,5 +53,6 @@ def create_app(
     # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
     app.include_router(routes_datasets.router, prefix="/api/projects/{project}")
+    app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
     app.include_router(ui.router)
     return app

@@ -20,6 +20,9 @@ class ApiContext:
     store: Store
     catalog: Callable[[], Catalog]
     models: Callable[[], ModelRegistry]
+    max_pending_ingest: int = 8
+    """OTLP bodies being written at once; beyond it the receiver answers 429 so exporters back off."""
+    ingest_pending: int = 0
     _keys_checked: float = field(default=0.0, repr=False)
     _keys_exist: bool = field(default=False, repr=False)
 

@@ -13,9 +13,14 @@ from assay.api.wire import item_index, output_item_id, output_item_object, page,
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.run.sources import check_data_source, dataset_for, lookup_in, target_for
+from assay.run.trace_sources import TRACE_SOURCES, resolve, selection_of
 from assay.target import build_target
 
 router = APIRouter()
+NO_TRACES_HINT = (
+    "check the agent name and version, the time window and the ids; spans arrive by POST /v1/traces or "
+    "assay traces import, and only invoke_agent spans become items"
+)
 RUN_STATUSES = Literal["queued", "in_progress", "completed", "canceled", "failed"]
 
 
@@ -30,22 +35,29 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
     data_source = body.get("data_source")
     check_data_source(data_source)
     assert isinstance(data_source, dict)
+    level = body.get("evaluation_level", "turn")
+    if level not in ("turn", "conversation"):
+        raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
+    options: dict[str, Any] = {"evaluation_level": level}
+    if data_source["type"] in TRACE_SOURCES:
+        # Resolved now, so the run evaluates these traces however late (or often) a worker picks it up.
+        traces = resolve(ctx.store, owner, selection_of(data_source), level)
+        if not traces.trace_ids:
+            raise ConfigError("no stored traces match this data source", hint=NO_TRACES_HINT)
+        options["traces"] = traces.options()
     try:
-        dataset = dataset_for(ctx.store, owner, data_source)
+        dataset = dataset_for(ctx.store, owner, data_source, options)
     except NotFoundError as exc:
         raise ConfigError(f"data_source.source.id: {exc.message}") from None
     # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
     config = stored["data_source_config"] or {}
     scan(dataset, ItemSchema(config.get("item_schema") if config.get("type") == "custom" else None)).raise_if_invalid()
-    level = body.get("evaluation_level", "turn")
-    if level not in ("turn", "conversation"):
-        raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
     spec = target_for(data_source, lookup_in(ctx.store, owner))
     check_eval(ctx, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
     if spec is not None:
         build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
-    row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options={"evaluation_level": level},
-                               name=body.get("name"), project=owner)  # fmt: skip
+    row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options=options, name=body.get("name"),
+                               project=owner)  # fmt: skip
     if body.get("metadata"):
         ctx.store.update_run(row["id"], metadata=body["metadata"])
         row = ctx.store.get_run(row["id"])

@@ -8,15 +8,14 @@ from typing import Any
 from assay.dataset import Dataset
 from assay.errors import ConfigError
 from assay.run.runner import EvalDefinition
+from assay.run.trace_sources import TRACE_SOURCES, Level, selection_of, trace_dataset
 from assay.store import Store
 from assay.target import TargetSpec
 from assay.target.retrieval import Lookup
 
 FILE_SOURCES = {"jsonl", "csv"}
 TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses"}
-LATER_SOURCES = {"responses", "azure_ai_traces",
-                 "azure_ai_traces_preview", "azure_ai_trace_data_source", "azure_ai_trace_data_source_preview",
-                 "azure_ai_red_team", "azure_ai_synthetic_data_gen_preview"}  # fmt: skip
+LATER_SOURCES = {"responses", "azure_ai_red_team", "azure_ai_synthetic_data_gen_preview"}
 
 
 def check_data_source(data_source: Any) -> None:
@@ -26,10 +25,13 @@ def check_data_source(data_source: Any) -> None:
     kind = data_source.get("type")
     if kind in LATER_SOURCES:
         raise ConfigError(f"data_source type {kind!r} is not supported by this server yet")
+    if kind in TRACE_SOURCES:
+        selection_of(data_source)
+        return
     if kind not in FILE_SOURCES | TARGET_SOURCES:
         raise ConfigError(
-            f"unknown data_source type {kind!r}; use jsonl, csv, completions, azure_ai_target_completions "
-            "or azure_ai_responses"
+            f"unknown data_source type {kind!r}; use jsonl, csv, completions, azure_ai_target_completions, "
+            "azure_ai_responses, azure_ai_traces or azure_ai_trace_data_source"
         )
     if kind in TARGET_SOURCES:
         target_for(data_source)
@@ -42,8 +44,15 @@ def check_data_source(data_source: Any) -> None:
         raise ConfigError("a csv data source takes a file_id")
 
 
-def dataset_for(store: Store, project: str, data_source: dict[str, Any]) -> Dataset:
+def dataset_for(
+    store: Store, project: str, data_source: dict[str, Any], options: dict[str, Any] | None = None
+) -> Dataset:
+    """The run's items; for a trace source, from the traces resolved when the run was created."""
     check_data_source(data_source)
+    if data_source["type"] in TRACE_SOURCES:
+        options = options or {}
+        level: Level = "conversation" if options.get("evaluation_level") == "conversation" else "turn"
+        return trace_dataset(store, project, options.get("traces") or {}, level)
     source = source_of(data_source)
     if source["type"] == "file_content":
         return Dataset.from_content(source["content"])

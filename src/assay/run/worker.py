@@ -53,7 +53,7 @@ class Worker:
         log.info("worker %s: running %s", self.name, run["id"])
         try:
             stored_eval = self.store.get_eval(run["eval_id"])
-            dataset = dataset_for(self.store, run["project"], run["data_source"])
+            dataset = dataset_for(self.store, run["project"], run["data_source"], run.get("options"))
             target = target_for(run["data_source"], lookup_in(self.store, run["project"]))
             prepared = prepare(definition_for(stored_eval, run), dataset, self.catalog(), self.models(), target)
         except AssayError as exc:

@@ -1,0 +1,88 @@
+"""OTLP/HTTP trace receiver: ``POST /v1/traces`` (and per project), protobuf or JSON, gzip or deflate.
+
+Answers as the OTLP spec asks: 200 with an empty ``ExportTraceServiceResponse`` (or
+``partial_success`` naming how many spans were rejected and why); 400 for a body that is not OTLP;
+413 for one that is too large once decompressed; 415 for an unknown content type or encoding;
+429 with ``Retry-After`` when writes to the store fall behind (exporters retry those). The reply
+has the request's content type. Spans already stored are never touched by a refused request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from assay.api.context import Owner, context
+from assay.traces.otlp import MAX_DECOMPRESSED, OtlpError, decode, decompress
+
+router = APIRouter()
+MAX_BODY = int(os.environ.get("ASSAY_OTLP_MAX_BYTES", MAX_DECOMPRESSED))
+RPC_INVALID_ARGUMENT, RPC_RESOURCE_EXHAUSTED = 3, 8
+
+
+@router.post("/v1/traces")
+@router.post("/api/projects/{project}/v1/traces")
+async def receive_traces(request: Request, owner: Owner) -> Response:
+    ctx = context(request)
+    as_json = (request.headers.get("content-type") or "").startswith("application/json")
+    try:
+        body = await _read_capped(request, MAX_BODY)
+        raw = decompress(body, request.headers.get("content-encoding"), MAX_BODY)
+        decoded = decode(raw, request.headers.get("content-type"))
+    except OtlpError as exc:
+        return _status(exc.status, str(exc), as_json)
+    if ctx.ingest_pending >= ctx.max_pending_ingest:
+        reply = _status(429, "the store is behind; retry shortly", as_json, RPC_RESOURCE_EXHAUSTED)
+        reply.headers["Retry-After"] = "1"
+        return reply
+    ctx.ingest_pending += 1
+    try:
+        await asyncio.to_thread(ctx.store.add_spans, owner, decoded.spans)
+    finally:
+        ctx.ingest_pending -= 1
+    return _success(decoded.rejected, "; ".join(decoded.problems[:5]), as_json)
+
+
+async def _read_capped(request: Request, limit: int) -> bytes:
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise OtlpError(f"body is over the {limit}-byte limit", 413)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _success(rejected: int, message: str, as_json: bool) -> Response:
+    if as_json:
+        payload = {"partialSuccess": {"rejectedSpans": str(rejected), "errorMessage": message}} if rejected else {}
+        return Response(json.dumps(payload), media_type="application/json")
+    reply = ExportTraceServiceResponse()
+    if rejected:
+        reply.partial_success.rejected_spans = rejected
+        reply.partial_success.error_message = message
+    return Response(reply.SerializeToString(), media_type="application/x-protobuf")
+
+
+def _status(status: int, message: str, as_json: bool, code: int = RPC_INVALID_ARGUMENT) -> Response:
+    """A ``google.rpc.Status`` body, in the request's encoding."""
+    if as_json:
+        payload = json.dumps({"code": code, "message": message})
+        return Response(payload, status_code=status, media_type="application/json")
+    text = message.encode()
+    encoded = b"\x08" + _varint(code) + b"\x12" + _varint(len(text)) + text  # fields 1 (code) and 2 (message)
+    return Response(encoded, status_code=status, media_type="application/x-protobuf")
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)

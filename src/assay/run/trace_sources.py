@@ -1,0 +1,255 @@
+"""Trace data sources: which stored traces a run evaluates, and the items they become.
+
+    azure_ai_traces (and _preview)               trace_ids | agent_id "name:version" | agent_name,
+                                                 conversation_ids?, lookback_hours?, end_time?, max_traces?
+    azure_ai_trace_data_source (and _preview)    trace_source: trace_id_source | conversation_id_source |
+                                                 agent_filter (window ≥ 900 s, random_sampling | smart_filtering)
+
+The selection is resolved once, when the run is created, into concrete trace ids kept in the run's
+options, so a resumed or re-claimed run evaluates the same items however much time has passed.
+Turn level: one item per agent span of the chosen traces (only the filtered agent's, with an agent
+filter). Conversation level: one item per conversation (``gen_ai.conversation.id`` or ``session.id``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from assay.dataset import Dataset
+from assay.errors import ConfigError
+from assay.sampling import Candidate, SampleReport, random_sample, smart_sample
+from assay.store import Store
+from assay.traces.conversion import Conversation, Turn, conversations_of, turns_of
+
+TRACE_SOURCES = {"azure_ai_traces", "azure_ai_traces_preview", "azure_ai_trace_data_source",
+                 "azure_ai_trace_data_source_preview"}  # fmt: skip
+NS = 1_000_000_000
+MIN_WINDOW_SECONDS = 900
+EDGE_BUFFER_SECONDS = 300
+DEFAULT_MAX_TRACES = 1000
+Level = Literal["turn", "conversation"]
+
+
+@dataclass
+class TraceSelection:
+    trace_ids: list[str] | None = None
+    conversation_ids: list[str] | None = None
+    agent_name: str | None = None
+    agent_version: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    max_traces: int = DEFAULT_MAX_TRACES
+    strategy: Literal["random", "smart"] = "random"
+    edge_buffer: bool = False
+    """An agent filter leaves out conversations active within 5 minutes of either edge (maybe partial)."""
+    seed: int = 0
+
+
+@dataclass
+class ResolvedTraces:
+    trace_ids: list[str]
+    agent_name: str | None
+    agent_version: str | None
+    report: SampleReport | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def options(self) -> dict[str, Any]:
+        """What the run keeps so that it always evaluates the same items."""
+        resolved: dict[str, Any] = {"trace_ids": self.trace_ids, "agent_name": self.agent_name,
+                                    "agent_version": self.agent_version}  # fmt: skip
+        if self.report is not None:
+            resolved["sampling"] = {"strategy": self.report.strategy, "candidates": self.report.candidates,
+                                    "removed": self.report.removed, "picked": len(self.report.picked)}  # fmt: skip
+        return resolved
+
+
+def selection_of(data_source: dict[str, Any], now: float | None = None) -> TraceSelection:
+    """Read and check a trace data source; refuse, naming the field, what cannot be evaluated."""
+    now = time.time() if now is None else now
+    if data_source.get("type") in ("azure_ai_traces", "azure_ai_traces_preview"):
+        return _flat(data_source, now)
+    source = data_source.get("trace_source")
+    if not isinstance(source, dict):
+        raise ConfigError("trace_source must be {type: trace_id_source | conversation_id_source | agent_filter, ...}")
+    kind = source.get("type")
+    if kind == "trace_id_source":
+        return TraceSelection(trace_ids=_ids(source, "trace_ids", "trace_source"), max_traces=10**9)
+    if kind == "conversation_id_source":
+        end = _time(source.get("end_time"), "trace_source.end_time", now)
+        hours = _positive(source.get("lookback_hours", 168), "trace_source.lookback_hours")
+        conversations = _ids(source, "conversation_ids", "trace_source")
+        start_ns, end_ns = int((end - hours * 3600) * NS), int(end * NS)
+        return TraceSelection(conversation_ids=conversations, start_ns=start_ns, end_ns=end_ns, max_traces=10**9)
+    if kind == "agent_filter":
+        return _agent_filter(source, now)
+    raise ConfigError(f"trace_source.type {kind!r} must be trace_id_source, conversation_id_source or agent_filter")
+
+
+def resolve(store: Store, project: str, selection: TraceSelection, level: Level) -> ResolvedTraces:
+    """The trace ids a run will evaluate: found, edge-buffered, then sampled down to ``max_traces``."""
+    name, version = selection.agent_name, selection.agent_version
+    if name is not None and version is None:
+        version = store.latest_agent_version(project, name)
+    if selection.trace_ids is not None:
+        return ResolvedTraces(list(dict.fromkeys(selection.trace_ids)), name, version)
+    candidates = store.agent_trace_ids(
+        project, agent_name=name, agent_version=version, start_ns=selection.start_ns, end_ns=selection.end_ns,
+        conversation_ids=selection.conversation_ids,
+    )  # fmt: skip
+    spans = store.trace_spans(project, candidates)
+    turns = turns_of([s for trace in spans.values() for s in trace], name, version)
+    if level == "conversation" or selection.edge_buffer:
+        units: list[Turn | Conversation] = list(conversations_of(turns))
+    else:
+        units = list(_by_trace(turns))
+    notes = []
+    if selection.edge_buffer and selection.start_ns is not None and selection.end_ns is not None:
+        inside = [u for u in units if _clear_of_edges(u, selection.start_ns, selection.end_ns)]
+        if len(inside) < len(units):
+            left_out = len(units) - len(inside)
+            notes.append(f"{left_out} conversations active within 5 minutes of the window's edges left out")
+        units = inside
+        if level == "turn":
+            units = list(_by_trace([t for u in units for t in _turns(u)]))
+    pool = [_candidate(u) for u in units]
+    sample = smart_sample if selection.strategy == "smart" else random_sample
+    report = sample(pool, selection.max_traces, seed=selection.seed)
+    chosen = set(report.picked)
+    trace_ids = [t for u in units if _key(u) in chosen for t in _trace_ids(u)]
+    return ResolvedTraces(list(dict.fromkeys(trace_ids)), name, version, report, notes)
+
+
+def trace_dataset(store: Store, project: str, resolved: dict[str, Any], level: Level) -> Dataset:
+    """The run's items from its resolved trace ids: turns, or conversations."""
+    spans = store.trace_spans(project, list(resolved.get("trace_ids") or []))
+    turns = turns_of([s for trace in spans.values() for s in trace], resolved.get("agent_name"),
+                     resolved.get("agent_version"))  # fmt: skip
+    if level == "conversation":
+        items = [c.item() for c in sorted(conversations_of(turns), key=lambda c: c.turns[0].span.start_ns)]
+    else:
+        items = [t.item() for t in turns]
+    return Dataset.from_content([{"item": item} for item in items], name="traces")
+
+
+# reading the data source ------------------------------------------------------------------------
+
+
+def _flat(data_source: dict[str, Any], now: float) -> TraceSelection:
+    max_traces = int(_positive(data_source.get("max_traces", DEFAULT_MAX_TRACES), "max_traces"))
+    if data_source.get("trace_ids") is not None:
+        return TraceSelection(trace_ids=_ids(data_source, "trace_ids", "data_source"), max_traces=max_traces)
+    name, version = _agent(data_source, "data_source")
+    conversation_ids = data_source.get("conversation_ids")
+    if name is None and conversation_ids is None:
+        raise ConfigError("an azure_ai_traces data source needs trace_ids, agent_id (name:version), agent_name "
+                          "or conversation_ids")  # fmt: skip
+    end = _time(data_source.get("end_time"), "end_time", now)
+    hours = _positive(data_source.get("lookback_hours", 1), "lookback_hours")
+    return TraceSelection(
+        conversation_ids=list(conversation_ids) if conversation_ids is not None else None, agent_name=name,
+        agent_version=version, start_ns=int((end - hours * 3600) * NS), end_ns=int(end * NS), max_traces=max_traces,
+    )  # fmt: skip
+
+
+def _agent_filter(source: dict[str, Any], now: float) -> TraceSelection:
+    name, version = _agent(source, "trace_source")
+    if name is None:
+        raise ConfigError("trace_source (agent_filter) needs agent_name (with agent_version) or agent_id name:version")
+    if source.get("start_time") is None or source.get("end_time") is None:
+        raise ConfigError("trace_source (agent_filter) needs start_time and end_time (unix seconds)")
+    start = _time(source["start_time"], "trace_source.start_time", now)
+    end = _time(source["end_time"], "trace_source.end_time", now)
+    if end - start < MIN_WINDOW_SECONDS:
+        raise ConfigError(
+            f"trace_source: the window end_time - start_time is {int(end - start)} s; it must be at least "
+            f"{MIN_WINDOW_SECONDS} s (a 5-minute inactivity buffer applies at each edge)"
+        )
+    strategy = source.get("filter_strategy", "random_sampling")
+    if strategy not in ("random_sampling", "smart_filtering"):
+        raise ConfigError(f"trace_source.filter_strategy {strategy!r} must be random_sampling or smart_filtering")
+    max_traces = int(_positive(source.get("max_traces", DEFAULT_MAX_TRACES), "trace_source.max_traces"))
+    return TraceSelection(
+        agent_name=name, agent_version=version, start_ns=int(start * NS), end_ns=int(end * NS), max_traces=max_traces,
+        strategy="smart" if strategy == "smart_filtering" else "random", edge_buffer=True,
+        seed=int(source.get("seed", 0)),
+    )  # fmt: skip
+
+
+def _agent(source: dict[str, Any], where: str) -> tuple[str | None, str | None]:
+    agent_id = source.get("agent_id")
+    if agent_id is not None:
+        if not isinstance(agent_id, str) or ":" not in agent_id:
+            raise ConfigError(f"{where}.agent_id must be 'name:version', e.g. 'my-agent:1'")
+        agent, agent_version = agent_id.split(":", 1)
+        return agent, agent_version
+    name, version = source.get("agent_name"), source.get("agent_version")
+    return (None if name is None else str(name)), (None if version in (None, "") else str(version))
+
+
+def _ids(source: dict[str, Any], key: str, where: str) -> list[str]:
+    found = source.get(key)
+    if not isinstance(found, list) or not found or not all(isinstance(i, str) and i for i in found):
+        raise ConfigError(f"{where}.{key} must be a non-empty list of strings")
+    return [i.lower() if key == "trace_ids" else i for i in found]
+
+
+def _time(value: Any, where: str, now: float) -> float:
+    """Unix seconds, or ISO-8601; absent means now."""
+    if value is None:
+        return now
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    raise ConfigError(f"{where}: {value!r} is not a time; give unix seconds or ISO-8601 (2026-11-30T12:00:00Z)")
+
+
+def _positive(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{where} must be a positive number")
+    return float(value)
+
+
+# units of sampling --------------------------------------------------------------------------------
+
+
+def _by_trace(turns: list[Turn]) -> list[Conversation]:
+    """Turn-level sampling picks whole traces: the turns of one trace, grouped."""
+    groups: dict[str, list[Turn]] = {}
+    for turn in turns:
+        groups.setdefault(turn.span.trace_id, []).append(turn)
+    return [Conversation(f"trace:{trace_id}", group) for trace_id, group in groups.items()]
+
+
+def _turns(unit: Turn | Conversation) -> list[Turn]:
+    return unit.turns if isinstance(unit, Conversation) else [unit]
+
+
+def _key(unit: Turn | Conversation) -> str:
+    return unit.key if isinstance(unit, Conversation) else unit.span.trace_id
+
+
+def _trace_ids(unit: Turn | Conversation) -> list[str]:
+    return [t.span.trace_id for t in _turns(unit)]
+
+
+def _clear_of_edges(unit: Turn | Conversation, start_ns: int, end_ns: int) -> bool:
+    turns = _turns(unit)
+    first, last = min(t.span.start_ns for t in turns), max(t.span.end_ns for t in turns)
+    return first >= start_ns + EDGE_BUFFER_SECONDS * NS and last <= end_ns - EDGE_BUFFER_SECONDS * NS
+
+
+def _candidate(unit: Turn | Conversation) -> Candidate:
+    turns = _turns(unit)
+    content = json.dumps([t.item()["messages"] for t in turns], sort_keys=True, default=str)
+    return Candidate(key=_key(unit), text="\n".join(t.user_text for t in turns if t.user_text),
+                     fingerprint=hashlib.sha256(content.encode()).hexdigest(),
+                     problems=sorted({p for t in turns for p in t.problems}))  # fmt: skip
