@@ -6,10 +6,9 @@ from __future__ import annotations
 import gzip
 import json
 import threading
-import zlib
-
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass
 
 import pytest
@@ -76,8 +75,13 @@ def test_json_hex_ids_partial_success_and_deflate(served):
     reply = post(f"{served.url}/v1/traces", content=body,
                        headers={"content-type": "application/json", "content-encoding": "deflate"})  # fmt: skip
     assert reply.status_code == 200
-    assert reply.json()["partialSuccess"]["rejectedSpans"] == "1" and "not-hex" in reply.json()["partialSuccess"]["errorMessage"]
-    (stored,) = served.store.trace_spans("default", ["0af7651916cd43dd8448eb211c80319c"])["0af7651916cd43dd8448eb211c80319c"]
+    assert (
+        reply.json()["partialSuccess"]["rejectedSpans"] == "1"
+        and "not-hex" in reply.json()["partialSuccess"]["errorMessage"]
+    )
+    (stored,) = served.store.trace_spans("default", ["0af7651916cd43dd8448eb211c80319c"])[
+        "0af7651916cd43dd8448eb211c80319c"
+    ]
     assert stored.span_id == "b7ad6b7169203331"  # hex as sent, not read as base64
     again = post(f"{served.url}/v1/traces", json_body=fx.current())
     assert again.status_code == 200 and again.json() == {}
