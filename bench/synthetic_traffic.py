@@ -16,7 +16,8 @@ INTENTS = {
                "can i get my money back for order {order}", "refund status for {order}?"],
     "return": ["how do i return a {product}", "the {product} is broken, can i send it back",
                "return label for order {order}", "is there a fee to return {product}"],
-    "cancel": ["cancel order {order}", "please cancel my {product} order", "can i still cancel {order} before it ships"],
+    "cancel": ["cancel order {order}", "please cancel my {product} order",
+               "can i still cancel {order} before it ships"],
     "address": ["change the delivery address of {order} to {city}", "i moved to {city}, update my address",
                 "wrong address on order {order}"],
     "payment": ["i was charged twice for {order}", "my card was declined", "can i pay with paypal",
@@ -33,7 +34,8 @@ INTENTS = {
     "human": ["let me talk to a person", "i want a human agent now", "this bot is useless, escalate"],
     "hours": ["what are your opening hours in {city}", "is the {city} store open on sunday"],
     "bulk": ["i need 50 {product} for my office", "do you offer bulk pricing on {product}"],
-    "compare": ["what's the difference between the {product} and the {product2}", "{product} or {product2}, which is better"],
+    "compare": ["what's the difference between the {product} and the {product2}",
+                "{product} or {product2}, which is better"],
     "recycle": ["do you take back old {product} for recycling"],
 }  # fmt: skip
 for i in range(20):  # rarer, specific intents: the long tail random sampling misses
