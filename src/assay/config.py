@@ -27,6 +27,7 @@ import yaml
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.runner import EvalDefinition
+from assay.run.trace_sources import TRACE_SOURCES, selection_of
 from assay.target import TargetSpec
 from assay.target.agents import AgentConfig, parse_agents
 
@@ -41,6 +42,8 @@ class DatasetRef:
     local_path: Path | None = None
     name: str | None = None
     version: str | None = None
+    traces: dict[str, Any] | None = None
+    """A trace data source, written as the API takes it (``azure_ai_traces`` or ``azure_ai_trace_data_source``)."""
 
 
 @dataclass
@@ -228,7 +231,16 @@ def _dataset(path: Path, raw: dict[str, Any], fail: Any) -> DatasetRef:
         raise fail(raw, "missing 'dataset'", hint="add dataset: {local_uri: data.jsonl} or dataset_file: data.jsonl")
     if dataset.get("local_uri"):
         return DatasetRef(local_path=base / str(dataset["local_uri"]))
+    if dataset.get("traces") is not None:
+        source = _strip_lines(dataset["traces"])
+        if not isinstance(source, dict) or source.get("type") not in TRACE_SOURCES:
+            raise fail(dataset, f"dataset.traces.type must be one of {', '.join(sorted(TRACE_SOURCES))}")
+        try:
+            selection_of(source)
+        except ConfigError as exc:
+            raise fail(dataset["traces"], f"dataset.traces: {exc.message}") from None
+        return DatasetRef(traces=source)
     if dataset.get("name"):
         version = dataset.get("version")
         return DatasetRef(name=str(dataset["name"]), version=None if version is None else str(version))
-    raise fail(dataset, "dataset needs local_uri, or name and version")
+    raise fail(dataset, "dataset needs local_uri, name and version, or traces")

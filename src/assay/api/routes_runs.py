@@ -13,14 +13,10 @@ from assay.api.wire import item_index, output_item_id, output_item_object, page,
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.run.sources import check_data_source, dataset_for, lookup_in, target_for
-from assay.run.trace_sources import TRACE_SOURCES, resolve, selection_of
+from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
 from assay.target import build_target
 
 router = APIRouter()
-NO_TRACES_HINT = (
-    "check the agent name and version, the time window and the ids; spans arrive by POST /v1/traces or "
-    "assay traces import, and only invoke_agent spans become items"
-)
 RUN_STATUSES = Literal["queued", "in_progress", "completed", "canceled", "failed"]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ from assay.run import RunOptions, check_resumable, finish_run, prepare, start
 from assay.run.engine import DEFAULT_CONCURRENCY
 from assay.run.estimate import Estimate
 from assay.run.estimate import estimate as estimate_run
-from assay.store import Store
+from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of, trace_dataset
+from assay.store import DEFAULT_PROJECT, Store
 
 
 def parse_fail_on(value: str | None) -> float | None:
@@ -39,6 +41,31 @@ def parse_fail_on(value: str | None) -> float | None:
         if 0.0 <= rate <= 1.0:
             return rate
     raise click.BadParameter("use any-failure or pass-rate=<0..1>, e.g. pass-rate=0.9", param_hint="--fail-on")
+
+
+@dataclass
+class RunSource:
+    dataset: Dataset
+    data_source: dict[str, Any] | None = None
+    """What the run records as its data source (a trace source as written); None: the file."""
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve_source(config: EvalConfig, store: Store, resumed: dict[str, Any] | None) -> RunSource:
+    """The run's items. Traces are resolved once; a resumed run reuses the traces it started with."""
+    if config.dataset.traces is None:
+        return RunSource(resolve_dataset(config, store))
+    level = config.definition.evaluation_level
+    resolved = (resumed or {}).get("options", {}).get("traces")
+    if resolved is None:
+        found = resolve(store, DEFAULT_PROJECT, selection_of(config.dataset.traces), level)
+        if not found.trace_ids:
+            raise ConfigError(f"{config.path.name}: no stored traces match dataset.traces", hint=NO_TRACES_HINT)
+        for line in [*(found.report.lines() if found.report else []), *found.notes]:
+            out.print(f"[dim]traces: {line}[/]")
+        resolved = found.options()
+    dataset = trace_dataset(store, DEFAULT_PROJECT, resolved, level)
+    return RunSource(dataset, config.dataset.traces, {"traces": resolved})
 
 
 def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
@@ -67,7 +94,9 @@ def run_command(
     gate = parse_fail_on(fail_on)
     config = load_eval_config(eval_yaml)
     store = open_store()
-    dataset = resolve_dataset(config, store)
+    resumed = store.get_run(resume_id) if resume_id else None
+    source = resolve_source(config, store, resumed)
+    dataset = source.dataset
     models = ModelRegistry(
         config.models, cache=store, cache_mode=cache_mode, default=config.eval_model, agents=config.agents
     )
@@ -84,14 +113,14 @@ def run_command(
     if estimate:
         print_estimate(estimate_run(prepared, models))
         return
-    if resume_id:
-        run = store.get_run(resume_id)
+    if resumed is not None:
+        run = resumed
         check_resumable(run, prepared, store)
         if retry_errors:
-            errored = [row["datasource_item_id"] for row in store.iter_output_items(resume_id, status="error")]
-            store.delete_output_items(resume_id, errored)
+            errored = [row["datasource_item_id"] for row in store.iter_output_items(run["id"], status="error")]
+            store.delete_output_items(run["id"], errored)
     else:
-        run = start(prepared, store)
+        run = start(prepared, store, source.data_source, source.options)
     total = prepared.report.rows
     done = len(store.done_item_ids(run["id"]))
     options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)))

@@ -81,14 +81,18 @@ def prepare(
     return PreparedRun(definition, dataset, report, criteria, models, generate)
 
 
-def start(prepared: PreparedRun, store: Store) -> dict[str, Any]:
+def start(
+    prepared: PreparedRun, store: Store, data_source: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Store the eval and a queued run; ``data_source`` defaults to the dataset's file."""
     definition = prepared.definition
     stored_eval = store.create_eval(
         name=definition.name, data_source_config=definition.data_source_config(),
         testing_criteria=definition.testing_criteria, metadata=definition.metadata or None,
     )  # fmt: skip
-    data_source = {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
-    options = {"evaluation_level": definition.evaluation_level, "total_items": prepared.report.rows}
+    data_source = data_source or {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
+    options = {**(options or {}), "evaluation_level": definition.evaluation_level, "total_items": prepared.report.rows}
     return store.create_run(eval_id=stored_eval["id"], data_source=data_source, options=options, name=definition.name)
 
 

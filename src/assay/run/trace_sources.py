@@ -33,6 +33,10 @@ MIN_WINDOW_SECONDS = 900
 EDGE_BUFFER_SECONDS = 300
 DEFAULT_MAX_TRACES = 1000
 Level = Literal["turn", "conversation"]
+NO_TRACES_HINT = (
+    "check the agent name and version, the time window and the ids; spans arrive by POST /v1/traces or "
+    "assay traces import, and only invoke_agent spans become items"
+)
 
 
 @dataclass
