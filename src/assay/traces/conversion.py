@@ -97,9 +97,7 @@ class Conversation:
 
 
 def is_agent_span(span: Span) -> bool:
-    attributes = span.attributes
-    return (span.operation == "invoke_agent" or attributes.get("openinference.span.kind") == "AGENT"
-            or attributes.get("traceloop.span.kind") == "agent")  # fmt: skip
+    return span.operation == "invoke_agent"
 
 
 def turns_of(spans: list[Span], agent_name: str | None = None, agent_version: str | None = None) -> list[Turn]:

@@ -30,9 +30,17 @@ class Span:
 
     @property
     def operation(self) -> str:
-        """``gen_ai.operation.name``, else the span name's first word (``invoke_agent support``)."""
+        """``gen_ai.operation.name``; ``invoke_agent`` for OpenInference and OpenLLMetry agent spans;
+        else the span name's first word (``invoke_agent support``)."""
         op = self.attributes.get("gen_ai.operation.name")
-        return str(op) if op else (self.name.split(" ", 1)[0] if self.name else "")
+        if op:
+            return str(op)
+        if (
+            self.attributes.get("openinference.span.kind") == "AGENT"
+            or self.attributes.get("traceloop.span.kind") == "agent"
+        ):
+            return "invoke_agent"
+        return self.name.split(" ", 1)[0] if self.name else ""
 
     @property
     def agent_name(self) -> str | None:
