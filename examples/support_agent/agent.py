@@ -2,24 +2,30 @@
 
     python examples/support_agent/agent.py --port 8765 --base-url http://localhost:11434/v1 --model llama3.1
 
-``POST /responses`` takes ``{input: [messages]}``; the agent asks its model (through assay's model
-layer: retries, budgets, usage) which tools to call, runs them, feeds the results back, and stops
-when the model answers in text or after ``MAX_STEPS`` rounds. The reply lists every step as
-Responses items: ``function_call``, ``function_call_output``, then the final ``message``, which is
-what ``{{sample.output_items}}`` shows evaluators.
+``POST /responses`` takes ``{input: [messages], conversation?}``; the agent asks its model (through
+assay's model layer: retries, budgets, usage) which tools to call, runs them, feeds the results
+back, and stops when the model answers in text or after ``MAX_STEPS`` rounds. The reply lists every
+step as Responses items: ``function_call``, ``function_call_output``, then the final ``message``,
+which is what ``{{sample.output_items}}`` shows evaluators.
+
+With ``--otlp-endpoint http://127.0.0.1:8000/v1/traces`` (``assay serve``) it also sends
+OpenTelemetry spans (see ``tracing.py``), which assay evaluates as traces.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from tools import IMPLEMENTATIONS, TOOLS  # run as a script, so its folder is on the path
+from tracing import AGENT, AgentTracer, agent_attributes, output_messages
 
 from assay.llm import Model, ModelConfig, ModelError
 
@@ -30,18 +36,34 @@ INSTRUCTIONS = (
 MAX_STEPS = 4
 
 
-def create_agent(model: Model) -> FastAPI:
-    app = FastAPI(title="support agent")
+def create_agent(model: Model, tracer: AgentTracer | None = None) -> FastAPI:
+    tracer = tracer or AgentTracer(None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        tracer.shutdown()  # flushes the spans still batched
+
+    app = FastAPI(title="support agent", lifespan=lifespan)
 
     @app.post("/responses")
     async def respond(body: dict[str, Any]) -> JSONResponse:
         raw = body.get("input")
-        messages: list[dict[str, Any]] = [{"role": "system", "content": INSTRUCTIONS}]
-        messages += [{"role": "user", "content": raw}] if isinstance(raw, str) else list(raw or [])
-        try:
-            output, usage = await run_turn(model, messages)
-        except ModelError as exc:
-            return JSONResponse({"error": {"message": str(exc), "type": "server_error"}}, status_code=502)
+        history = [{"role": "user", "content": raw}] if isinstance(raw, str) else list(raw or [])
+        messages: list[dict[str, Any]] = [{"role": "system", "content": INSTRUCTIONS}, *history]
+        conversation = body.get("conversation")
+        conversation_id = str((conversation or {}).get("id") if isinstance(conversation, dict) else conversation
+                              or uuid.uuid4().hex)  # fmt: skip
+        with tracer.span(f"invoke_agent {AGENT['name']}",
+                         agent_attributes(conversation_id, INSTRUCTIONS, history, TOOLS)) as span:  # fmt: skip
+            try:
+                output, usage = await run_turn(model, messages, tracer)
+            except ModelError as exc:
+                if span is not None:
+                    span.set_attribute("error.type", "ModelError")
+                return JSONResponse({"error": {"message": str(exc), "type": "server_error"}}, status_code=502)
+            if span is not None:
+                span.set_attribute("gen_ai.output.messages", output_messages(output))
         return JSONResponse({
             "id": f"resp_{uuid.uuid4().hex}", "object": "response", "status": "completed",
             "model": model.config.model, "output": output, "usage": usage,
@@ -50,12 +72,16 @@ def create_agent(model: Model) -> FastAPI:
     return app
 
 
-async def run_turn(model: Model, messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+async def run_turn(
+    model: Model, messages: list[dict[str, Any]], tracer: AgentTracer
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Call the model, run the tools it asks for, repeat; every step becomes an output item."""
     output: list[dict[str, Any]] = []
     usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     for _ in range(MAX_STEPS):
-        completion = await model.generate(messages, tools=TOOLS, temperature=0)
+        chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model.config.model}
+        with tracer.span(f"chat {model.config.model}", chat):
+            completion = await model.generate(messages, tools=TOOLS, temperature=0)
         usage["input_tokens"] += completion.usage.prompt_tokens
         usage["output_tokens"] += completion.usage.completion_tokens
         usage["total_tokens"] += completion.usage.total_tokens
@@ -65,7 +91,12 @@ async def run_turn(model: Model, messages: list[dict[str, Any]]) -> tuple[list[d
         messages.append({"role": "assistant", "content": completion.text or None, "tool_calls": completion.tool_calls})
         for call in completion.tool_calls:
             name, arguments = call["function"]["name"], call["function"].get("arguments") or "{}"
-            result = call_tool(name, arguments)
+            tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                    "gen_ai.tool.call.id": call["id"]}  # fmt: skip
+            with tracer.span(f"execute_tool {name}", tool) as span:
+                result = call_tool(name, arguments)
+                if span is not None:
+                    span.set_attribute("gen_ai.tool.call.result", result)
             output.append({"type": "function_call", "call_id": call["id"], "name": name, "arguments": arguments})
             output.append({"type": "function_call_output", "call_id": call["id"], "output": result})
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
@@ -95,9 +126,11 @@ def main() -> None:
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: OPENAI_BASE_URL or OpenAI)")
     parser.add_argument("--model", default="gpt-4.1-mini")
     parser.add_argument("--api-key", default=None, help="default: OPENAI_API_KEY")
+    parser.add_argument("--otlp-endpoint", help="send OpenTelemetry spans here, e.g. http://127.0.0.1:8000/v1/traces")
     args = parser.parse_args()
     config = ModelConfig(name="agent", model=args.model, base_url=args.base_url, api_key=args.api_key, json_mode=False)
-    uvicorn.run(create_agent(Model(config)), host="127.0.0.1", port=args.port, log_level="warning")
+    agent = create_agent(Model(config), AgentTracer(args.otlp_endpoint))
+    uvicorn.run(agent, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":
