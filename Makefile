@@ -36,6 +36,7 @@ test: lint browser
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/nlp_throughput.py
 	$(BIN)/python bench/judge_throughput.py
+	$(BIN)/python bench/sampling.py
 
 clean:
 	rm -rf $(VENV) .assay .pytest_cache .mypy_cache .ruff_cache

@@ -16,7 +16,7 @@ from assay.sampling.farthest import farthest_first
 from assay.sampling.minhash import normalize_text, signatures
 
 TRIVIAL = {"hi", "hello", "hey", "ok", "okay", "thanks", "thank you", "test", "yes", "no", "?"}
-_WORD = re.compile(r"\w")
+_TWO_WORD_CHARACTERS = re.compile(r"\w.*?\w", re.S)
 STAGES = (
     ("orphan", "no root invoke_agent span"),
     ("error status", "error status"),
@@ -71,9 +71,9 @@ def smart_sample(candidates: list[Candidate], count: int, seed: int = 0) -> Samp
     report.removed["exact duplicates"] = len(candidates) - len(unique)
     kept, texts = [], []
     for candidate in unique:
-        reason = hard_filter(candidate)
+        text = normalize_text(candidate.text)
+        reason = hard_filter(candidate, text)
         if reason is None:
-            text = normalize_text(candidate.text)
             kept.append(candidate)
             texts.append(text)
         else:
@@ -84,13 +84,13 @@ def smart_sample(candidates: list[Candidate], count: int, seed: int = 0) -> Samp
     return report
 
 
-def hard_filter(candidate: Candidate) -> str | None:
+def hard_filter(candidate: Candidate, normalized: str | None = None) -> str | None:
     """Why this candidate is a poor test case, or None."""
     for problem in candidate.problems:
         for prefix, stage in STAGES:
             if problem.startswith(prefix):
                 return stage
-    text = normalize_text(candidate.text)
-    if len(_WORD.findall(text)) < 2 or text.strip(" .!?") in TRIVIAL:
+    text = normalize_text(candidate.text) if normalized is None else normalized
+    if _TWO_WORD_CHARACTERS.search(text) is None or text.strip(" .!?") in TRIVIAL:
         return "empty or trivial user text"
     return None
