@@ -31,12 +31,11 @@ from datasketch import MinHash
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from synthetic_traffic import conversations  # noqa: E402
-
 from assay.sampling import Candidate, random_sample, smart_sample  # noqa: E402
 from assay.sampling.farthest import farthest_first_eager  # noqa: E402
 from assay.sampling.minhash import normalize_text  # noqa: E402
 from assay.sampling.pipeline import hard_filter  # noqa: E402
+from synthetic_traffic import conversations  # noqa: E402
 
 EVALUATION_SET = 5000
 
