@@ -47,7 +47,8 @@ def test_eval_yaml_over_traces_turn_and_conversation(tmp_path, llm):
     (tmp_path / "turns.yaml").write_text(
         "name: trace-turns\n"
         "dataset: {traces: {type: azure_ai_traces, agent_id: 'weather:1', lookback_hours: 100000}}\n"
-        + models + "options: {eval_model: judge}\nevaluators: [builtin.coherence, builtin.tool_call_accuracy]\n"
+        + models
+        + "options: {eval_model: judge}\nevaluators: [builtin.coherence, builtin.tool_call_accuracy]\n"
     )
     turns = assay("run", str(tmp_path / "turns.yaml"), home=tmp_path)
     assert turns.returncode == 0, turns.stderr
@@ -61,8 +62,7 @@ def test_eval_yaml_over_traces_turn_and_conversation(tmp_path, llm):
     (tmp_path / "conversations.yaml").write_text(
         "name: trace-conversations\nevaluation_level: conversation\n"
         "dataset: {traces: {type: azure_ai_trace_data_source, trace_source: {type: conversation_id_source,"
-        " conversation_ids: [conv-1], lookback_hours: 100000}}}\n"
-        + models + "options: {eval_model: judge}\n"
+        " conversation_ids: [conv-1], lookback_hours: 100000}}}\n" + models + "options: {eval_model: judge}\n"
         "evaluators:\n  - {name: builtin.coherence, data_mapping: {messages: '{{item.messages}}'}}\n"
     )
     conversations = assay("run", str(tmp_path / "conversations.yaml"), home=tmp_path)

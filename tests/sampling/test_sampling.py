@@ -49,7 +49,9 @@ def test_smart_sample_reports_each_stage():
     pool += [Candidate("dup", "question about topic 1 and its details", "f1")]
     pool += [Candidate("hi", "hi", "fh"), Candidate("empty", "", "fe")]
     pool += [Candidate("err", "a failed question here", "fx", ["error status: timeout"])]
-    pool += [Candidate("cut", "a cut question here", "fc", ["truncated or unparseable content in gen_ai.input.messages"])]
+    pool += [
+        Candidate("cut", "a cut question here", "fc", ["truncated or unparseable content in gen_ai.input.messages"])
+    ]
     pool += [Candidate("tool", "a tool question here", "ft", ["unanswered tool call lookup"])]
     report = smart_sample(pool, 5, seed=1)
     assert report.removed == {"exact duplicates": 1, "empty or trivial user text": 2, "error status": 1,

@@ -63,7 +63,7 @@ class TracesStore(StoreBase):
 
     def latest_agent_version(self, project: str, agent_name: str) -> str | None:
         table = t.spans
-        query = sa.select(sa.distinct(table.c.agent_version)).where(
+        query = sa.select(table.c.agent_version).distinct().where(
             table.c.project == project, table.c.operation == AGENT_OPERATION, table.c.agent_name == agent_name,
             table.c.agent_version.is_not(None),
         )  # fmt: skip
