@@ -113,7 +113,7 @@ def _message(raw: Any, where: str, default_role: Role) -> list[Message]:
         return [Message(role="assistant", content=[call])]
     if kind == "function_call_output":
         call_id = _opt_str(raw.get("call_id"))
-        result = ToolResult(call_id, _maybe_json(raw.get("output")))
+        result = ToolResult(call_id, maybe_json(raw.get("output")))
         return [Message(role="tool", content=[result], tool_call_id=call_id)]
     role = raw.get("role")
     if role not in ROLES:
@@ -131,7 +131,7 @@ def _content(raw: Any, where: str, role: str, tool_call_id: str | None) -> list[
         return []
     if isinstance(raw, str):
         if role == "tool":
-            return [ToolResult(tool_call_id, _maybe_json(raw))]
+            return [ToolResult(tool_call_id, maybe_json(raw))]
         return [TextPart(raw)]
     if isinstance(raw, dict):
         raw = [raw]
@@ -160,7 +160,7 @@ def _part(raw: Any, where: str, tool_call_id: str | None) -> Part:
     if kind == "tool_result":
         return ToolResult(_opt_str(raw.get("tool_call_id")) or tool_call_id, raw.get("tool_result"))
     if kind == "function_call_output":
-        return ToolResult(_opt_str(raw.get("call_id")) or tool_call_id, _maybe_json(raw.get("output")))
+        return ToolResult(_opt_str(raw.get("call_id")) or tool_call_id, maybe_json(raw.get("output")))
     if kind is None:
         raise MessageFormatError(f"{where}.type: a content part needs a 'type' such as 'text'")
     return OtherPart(raw)
@@ -183,10 +183,11 @@ def _name(raw: dict[str, Any], where: str) -> str:
 def _args(raw: Any) -> Any:
     if raw is None:
         return {}
-    return _maybe_json(raw)
+    return maybe_json(raw)
 
 
-def _maybe_json(raw: Any) -> Any:
+def maybe_json(raw: Any) -> Any:
+    """A JSON object or array given as text, parsed; anything else as it is."""
     if isinstance(raw, str):
         stripped = raw.strip()
         if stripped[:1] in ("{", "["):
@@ -210,7 +211,7 @@ def normalize_tool_definitions(value: Any, where: str = "tool_definitions") -> l
     if value is None:
         return []
     if isinstance(value, str):
-        value = _maybe_json(value)
+        value = maybe_json(value)
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):

@@ -10,7 +10,6 @@ sampler's hard filters; conversion itself never drops anything.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from assay.messages import (
     Message,
     MessageFormatError,
     ToolResult,
+    maybe_json,
     normalize,
     normalize_tool_definitions,
     split_turn,
@@ -166,7 +166,7 @@ def _pair_tool_results(messages: list[Message], tool_spans: list[Span]) -> list[
             match = match or next((s for s in spans if s.attributes.get("gen_ai.tool.name") == call.name), None)
             if match is not None and "gen_ai.tool.call.result" in match.attributes:
                 spans.remove(match)
-                result = _maybe_json(match.attributes["gen_ai.tool.call.result"])
+                result = maybe_json(match.attributes["gen_ai.tool.call.result"])
                 out.append(Message("tool", [ToolResult(call.id, result)], tool_call_id=call.id))
                 answered.add(call.id)
     return out
@@ -217,12 +217,3 @@ def _repeated_history(merged: list[dict[str, Any]], new: list[dict[str, Any]]) -
 
 def _unique_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list({tool["name"]: tool for tool in tools}.values())
-
-
-def _maybe_json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
