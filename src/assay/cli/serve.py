@@ -46,7 +46,8 @@ def _is_loopback(host: str) -> bool:
     "--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with a models: section."
 )
 def serve(host: str, port: int, worker_count: int, models_file: Path | None) -> None:
-    """Serve the OpenAI Evals API (and run evaluations) on HOST:PORT."""
+    """Serve the OpenAI Evals API, the OTLP trace receiver, the capture pass-through and the web UI
+    (and run evaluations) on HOST:PORT."""
     import uvicorn
 
     from assay.api import create_app
@@ -62,7 +63,10 @@ def serve(host: str, port: int, worker_count: int, models_file: Path | None) -> 
         out.print("[yellow]no API keys configured: anyone on this machine can call the API (loopback only)[/]")
     stop, _ = start_workers(store, lambda: catalog(store), lambda: registry, worker_count)
     app = create_app(store, catalog=lambda: catalog(store), models=lambda: registry)
-    out.print(f"assay serving on http://{host}:{port}/v1 with {worker_count} workers; store {store.url}")
+    base = f"http://{host}:{port}"
+    out.print(f"assay serving on {base}/v1 with {worker_count} workers; store {store.url}")
+    out.print(f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through {base}/v1/chat/completions, "
+              f"{base}/v1/responses[/]")  # fmt: skip
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
