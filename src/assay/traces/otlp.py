@@ -148,11 +148,23 @@ def _json_span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
                "attributes": _json_attributes(e.get("attributes"))} for e in raw.get("events") or []]  # fmt: skip
     return Span(
         trace_id=trace_id, span_id=span_id, name=str(raw.get("name") or ""), parent_span_id=parent,
-        kind=int(raw.get("kind") or 0), start_ns=int(raw.get("startTimeUnixNano") or 0),
-        end_ns=int(raw.get("endTimeUnixNano") or 0), status_code=int(status.get("code") or 0),
+        kind=_enum(raw.get("kind"), KIND_NAMES), start_ns=int(raw.get("startTimeUnixNano") or 0),
+        end_ns=int(raw.get("endTimeUnixNano") or 0), status_code=_enum(status.get("code"), STATUS_NAMES),
         status_message=str(status.get("message") or ""), attributes=_json_attributes(raw.get("attributes")),
         events=events, resource=resource, dropped_attributes=int(raw.get("droppedAttributesCount") or 0),
     )  # fmt: skip
+
+
+KIND_NAMES = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2, "SPAN_KIND_CLIENT": 3,
+              "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}  # fmt: skip
+STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+
+
+def _enum(value: Any, names: dict[str, int]) -> int:
+    """OTLP/JSON enums are integers; some encoders write their names, which we read too."""
+    if isinstance(value, str) and value in names:
+        return names[value]
+    return int(value or 0)
 
 
 def _json_attributes(raw: Any) -> dict[str, Any]:
