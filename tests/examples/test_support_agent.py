@@ -89,3 +89,4 @@ def test_support_agent_example_end_to_end(tmp_path, agent, llm):
     results = {r["name"]: r for r in escalation["results"]}
     assert results["tool_call_accuracy"]["score"] == 5 and results["tools_used"]["passed"]
     assert escalation["sample"]["tool_definitions"][2]["name"] == "escalate_to_human"
+    assert escalation["sample"]["usage"]["total_tokens"] > 0  # the agent's own model usage, as it reported it

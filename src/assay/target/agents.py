@@ -127,8 +127,8 @@ class AgentTarget:
         tools = [o for o in output_items if o.get("type") == "function_call"]
         return {
             "input": sent if isinstance(sent, list) else [sent], "output_text": text, "output_items": output_items,
-            "output_tools": tools, "tool_definitions": self.tool_definitions, "model": None,
-            "agent": f"{agent.name}@{agent.version}", "error": None,
+            "output_tools": tools, "tool_definitions": self.tool_definitions, "model": reply.get("model"),
+            "usage": reply.get("usage"), "agent": f"{agent.name}@{agent.version}", "error": None,
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
         }  # fmt: skip
 
