@@ -16,6 +16,7 @@ This module is the only place that knows these shapes; evaluators see ``Message`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -277,7 +278,7 @@ def to_dicts(messages: Iterable[Message]) -> list[dict[str, Any]]:
 def turn_fields(query: list[Message], response: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
     """The item fields of one turn, as a data source with its own row shape supplies them
     (stored responses, traces): ``query``, ``response``, ``messages``, ``tool_calls``, ``tool_definitions``."""
-    definitions = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    definitions = [dataclasses.asdict(t) for t in tools]
     calls = [{"type": "tool_call", "tool_call_id": c.id, "name": c.name, "arguments": c.arguments}
              for c in tool_calls(response)]  # fmt: skip
     return {

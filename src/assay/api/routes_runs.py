@@ -41,10 +41,12 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
         if not traces.trace_ids:
             raise ConfigError("no stored traces match this data source", hint=NO_TRACES_HINT)
         options["traces"] = traces.options()
-    try:
-        dataset = dataset_for(ctx.store, owner, data_source, options)
-    except NotFoundError as exc:
-        raise ConfigError(f"data_source.source.id: {exc.message}") from None
+        dataset = traces.dataset(ctx.store, owner, level)
+    else:
+        try:
+            dataset = dataset_for(ctx.store, owner, data_source, options)
+        except NotFoundError as exc:
+            raise ConfigError(f"data_source.source.id: {exc.message}") from None
     # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
     config = stored["data_source_config"] or {}
     scan(dataset, ItemSchema(config.get("item_schema") if config.get("type") == "custom" else None)).raise_if_invalid()

@@ -57,15 +57,16 @@ def resolve_source(config: EvalConfig, store: Store, resumed: dict[str, Any] | N
         return RunSource(resolve_dataset(config, store))
     level = config.definition.evaluation_level
     resolved = (resumed or {}).get("options", {}).get("traces")
-    if resolved is None:
-        found = resolve(store, DEFAULT_PROJECT, selection_of(config.dataset.traces), level)
-        if not found.trace_ids:
-            raise ConfigError(f"{config.path.name}: no stored traces match dataset.traces", hint=NO_TRACES_HINT)
-        for line in [*(found.report.lines() if found.report else []), *found.notes]:
-            out.print(f"[dim]traces: {line}[/]")
-        resolved = found.options()
-    dataset = trace_dataset(store, DEFAULT_PROJECT, resolved, level)
-    return RunSource(dataset, config.dataset.traces, {"traces": resolved})
+    if resolved is not None:
+        return RunSource(trace_dataset(store, DEFAULT_PROJECT, resolved, level), config.dataset.traces,
+                         {"traces": resolved})  # fmt: skip
+    found = resolve(store, DEFAULT_PROJECT, selection_of(config.dataset.traces), level)
+    if not found.trace_ids:
+        raise ConfigError(f"{config.path.name}: no stored traces match dataset.traces", hint=NO_TRACES_HINT)
+    for line in [*(found.report.lines() if found.report else []), *found.notes]:
+        out.print(f"[dim]traces: {line}[/]")
+    dataset = found.dataset(store, DEFAULT_PROJECT, level)
+    return RunSource(dataset, config.dataset.traces, {"traces": found.options()})
 
 
 def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:

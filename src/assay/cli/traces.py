@@ -16,7 +16,7 @@ from rich.table import Table
 from assay.cli.common import open_store, out
 from assay.cli.main import cli
 from assay.errors import ConfigError
-from assay.run.trace_sources import NS, Level, TraceSelection, resolve, trace_dataset
+from assay.run.trace_sources import NS, Level, TraceSelection, resolve
 from assay.traces.conversion import turns_of
 from assay.traces.otlp import OtlpError, decode
 
@@ -143,7 +143,7 @@ def sample_traces(
         out.print(line)
     if save_as is None:
         return
-    dataset = trace_dataset(store, project, resolved.options(), level)
+    dataset = resolved.dataset(store, project, level)
     home = Path(os.environ.get("ASSAY_HOME", ".assay")) / "datasets"
     home.mkdir(parents=True, exist_ok=True)
     path = home / f"{save_as}-{version}.jsonl"

@@ -24,7 +24,7 @@ from assay.dataset import Dataset
 from assay.errors import ConfigError
 from assay.sampling import Candidate, SampleReport, random_sample, smart_sample
 from assay.store import Store
-from assay.traces.conversion import Conversation, Turn, conversations_of, turns_of
+from assay.traces.conversion import Conversation, Turn, conversations_of, turn_order, turns_of
 
 TRACE_SOURCES = {"azure_ai_traces", "azure_ai_traces_preview", "azure_ai_trace_data_source",
                  "azure_ai_trace_data_source_preview"}  # fmt: skip
@@ -61,6 +61,14 @@ class ResolvedTraces:
     agent_version: str | None
     report: SampleReport | None = None
     notes: list[str] = field(default_factory=list)
+    turns: list[Turn] | None = None
+    """The chosen traces' turns, already read (None when only ids were given): the items need no
+    second load of the spans."""
+
+    def dataset(self, store: Store, project: str, level: Level) -> Dataset:
+        if self.turns is None:
+            return trace_dataset(store, project, self.options(), level)
+        return items_dataset(self.turns, level)
 
     def options(self) -> dict[str, Any]:
         """What the run keeps so that it always evaluates the same items."""
@@ -124,8 +132,10 @@ def resolve(store: Store, project: str, selection: TraceSelection, level: Level)
     sample = smart_sample if selection.strategy == "smart" else random_sample
     report = sample(pool, selection.max_traces, seed=selection.seed)
     chosen = set(report.picked)
-    trace_ids = [t for u in units if _key(u) in chosen for t in _trace_ids(u)]
-    return ResolvedTraces(list(dict.fromkeys(trace_ids)), name, version, report, notes)
+    trace_ids = list(dict.fromkeys(t for u in units if _key(u) in chosen for t in _trace_ids(u)))
+    # Every turn of a chosen trace, as a later load of those traces by id would give them.
+    picked = set(trace_ids)
+    return ResolvedTraces(trace_ids, name, version, report, notes, [t for t in turns if t.span.trace_id in picked])
 
 
 def trace_dataset(store: Store, project: str, resolved: dict[str, Any], level: Level) -> Dataset:
@@ -133,10 +143,17 @@ def trace_dataset(store: Store, project: str, resolved: dict[str, Any], level: L
     spans = store.trace_spans(project, list(resolved.get("trace_ids") or []))
     turns = turns_of([s for trace in spans.values() for s in trace], resolved.get("agent_name"),
                      resolved.get("agent_version"))  # fmt: skip
+    return items_dataset(turns, level)
+
+
+def items_dataset(turns: list[Turn], level: Level) -> Dataset:
+    """Turn items, or conversation items, in an order that does not depend on how the turns were found
+    (a resumed run must number its items as the first attempt did)."""
     if level == "conversation":
-        items = [c.item() for c in sorted(conversations_of(turns), key=lambda c: c.turns[0].span.start_ns)]
+        conversations = sorted(conversations_of(turns), key=lambda c: turn_order(c.turns[0]))
+        items = [c.item() for c in conversations]
     else:
-        items = [t.item() for t in turns]
+        items = [t.item() for t in sorted(turns, key=turn_order)]
     return Dataset.from_content([{"item": item} for item in items], name="traces")
 
 

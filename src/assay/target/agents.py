@@ -19,6 +19,7 @@ one configured is used.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from typing import Any, Literal
 
@@ -83,8 +84,7 @@ class AgentTarget:
     ) -> None:
         self.agent = agent
         definitions = normalize_tool_definitions(tools or [], where=f"agent {agent.name}: tool_descriptions")
-        self.tool_definitions = [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                                 for t in definitions]  # fmt: skip
+        self.tool_definitions = [dataclasses.asdict(t) for t in definitions]
         free = agent.protocol == "invocations" and input_messages is not None
         self.free_form = Template(input_messages, "input_messages") if free else None
         self.inputs = InputMessages(None if free else input_messages)

@@ -124,24 +124,31 @@ def conversations_of(turns: list[Turn]) -> list[Conversation]:
     groups: dict[str, list[Turn]] = {}
     for turn in turns:
         groups.setdefault(turn.span.conversation_id or f"trace:{turn.span.trace_id}", []).append(turn)
-    return [Conversation(key, sorted(group, key=lambda t: t.span.start_ns)) for key, group in groups.items()]
+    return [Conversation(key, sorted(group, key=turn_order)) for key, group in groups.items()]
+
+
+def turn_order(turn: Turn) -> tuple[int, str, str]:
+    """Start time, with ids to break ties, so the same turns always come in the same order."""
+    return turn.span.start_ns, turn.span.trace_id, turn.span.span_id
 
 
 def _turn(span: Span, below: list[Span], by_id: dict[str, Span]) -> Turn:
     exchange = read_exchange(span)
     problems = list(exchange.problems)
+    # Spans below are read only when the agent span lacks messages or tool definitions, and once each.
+    read = {s.span_id: read_exchange(s) for s in below} if exchange.empty or not exchange.tools else {}
     if exchange.empty:
         model_calls = [s for s in below if s.operation in MODEL_OPERATIONS
                        or s.attributes.get("openinference.span.kind") == "LLM"]  # fmt: skip
         for call in sorted(model_calls, key=lambda s: s.end_ns, reverse=True):
-            found = read_exchange(call)
+            found = read[call.span_id]
             problems += found.problems
             if not found.empty:
                 exchange.inputs, exchange.outputs = found.inputs, found.outputs
                 exchange.finish_reasons, exchange.tools = found.finish_reasons, exchange.tools or found.tools
                 break
     if not exchange.tools:
-        exchange.tools = next((t for t in (read_exchange(s).tools for s in below) if t), [])
+        exchange.tools = next((found.tools for found in read.values() if found.tools), [])
     try:
         messages = normalize(exchange.inputs + exchange.outputs, where=f"span {span.span_id}")
     except MessageFormatError as exc:
