@@ -79,6 +79,8 @@ def write_rows(path: Path, count: int, seed: int = 7) -> Path:
 
 def ensure_peer() -> None:
     if not PEER_PYTHON.exists():
+        if PEER_VENV.is_symlink():  # a link to a venv elsewhere that is gone: start afresh here
+            PEER_VENV.unlink()
         print("installing azure-ai-evaluation==1.18.10 into bench/.peer-venv (first run only) ...", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
         subprocess.run(

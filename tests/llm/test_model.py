@@ -131,3 +131,55 @@ def test_azure_deployment_with_api_key_or_bearer_token(llm, monkeypatch):
                                api_version="2024-10-21", bearer_token_env="AZ_TOKEN"))  # fmt: skip
     assert ask(bearer).text == "from azure"
     assert llm.stats()["last_request"]["authorization"] == "Bearer entra-token"
+
+
+# Sent by the transport itself, or different on every request; everything else the SDK decides.
+TRANSPORT_HEADERS = {"host", "content-length", "accept-encoding", "connection", "idempotency-key",
+                     "x-stainless-retry-count", "content-type"}  # fmt: skip
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("provider", ["openai", "azure-key", "azure-bearer"])
+def test_fast_transport_sends_what_the_sdk_sends(llm, monkeypatch, provider, api):
+    """The same URL, query and headers as the SDK's own request, whatever the provider and auth."""
+    llm.script(default={"content": "same"})
+    monkeypatch.setenv("AZ_TOKEN", "entra-token")
+    settings = {"openai": {"base_url": llm.base_url, "api_key": "sk-test"},
+                "azure-key": {"provider": "azure", "azure_endpoint": llm.base_url.removesuffix("/v1"),
+                              "api_version": "2024-10-21", "api_key": "k"},
+                "azure-bearer": {"provider": "azure", "azure_endpoint": llm.base_url.removesuffix("/v1"),
+                                 "api_version": "2024-10-21", "bearer_token_env": "AZ_TOKEN"}}[provider]  # fmt: skip
+    seen = []
+    for transport in ("sdk", "fast"):
+        config = ModelConfig(name="m", model="my-deployment", api=api, transport=transport, **settings)
+        assert ask(Model(config, cache_mode="off"), temperature=0).text == "same"
+        request, body = llm.stats()["last_request"], llm.stats()["last"]
+        headers = {k: v for k, v in request["headers"].items() if k not in TRANSPORT_HEADERS}
+        seen.append((request["path"], request["query"], headers, body))
+    assert seen[1] == seen[0]
+    assert "x-stainless-lang" in seen[0][2]  # the comparison covers the SDK's own headers
+    if provider != "openai":
+        assert seen[0][0].startswith("/openai/") and "api-version=2024-10-21" in seen[0][1]
+
+
+@pytest.mark.parametrize("transport", ["fast", "sdk"])
+def test_refusals_are_not_retried_and_a_body_that_is_not_json_is_an_error(llm, transport):
+    m = model(llm, transport=transport)
+    llm.script(default={"status": 400})
+    with pytest.raises(ModelError, match="400") as refused:
+        ask(m)
+    assert refused.value.status == 400 and llm.stats()["requests"] == 1
+    llm.reset()
+    llm.script(default={"raw": "<html>proxy login</html>"})
+    with pytest.raises(ModelError):
+        ask(m)
+    assert llm.stats()["requests"] == 1
+
+
+def test_unreachable_endpoint_is_retried_then_named(llm):
+    from tests.support.fixtures import free_port
+
+    m = Model(ModelConfig(name="gone", model="x", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key="t",
+                          max_retries=1))  # fmt: skip
+    with pytest.raises(ModelError, match="model 'gone': .*Connection.* after 2 attempts"):
+        ask(m)

@@ -8,10 +8,12 @@ OpenAI streams them. Tests control it over HTTP:
 - ``POST /_script`` with ``{"rules": [...], "default": {...}, "faults": {...}, "latency_ms": N}``:
   a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages contain ``text``;
   a reply is ``{"content": "..."}``, ``{"tool_calls": [...]}``, ``{"status": 500}``,
-  ``{"status": 429, "retry_after": 1, "code": "rate_limit_exceeded"}`` or ``{"drop": true}``.
+  ``{"status": 429, "retry_after": 1, "code": "rate_limit_exceeded"}``, ``{"drop": true}`` or
+  ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends).
   ``faults`` ``{"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 1}`` injects errors at
   random; ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
-- ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "last": {...}}``.
+- ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "last": {...},
+  "last_request": {path, query, headers, api_key, authorization}}``.
 - ``POST /_reset`` clears the script and the counters.
 """
 
@@ -79,7 +81,7 @@ STATE = State()
 
 
 Reply = tuple[int, Any, dict[str, str]]
-"""Status, a JSON payload (or the bytes of an event stream) and extra headers."""
+"""Status, a JSON payload (or the bytes of an event stream, or raw text) and extra headers."""
 
 
 def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
@@ -109,6 +111,8 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         await asyncio.sleep(latency / 1000)
     if reply.get("drop"):
         return None
+    if "raw" in reply:
+        return 200, str(reply["raw"]), {}
     status = reply.get("status", 200)
     if status == 429:
         headers = {}
@@ -221,11 +225,11 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             }
             raw = await reader.readexactly(int(headers.get("content-length") or 0))
             body = json.loads(raw or b"{}")
-            path = target.split("?", 1)[0]
+            path, _, query = target.partition("?")
             if not path.startswith("/_"):
                 with STATE.lock:
-                    STATE.last_request = {"path": path, "api_key": headers.get("api-key"),
-                                          "authorization": headers.get("authorization")}  # fmt: skip
+                    STATE.last_request = {"path": path, "query": query, "headers": headers,
+                                          "api_key": headers.get("api-key"), "authorization": headers.get("authorization")}  # fmt: skip
             if path.endswith(("/chat/completions", "/responses", "/invocations")) and method == "POST":
                 reply = await completion(path, body)
             else:
@@ -233,9 +237,9 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             if reply is None:
                 break
             status, payload, extra = reply
-            events = isinstance(payload, bytes)
-            data = payload if events else json.dumps(payload).encode()
-            kind = "text/event-stream" if events else "application/json"
+            events, raw = isinstance(payload, bytes), isinstance(payload, str)
+            data = payload if events else payload.encode() if raw else json.dumps(payload).encode()
+            kind = "text/event-stream" if events else "text/html" if raw else "application/json"
             lines_out = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", f"Content-Type: {kind}",
                          f"Content-Length: {len(data)}", *(f"{k}: {v}" for k, v in extra.items())]  # fmt: skip
             writer.write(("\r\n".join(lines_out) + "\r\n\r\n").encode() + data)

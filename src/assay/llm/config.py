@@ -67,6 +67,9 @@ class ModelConfig(BaseModel):
     max_concurrency: int = Field(default=64, ge=1)
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=8, ge=0)
+    transport: Literal["fast", "sdk"] = "fast"
+    """How JSON calls are sent: ``fast`` posts with the URL and headers the openai client builds
+    (``assay.llm.http``); ``sdk`` sends each through the client, at several times the client CPU."""
     price: Price | None = None
 
     @property

@@ -4,7 +4,9 @@ It owns, for one configured model: request shaping (reasoning models get
 ``max_completion_tokens`` and no temperature), the content-addressed cache, adaptive concurrency,
 request and token budgets, retries that honour ``retry-after-ms`` / ``retry-after``, and usage.
 The provider is the ``openai`` SDK (``AsyncOpenAI`` or ``AsyncAzureOpenAI``), one long-lived client
-per endpoint and event loop, with the SDK's own retries off so ours are the only ones.
+per endpoint and event loop, with the SDK's own retries off so ours are the only ones. Plain JSON
+calls are sent by ``assay.llm.http.FastPoster`` with the URL and headers that client builds (see
+there why); ``transport: sdk`` in a model's config sends every call through the client instead.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import openai
 
 from assay.errors import AssayError, ConfigError
 from assay.llm.config import ModelConfig
+from assay.llm.http import FastPoster
 from assay.llm.limits import AdaptiveLimiter, Budget
 from assay.llm.retry import backoff, classify
 
@@ -66,6 +69,8 @@ class _LoopState:
     """asyncio objects belong to one event loop; each loop gets its own client and limiter."""
 
     client: Any
+    poster: FastPoster | None
+    """None with ``transport: sdk``."""
     limiter: AdaptiveLimiter
     requests: Budget | None
     tokens: Budget | None
@@ -121,7 +126,7 @@ class Model:
                 return _completion(hit, cached=True)
             if self.cache_mode == "replay":
                 raise ModelError(f"model {self.name!r}: no cached answer for this call (--cache replay)")
-        response = await self._call(body, lambda client: self._post(client, body))
+        response = await self._call(body, lambda state: self._post(state, body))
         if self.cache is not None:
             await asyncio.to_thread(self.cache.put, key, self.config.model, response)
         return _completion(response, cached=False)
@@ -132,7 +137,7 @@ class Model:
         Budgets, adaptive concurrency and retries apply as for any call; the cache does not, since
         every forwarded call must produce a response of its own."""
         body = {**body, "model": self.config.model}
-        reply: dict[str, Any] = await self._call(body, lambda client: client.post(path, body=body, cast_to=object))
+        reply: dict[str, Any] = await self._call(body, lambda state: _send(state, path, body))
         return reply
 
     async def forward_stream(self, path: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -143,11 +148,11 @@ class Model:
         body = {**body, "model": self.config.model, "stream": True}
         stream_cls = openai.AsyncStream[object]
         stream: Any = await self._call(
-            body, lambda client: client.post(path, body=body, cast_to=object, stream=True, stream_cls=stream_cls)
+            body, lambda state: state.client.post(path, body=body, cast_to=object, stream=True, stream_cls=stream_cls)
         )
         return _events(stream)
 
-    async def _call(self, body: dict[str, Any], send: Callable[[Any], Awaitable[Any]]) -> Any:
+    async def _call(self, body: dict[str, Any], send: Callable[[_LoopState], Awaitable[Any]]) -> Any:
         state = self._state()
         # Only a token budget needs the estimate; serialising the prompt is not free on the hot path.
         estimate = 0.0
@@ -164,9 +169,7 @@ class Model:
             await state.limiter.acquire()
             throttled = False
             try:
-                # The SDK's low-level post: same client, auth and URL rules, but without re-validating our
-                # request body and building pydantic objects for the reply (most of a call's CPU otherwise).
-                response = await send(state.client)
+                response = await send(state)
                 self.calls += 1
                 if state.tokens:
                     usage = response.get("usage") if isinstance(response, dict) else None
@@ -185,16 +188,17 @@ class Model:
             attempt += 1
             await asyncio.sleep(delay)
 
-    async def _post(self, client: Any, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post(self, state: _LoopState, body: dict[str, Any]) -> dict[str, Any]:
         if self.config.api == "responses":
-            reply = await client.post("/responses", body=responses_request(body), cast_to=object)
-            return chat_shape(reply)
-        return dict(await client.post("/chat/completions", body=body, cast_to=object))
+            return chat_shape(await _send(state, "/responses", responses_request(body)))
+        return dict(await _send(state, "/chat/completions", body))
 
     async def aclose(self) -> None:
         """Close this event loop's client (its pooled connections die with the loop otherwise)."""
         state = self._states.pop(asyncio.get_running_loop(), None)
         if state is not None:
+            if state.poster is not None:
+                await state.poster.aclose()
             await state.client.close()
 
     def _state(self) -> _LoopState:
@@ -202,14 +206,27 @@ class Model:
         state = self._states.get(loop)
         if state is None:
             config = self.config
+            client = _client(config)
+            poster = None
+            if config.transport == "fast":
+                poster = FastPoster(client, timeout=config.timeout, connections=max(100, config.max_concurrency))
             state = _LoopState(
-                client=_client(config),
+                client=client,
+                poster=poster,
                 limiter=AdaptiveLimiter(config.max_concurrency),
                 requests=Budget(config.rpm) if config.rpm else None,
                 tokens=Budget(config.tpm) if config.tpm else None,
             )
             self._states[loop] = state
         return state
+
+
+async def _send(state: _LoopState, path: str, body: dict[str, Any]) -> Any:
+    if state.poster is not None:
+        return await state.poster.post(path, body)
+    # The SDK's low-level post: its rules for URL, auth and errors, without validating our body or
+    # building pydantic objects for the reply.
+    return await state.client.post(path, body=body, cast_to=object)
 
 
 async def _events(stream: Any) -> AsyncIterator[dict[str, Any]]:

@@ -1,0 +1,109 @@
+"""The hot path of a model call: a JSON POST on a pooled aiohttp session, addressed, authenticated
+and failed exactly as the ``openai`` SDK client would do it.
+
+Why not ``client.post`` for every call: at a hundred calls in flight, the SDK's per-request work
+(pydantic request options, an httpx2 ``Request`` with its ``URL`` and ``Headers`` objects, then the
+same again on the aiohttp side) costs more client CPU than everything else in a judge call
+together, and on a small machine that CPU is what caps throughput (``bench/judge_throughput.py``).
+
+So the SDK client still decides everything that makes a request right: it builds one request per
+path and model (Azure deployment paths, ``api-version``, ``api-key`` or bearer auth, user agent and
+platform headers), and we send many bodies with that URL and those headers. Failures come back as
+the SDK's own exceptions (``openai.RateLimitError`` with its body and headers, ``APITimeoutError``,
+``APIConnectionError``), so retry rules read them unchanged. Streaming stays on the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import httpx2
+import openai
+from openai._models import FinalRequestOptions
+
+# Per-request headers of the template request; aiohttp and each send supply their own.
+_PER_REQUEST = {"content-length", "idempotency-key", "x-stainless-retry-count"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    url: str
+    headers: dict[str, str]
+    proxy: str | None
+    request: httpx2.Request
+    """The SDK's request itself: exceptions carry it, as the SDK's own do."""
+
+
+class FastPoster:
+    """JSON POSTs for one SDK client on one event loop."""
+
+    def __init__(self, client: openai.AsyncOpenAI, *, timeout: float, connections: int) -> None:
+        self.client = client
+        self.timeout = aiohttp.ClientTimeout(total=timeout)
+        self.connections = connections
+        self._session: aiohttp.ClientSession | None = None
+        self._templates: dict[tuple[str, str], _Template] = {}
+
+    async def post(self, path: str, body: dict[str, Any]) -> Any:
+        """The decoded JSON reply, or the exception the SDK would raise."""
+        template = await self._template(path, str(body.get("model", "")))
+        data = json.dumps(body).encode()
+        try:
+            post = self._open().post(template.url, data=data, headers=template.headers, proxy=template.proxy)
+            async with post as reply:
+                status, content = reply.status, await reply.read()
+                headers = list(reply.headers.items())
+        except TimeoutError as exc:
+            raise openai.APITimeoutError(request=template.request) from exc
+        except aiohttp.ClientError as exc:
+            message = f"Connection error: {type(exc).__name__}: {exc}"
+            raise openai.APIConnectionError(message=message, request=template.request) from exc
+        if status >= 400:
+            response = httpx2.Response(status, headers=headers, content=content, request=template.request)
+            raise self.client._make_status_error_from_response(response)
+        try:
+            return json.loads(content)
+        except ValueError:
+            response = httpx2.Response(status, headers=headers, content=content, request=template.request)
+            text = content[:200].decode(errors="replace")
+            message = f"the reply is not JSON: {text!r}"
+            raise openai.APIResponseValidationError(response, text, message=message) from None
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=self.connections)
+            # Not trust_env: it looks the proxy up again on every request; each template knows its own.
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout)
+        return self._session
+
+    async def _template(self, path: str, model: str) -> _Template:
+        found = self._templates.get((path, model))
+        if found is None:
+            client: Any = self.client
+            options = FinalRequestOptions.construct(method="post", url=path, json_data={"model": model})
+            options = await client._prepare_options(options)
+            request = client._build_request(options)
+            await client._prepare_request(request)
+            headers = {key: value for key, value in request.headers.items() if key.lower() not in _PER_REQUEST}
+            url = str(request.url)
+            found = self._templates[(path, model)] = _Template(url, headers, _proxy_for(url), request)
+        return found
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment names for this URL (``HTTPS_PROXY``, ``NO_PROXY``), as the SDK's
+    transports would use it."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies().get(urllib.parse.urlsplit(url).scheme)
