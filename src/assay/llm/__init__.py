@@ -1,7 +1,8 @@
 """The model layer: one facade over any OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, ...)."""
 
+from assay.llm.cache import CallCache
 from assay.llm.config import ModelConfig, Price, parse_models
-from assay.llm.model import CacheMode, CallCache, Completion, Model, ModelError, Usage
+from assay.llm.model import CacheMode, Completion, Model, ModelError, Usage
 from assay.llm.registry import ModelRegistry
 
 __all__ = [

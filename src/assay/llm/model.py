@@ -18,11 +18,12 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import openai
 
 from assay.errors import AssayError, ConfigError
+from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
 from assay.llm.http import FastPoster
 from assay.llm.limits import AdaptiveLimiter, Budget
@@ -38,11 +39,6 @@ class ModelError(AssayError):
         super().__init__(message)
         self.status = status
         """The provider's last HTTP status, if it answered."""
-
-
-class CallCache(Protocol):
-    def get(self, key: str) -> dict[str, Any] | None: ...
-    def put(self, key: str, model: str, response: dict[str, Any]) -> None: ...
 
 
 @dataclass(slots=True)
@@ -71,6 +67,7 @@ class _LoopState:
     client: Any
     poster: FastPoster | None
     """None with ``transport: sdk``."""
+    cache: BatchedCache | None
     limiter: AdaptiveLimiter
     requests: Budget | None
     tokens: Budget | None
@@ -118,17 +115,18 @@ class Model:
 
     async def generate(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
         body = self.request(messages, **params)
-        key = self.cache_key(body) if self.cache is not None else ""
-        if self.cache is not None and self.cache_mode in ("use", "replay"):
-            hit = await asyncio.to_thread(self.cache.get, key)
+        cache = self._state().cache
+        key = self.cache_key(body) if cache is not None else ""
+        if cache is not None and self.cache_mode in ("use", "replay"):
+            hit = await cache.get(key)
             if hit is not None:
                 self.cache_hits += 1
                 return _completion(hit, cached=True)
             if self.cache_mode == "replay":
                 raise ModelError(f"model {self.name!r}: no cached answer for this call (--cache replay)")
         response = await self._call(body, lambda state: self._post(state, body))
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.put, key, self.config.model, response)
+        if cache is not None:
+            cache.put(key, self.config.model, response)
         return _completion(response, cached=False)
 
     async def forward(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -194,9 +192,12 @@ class Model:
         return dict(await _send(state, "/chat/completions", body))
 
     async def aclose(self) -> None:
-        """Close this event loop's client (its pooled connections die with the loop otherwise)."""
+        """Write what the cache has queued, and close this event loop's client (its pooled
+        connections die with the loop otherwise)."""
         state = self._states.pop(asyncio.get_running_loop(), None)
         if state is not None:
+            if state.cache is not None:
+                await state.cache.flush()
             if state.poster is not None:
                 await state.poster.aclose()
             await state.client.close()
@@ -213,6 +214,7 @@ class Model:
             state = _LoopState(
                 client=client,
                 poster=poster,
+                cache=BatchedCache(self.cache) if self.cache is not None else None,
                 limiter=AdaptiveLimiter(config.max_concurrency),
                 requests=Budget(config.rpm) if config.rpm else None,
                 tokens=Budget(config.tpm) if config.tpm else None,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from assay.llm.cache import CallCache
 from assay.llm.config import ModelConfig, from_environment
-from assay.llm.model import CacheMode, CallCache, Model
+from assay.llm.model import CacheMode, Model
 
 
 class ModelRegistry:

@@ -43,7 +43,8 @@ class _Recorder:
     async def generate(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
         body = self.model.request(messages, **params)
         cache = self.model.cache
-        hit = await asyncio.to_thread(cache.get, self.model.cache_key(body)) if cache is not None else None
+        key = self.model.cache_key(body)
+        hit = (await asyncio.to_thread(cache.get_many, [key])).get(key) if cache is not None else None
         if hit is not None:
             self.estimate.cached += 1
         else:

@@ -15,15 +15,22 @@ from assay.store.base import DEFAULT_PROJECT, StoreBase, new_id, now
 class AssetsStore(StoreBase):
     # model call cache (the llm layer's CallCache) ------------------------------------------
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The cached responses among ``keys``, by key (one query per 500 keys)."""
+        found: dict[str, dict[str, Any]] = {}
+        column = t.llm_cache.c
         with self.engine.connect() as conn:
-            found = conn.execute(sa.select(t.llm_cache.c.response).where(t.llm_cache.c.key == key)).scalar()
-        return dict(found) if found is not None else None
+            for start in range(0, len(keys), 500):
+                query = sa.select(column.key, column.response).where(column.key.in_(keys[start : start + 500]))
+                found.update((key, dict(response)) for key, response in conn.execute(query))
+        return found
 
-    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
-        row = {"key": key, "model": model, "response": response, "created_at": now()}
+    def put_many(self, entries: list[tuple[str, str, dict[str, Any]]]) -> None:
+        """Store ``(key, model, response)`` entries in one transaction; a key already there keeps its answer."""
+        stamp = now()
+        rows = [{"key": key, "model": model, "response": answer, "created_at": stamp} for key, model, answer in entries]
         with self.engine.begin() as conn:
-            conn.execute(self._insert(t.llm_cache).on_conflict_do_nothing(), [row])
+            conn.execute(self._insert(t.llm_cache).on_conflict_do_nothing(), rows)
 
     # custom evaluators ---------------------------------------------------------------------
 
