@@ -47,3 +47,36 @@ def test_report_url_opens_the_run_page_with_charts_filter_and_pages(served, brow
     page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
     page.goto(f"{served.url}/ui")
     assert run.id in page.locator("#runs").inner_text()
+
+
+def test_with_api_keys_the_ui_asks_for_one_and_shows_only_its_project(served, browser):
+    from tests.api.test_evals_api import ROWS
+
+    alpha, beta = served.store.create_key("alpha"), served.store.create_key("beta")
+    runs = {}
+    for name, key in (("alpha", alpha), ("beta", beta)):
+        client = served.client(key)
+        created = make_eval(client)
+        run = client.evals.runs.create(eval_id=created.id, name=f"{name} run", data_source={
+            "type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}})  # fmt: skip
+        runs[name] = wait_for(client, created.id, run.id)
+    page = browser.new_page()
+    page.goto(runs["alpha"].report_url)
+    assert "/ui/login" in page.url  # no key shown yet: nothing of any project is visible
+    page.fill("input[name=key]", "assay-not-a-key")
+    page.click("button[type=submit]")
+    assert "not one of this server's API keys" in page.locator("#problem").inner_text()
+    page.fill("input[name=key]", alpha)
+    page.click("button[type=submit]")
+    page.wait_for_url(runs["alpha"].report_url)  # back where the link pointed
+    assert page.locator("h1").inner_text().startswith("alpha run")
+    page.goto(f"{served.url}/ui")
+    listed = page.locator("#runs").inner_text()
+    assert runs["alpha"].id in listed and runs["beta"].id not in listed
+    assert page.locator("header .who").inner_text().startswith("project alpha")
+    assert page.goto(runs["beta"].report_url).status == 404  # another project's run is not there
+    page.goto(f"{served.url}/ui")
+    page.click("text=sign out")
+    page.wait_for_url("**/ui/login")
+    page.goto(f"{served.url}/ui")
+    assert "/ui/login" in page.url

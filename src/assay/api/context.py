@@ -39,14 +39,19 @@ def context(request: Request) -> ApiContext:
     return ctx
 
 
+def presented_key(request: Request) -> str:
+    """The API key the caller sent: ``Authorization: Bearer KEY`` or ``api-key: KEY`` (else "")."""
+    header = request.headers.get("authorization", "")
+    return header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("api-key", "").strip()
+
+
 def project(request: Request) -> str:
     """The caller's project: from its key when keys exist, else from the path (or ``default``)."""
     ctx = context(request)
     in_path = request.path_params.get("project")
     if not ctx.keys_exist():
         return str(in_path or DEFAULT_PROJECT)
-    header = request.headers.get("authorization", "")
-    key = header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("api-key", "").strip()
+    key = presented_key(request)
     if not key:
         raise AuthError("Missing API key: send 'Authorization: Bearer <key>' or an 'api-key' header.")
     owner = ctx.store.project_for_key(key)

@@ -1,28 +1,61 @@
 """The web UI: a runs list, and a run page with pass-rate bars, score histograms and output items.
 
-Server-rendered HTML with inline SVG, straight from the store; ``report_url`` points here.
+Server-rendered HTML with inline SVG, straight from the store; ``report_url`` points here. Once the
+server has API keys, the UI is behind them too: a visitor signs in with a key (kept in an HttpOnly,
+SameSite=Strict cookie scoped to ``/ui``) and sees that key's project only, as the API would.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 import sqlalchemy as sa
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from assay.api.context import context
+from assay.api.context import context, presented_key
+from assay.errors import NotFoundError
 from assay.report.charts import histogram, pass_rate_bars
 from assay.results import RunSummary
 from assay.store import tables as t
 
 TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
 PAGE_SIZE = 50
+KEY_COOKIE = "assay_key"
+KEY_COOKIE_SECONDS = 7 * 24 * 3600
 router = APIRouter()
+
+
+class _SignInFirst(Exception):
+    """The server has API keys and this visitor has not shown one of them."""
+
+
+def _viewer(request: Request) -> str | None:
+    """The project whose runs this visitor may see; None for every project, which is how the API
+    itself serves a server without keys (it then listens on loopback only)."""
+    ctx = context(request)
+    if not ctx.keys_exist():
+        return None
+    key = presented_key(request) or request.cookies.get(KEY_COOKIE, "")
+    owner = ctx.store.project_for_key(key) if key else None
+    if owner is None:
+        raise _SignInFirst
+    return owner
+
+
+def _sign_in_first(request: Request) -> RedirectResponse:
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/ui/login?{urlencode({'next': here})}", status_code=303)
+
+
+def _back_into_the_ui(target: str) -> str:
+    """Where to go after signing in: only somewhere in the UI, so a crafted link cannot send a
+    visitor off to another site."""
+    return target if target.startswith("/ui") and not target.startswith("/ui/log") else "/ui"
 
 
 @router.get("/", include_in_schema=False)
@@ -30,20 +63,56 @@ def home() -> RedirectResponse:
     return RedirectResponse("/ui")
 
 
-@router.get("/ui", response_class=HTMLResponse, include_in_schema=False)
-def runs_page(request: Request) -> str:
+@router.get("/ui/login", response_class=HTMLResponse, include_in_schema=False)
+def login_page(next: str = "/ui") -> str:  # noqa: A002 - the query parameter's name
+    return TEMPLATES.get_template("login.html").render(title="Sign in", next=_back_into_the_ui(next), problem=None)
+
+
+@router.post("/ui/login", include_in_schema=False, response_model=None)
+def login(request: Request, key: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "/ui") -> Response:  # noqa: A002
+    key, target = key.strip(), _back_into_the_ui(next)
+    if not key or context(request).store.project_for_key(key) is None:
+        page = TEMPLATES.get_template("login.html").render(
+            title="Sign in", next=target, problem="That is not one of this server's API keys."
+        )
+        return HTMLResponse(page, status_code=401)
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(KEY_COOKIE, key, max_age=KEY_COOKIE_SECONDS, path="/ui", httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")  # fmt: skip
+    return response
+
+
+@router.get("/ui/logout", include_in_schema=False)
+def logout() -> RedirectResponse:
+    response = RedirectResponse("/ui/login", status_code=303)
+    response.delete_cookie(KEY_COOKIE, path="/ui")
+    return response
+
+
+@router.get("/ui", response_class=HTMLResponse, include_in_schema=False, response_model=None)
+def runs_page(request: Request) -> str | Response:
+    try:
+        viewer = _viewer(request)
+    except _SignInFirst:
+        return _sign_in_first(request)
     runs = []
-    for row in context(request).store.list_runs(limit=200):
+    for row in context(request).store.list_runs(limit=200, project=viewer):
         summary = RunSummary.model_validate(row["summary"] or {})
         rate = summary.pass_rate()
         runs.append({**row, "counts": summary.result_counts, "pass_rate": "–" if rate is None else f"{rate:.0%}"})
-    return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs)
+    return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs, viewer=viewer)
 
 
-@router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
-def run_page(request: Request, run_id: str, status: str = "", after: int | None = None) -> str:
+@router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False, response_model=None)
+def run_page(request: Request, run_id: str, status: str = "", after: int | None = None) -> str | Response:
+    try:
+        viewer = _viewer(request)
+    except _SignInFirst:
+        return _sign_in_first(request)
     store = context(request).store
     run = store.get_run(run_id)
+    if viewer is not None and run["project"] != viewer:
+        raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
     summary = RunSummary.model_validate(run["summary"] or {})
     criteria = [c.testing_criteria for c in summary.per_testing_criteria_results]
     if not criteria:  # still running: name the criteria from the eval
@@ -58,7 +127,7 @@ def run_page(request: Request, run_id: str, status: str = "", after: int | None 
         else None
     )
     return TEMPLATES.get_template("run.html").render(
-        title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=bars,
+        title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=bars, viewer=viewer,
         histograms=_histograms(store, run_id), criteria=criteria, items=items, status=status,
         next_link=next_link, first_page_link=f"{base}?{urlencode({'status': status})}" if after is not None else None,
     )  # fmt: skip

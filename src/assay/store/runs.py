@@ -65,10 +65,15 @@ class RunsStore(StoreBase):
             raise NotFoundError(f"no run with id {run_id!r}", hint="`assay runs list` shows the runs in this store")
         return dict(row)
 
-    def list_runs(self, *, limit: int = 20, status: str | None = None) -> list[dict[str, Any]]:
+    def list_runs(
+        self, *, limit: int = 20, status: str | None = None, project: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The newest runs first; of one project, or of every project when ``project`` is None."""
         query = sa.select(t.runs).order_by(t.runs.c.created_at.desc(), t.runs.c.id.desc()).limit(limit)
         if status:
             query = query.where(t.runs.c.status == status)
+        if project is not None:
+            query = query.where(t.runs.c.project == project)
         with self.engine.connect() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
