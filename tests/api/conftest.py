@@ -33,7 +33,7 @@ class Served:
 
 @pytest.fixture
 def served(store, models):
-    app = create_app(store, catalog=lambda: load_catalog(store), models=lambda: models)
+    app = create_app(store, catalog=lambda project: load_catalog(store, project), models=lambda: models)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -41,7 +41,7 @@ def served(store, models):
     deadline = time.monotonic() + 10
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
-    stop, workers = start_workers(store, lambda: load_catalog(store), lambda: models, 2)
+    stop, workers = start_workers(store, lambda project: load_catalog(store, project), lambda: models, 2)
     served = Served(f"http://127.0.0.1:{port}", store, app.state.assay)
     yield served
     for client in served.clients:

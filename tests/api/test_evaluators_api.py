@@ -7,9 +7,10 @@ import urllib.error
 import urllib.request
 
 
-def call(url, body=None):
+def call(url, body=None, key=None):
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", **({"api-key": key} if key else {})}
+    request = urllib.request.Request(url, data=data, headers=headers)
     with urllib.request.urlopen(request) as response:
         return json.loads(response.read())
 
@@ -58,3 +59,34 @@ def test_datasets_by_name_and_version(served):
     assert (created["name"], created["version"], created["dataUri"]) == ("support-qa", "1", uploaded.id)
     assert call(f"{url}/1")["dataUri"] == uploaded.id
     assert [v["version"] for v in call(url)["value"]] == ["1"]
+
+
+def test_a_projects_custom_evaluators_are_its_own(served):
+    """Posted under one project's key: listed, versioned and usable there, absent from another's."""
+    import openai
+    import pytest
+
+    from tests.api.conftest import wait_for
+    from tests.api.test_evals_api import ROWS, make_eval
+
+    alpha, beta = served.store.create_key("alpha"), served.store.create_key("beta")
+    prompt = "Is the answer {{response}} a capital city? Reply with JSON: {\"score\": 1 to 5, \"reason\": \"...\"}"
+    posted = call(f"{served.url}/api/projects/alpha/evaluators/capital_check/versions",
+                  {"definition": {"type": "prompt", "prompt_text": prompt}}, key=alpha)  # fmt: skip
+    assert posted["version"] == "1"
+    names = lambda key, project: {e["name"] for e in call(f"{served.url}/api/projects/{project}/evaluators", key=key)["value"]}  # noqa: E731
+    assert "capital_check" in names(alpha, "alpha") and "capital_check" not in names(beta, "beta")
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        call(f"{served.url}/api/projects/beta/evaluators/capital_check/versions", key=beta)
+    assert missing.value.code == 404
+    missing.value.close()
+    criteria = [{"type": "azure_ai_evaluator", "name": "capital", "evaluator_name": "capital_check",
+                 "initialization_parameters": {"deployment_name": "judge"}}]  # fmt: skip
+    with pytest.raises(openai.BadRequestError, match="capital_check"):
+        make_eval(served.client(beta), criteria=criteria)
+    a = served.client(alpha)
+    created = make_eval(a, criteria=criteria)
+    run = a.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content",
+                              "content": [{"item": r} for r in ROWS]}})  # fmt: skip
+    finished = wait_for(a, created.id, run.id)
+    assert finished.status == "completed" and finished.result_counts.errored == 0

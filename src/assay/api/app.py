@@ -29,8 +29,9 @@ PREFIXES = ("/v1", "/openai/v1", "/api/projects/{project}/openai/v1", "/openai")
 
 
 def create_app(
-    store: Store, *, catalog: Callable[[], Catalog] | None = None, models: Callable[[], ModelRegistry] | None = None
+    store: Store, *, catalog: Callable[[str], Catalog] | None = None, models: Callable[[], ModelRegistry] | None = None
 ) -> FastAPI:
+    """``catalog(project)`` gives the evaluators a project can use (built-ins and its own custom ones)."""
     if models is None:
         shared = ModelRegistry()  # one registry, so pass-through calls reuse their clients
         models = lambda: shared  # noqa: E731
@@ -43,7 +44,7 @@ def create_app(
 
     app = FastAPI(title="assay", description="OpenAI Evals API for assay", docs_url="/docs", redoc_url=None,
                   lifespan=lifespan)  # fmt: skip
-    app.state.assay = ApiContext(store, catalog or (lambda: load_catalog(store)), models)
+    app.state.assay = ApiContext(store, catalog or (lambda project: load_catalog(store, project)), models)
     errors.install(app)
 
     for prefix in PREFIXES:

@@ -18,7 +18,8 @@ from assay.store import DEFAULT_PROJECT, Store
 @dataclass
 class ApiContext:
     store: Store
-    catalog: Callable[[], Catalog]
+    catalog: Callable[[str], Catalog]
+    """The evaluators of a project: built-ins, plugins and the project's custom evaluators."""
     models: Callable[[], ModelRegistry]
     max_pending_ingest: int = 8
     """OTLP bodies being written at once; beyond it the receiver answers 429 so exporters back off."""

@@ -17,7 +17,9 @@ router = APIRouter()
 CONFIG_TYPES = {"custom", "azure_ai_source", "logs", "stored_completions"}
 
 
-def check_eval(ctx: ApiContext, config: Any, criteria: Any, level: str = "turn", target: bool = False) -> None:
+def check_eval(
+    ctx: ApiContext, owner: str, config: Any, criteria: Any, level: str = "turn", target: bool = False
+) -> None:
     """Refuse what no run could execute: a bad item_schema, unknown evaluators, impossible mappings."""
     if not isinstance(config, dict) or config.get("type") not in CONFIG_TYPES:
         raise ConfigError("data_source_config.type must be custom (with item_schema) or azure_ai_source")
@@ -28,7 +30,7 @@ def check_eval(ctx: ApiContext, config: Any, criteria: Any, level: str = "turn",
         raise ConfigError("testing_criteria must be a list")
     has_sample = target or bool(config.get("include_sample_schema"))
     bind_criteria(
-        criteria, ctx.catalog(), item_fields=schema.known_fields(), has_sample=has_sample,
+        criteria, ctx.catalog(owner), item_fields=schema.known_fields(), has_sample=has_sample,
         level="conversation" if level == "conversation" else "turn", models=ctx.models(),
     )  # fmt: skip
 
@@ -37,7 +39,7 @@ def check_eval(ctx: ApiContext, config: Any, criteria: Any, level: str = "turn",
 def create_eval(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
     config, criteria = body.get("data_source_config"), body.get("testing_criteria")
-    check_eval(ctx, config, criteria)
+    check_eval(ctx, owner, config, criteria)
     assert isinstance(config, dict) and isinstance(criteria, list)
     criteria = [{**c, "id": c.get("id") or f"{c.get('name', 'criterion')}-{uuid.uuid4()}"} for c in criteria]
     row = ctx.store.create_eval(name=body.get("name"), data_source_config=config, testing_criteria=criteria,

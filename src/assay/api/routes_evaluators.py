@@ -24,14 +24,14 @@ def version_object(spec: EvaluatorSpec) -> dict[str, Any]:
 def list_evaluators(
     request: Request, owner: Owner, type: Literal["builtin", "custom", "all"] = "all"
 ) -> dict[str, Any]:  # noqa: A002
-    specs = context(request).catalog().specs()
+    specs = context(request).catalog(owner).specs()
     chosen = [s for s in specs if type == "all" or s.evaluator_type == type]
     return {"value": [version_object(s) for s in chosen], "nextLink": None}
 
 
 @router.get("/evaluators/{name}/versions")
 def list_versions(request: Request, name: str, owner: Owner) -> dict[str, Any]:
-    versions = context(request).catalog().versions(name)
+    versions = context(request).catalog(owner).versions(name)
     if not versions:
         raise NotFoundError(f"No evaluator named '{name}'.")
     return {"value": [version_object(s) for s in versions], "nextLink": None}
@@ -40,7 +40,7 @@ def list_versions(request: Request, name: str, owner: Owner) -> dict[str, Any]:
 @router.get("/evaluators/{name}/versions/{version}")
 def get_version(request: Request, name: str, version: str, owner: Owner) -> dict[str, Any]:
     try:
-        return version_object(context(request).catalog().get(name, version))
+        return version_object(context(request).catalog(owner).get(name, version))
     except UnknownEvaluatorError as exc:
         raise NotFoundError(exc.message) from None
 
@@ -59,5 +59,5 @@ def create_version(request: Request, name: str, body: JsonBody, owner: Owner) ->
     else:
         raise ConfigError("definition.type must be rubric (with dimensions), prompt (prompt_text) or code (code_text)")
     custom_spec(kind, name, "new", content, f"evaluator {name}")  # refuse a broken definition before storing
-    record, _ = context(request).store.add_evaluator(name=name, kind=kind, content=content)
+    record, _ = context(request).store.add_evaluator(name=name, kind=kind, content=content, project=owner)
     return version_object(custom_spec(kind, name, str(record["version"]), content, name))

@@ -51,7 +51,7 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
     config = stored["data_source_config"] or {}
     scan(dataset, ItemSchema(config.get("item_schema") if config.get("type") == "custom" else None)).raise_if_invalid()
     spec = target_for(data_source, lookup_in(ctx.store, owner))
-    check_eval(ctx, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
+    check_eval(ctx, owner, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
     if spec is not None:
         build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
     row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options=options, name=body.get("name"),

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from assay.evaluators.catalog import Catalog, load_catalog
-from assay.store import Store
+from assay.store import DEFAULT_PROJECT, Store
 
 out = Console(highlight=False)
 
@@ -17,9 +17,9 @@ def open_store() -> Store:
     return Store()
 
 
-def catalog(store: Store | None = None) -> Catalog:
-    """Built-ins, plugins and the evaluators registered in the store."""
-    return load_catalog(store or open_store())
+def catalog(store: Store | None = None, project: str = DEFAULT_PROJECT) -> Catalog:
+    """Built-ins, plugins and the evaluators ``project`` registered in the store."""
+    return load_catalog(store or open_store(), project)
 
 
 def dumps(value: Any) -> str:

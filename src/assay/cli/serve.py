@@ -61,8 +61,8 @@ def serve(host: str, port: int, worker_count: int, models_file: Path | None) -> 
                 hint="create one with `assay keys create --project NAME`, or serve on 127.0.0.1",
             )
         out.print("[yellow]no API keys configured: anyone on this machine can call the API (loopback only)[/]")
-    stop, _ = start_workers(store, lambda: catalog(store), lambda: registry, worker_count)
-    app = create_app(store, catalog=lambda: catalog(store), models=lambda: registry)
+    stop, _ = start_workers(store, lambda project: catalog(store, project), lambda: registry, worker_count)
+    app = create_app(store, catalog=lambda project: catalog(store, project), models=lambda: registry)
     base = f"http://{host}:{port}"
     out.print(f"assay serving on {base}/v1 with {worker_count} workers; store {store.url}")
     out.print(f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through {base}/v1/chat/completions, "
@@ -82,7 +82,7 @@ def worker(models_file: Path | None, threads: int) -> None:
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
     store = open_store()
     registry = _models_factory(models_file)
-    stop, running = start_workers(store, lambda: catalog(store), lambda: registry, threads)
+    stop, running = start_workers(store, lambda project: catalog(store, project), lambda: registry, threads)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     out.print(f"assay worker: {threads} threads on {store.url}")
     try:

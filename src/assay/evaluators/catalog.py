@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from assay.errors import ConfigError, UnknownEvaluatorError
 from assay.evaluators.base import EvaluatorSpec
+from assay.store.base import DEFAULT_PROJECT
 
 ENTRY_POINT_GROUP = "assay"
 
@@ -75,18 +76,19 @@ def _version_key(version: str) -> tuple[int, ...] | tuple[float, str]:
 class EvaluatorRecords(Protocol):
     """Where custom evaluators are kept (the store)."""
 
-    def list_evaluators(self) -> list[dict[str, Any]]: ...
+    def list_evaluators(self, project: str = ...) -> list[dict[str, Any]]: ...
 
 
-def load_catalog(store: EvaluatorRecords | None = None) -> Catalog:
-    """A fresh catalog: every installed plugin (built-ins included), then the store's custom evaluators."""
+def load_catalog(store: EvaluatorRecords | None = None, project: str = DEFAULT_PROJECT) -> Catalog:
+    """A fresh catalog: every installed plugin (built-ins included), then the custom evaluators that
+    ``project`` registered in the store (another project's are not there, as with any object)."""
     catalog = Catalog()
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         entry_point.load()(catalog)
     if store is not None:
         from assay.evaluators.custom import custom_spec
 
-        for record in store.list_evaluators():
+        for record in store.list_evaluators(project):
             where = f"{record['name']}@{record['version']}"
             catalog.add(custom_spec(record["kind"], record["name"], str(record["version"]), record["content"], where))
     return catalog

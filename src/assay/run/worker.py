@@ -27,7 +27,7 @@ log = logging.getLogger("assay.worker")
 
 class Worker:
     def __init__(
-        self, store: Store, catalog: Callable[[], Catalog], models: Callable[[], ModelRegistry], *,
+        self, store: Store, catalog: Callable[[str], Catalog], models: Callable[[], ModelRegistry], *,
         name: str | None = None, poll_seconds: float = 0.5,
     ) -> None:  # fmt: skip
         self.store = store
@@ -55,7 +55,8 @@ class Worker:
             stored_eval = self.store.get_eval(run["eval_id"])
             dataset = dataset_for(self.store, run["project"], run["data_source"], run.get("options"))
             target = target_for(run["data_source"], lookup_in(self.store, run["project"]))
-            prepared = prepare(definition_for(stored_eval, run), dataset, self.catalog(), self.models(), target)
+            catalog = self.catalog(run["project"])
+            prepared = prepare(definition_for(stored_eval, run), dataset, catalog, self.models(), target)
         except AssayError as exc:
             self.store.update_run(
                 run["id"], status="failed", error={"code": exc.__class__.__name__, "message": str(exc)}
@@ -70,7 +71,7 @@ class Worker:
 
 
 def start_workers(
-    store: Store, catalog: Callable[[], Catalog], models: Callable[[], ModelRegistry], count: int
+    store: Store, catalog: Callable[[str], Catalog], models: Callable[[], ModelRegistry], count: int
 ) -> tuple[threading.Event, list[threading.Thread]]:
     """``count`` worker threads, each with a name of its own; set the event to stop them."""
     stop = threading.Event()
