@@ -183,3 +183,18 @@ def test_unreachable_endpoint_is_retried_then_named(llm):
                           max_retries=1))  # fmt: skip
     with pytest.raises(ModelError, match="model 'gone': .*Connection.* after 2 attempts"):
         ask(m)
+
+
+def test_an_sdk_that_cannot_lend_its_request_builder_means_slower_not_failed(llm, monkeypatch, caplog):
+    import logging
+
+    from assay.llm import http
+
+    async def changed_sdk(*_args):
+        raise AttributeError("'AsyncOpenAI' object has no attribute '_build_request'")
+
+    monkeypatch.setattr(http, "_sdk_request", changed_sdk)
+    llm.script(default={"content": "still answered"})
+    with caplog.at_level(logging.WARNING, logger="assay.llm.http"):
+        assert ask(model(llm)).text == "still answered"
+    assert "sending through the SDK instead" in caplog.text and llm.stats()["requests"] == 1

@@ -11,11 +11,16 @@ path and model (Azure deployment paths, ``api-version``, ``api-key`` or bearer a
 platform headers), and we send many bodies with that URL and those headers. Failures come back as
 the SDK's own exceptions (``openai.RateLimitError`` with its body and headers, ``APITimeoutError``,
 ``APIConnectionError``), so retry rules read them unchanged. Streaming stays on the SDK.
+
+Asking for the template uses the client's private request builder. Should an SDK release change it,
+``FastPathUnavailable`` is raised once and the model layer sends through the client from then on:
+slower, never wrong.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -24,10 +29,15 @@ from typing import Any
 import aiohttp
 import httpx2
 import openai
-from openai._models import FinalRequestOptions
+
+log = logging.getLogger(__name__)
 
 # Per-request headers of the template request; aiohttp and each send supply their own.
 _PER_REQUEST = {"content-length", "idempotency-key", "x-stainless-retry-count"}
+
+
+class FastPathUnavailable(Exception):
+    """This SDK build cannot lend its request builder: send through the client instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +75,7 @@ class FastPoster:
             raise openai.APIConnectionError(message=message, request=template.request) from exc
         if status >= 400:
             response = httpx2.Response(status, headers=headers, content=content, request=template.request)
-            raise self.client._make_status_error_from_response(response)
+            raise _status_error(self.client, response)
         try:
             return json.loads(content)
         except ValueError:
@@ -89,15 +99,36 @@ class FastPoster:
     async def _template(self, path: str, model: str) -> _Template:
         found = self._templates.get((path, model))
         if found is None:
-            client: Any = self.client
-            options = FinalRequestOptions.construct(method="post", url=path, json_data={"model": model})
-            options = await client._prepare_options(options)
-            request = client._build_request(options)
-            await client._prepare_request(request)
+            try:
+                request = await _sdk_request(self.client, path, model)
+            except (ImportError, AttributeError, TypeError) as exc:
+                log.warning("openai %s: cannot build request templates (%s); sending through the SDK instead",
+                            openai.__version__, exc)  # fmt: skip
+                raise FastPathUnavailable(str(exc)) from exc
             headers = {key: value for key, value in request.headers.items() if key.lower() not in _PER_REQUEST}
             url = str(request.url)
             found = self._templates[(path, model)] = _Template(url, headers, _proxy_for(url), request)
         return found
+
+
+async def _sdk_request(client: Any, path: str, model: str) -> httpx2.Request:
+    """The request the client would send for a JSON POST to ``path`` naming ``model``."""
+    from openai._models import FinalRequestOptions
+
+    options = FinalRequestOptions.construct(method="post", url=path, json_data={"model": model})
+    options = await client._prepare_options(options)
+    request: httpx2.Request = client._build_request(options)
+    await client._prepare_request(request)
+    return request
+
+
+def _status_error(client: Any, response: httpx2.Response) -> openai.APIStatusError:
+    """The SDK's exception for an error status (``RateLimitError``, ``BadRequestError`` ...)."""
+    make = getattr(client, "_make_status_error_from_response", None)
+    if make is not None:
+        error: openai.APIStatusError = make(response)
+        return error
+    return openai.APIStatusError(f"Error code: {response.status_code}", response=response, body=response.text)
 
 
 def _proxy_for(url: str) -> str | None:

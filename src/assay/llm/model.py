@@ -25,7 +25,7 @@ import openai
 from assay.errors import AssayError, ConfigError
 from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
-from assay.llm.http import FastPoster
+from assay.llm.http import FastPathUnavailable, FastPoster
 from assay.llm.limits import AdaptiveLimiter, Budget
 from assay.llm.retry import backoff, classify
 
@@ -225,7 +225,11 @@ class Model:
 
 async def _send(state: _LoopState, path: str, body: dict[str, Any]) -> Any:
     if state.poster is not None:
-        return await state.poster.post(path, body)
+        try:
+            return await state.poster.post(path, body)
+        except FastPathUnavailable:
+            await state.poster.aclose()
+            state.poster = None
     # The SDK's low-level post: its rules for URL, auth and errors, without validating our body or
     # building pydantic objects for the reply.
     return await state.client.post(path, body=body, cast_to=object)
