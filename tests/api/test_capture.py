@@ -106,3 +106,23 @@ def test_provider_refusal_is_passed_on(served, provider):
     with pytest.raises(openai.BadRequestError) as refused:
         served.client().chat.completions.create(model="judge", messages=[{"role": "user", "content": "refuse me"}])
     assert "scripted failure" in str(refused.value)
+
+
+def test_a_streamed_answer_can_be_retrieved_as_soon_as_the_stream_ends(served, provider, monkeypatch):
+    """However slow the store, the stream ends only once its answer is kept."""
+    import time
+
+    keep = served.store.put_response
+
+    def slow_keep(*args):
+        time.sleep(0.3)
+        keep(*args)
+
+    monkeypatch.setattr(served.store, "put_response", slow_keep)
+    client = served.client()
+    chunks = list(client.chat.completions.create(model="judge", messages=[{"role": "user", "content": "Say something long."}],
+                                                 stream=True))  # fmt: skip
+    assert client.chat.completions.retrieve(chunks[0].id).choices[0].message.content == LONG
+    with client.responses.stream(model="judge", input="Tell me a story.") as events:
+        story = events.get_final_response()
+    assert client.responses.retrieve(story.id).output_text == LONG

@@ -83,22 +83,27 @@ async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any]) 
 async def _relay(
     ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], events: AsyncIterator[dict[str, Any]], keep: bool
 ) -> AsyncIterator[bytes]:
-    """Pass each event on as it comes; once the stream ends, store the whole answer it made."""
+    """Pass each event on as it comes, and store the whole answer it made before the client hears
+    that the stream is over: a retrieve by id right after the stream must find it."""
     chunks: list[dict[str, Any]] = []
-    completed: dict[str, Any] | None = None
     async for event in events:
         if api == "chat":
             chunks.append(event)
             yield f"data: {json.dumps(event)}\n\n".encode()
         else:
             if event.get("type") == "response.completed":
-                completed = event.get("response")
+                await _keep(ctx, owner, api, body, event.get("response"), keep)
             yield f"event: {event.get('type')}\ndata: {json.dumps(event)}\n\n".encode()
     if api == "chat":
+        await _keep(ctx, owner, api, body, completion_from_chunks(chunks) if chunks else None, keep)
         yield b"data: [DONE]\n\n"
-        completed = completion_from_chunks(chunks) if chunks else None
-    if keep and completed and completed.get("id"):
-        await asyncio.to_thread(ctx.store.put_response, owner, api, body, completed)
+
+
+async def _keep(
+    ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], answer: dict[str, Any] | None, keep: bool
+) -> None:
+    if keep and answer and answer.get("id"):
+        await asyncio.to_thread(ctx.store.put_response, owner, api, body, answer)
 
 
 def completion_from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
