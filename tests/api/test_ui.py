@@ -80,3 +80,57 @@ def test_with_api_keys_the_ui_asks_for_one_and_shows_only_its_project(served, br
     page.wait_for_url("**/ui/login")
     page.goto(f"{served.url}/ui")
     assert "/ui/login" in page.url
+
+
+def test_a_trace_run_links_each_item_to_its_trace_as_a_span_waterfall(served, browser):
+    """Spans from the real OpenTelemetry SDK; the run's item links to a page drawing them on one axis."""
+    import json
+    import time
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.trace import Status, StatusCode
+
+    from tests.traces import otlp_fixtures as fx
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{served.url}/v1/traces")))
+    tracer = provider.get_tracer("ui-test")
+    agent_attributes = {**fx.agent_attributes(),
+                        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": fx.QUESTION}]}]),
+                        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": fx.ANSWER}]}])}  # fmt: skip
+    with tracer.start_as_current_span("invoke_agent weather", attributes=agent_attributes) as agent:
+        with tracer.start_as_current_span("chat gpt-4.1-mini", attributes={"gen_ai.operation.name": "chat",
+                                                                          "gen_ai.request.model": "gpt-4.1-mini"}):  # fmt: skip
+            time.sleep(0.02)
+        with tracer.start_as_current_span("execute_tool get_weather", attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather"}) as tool:  # fmt: skip
+            tool.set_status(Status(StatusCode.ERROR, "weather service down"))
+    provider.shutdown()
+    trace_id = format(agent.get_span_context().trace_id, "032x")
+
+    client = served.client()
+    created = client.evals.create(name="traced", data_source_config={"type": "azure_ai_source", "scenario": "traces"},
+                                  testing_criteria=[{"type": "azure_ai_evaluator", "name": "coherence",
+                                                     "evaluator_name": "builtin.coherence",
+                                                     "initialization_parameters": {"model": "judge"}}])  # fmt: skip
+    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "azure_ai_traces", "trace_ids": [trace_id]})
+    run = wait_for(client, created.id, run.id)
+    assert run.status == "completed" and run.result_counts.total == 1, run
+
+    page = browser.new_page()
+    page.goto(run.report_url)
+    page.click("a.trace")
+    page.wait_for_url(f"**/ui/traces/{trace_id}")
+    bars = page.locator("svg.waterfall rect.span")
+    assert [bars.nth(i).get_attribute("data-operation") for i in range(bars.count())] == [
+        "invoke_agent", "chat", "execute_tool"]  # tree order: the agent, then its children by start
+    chat, tool = float(bars.nth(1).get_attribute("x")), float(bars.nth(2).get_attribute("x"))
+    assert tool > chat and float(bars.nth(1).get_attribute("width")) > 2  # the 20 ms call has a length
+    assert bars.nth(2).get_attribute("stroke") == "#c62828"  # the failed tool call is outlined
+    spans = page.locator("#spans").inner_text()
+    assert "weather service down" in spans and "gen_ai.request.model=gpt-4.1-mini" in spans
+    assert fx.QUESTION in page.locator("pre.turn").first.inner_text()
+    page.goto(f"{served.url}/ui/traces")
+    assert trace_id in page.locator("#traces").inner_text()

@@ -22,7 +22,7 @@ from assay.api import (
 from assay.api.context import ApiContext
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
-from assay.report import ui
+from assay.report import access, trace_pages, ui
 from assay.store import Store
 
 PREFIXES = ("/v1", "/openai/v1", "/api/projects/{project}/openai/v1", "/openai")
@@ -46,6 +46,7 @@ def create_app(
                   lifespan=lifespan)  # fmt: skip
     app.state.assay = ApiContext(store, catalog or (lambda project: load_catalog(store, project)), models)
     errors.install(app)
+    access.install(app)
 
     for prefix in PREFIXES:
         routers = (routes_files, routes_evals, routes_runs, routes_evaluators, routes_capture)
@@ -56,4 +57,5 @@ def create_app(
     app.include_router(routes_datasets.router, prefix="/api/projects/{project}")
     app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
     app.include_router(ui.router)
+    app.include_router(trace_pages.router)
     return app

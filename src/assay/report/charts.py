@@ -57,3 +57,34 @@ def histogram(name: str, scores: list[float], low: float, high: float, bins: int
             parts.append(f'<text x="{index * bar + bar / 2:.1f}" y="{height + 14}" class="tick">{label}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+OPERATION_COLOURS = {"invoke_agent": "#1a237e", "chat": "#00897b", "text_completion": "#00897b",
+                     "generate_content": "#00897b", "execute_tool": "#f9a825", "embeddings": "#6a1b9a"}  # fmt: skip
+
+
+def span_waterfall(rows: list[tuple[int, str, str, float, float, bool]]) -> str:
+    """A trace's spans on one time axis, one bar per span, indented by depth.
+
+    ``rows``: ``(depth, name, operation, start_ms, duration_ms, failed)`` in tree order, start
+    relative to the trace's first span."""
+    label_width, row_height, width = 280, 20, 760
+    total = max((start + duration for _, _, _, start, duration, _ in rows), default=0.0) or 1.0
+    scale = (width - label_width - 70) / total
+    height = row_height * len(rows) + 8
+    parts = [f'<svg class="chart waterfall" width="{width}" height="{height}" role="img" aria-label="spans over time">']
+    for index, (depth, name, operation, start, duration, failed) in enumerate(rows):
+        y = 4 + index * row_height
+        x, length = label_width + start * scale, max(2.0, duration * scale)
+        colour = OPERATION_COLOURS.get(operation, "#9aa0a6")
+        outline = ' stroke="#c62828" stroke-width="2"' if failed else ""
+        parts.append(f'<text x="{depth * 12}" y="{y + 14}" class="label">{escape(name[: 40 - depth])}</text>')
+        parts.append(
+            f'<rect class="span" data-operation="{escape(operation)}" x="{x:.1f}" y="{y + 3}" width="{length:.1f}" '
+            f'height="{row_height - 6}" fill="{colour}"{outline}><title>{escape(name)}: {duration:.1f} ms'
+            f'{" (error)" if failed else ""}</title></rect>'
+        )
+        shown = f"{duration:.1f}" if duration < 10 else f"{duration:.0f}"
+        parts.append(f'<text x="{x + length + 4:.1f}" y="{y + 14}" class="value">{shown} ms</text>')
+    parts.append("</svg>")
+    return "".join(parts)

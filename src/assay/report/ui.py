@@ -8,6 +8,7 @@ SameSite=Strict cookie scoped to ``/ui``) and sees that key's project only, as t
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -17,45 +18,18 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from assay.api.context import context, presented_key
+from assay.api.context import context
 from assay.errors import NotFoundError
+from assay.report.access import KEY_COOKIE, Viewer, back_into_the_ui
 from assay.report.charts import histogram, pass_rate_bars
 from assay.results import RunSummary
 from assay.store import tables as t
 
 TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
+TEMPLATES.filters["datetime"] = lambda seconds: time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds)) + " UTC"
 PAGE_SIZE = 50
-KEY_COOKIE = "assay_key"
 KEY_COOKIE_SECONDS = 7 * 24 * 3600
 router = APIRouter()
-
-
-class _SignInFirst(Exception):
-    """The server has API keys and this visitor has not shown one of them."""
-
-
-def _viewer(request: Request) -> str | None:
-    """The project whose runs this visitor may see; None for every project, which is how the API
-    itself serves a server without keys (it then listens on loopback only)."""
-    ctx = context(request)
-    if not ctx.keys_exist():
-        return None
-    key = presented_key(request) or request.cookies.get(KEY_COOKIE, "")
-    owner = ctx.store.project_for_key(key) if key else None
-    if owner is None:
-        raise _SignInFirst
-    return owner
-
-
-def _sign_in_first(request: Request) -> RedirectResponse:
-    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return RedirectResponse(f"/ui/login?{urlencode({'next': here})}", status_code=303)
-
-
-def _back_into_the_ui(target: str) -> str:
-    """Where to go after signing in: only somewhere in the UI, so a crafted link cannot send a
-    visitor off to another site."""
-    return target if target.startswith("/ui") and not target.startswith("/ui/log") else "/ui"
 
 
 @router.get("/", include_in_schema=False)
@@ -65,12 +39,12 @@ def home() -> RedirectResponse:
 
 @router.get("/ui/login", response_class=HTMLResponse, include_in_schema=False)
 def login_page(next: str = "/ui") -> str:  # noqa: A002 - the query parameter's name
-    return TEMPLATES.get_template("login.html").render(title="Sign in", next=_back_into_the_ui(next), problem=None)
+    return TEMPLATES.get_template("login.html").render(title="Sign in", next=back_into_the_ui(next), problem=None)
 
 
 @router.post("/ui/login", include_in_schema=False, response_model=None)
 def login(request: Request, key: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "/ui") -> Response:  # noqa: A002
-    key, target = key.strip(), _back_into_the_ui(next)
+    key, target = key.strip(), back_into_the_ui(next)
     if not key or context(request).store.project_for_key(key) is None:
         page = TEMPLATES.get_template("login.html").render(
             title="Sign in", next=target, problem="That is not one of this server's API keys."
@@ -89,12 +63,8 @@ def logout() -> RedirectResponse:
     return response
 
 
-@router.get("/ui", response_class=HTMLResponse, include_in_schema=False, response_model=None)
-def runs_page(request: Request) -> str | Response:
-    try:
-        viewer = _viewer(request)
-    except _SignInFirst:
-        return _sign_in_first(request)
+@router.get("/ui", response_class=HTMLResponse, include_in_schema=False)
+def runs_page(request: Request, viewer: Viewer) -> str:
     runs = []
     for row in context(request).store.list_runs(limit=200, project=viewer):
         summary = RunSummary.model_validate(row["summary"] or {})
@@ -103,12 +73,8 @@ def runs_page(request: Request) -> str | Response:
     return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs, viewer=viewer)
 
 
-@router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False, response_model=None)
-def run_page(request: Request, run_id: str, status: str = "", after: int | None = None) -> str | Response:
-    try:
-        viewer = _viewer(request)
-    except _SignInFirst:
-        return _sign_in_first(request)
+@router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
+def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", after: int | None = None) -> str:
     store = context(request).store
     run = store.get_run(run_id)
     if viewer is not None and run["project"] != viewer:
@@ -144,7 +110,9 @@ def _item(row: dict[str, Any], criteria: list[str]) -> dict[str, Any]:
         results.append({"shown": shown, "css": css, "reason": result.get("reason")})
     item = row["datasource_item"]
     preview = " · ".join(f"{k}: {_short(v)}" for k, v in list(item.items())[:3])
-    return {**row, "results": results, "preview": preview}
+    # Items made from traces name them: a turn its trace_id, a conversation its trace_ids.
+    traces = [item["trace_id"]] if isinstance(item.get("trace_id"), str) else list(item.get("trace_ids") or [])
+    return {**row, "results": results, "preview": preview, "traces": [str(t) for t in traces]}
 
 
 def _short(value: Any, limit: int = 80) -> str:

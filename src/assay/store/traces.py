@@ -39,6 +39,15 @@ class TracesStore(StoreBase):
                     found[row["trace_id"]].append(_span(row))
         return found
 
+    def trace(self, trace_id: str, project: str | None) -> list[Span]:
+        """One trace's spans in start order; of any project when ``project`` is None."""
+        table = t.spans
+        query = sa.select(table).where(table.c.trace_id == trace_id).order_by(table.c.start_ns)
+        if project is not None:
+            query = query.where(table.c.project == project)
+        with self.engine.connect() as conn:
+            return [_span(row) for row in conn.execute(query).mappings()]
+
     def agent_trace_ids(
         self, project: str, *, agent_name: str | None = None, agent_version: str | None = None,
         start_ns: int | None = None, end_ns: int | None = None, conversation_ids: list[str] | None = None,
