@@ -74,3 +74,20 @@ def test_eval_yaml_over_traces_turn_and_conversation(tmp_path, llm):
                    " agent_name: weather, start_time: 0, end_time: 60}}\nevaluators: [builtin.coherence]\n")  # fmt: skip
     refused = assay("run", str(bad), home=tmp_path)
     assert refused.returncode == 2 and "bad.yaml:3" in refused.stderr and "at least 900 s" in refused.stderr
+
+
+def test_sample_leaves_out_a_conversation_still_going_unless_told(tmp_path):
+    import time
+
+    doc = fx.current()
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:  # a turn that ended a minute ago
+        start = int((time.time() - 61) * 1e9)
+        span["startTimeUnixNano"], span["endTimeUnixNano"] = str(start), str(start + 900_000_000)
+    (tmp_path / "recent.json").write_text(json.dumps(doc), encoding="utf-8")
+    assay("traces", "import", str(tmp_path / "recent.json"), home=tmp_path, check=True)
+    buffered = assay("traces", "sample", "--agent", "weather:1", "--hours", "1", home=tmp_path, check=True).stdout
+    assert "0 picked" in buffered and "1 conversations active within 5 minutes" in buffered
+    assert "--no-edge-buffer" in buffered
+    kept = assay("traces", "sample", "--agent", "weather:1", "--hours", "1", "--no-edge-buffer", home=tmp_path,
+                 check=True).stdout  # fmt: skip
+    assert "1 picked" in kept and "within 5 minutes" not in kept

@@ -122,12 +122,15 @@ def _render(parts: list[dict[str, Any]]) -> str:
               help="How far back to look.")  # fmt: skip
 @click.option("--level", type=click.Choice(["turn", "conversation"]), default="turn", show_default=True)
 @click.option("--seed", default=0, show_default=True)
+@click.option("--edge-buffer/--no-edge-buffer", default=True, show_default=True,
+              help="Leave out conversations active within 5 minutes of the window's edges (they may be "
+                   "unfinished), as the API's agent_filter does.")  # fmt: skip
 @click.option("--save", "save_as", metavar="NAME", help="Save the sample as a named, versioned dataset.")
 @click.option("--version", "version", default="1", show_default=True, help="The saved dataset's version.")
 @click.option("--project", default="default", show_default=True)
 def sample_traces(
-    agent_id: str, count: int, strategy: str, hours: float, level: Level, seed: int, save_as: str | None,
-    version: str, project: str,
+    agent_id: str, count: int, strategy: str, hours: float, level: Level, seed: int, edge_buffer: bool,
+    save_as: str | None, version: str, project: str,
 ) -> None:  # fmt: skip
     """Pick up to --max of an agent's recent traces; print what each stage removed."""
     name, _, agent_version = agent_id.partition(":")
@@ -135,12 +138,15 @@ def sample_traces(
     selection = TraceSelection(
         agent_name=name, agent_version=agent_version or None, start_ns=int((now - hours * 3600) * NS),
         end_ns=int(now * NS), max_traces=count, strategy="smart" if strategy == "smart" else "random", seed=seed,
+        edge_buffer=edge_buffer,
     )  # fmt: skip
     store = open_store()
     resolved = resolve(store, project, selection, level)
     assert resolved.report is not None
     for line in resolved.report.lines():
         out.print(line)
+    for note in resolved.notes:
+        out.print(f"[yellow]{note}[/] (--no-edge-buffer keeps them)")
     if save_as is None:
         return
     dataset = resolved.dataset(store, project, level)
