@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -52,8 +53,11 @@ class _Template:
 class FastPoster:
     """JSON POSTs for one SDK client on one event loop."""
 
-    def __init__(self, client: openai.AsyncOpenAI, *, timeout: float, connections: int) -> None:
+    def __init__(
+        self, client: openai.AsyncOpenAI, *, timeout: float, connections: int, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.client = client
+        self.tls = tls
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self.connections = connections
         self._session: aiohttp.ClientSession | None = None
@@ -91,7 +95,7 @@ class FastPoster:
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
-            connector = aiohttp.TCPConnector(limit=self.connections)
+            connector = aiohttp.TCPConnector(limit=self.connections, ssl=self.tls if self.tls is not None else True)
             # Not trust_env: it looks the proxy up again on every request; each template knows its own.
             self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout)
         return self._session

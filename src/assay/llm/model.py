@@ -12,14 +12,17 @@ there why); ``transport: sdk`` in a model's config sends every call through the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
+import ssl
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import httpx2
 import openai
 
 from assay.errors import AssayError, ConfigError
@@ -210,7 +213,8 @@ class Model:
             client = _client(config)
             poster = None
             if config.transport == "fast":
-                poster = FastPoster(client, timeout=config.timeout, connections=max(100, config.max_concurrency))
+                connections = max(100, config.max_concurrency)
+                poster = FastPoster(client, timeout=config.timeout, connections=connections, tls=_tls())
             state = _LoopState(
                 client=client,
                 poster=poster,
@@ -245,7 +249,7 @@ def _client(config: ModelConfig) -> Any:
     key = config.key() or "not-needed"
     # The SDK's aiohttp transport (its documented choice for high concurrency): httpx's own pool
     # spends more CPU per call than the call itself once dozens of connections are open.
-    http = openai.DefaultAioHttpClient(timeout=config.timeout)
+    http = openai.DefaultAioHttpClient(timeout=config.timeout, verify=_tls())
     if config.provider == "azure":
         token = os.environ.get(config.bearer_token_env) if config.bearer_token_env else None
         return openai.AsyncAzureOpenAI(
@@ -255,6 +259,13 @@ def _client(config: ModelConfig) -> Any:
     return openai.AsyncOpenAI(
         base_url=config.base_url, api_key=key, max_retries=0, timeout=config.timeout, http_client=http
     )
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One certificate store for every client in the process (the SDK's: certifi, or SSL_CERT_FILE):
+    loading it costs some 50 ms of CPU, which each run would otherwise pay per model."""
+    return httpx2.create_ssl_context()
 
 
 def responses_request(body: dict[str, Any]) -> dict[str, Any]:
