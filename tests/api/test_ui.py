@@ -129,6 +129,7 @@ def test_a_trace_run_links_each_item_to_its_trace_as_a_span_waterfall(served, br
     chat, tool = float(bars.nth(1).get_attribute("x")), float(bars.nth(2).get_attribute("x"))
     assert tool > chat and float(bars.nth(1).get_attribute("width")) > 2  # the 20 ms call has a length
     assert bars.nth(2).get_attribute("stroke") == "#c62828"  # the failed tool call is outlined
+    assert page.locator("svg.waterfall text.tick").count() >= 4
     spans = page.locator("#spans").inner_text()
     assert "weather service down" in spans and "gen_ai.request.model=gpt-4.1-mini" in spans
     assert fx.QUESTION in page.locator("pre.turn").first.inner_text()

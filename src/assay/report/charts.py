@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 BAR_HEIGHT = 22
@@ -71,8 +72,13 @@ def span_waterfall(rows: list[tuple[int, str, str, float, float, bool]]) -> str:
     label_width, row_height, width = 280, 20, 760
     total = max((start + duration for _, _, _, start, duration, _ in rows), default=0.0) or 1.0
     scale = (width - label_width - 70) / total
-    height = row_height * len(rows) + 8
+    height = row_height * len(rows) + 26
     parts = [f'<svg class="chart waterfall" width="{width}" height="{height}" role="img" aria-label="spans over time">']
+    step = _tick_step(total)
+    for tick in range(int(total / step) + 1):  # a light grid line and a label every ``step`` ms
+        x = label_width + tick * step * scale
+        parts.append(f'<line class="grid" x1="{x:.1f}" y1="4" x2="{x:.1f}" y2="{height - 18}" stroke="#e0e0e0"/>')
+        parts.append(f'<text x="{x:.1f}" y="{height - 4}" class="tick">{tick * step:g} ms</text>')
     for index, (depth, name, operation, start, duration, failed) in enumerate(rows):
         y = 4 + index * row_height
         x, length = label_width + start * scale, max(2.0, duration * scale)
@@ -88,3 +94,12 @@ def span_waterfall(rows: list[tuple[int, str, str, float, float, bool]]) -> str:
         parts.append(f'<text x="{x + length + 4:.1f}" y="{y + 14}" class="value">{shown} ms</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _tick_step(total_ms: float) -> float:
+    """A round step (1, 2 or 5 times a power of ten) giving four to ten ticks over ``total_ms``."""
+    step = 10 ** math.floor(math.log10(total_ms / 4)) if total_ms > 0 else 1.0
+    for factor in (1, 2, 5, 10):
+        if total_ms / (step * factor) <= 10:
+            return float(step * factor)
+    return float(step * 10)
