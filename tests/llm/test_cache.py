@@ -24,11 +24,11 @@ class Counting:
             raise OSError("disk gone")
         return self.store.get_many(keys)
 
-    def put_many(self, entries):
+    def put_many(self, entries, *, replace=False):
         self.writes.append(len(entries))
         if self.fail == "write":
             raise OSError("disk full")
-        self.store.put_many(entries)
+        self.store.put_many(entries, replace=replace)
 
 
 def test_a_wave_of_lookups_is_a_few_queries_and_each_gets_its_own_answer(store):
@@ -97,3 +97,28 @@ def test_rerun_of_the_same_calls_is_served_from_the_store(llm, store, transport)
     assert [c.text for c in second] == [c.text for c in first] == ["cached answer"] * 20
     assert not any(c.cached for c in first) and all(c.cached for c in second)
     assert llm.stats()["completions"] == 20
+
+
+def test_refresh_replaces_the_cached_answer_for_later_runs(llm, store):
+    from assay.llm import Model, ModelConfig
+
+    llm.reset()
+    config = ModelConfig(name="m", model="gpt-4.1-mini", base_url=llm.base_url, api_key="t")
+
+    def ask(mode):
+        async def once():
+            model = Model(config, cache=store, cache_mode=mode)
+            try:
+                return (await model.generate([{"role": "user", "content": "same question"}])).text
+            finally:
+                await model.aclose()
+
+        return asyncio.run(once())
+
+    llm.script(default={"content": "old answer"})
+    assert ask("use") == "old answer"
+    llm.script(default={"content": "new answer"})
+    assert ask("use") == "old answer"  # cached
+    assert ask("refresh") == "new answer"  # called again...
+    assert ask("use") == "new answer"  # ...and what later runs are given
+    assert llm.stats()["completions"] == 2

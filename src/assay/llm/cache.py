@@ -9,6 +9,7 @@ timer: while one batch is in the store, the next one gathers.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import Any, Protocol
 
@@ -22,14 +23,16 @@ class CallCache(Protocol):
     """Where cached answers live (``assay.store.Store``): many keys per query, many rows per write."""
 
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]: ...
-    def put_many(self, entries: list[tuple[str, str, dict[str, Any]]]) -> None: ...
+    def put_many(self, entries: list[tuple[str, str, dict[str, Any]]], *, replace: bool = False) -> None: ...
 
 
 class BatchedCache:
-    """One event loop's reads and writes of a ``CallCache``."""
+    """One event loop's reads and writes of a ``CallCache``; ``replace`` overwrites what is there
+    (``--cache refresh``) instead of keeping the first answer."""
 
-    def __init__(self, cache: CallCache) -> None:
+    def __init__(self, cache: CallCache, *, replace: bool = False) -> None:
         self.cache = cache
+        self.replace = replace
         self._reads: dict[str, list[asyncio.Future[dict[str, Any] | None]]] = {}
         self._writes: list[tuple[str, str, dict[str, Any]]] = []
         self._reader: asyncio.Task[None] | None = None
@@ -73,6 +76,6 @@ class BatchedCache:
         while self._writes:
             batch, self._writes = self._writes, []
             try:
-                await asyncio.to_thread(self.cache.put_many, batch)
+                await asyncio.to_thread(functools.partial(self.cache.put_many, batch, replace=self.replace))
             except Exception:  # noqa: BLE001 - a cache that cannot be written costs reruns, not this run
                 log.warning("could not write %d answers to the model-call cache", len(batch), exc_info=True)

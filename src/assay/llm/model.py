@@ -211,6 +211,7 @@ class Model:
         if state is None:
             config = self.config
             client = _client(config)
+            cache = BatchedCache(self.cache, replace=self.cache_mode == "refresh") if self.cache is not None else None
             poster = None
             if config.transport == "fast":
                 connections = max(100, config.max_concurrency)
@@ -218,7 +219,7 @@ class Model:
             state = _LoopState(
                 client=client,
                 poster=poster,
-                cache=BatchedCache(self.cache) if self.cache is not None else None,
+                cache=cache,
                 limiter=AdaptiveLimiter(config.max_concurrency),
                 requests=Budget(config.rpm) if config.rpm else None,
                 tokens=Budget(config.tpm) if config.tpm else None,

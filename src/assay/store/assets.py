@@ -25,12 +25,19 @@ class AssetsStore(StoreBase):
                 found.update((key, dict(response)) for key, response in conn.execute(query))
         return found
 
-    def put_many(self, entries: list[tuple[str, str, dict[str, Any]]]) -> None:
-        """Store ``(key, model, response)`` entries in one transaction; a key already there keeps its answer."""
+    def put_many(self, entries: list[tuple[str, str, dict[str, Any]]], *, replace: bool = False) -> None:
+        """Store ``(key, model, response)`` entries in one transaction; a key already there keeps its
+        answer unless ``replace`` (``--cache refresh``)."""
         stamp = now()
         rows = [{"key": key, "model": model, "response": answer, "created_at": stamp} for key, model, answer in entries]
+        insert = self._insert(t.llm_cache)
+        if replace:
+            fresh = {name: insert.excluded[name] for name in ("model", "response", "created_at")}
+            statement = insert.on_conflict_do_update(index_elements=[t.llm_cache.c.key], set_=fresh)
+        else:
+            statement = insert.on_conflict_do_nothing()
         with self.engine.begin() as conn:
-            conn.execute(self._insert(t.llm_cache).on_conflict_do_nothing(), rows)
+            conn.execute(statement, rows)
 
     # custom evaluators ---------------------------------------------------------------------
 
