@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 
 class AssayError(Exception):
     """Base of every error assay raises on purpose."""
@@ -40,6 +42,12 @@ class ConfigError(UserError):
     code = "invalid_config"
     criterion_index: int | None = None
     """Which testing criterion the error is about, so a caller can point at its line."""
+
+
+def invalid_settings(where: str, exc: ValidationError) -> ConfigError:
+    """A settings block pydantic refused, as one line naming each bad field and what is wrong."""
+    problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in exc.errors())
+    return ConfigError(f"{where}: {problems}")
 
 
 class UnknownEvaluatorError(ConfigError):

@@ -75,8 +75,7 @@ async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any]) 
         reply = await model.forward(path, body)
     except ModelError as exc:
         return _upstream_error(exc)
-    if keep and reply.get("id"):
-        await asyncio.to_thread(ctx.store.put_response, owner, api, body, reply)
+    await _keep(ctx, owner, api, body, reply, keep)
     return JSONResponse(reply)
 
 
@@ -102,6 +101,7 @@ async def _relay(
 async def _keep(
     ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], answer: dict[str, Any] | None, keep: bool
 ) -> None:
+    """Store an answer by its id, unless the caller said ``store: false``."""
     if keep and answer and answer.get("id"):
         await asyncio.to_thread(ctx.store.put_response, owner, api, body, answer)
 

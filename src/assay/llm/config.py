@@ -25,9 +25,9 @@ import os
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, invalid_settings
 
 REASONING_MODEL = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
 
@@ -115,8 +115,6 @@ def parse_models(section: Any, where: str = "models") -> list[ModelConfig]:
         settings.setdefault("model", name)
         try:
             configs.append(ModelConfig(name=str(name), **settings))
-        except ValueError as exc:
-            first = str(exc).splitlines()
-            detail = "; ".join(line.strip() for line in first[1:3]) or str(exc)
-            raise ConfigError(f"{where}.{name}: {detail}") from None
+        except ValidationError as exc:
+            raise invalid_settings(f"{where}.{name}", exc) from None
     return configs

@@ -138,7 +138,7 @@ def _status_error(client: Any, response: httpx2.Response) -> openai.APIStatusErr
 def _proxy_for(url: str) -> str | None:
     """The proxy the environment names for this URL (``HTTPS_PROXY``, ``NO_PROXY``), as the SDK's
     transports would use it."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    if urllib.request.proxy_bypass(host):
+    parts = urllib.parse.urlsplit(url)
+    if urllib.request.proxy_bypass(parts.hostname or ""):
         return None
-    return urllib.request.getproxies().get(urllib.parse.urlsplit(url).scheme)
+    return urllib.request.getproxies().get(parts.scheme)

@@ -24,9 +24,9 @@ import time
 from typing import Any, Literal
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.errors import ConfigError, ItemError
+from assay.errors import ConfigError, ItemError, invalid_settings
 from assay.mapping import Template
 from assay.messages import normalize_tool_definitions
 from assay.target.messages import InputMessages
@@ -62,8 +62,8 @@ def parse_agents(section: Any, where: str = "agents") -> list[AgentConfig]:
             clean = {k: (str(v) if k == "version" else v) for k, v in settings.items() if k != "__line__"}
             try:
                 agents.append(AgentConfig.model_validate({"name": str(name), **clean}))
-            except ValueError as exc:
-                raise ConfigError(f"{where}.{name}: {str(exc).splitlines()[1:3]}") from None
+            except ValidationError as exc:
+                raise invalid_settings(f"{where}.{name}", exc) from None
     return agents
 
 
