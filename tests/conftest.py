@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 
@@ -16,6 +17,22 @@ PG_URL = os.environ.get("ASSAY_TEST_DATABASE_URL")
 BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
 
 
+@contextlib.contextmanager
+def postgres_database():
+    """A PostgreSQL database of its own (its URL), dropped afterwards."""
+    assert PG_URL, "set ASSAY_TEST_DATABASE_URL"
+    name = f"assay_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield sa.engine.make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
 @pytest.fixture(params=BACKENDS)
 def store(request, tmp_path):
     """A fresh store; on PostgreSQL a database of its own, dropped afterwards."""
@@ -24,19 +41,12 @@ def store(request, tmp_path):
         yield store
         store.close()
         return
-    name = f"assay_test_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.engine.make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    store = Store(url)
-    try:
-        yield store
-    finally:
-        store.close()
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with postgres_database() as url:
+        store = Store(url)
+        try:
+            yield store
+        finally:
+            store.close()
 
 
 @pytest.fixture(scope="session")

@@ -109,18 +109,27 @@ def test_evaluators_list_and_show(tmp_path):
     assert shown["definition"]["metrics"]["meteor"]["threshold"] == 0.5
 
 
-def big_eval(tmp_path: Path, total: int) -> Path:
+def big_eval(tmp_path: Path, total: int, llm) -> Path:
     with (tmp_path / "big.jsonl").open("w", encoding="utf-8") as handle:
         for i in range(total):
             handle.write(json.dumps({"response": f"answer number {i} about the shop {i % 97}",
                                      "ground_truth": f"the answer is {i} for shop {i % 89}"}) + "\n")  # fmt: skip
+    judge = f"models:\n  judge: {{model: judge, base_url: '{llm.base_url}', api_key: t, timeout: 600}}\n"
     return write_eval(
-        tmp_path, "big.jsonl", "  - builtin.meteor_score\n  - builtin.bleu_score\n  - builtin.gleu_score\n"
-    )
+        tmp_path, "big.jsonl",
+        "  - builtin.meteor_score\n  - builtin.bleu_score\n  - builtin.gleu_score\n"
+        "  - {name: builtin.fluency, initialization_parameters: {model: judge}}\n", judge,
+    )  # fmt: skip
 
 
-def start_partial_run(tmp_path: Path, config: Path, stop: signal.Signals) -> int:
+HELD_AFTER = 300
+"""The judge answers this many calls, then holds the rest: the run cannot finish before the signal."""
+
+
+def start_partial_run(tmp_path: Path, config: Path, stop: signal.Signals, llm) -> int:
     """Start ``assay run``, let it store some items, then send ``stop``; returns items stored."""
+    llm.reset()
+    llm.script(hold_after=HELD_AFTER)
     env = {**os.environ, "ASSAY_HOME": str(tmp_path)}
     env.pop("ASSAY_DATABASE_URL", None)
     process = subprocess.Popen([sys.executable, "-m", "assay", "run", str(config), "--concurrency", "4"],
@@ -130,6 +139,7 @@ def start_partial_run(tmp_path: Path, config: Path, stop: signal.Signals) -> int
         time.sleep(0.2)
     process.send_signal(stop)
     code = process.wait(timeout=60)
+    llm.reset()  # the provider answers again for the resume
     if stop == signal.SIGINT:
         assert code == 130
     return _items(tmp_path)
@@ -147,7 +157,7 @@ def resume_and_check(tmp_path: Path, config: Path, total: int) -> None:
         results = conn.execute("select count(*) from results where run_id = ?", (run_id,)).fetchone()[0]
         status = conn.execute("select status from runs where id = ?", (run_id,)).fetchone()[0]
     assert sorted(ids) == list(range(total))
-    assert results == 3 * total and status == "completed"
+    assert results == 4 * total and status == "completed"
     assert f"items: {total} total" in resumed.stdout
 
 
@@ -156,20 +166,20 @@ def run_status(home: Path) -> str:
         return conn.execute("select status from runs").fetchone()[0]
 
 
-def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path):
-    total = 6000
-    config = big_eval(tmp_path, total)
-    written = start_partial_run(tmp_path, config, signal.SIGKILL)
-    assert 0 < written < total, f"the kill landed at {written} items; the test needs a partial run"
+def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path, llm):
+    total = 1000
+    config = big_eval(tmp_path, total, llm)
+    written = start_partial_run(tmp_path, config, signal.SIGKILL, llm)
+    assert 0 < written <= HELD_AFTER, f"the kill landed at {written} items; the test needs a partial run"
     assert run_status(tmp_path) == "in_progress"
     resume_and_check(tmp_path, config, total)
 
 
-def test_ctrl_c_marks_the_run_canceled_and_keeps_what_was_done(tmp_path):
-    total = 6000
-    config = big_eval(tmp_path, total)
-    written = start_partial_run(tmp_path, config, signal.SIGINT)
-    assert 0 < written < total
+def test_ctrl_c_marks_the_run_canceled_and_keeps_what_was_done(tmp_path, llm):
+    total = 1000
+    config = big_eval(tmp_path, total, llm)
+    written = start_partial_run(tmp_path, config, signal.SIGINT, llm)
+    assert 0 < written <= HELD_AFTER
     assert run_status(tmp_path) == "canceled"
     resume_and_check(tmp_path, config, total)
 

@@ -11,7 +11,9 @@ OpenAI streams them. Tests control it over HTTP:
   ``{"status": 429, "retry_after": 1, "code": "rate_limit_exceeded"}``, ``{"drop": true}`` or
   ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends).
   ``faults`` ``{"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 1}`` injects errors at
-  random; ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
+  random; ``hold_after: N`` answers N requests, then holds every later one unanswered until the
+  script is replaced or reset (a provider that stops answering, for tests that must interrupt a run
+  mid-way without racing it); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
 - ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "last": {...},
   "last_request": {path, query, headers, api_key, authorization}}``.
 - ``POST /_reset`` clears the script and the counters.
@@ -51,6 +53,8 @@ class State:
         with self.lock:
             self.requests += 1
             self.last = body
+            if self.requests > self.script.get("hold_after", self.requests):
+                return {"hold": self.script}
             faults = self.script.get("faults") or {}
             roll = self.random.random()
             if roll < faults.get("rate_429", 0):
@@ -106,6 +110,10 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
 
 async def completion(path: str, body: dict[str, Any]) -> Reply | None:
     reply = STATE.choose(body)
+    while "hold" in reply:
+        await asyncio.sleep(0.05)
+        if STATE.script is not reply["hold"]:
+            reply = STATE.choose(body)
     latency = reply.get("latency_ms", STATE.script.get("latency_ms", 0))
     if latency:
         await asyncio.sleep(latency / 1000)

@@ -14,6 +14,7 @@ skipped before any work is done.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ class RunOptions:
     keep_going: Callable[[], bool] | None = None
     """Asked every ``check_seconds`` (off the event loop); False stops the run (it was canceled)."""
     check_seconds: float = 1.0
+    worker: str | None = None
+    """The worker holding the run's lease: each write is conditional on it still holding it."""
 
 
 @dataclass
@@ -63,6 +66,8 @@ class RunJob:
     """Told of each sample the target generated (before the judges see it), for progress."""
     stopped: bool = False
     """Set when ``keep_going`` said stop: the run ends canceled, with what was done kept."""
+    lost: bool = False
+    """Set when another worker took the run over: this one stops and writes nothing more."""
 
 
 async def evaluate_item(
@@ -153,11 +158,15 @@ async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> Non
 
     async def flush() -> None:
         nonlocal batch, last_flush
-        if batch:
-            await asyncio.to_thread(job.store.add_output_items, job.run_id, batch)
-            if job.on_item is not None:
-                for written in batch:
-                    job.on_item(written)
+        if batch and not job.lost:
+            written = await asyncio.to_thread(
+                functools.partial(job.store.add_output_items, job.run_id, batch, worker=job.options.worker)
+            )
+            if not written:
+                job.stopped = job.lost = True
+        if batch and not job.lost and job.on_item is not None:
+            for item in batch:
+                job.on_item(item)
         batch, last_flush = [], time.monotonic()
 
     while True:

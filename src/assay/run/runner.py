@@ -7,6 +7,7 @@ always ends ``completed``, ``failed`` or ``canceled`` (Ctrl-C), with the summary
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -108,21 +109,23 @@ def finish_run(
     """
     if not claimed:
         store.update_run(run["id"], status="in_progress", error=None)
+    options = options or RunOptions()
     job = RunJob(
-        run["id"], prepared.dataset, prepared.criteria, store, options or RunOptions(), on_item, prepared.models,
+        run["id"], prepared.dataset, prepared.criteria, store, options, on_item, prepared.models,
         prepared.target, on_sample,
     )  # fmt: skip
+    close = functools.partial(_close, store, run["id"], prepared, worker=options.worker)
     try:
         evaluated = run_sync(execute(job))
     except (KeyboardInterrupt, asyncio.CancelledError):
-        _close(store, run["id"], prepared, "canceled")
+        close("canceled")
         raise
     except Exception as exc:
-        _close(store, run["id"], prepared, "failed", {"code": type(exc).__name__, "message": str(exc)})
+        close("failed", {"code": type(exc).__name__, "message": str(exc)})
         raise
     # Canceled from elsewhere (the API) while the last items finished: the run stays canceled.
     canceled = job.stopped or store.get_run(run["id"])["status"] == "canceled"
-    summary = _close(store, run["id"], prepared, "canceled" if canceled else "completed")
+    summary = close("canceled" if canceled else "completed")
     return RunOutcome(store.get_run(run["id"]), summary, evaluated)
 
 
@@ -137,10 +140,17 @@ def run_sync(work: Coroutine[Any, Any, int]) -> int:
 
 
 def _close(
-    store: Store, run_id: str, prepared: PreparedRun, status: str, error: dict[str, Any] | None = None
+    store: Store,
+    run_id: str,
+    prepared: PreparedRun,
+    status: str,
+    error: dict[str, Any] | None = None,
+    *,
+    worker: str | None = None,
 ) -> RunSummary:
+    """Store the run's end; a worker that no longer holds the run's lease changes nothing."""
     summary = summarize(store, run_id, prepared.criteria, prepared.models)
-    store.update_run(run_id, status=status, error=error, summary=summary.model_dump())
+    store.update_run(run_id, worker=worker, status=status, error=error, summary=summary.model_dump())
     return summary
 
 

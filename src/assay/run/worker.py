@@ -58,11 +58,12 @@ class Worker:
             catalog = self.catalog(run["project"])
             prepared = prepare(definition_for(stored_eval, run), dataset, catalog, self.models(), target)
         except AssayError as exc:
-            self.store.update_run(
-                run["id"], status="failed", error={"code": exc.__class__.__name__, "message": str(exc)}
-            )
+            error = {"code": exc.__class__.__name__, "message": str(exc)}
+            self.store.update_run(run["id"], worker=self.name, status="failed", error=error)
             return True
-        options = RunOptions(keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress")
+        options = RunOptions(
+            keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress", worker=self.name
+        )
         try:
             finish_run(prepared, run, self.store, options=options, claimed=True)
         except Exception:  # noqa: BLE001 - finish_run already marked the run failed with the cause

@@ -77,18 +77,33 @@ class RunsStore(StoreBase):
         with self.engine.connect() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
-    def update_run(self, run_id: str, **values: Any) -> None:
+    def update_run(self, run_id: str, *, worker: str | None = None, **values: Any) -> bool:
+        """Change a run; with ``worker``, only while that worker holds the run's lease (a worker that
+        stalled and lost its run to another must not overwrite it). Returns whether it changed."""
         if values.get("status") in ("completed", "failed", "canceled"):
             values.setdefault("finished_at", now())
+        query = t.runs.update().where(t.runs.c.id == run_id)
+        if worker is not None:
+            query = query.where(t.runs.c.worker == worker, t.runs.c.status.in_(("in_progress", "canceled")))
         with self.engine.begin() as conn:
-            conn.execute(t.runs.update().where(t.runs.c.id == run_id).values(**values))
+            return bool(conn.execute(query.values(**values)).rowcount)
+
+    def _holds_lease(self, conn: sa.Connection, run_id: str, worker: str) -> bool:
+        """Whether ``worker`` still holds the run, checked inside the caller's transaction (on
+        PostgreSQL the row is locked until it ends, so no claim can slip in between)."""
+        query = sa.select(t.runs.c.worker, t.runs.c.status).where(t.runs.c.id == run_id)
+        if self.engine.dialect.name == "postgresql":
+            query = query.with_for_update(read=True)
+        row = conn.execute(query).first()
+        return row is not None and row.worker == worker and row.status in ("in_progress", "canceled")
 
     # output items --------------------------------------------------------------------------
 
-    def add_output_items(self, run_id: str, items: Sequence[OutputItem]) -> None:
-        """Insert a batch in one transaction; items already stored are left as they are."""
+    def add_output_items(self, run_id: str, items: Sequence[OutputItem], *, worker: str | None = None) -> bool:
+        """Insert a batch in one transaction; items already stored are left as they are. With
+        ``worker``, nothing is written unless it still holds the run's lease; returns whether written."""
         if not items:
-            return
+            return True
         created = now()
         item_rows = [
             {
@@ -107,9 +122,12 @@ class RunsStore(StoreBase):
             for r in item.results
         ]  # fmt: skip
         with self.engine.begin() as conn:
+            if worker is not None and not self._holds_lease(conn, run_id, worker):
+                return False
             conn.execute(self._insert(t.output_items).on_conflict_do_nothing(), item_rows)
             if result_rows:
                 conn.execute(self._insert(t.results).on_conflict_do_nothing(), result_rows)
+        return True
 
     def done_item_ids(self, run_id: str) -> set[int]:
         query = sa.select(t.output_items.c.datasource_item_id).where(t.output_items.c.run_id == run_id)

@@ -168,12 +168,19 @@ class ServingStore(RunsStore):
         return self.get_run(run_id) if taken == 1 else None
 
     def renew_lease(self, run_id: str, worker: str) -> str:
-        """Extend the lease; returns the run's status (``canceled`` tells the worker to stop)."""
+        """Extend the lease if ``worker`` still holds it. Returns ``in_progress`` (go on), the run's
+        status when it ended or was canceled, or ``lost`` when another worker holds it now (or the
+        run is gone): anything but ``in_progress`` tells the worker to stop."""
         with self.engine.begin() as conn:
-            mine = sa.and_(t.runs.c.id == run_id, t.runs.c.worker == worker, t.runs.c.status == "in_progress")
-            conn.execute(t.runs.update().where(mine).values(lease_until=time.time() + LEASE_SECONDS))
-            status = conn.execute(sa.select(t.runs.c.status).where(t.runs.c.id == run_id)).scalar()
-        return str(status or "deleted")
+            mine = sa.and_(t.runs.c.id == run_id, t.runs.c.worker == worker)
+            renewed = conn.execute(
+                t.runs.update().where(mine, t.runs.c.status == "in_progress")
+                .values(lease_until=time.time() + LEASE_SECONDS)
+            ).rowcount  # fmt: skip
+            if renewed:
+                return "in_progress"
+            status = conn.execute(sa.select(t.runs.c.status).where(mine)).scalar()
+        return "lost" if status is None else str(status)
 
     # API keys ------------------------------------------------------------------------------
 

@@ -1,36 +1,21 @@
 """OpenAI's ``python`` grader: ``grade(sample, item) -> float`` from the criterion's ``source``.
 
-Each call runs in a separate Python process with a wall-clock and CPU time limit, an address-space
-limit, and the network cut off (socket creation refused; and, when running as root where
-``unshare`` exists, a network namespace of its own). An exception, a timeout or a non-number is
-an error result for that item.
+Each call runs in a fresh process in the sandbox (``assay.sandbox``): no network, no files but its
+own tmp, a process, memory and output budget, killed with everything it started at its time limit.
+``time_limit`` and ``memory_mb`` are clamped to the server's ceilings. An exception, a timeout, a
+non-number or a non-finite number is an error result for that item.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import shutil
-import sys
-from pathlib import Path
+import math
 from typing import Any
 
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.sandbox import Sandbox, asked
 
 MAX_SOURCE_BYTES = 256 * 1024
-
-
-SANDBOX = Path(__file__).with_name("_sandbox.py")
-
-
-def _command() -> list[str]:
-    # The sandbox is run as a plain script: it imports only the standard library, so it starts fast.
-    command = [sys.executable, "-I", str(SANDBOX)]
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("unshare"):
-        return ["unshare", "--net", "--", *command]
-    return command
 
 
 def python_grader(
@@ -39,35 +24,26 @@ def python_grader(
 ) -> Evaluator:  # fmt: skip
     if not isinstance(source, str) or "def grade" not in source:
         raise ConfigError("a python grader's 'source' must define grade(sample, item)")
-    if len(source.encode()) > MAX_SOURCE_BYTES:
+    if len(source.encode(errors="surrogatepass")) > MAX_SOURCE_BYTES:
         raise ConfigError("a python grader's source must be under 256 kB")
     try:
-        compile(source, "<grader>", "exec")
-    except SyntaxError as exc:
-        raise ConfigError(f"python grader source, line {exc.lineno}: {exc.msg}") from None
-    command = _command()
+        compile(source, "<grader>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        where = f"python grader source, line {line}" if line else "python grader source"
+        raise ConfigError(f"{where}: {getattr(exc, 'msg', exc)}") from None
+    limits = asked(time_limit, memory_mb, "python grader")
+    sandbox = Sandbox.configured()
+    sandbox.check("a python grader")
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
-        request = {"source": source, "sample": inputs.get("sample") or {}, "item": inputs.get("item") or {},
-                   "memory_mb": memory_mb, "cpu_seconds": max(1, int(time_limit))}  # fmt: skip
-        process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-        )
-        try:
-            out, err = await asyncio.wait_for(process.communicate(json.dumps(request).encode()), time_limit)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            raise ItemError(f"the python grader ran past its {time_limit:g} s time limit") from None
-        try:
-            reply = json.loads(out)
-        except ValueError:
-            detail = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit code {process.returncode}"]
-            raise ItemError(f"the python grader failed: {detail[0]}") from None
-        if "error" in reply:
-            raise ItemError(f"grade() failed: {reply['error']}")
-        score = float(reply["score"])
-        return Score(score, passed=None if pass_threshold is None else score >= pass_threshold)
+        kwargs = {"sample": inputs.get("sample") or {}, "item": inputs.get("item") or {}}
+        score = await sandbox.call(source, "grade", kwargs, limits)
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise ItemError(f"grade() returned {type(score).__name__}, not a number")
+        if not math.isfinite(score):
+            raise ItemError(f"grade() returned {score}, not a finite number")
+        return Score(float(score), passed=None if pass_threshold is None else score >= pass_threshold)
 
     return evaluate
 

@@ -1,0 +1,83 @@
+"""What one call of untrusted code may use, and the server's ceilings on what a criterion may ask.
+
+A python grader may ask for ``time_limit`` and ``memory_mb`` (OpenAI's parameters); it gets at
+most the ceilings, which the operator sets with environment variables:
+
+==================================  =========  ==============================================
+variable                            default    what
+==================================  =========  ==============================================
+``ASSAY_SANDBOX_MAX_SECONDS``       120        wall-clock (and CPU) seconds per call
+``ASSAY_SANDBOX_MAX_MEMORY_MB``     2048       address space
+``ASSAY_SANDBOX_MAX_PROCESSES``     32         processes and threads (RLIMIT_NPROC)
+``ASSAY_SANDBOX_MAX_FILE_MB``       64         largest file it may write, and ``/tmp``'s size
+``ASSAY_SANDBOX_MAX_OUTPUT_BYTES``  1048576    stdout + stderr kept; more kills the call
+==================================  =========  ==============================================
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+
+from assay.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    seconds: float = 120.0
+    """Wall-clock limit; the CPU limit is the same number of seconds."""
+    memory_mb: int = 2048
+    processes: int = 32
+    file_mb: int = 64
+    open_files: int = 64
+    output_bytes: int = 1024 * 1024
+
+    def clamp(self, ceiling: Limits) -> Limits:
+        """These limits, none above ``ceiling``'s."""
+        return Limits(
+            seconds=min(self.seconds, ceiling.seconds), memory_mb=min(self.memory_mb, ceiling.memory_mb),
+            processes=min(self.processes, ceiling.processes), file_mb=min(self.file_mb, ceiling.file_mb),
+            open_files=min(self.open_files, ceiling.open_files),
+            output_bytes=min(self.output_bytes, ceiling.output_bytes),
+        )  # fmt: skip
+
+    def for_runner(self) -> dict[str, int]:
+        return {"memory_mb": self.memory_mb, "cpu_seconds": max(1, math.ceil(self.seconds)),
+                "processes": self.processes, "file_mb": self.file_mb, "open_files": self.open_files}  # fmt: skip
+
+
+def _number(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name}={raw!r} must be a positive number")
+    return value
+
+
+def ceilings() -> Limits:
+    """The server's ceilings, from the environment."""
+    base = Limits()
+    return replace(
+        base,
+        seconds=_number("ASSAY_SANDBOX_MAX_SECONDS", base.seconds),
+        memory_mb=int(_number("ASSAY_SANDBOX_MAX_MEMORY_MB", base.memory_mb)),
+        processes=int(_number("ASSAY_SANDBOX_MAX_PROCESSES", base.processes)),
+        file_mb=int(_number("ASSAY_SANDBOX_MAX_FILE_MB", base.file_mb)),
+        output_bytes=int(_number("ASSAY_SANDBOX_MAX_OUTPUT_BYTES", base.output_bytes)),
+    )
+
+
+def asked(seconds: object, memory_mb: object, where: str) -> Limits:
+    """The limits a criterion asks for, checked (finite and positive), then clamped to the ceilings."""
+    values = {}
+    for field, value in (("time_limit", seconds), ("memory_mb", memory_mb)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ConfigError(f"{where}: '{field}' must be a positive number, got {value!r}")
+        values[field] = value
+    return Limits(seconds=float(values["time_limit"]), memory_mb=max(16, int(values["memory_mb"]))).clamp(ceilings())
