@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean browser
+.PHONY: demo test lint bench clean browser sandbox
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,11 +26,16 @@ browser:
 	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
+# Untrusted code (python graders, code evaluators) runs under Debian's bubblewrap.
+sandbox:
+	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null)
+
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench tools examples
 	$(BIN)/mypy
 
-test: lint browser
+test: lint browser sandbox
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed-dev

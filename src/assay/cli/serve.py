@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import signal
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from assay.cli.main import cli
 from assay.errors import ConfigError
 from assay.llm import ModelRegistry, parse_models
 from assay.run.worker import start_workers
+from assay.sandbox import INSTALL_HINT, Sandbox
 from assay.target.agents import parse_agents
 
 
@@ -27,6 +29,15 @@ def _models_factory(models_file: Path | None) -> ModelRegistry:
         raise ConfigError(f"{models_file}: cannot read models ({exc})") from None
     models = parse_models(section.get("models", {} if "agents" in section else section), where=str(models_file))
     return ModelRegistry(models, agents=parse_agents(section.get("agents"), where=f"{models_file}: agents"))
+
+
+def _require_sandbox_with_keys(store_has_keys: bool) -> None:
+    """With API keys, anyone holding one may post code: it runs in the sandbox or not at all
+    (``ASSAY_SANDBOX`` set by the operator wins)."""
+    if store_has_keys:
+        os.environ.setdefault("ASSAY_SANDBOX", "require")
+    if os.environ.get("ASSAY_SANDBOX") == "require" and not Sandbox.configured().isolated:
+        out.print(f"[yellow]bwrap not found: python graders and code evaluators will be refused ({INSTALL_HINT})[/]")
 
 
 def _is_loopback(host: str) -> bool:
@@ -54,6 +65,7 @@ def serve(host: str, port: int, worker_count: int, models_file: Path | None) -> 
 
     store = open_store()
     registry = _models_factory(models_file)
+    _require_sandbox_with_keys(store.has_keys())
     if not store.has_keys():
         if not _is_loopback(host):
             raise ConfigError(
@@ -82,6 +94,7 @@ def worker(models_file: Path | None, threads: int) -> None:
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
     store = open_store()
     registry = _models_factory(models_file)
+    _require_sandbox_with_keys(store.has_keys())
     stop, running = start_workers(store, lambda project: catalog(store, project), lambda: registry, threads)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     out.print(f"assay worker: {threads} threads on {store.url}")
