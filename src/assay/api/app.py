@@ -20,6 +20,7 @@ from assay.api import (
     routes_traces,
 )
 from assay.api.context import ApiContext
+from assay.api.responses import WireJSON
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
 from assay.report import access, trace_pages, ui
@@ -43,7 +44,7 @@ def create_app(
         await registry().aclose()  # type: ignore[no-untyped-call]  # the pass-through's model clients belong to the server's event loop
 
     app = FastAPI(title="assay", description="OpenAI Evals API for assay", docs_url="/docs", redoc_url=None,
-                  lifespan=lifespan)  # fmt: skip
+                  default_response_class=WireJSON, lifespan=lifespan)  # fmt: skip
     app.state.assay = ApiContext(store, catalog or (lambda project: load_catalog(store, project)), models)
     errors.install(app)
     access.install(app)

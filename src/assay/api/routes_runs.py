@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse
 
 from assay.api.context import JsonBody, Owner, context
+from assay.api.responses import WireJSON
 from assay.api.routes_evals import check_eval
 from assay.api.wire import item_index, output_item_id, output_item_object, page, run_object
 from assay.dataset import ItemSchema, scan
@@ -74,10 +74,10 @@ def list_runs(
 
 
 @router.get("/evals/{eval_id}/runs/{run_id}")
-def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> JSONResponse:
+def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> WireJSON:
     ctx = context(request)
     criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
-    return JSONResponse(_run(request, ctx.store.get_run_in(owner, eval_id, run_id), criteria))
+    return WireJSON(_run(request, ctx.store.get_run_in(owner, eval_id, run_id), criteria))
 
 
 @router.post("/evals/{eval_id}/runs/{run_id}/cancel")
@@ -98,7 +98,7 @@ def list_output_items(
     request: Request, eval_id: str, run_id: str, owner: Owner, after: str | None = None,
     limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc",
     status: Literal["pass", "fail", "failed", "error", "skipped"] | None = None,
-) -> JSONResponse:  # fmt: skip
+) -> WireJSON:  # fmt: skip
     """Pages are plain JSON-ready dicts: returned as a response to skip FastAPI's re-encoding pass."""
     ctx = context(request)
     ctx.store.get_run_in(owner, eval_id, run_id)
@@ -108,7 +108,7 @@ def list_output_items(
     wanted = "fail" if status == "failed" else status
     rows = ctx.store.iter_output_items(run_id, after=cursor, limit=limit + 1, status=wanted,
                                        descending=order == "desc", batch=limit + 1)  # fmt: skip
-    return JSONResponse(page([output_item_object(r, eval_id) for r in rows], limit))
+    return WireJSON(page([output_item_object(r, eval_id) for r in rows], limit))
 
 
 @router.get("/evals/{eval_id}/runs/{run_id}/output_items/{item_id}")

@@ -18,6 +18,8 @@ from alembic.config import Config
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
+from assay.store import values
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 DEFAULT_PROJECT = "default"
 
@@ -61,9 +63,25 @@ class StoreBase:
         return dialect.insert(table)
 
 
+# JSON columns keep NaN, infinities, NUL and lone surrogates losslessly, alike on both databases.
+_JSON_CODEC: dict[str, Any] = {"json_serializer": values.dumps, "json_deserializer": values.loads}
+
+
 def _make_engine(url: str) -> Engine:
+    engine = _engine_for(url)
+
+    @sa.event.listens_for(engine, "handle_error")
+    def _user_errors(context: Any) -> BaseException | None:
+        # A value a text column refused is the caller's mistake: raise it as itself, not wrapped.
+        error = context.original_exception
+        return error if isinstance(error, values.StoreValueError) else None
+
+    return engine
+
+
+def _engine_for(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **_JSON_CODEC)
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -74,4 +92,4 @@ def _make_engine(url: str) -> Engine:
             cursor.close()
 
         return engine
-    return sa.create_engine(url, pool_pre_ping=True)
+    return sa.create_engine(url, pool_pre_ping=True, **_JSON_CODEC)

@@ -88,7 +88,7 @@ def _from_protobuf(body: bytes) -> Decoded:
                     out.rejected += 1
                     out.problems.append(problem)
                     continue
-                out.spans.append(Span(
+                span = Span(
                     trace_id=trace_id, span_id=span_id, name=s.name, parent_span_id=s.parent_span_id.hex() or None,
                     kind=s.kind, start_ns=s.start_time_unix_nano, end_ns=s.end_time_unix_nano,
                     status_code=s.status.code, status_message=s.status.message,
@@ -96,7 +96,12 @@ def _from_protobuf(body: bytes) -> Decoded:
                     events=[{"name": e.name, "time_ns": e.time_unix_nano,
                              "attributes": {a.key: _pb_value(a.value) for a in e.attributes}} for e in s.events],
                     resource=resource, dropped_attributes=s.dropped_attributes_count,
-                ))  # fmt: skip
+                )  # fmt: skip
+                try:
+                    out.spans.append(_checked(span))
+                except ValueError as exc:
+                    out.rejected += 1
+                    out.problems.append(str(exc))
     return out
 
 
@@ -119,21 +124,58 @@ def _pb_value(value: AnyValue) -> Any:
 def _from_json(body: bytes) -> Decoded:
     try:
         document = json.loads(body or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise OtlpError(f"body is not JSON: {exc}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("resourceSpans", []), list):
+    if not isinstance(document, dict):
         raise OtlpError("body is not an OTLP ExportTraceServiceRequest: expected {resourceSpans: [...]}")
     out = Decoded()
-    for resource_spans in document.get("resourceSpans") or []:
-        resource = _json_attributes((resource_spans.get("resource") or {}).get("attributes"))
-        for scope_spans in resource_spans.get("scopeSpans") or []:
-            for raw in scope_spans.get("spans") or []:
+    for r, resource_spans in enumerate(_list(document, "resourceSpans", "resourceSpans")):
+        where = f"resourceSpans[{r}]"
+        _object(resource_spans, where)
+        resource_doc = _object(resource_spans.get("resource") or {}, f"{where}.resource")
+        try:
+            resource = _json_attributes(resource_doc.get("attributes"))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise OtlpError(f"{where}.resource.attributes: {exc}") from None
+        for s, scope_spans in enumerate(_list(resource_spans, "scopeSpans", where)):
+            scope_where = f"{where}.scopeSpans[{s}]"
+            for raw in _list(_object(scope_spans, scope_where), "spans", scope_where):
                 try:
-                    out.spans.append(_json_span(raw, resource))
-                except (ValueError, TypeError, AttributeError) as exc:
+                    out.spans.append(_checked(_json_span(_object(raw, "span"), resource)))
+                except (ValueError, TypeError, AttributeError, KeyError, RecursionError, OtlpError) as exc:
                     out.rejected += 1
                     out.problems.append(str(exc))
     return out
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise OtlpError(f"{where} must be an object, not {type(value).__name__}")
+    return value
+
+
+def _list(parent: dict[str, Any], key: str, where: str) -> list[Any]:
+    value = parent.get(key) or []
+    if not isinstance(value, list):
+        raise OtlpError(f"{where}.{key} must be an array, not {type(value).__name__}" if where != key
+                        else f"{key} must be an array, not {type(value).__name__}")  # fmt: skip
+    return value
+
+
+MAX_NANOS = 2**63 - 1
+"""Timestamps past this (the year 2262) fit no database's integer; such a span is rejected."""
+
+
+def _checked(span: Span) -> Span:
+    for name, value in (("startTimeUnixNano", span.start_ns), ("endTimeUnixNano", span.end_ns),
+                        *(("event timeUnixNano", e["time_ns"]) for e in span.events)):  # fmt: skip
+        if not 0 <= value <= MAX_NANOS:
+            raise ValueError(f"span {span.span_id}: {name} {value} is not a time (0 to 2^63-1 ns)")
+    for name, value in (("kind", span.kind), ("status.code", span.status_code),
+                        ("droppedAttributesCount", span.dropped_attributes)):  # fmt: skip
+        if not 0 <= value < 2**31:
+            raise ValueError(f"span {span.span_id}: {name} {value} is out of range")
+    return span
 
 
 def _json_span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
@@ -168,6 +210,8 @@ def _enum(value: Any, names: dict[str, int]) -> int:
 
 
 def _json_attributes(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw or [], list):
+        raise TypeError(f"attributes must be an array, not {type(raw).__name__}")
     return {str(a["key"]): _json_value(a.get("value") or {}) for a in raw or []}
 
 

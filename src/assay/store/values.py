@@ -1,0 +1,124 @@
+"""Values the databases cannot hold as they are, handled at the store's edge, alike on SQLite and
+PostgreSQL.
+
+- **JSON columns** keep everything, losslessly: a NaN or infinite float, a string holding NUL
+  (PostgreSQL's ``jsonb`` refuses ``\\u0000``) or a lone surrogate (not UTF-8), and a dict key
+  holding either, are written as small tagged objects (``{"$assay": "float", "v": "NaN"}``) and
+  read back as the original Python value. Values without them take the plain ``json`` path.
+- **Text columns** (ids, names, versions, purposes, projects) refuse a NUL, a lone surrogate or
+  more characters than the column holds with a ``StoreValueError`` naming the field, which the API
+  answers with 400; derived index columns (``clip=True``) are cleaned and clipped instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.errors import UserError
+
+TAG = "$assay"
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+class StoreValueError(UserError):
+    code = "invalid_value"
+
+
+def _bad_string(text: str) -> bool:
+    return _UNSTORABLE.search(text) is not None
+
+
+def _tagged_string(text: str) -> dict[str, str]:
+    # json.dumps with ensure_ascii writes NUL and surrogates as \u escapes: plain ASCII, lossless.
+    return {TAG: "str", "v": json.dumps(text)}
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return {TAG: "float", "v": repr(value)}
+    if isinstance(value, str):
+        return _tagged_string(value) if _bad_string(value) else value
+    if isinstance(value, dict):
+        if any(isinstance(k, str) and _bad_string(k) for k in value):
+            return {TAG: "dict", "v": [[_encode(str(k)), _encode(v)] for k, v in value.items()]}
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encode(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    """The JSON written to a JSON column."""
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except ValueError:
+        text = None
+    if text is None or "\\u0000" in text or _UNSTORABLE.search(text):
+        text = json.dumps(_encode(value), allow_nan=False, ensure_ascii=False)
+    return text
+
+
+def _decode(value: dict[str, Any]) -> Any:
+    kind = value.get(TAG)
+    if kind == "float" and len(value) == 2:
+        return float(value["v"])
+    if kind == "str" and len(value) == 2:
+        return json.loads(value["v"])
+    if kind == "dict" and len(value) == 2:
+        return {key: item for key, item in value["v"]}
+    return value
+
+
+def loads(text: str | bytes) -> Any:
+    """A JSON column's value, with what ``dumps`` tagged restored."""
+    if isinstance(text, bytes):
+        text = text.decode()
+    if f'"{TAG}"' not in text:
+        return json.loads(text)
+    return json.loads(text, object_hook=_decode)
+
+
+class StoreText(sa.types.TypeDecorator[str]):
+    """A text column that refuses (or, with ``clip``, cleans) what the database cannot hold."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def __init__(self, length: int | None = None, *, clip: bool = False) -> None:
+        super().__init__()
+        self.impl = sa.String(length) if length else sa.Text()  # type: ignore[assignment]
+        self.length = length
+        self.clip = clip
+        self.field = "value"
+        """The column's name, set once the tables are built, for the error message."""
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        if not isinstance(value, str):
+            return value
+        if self.clip:
+            cleaned = _UNSTORABLE.sub("\ufffd", value)
+            return cleaned[: self.length] if self.length else cleaned
+        if _bad_string(value):
+            raise StoreValueError(f"'{self.field}' holds a NUL character or a lone surrogate, which cannot be stored")
+        if self.length and len(value) > self.length:
+            raise StoreValueError(f"'{self.field}' is {len(value)} characters long; it holds at most {self.length}")
+        return value
+
+
+def name_text_columns(metadata: sa.MetaData) -> None:
+    """Tell each text column its own name, for its errors."""
+    for table in metadata.tables.values():
+        for column in table.c:
+            if isinstance(column.type, StoreText):
+                column.type.field = column.name
+
+
+def store_value_error(exc: BaseException) -> StoreValueError | None:
+    """The ``StoreValueError`` behind a SQLAlchemy error, if that is what it is."""
+    orig = getattr(exc, "orig", None)
+    return orig if isinstance(orig, StoreValueError) else None
