@@ -30,6 +30,7 @@ from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of
 from assay.target import TargetSpec
 from assay.target.agents import AgentConfig, parse_agents
+from assay.yamlfile import BoundedLoader
 
 CRITERION_KEYS = {
     "name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold", "local_uri",
@@ -76,7 +77,7 @@ class _LinedList(list[Any]):
     lines: list[int]
 
 
-class _LineLoader(yaml.SafeLoader):
+class _LineLoader(BoundedLoader):
     """Keeps where each mapping starts (key ``__line__``) and where each list entry starts."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -107,7 +108,9 @@ def load_eval_config(path: str | Path) -> EvalConfig:
     if not path.is_file():
         raise ConfigError(f"{path}: no such file", hint="pass the path of an eval.yaml")
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+        raw = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})", hint="save as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)

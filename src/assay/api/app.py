@@ -20,6 +20,7 @@ from assay.api import (
     routes_traces,
 )
 from assay.api.context import ApiContext
+from assay.api.limits import BodyLimit
 from assay.api.responses import WireJSON
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
@@ -47,6 +48,7 @@ def create_app(
                   default_response_class=WireJSON, lifespan=lifespan)  # fmt: skip
     app.state.assay = ApiContext(store, catalog or (lambda project: load_catalog(store, project)), models)
     errors.install(app)
+    app.add_middleware(BodyLimit)
     access.install(app)
 
     for prefix in PREFIXES:

@@ -7,9 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from fastapi import Body, Depends, Request
+from fastapi import Depends, Request
 
 from assay.api.errors import AuthError
+from assay.dataset.readers import parse_json
+from assay.errors import UserError
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.store import DEFAULT_PROJECT, Store
@@ -63,5 +65,16 @@ def project(request: Request) -> str:
     return owner
 
 
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object, parsed with the dataset reader's bounds (nesting, number length)."""
+    raw = await request.body()
+    value, problem = parse_json(raw or b"null")
+    if problem is not None:
+        raise UserError(f"request body: {problem}", hint="send a JSON object")
+    if not isinstance(value, dict):
+        raise UserError(f"request body: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
 Owner = Annotated[str, Depends(project)]
-JsonBody = Annotated[dict[str, Any], Body()]
+JsonBody = Annotated[dict[str, Any], Depends(json_body)]

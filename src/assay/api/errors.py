@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from assay.errors import AssayError, NotFoundError, UserError
 
@@ -24,6 +25,15 @@ class AuthError(Exception):
 
 def error(status: int, message: str, kind: str, code: str | None = None, param: str | None = None) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}}, status_code=status)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette names only the first route's)."""
+    methods = {
+        method for method in ("GET", "POST", "PUT", "PATCH", "DELETE")
+        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in request.app.routes)
+    }  # fmt: skip
+    return sorted(methods | ({"HEAD"} if "GET" in methods else set()))
 
 
 def install(app: FastAPI) -> None:
@@ -54,8 +64,14 @@ def install(app: FastAPI) -> None:
         return error(400, f"{where}: {message}" if where else message, "invalid_request_error", param=where)
 
     @app.exception_handler(HTTPException)
-    async def http(_: Request, exc: HTTPException) -> JSONResponse:
-        return error(exc.status_code, str(exc.detail), "invalid_request_error")
+    async def http(request: Request, exc: HTTPException) -> JSONResponse:
+        detail = "the request body is too large" if exc.status_code == 413 else str(exc.detail)
+        reply = error(exc.status_code, detail, "invalid_request_error")
+        reply.headers.update(exc.headers or {})
+        if exc.status_code == 405:
+            reply.headers["Allow"] = ", ".join(_allowed_methods(request))
+        return reply
+
 
     @app.exception_handler(AssayError)
     async def internal(_: Request, exc: AssayError) -> JSONResponse:

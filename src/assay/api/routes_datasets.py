@@ -41,5 +41,5 @@ def create_version(request: Request, name: str, version: str, body: JsonBody, ow
     store = context(request).store
     if uri.startswith("file_") or uri.startswith("file-"):
         store.get_file(owner, uri)
-    row = store.register_dataset(name=name, version=version, uri=uri, project=owner)
+    row = store.register_dataset(name=name, version=version, uri=uri, project=owner, replace=True)
     return dataset_object(row)

@@ -82,7 +82,8 @@ def output_item_id(run_id: str, index: int) -> str:
 
 def item_index(item_id: str) -> int | None:
     tail = item_id.rsplit("_", 1)[-1]
-    return int(tail) if tail.isdigit() else None
+    # ASCII digits only, and few enough for a database integer (an index past 2^63 names nothing).
+    return int(tail) if tail.isascii() and tail.isdigit() and len(tail) <= 18 else None
 
 
 def output_item_object(row: dict[str, Any], eval_id: str) -> dict[str, Any]:

@@ -21,11 +21,11 @@ from assay.target.agents import parse_agents
 def _models_factory(models_file: Path | None) -> ModelRegistry:
     if models_file is None:
         return ModelRegistry()
-    import yaml
+    from assay.yamlfile import safe_load
 
     try:
-        section = yaml.safe_load(models_file.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        section = safe_load(models_file.read_text(encoding="utf-8-sig"), str(models_file)) or {}
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{models_file}: cannot read models ({exc})") from None
     models = parse_models(section.get("models", {} if "agents" in section else section), where=str(models_file))
     return ModelRegistry(models, agents=parse_agents(section.get("agents"), where=f"{models_file}: agents"))

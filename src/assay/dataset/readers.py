@@ -38,9 +38,63 @@ def unwrap(value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None
     return value, None
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of objects and arrays a row may have (deeper JSON is a bomb, not data)."""
+MAX_CSV_FIELD = 16 * 1024 * 1024
+"""Largest CSV cell (Python's default, 128 kB, is smaller than many RAG contexts)."""
+
+
+def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """Why ``value`` is nested too deeply, or None; iterative, so it cannot itself overflow."""
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict | list):
+            if depth > limit:
+                return f"nested deeper than {limit} levels"
+            children = current.values() if isinstance(current, dict) else current
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return None
+
+
+def parse_json(text: str | bytes) -> tuple[Any, str | None]:
+    """A JSON value and None, or None and what is wrong (bad syntax, too deep, a number too long)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON ({exc.msg}, column {exc.colno})"
+    except RecursionError:
+        return None, f"invalid JSON (nested deeper than {MAX_DEPTH} levels)"
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        return None, f"invalid JSON ({exc})"
+    return value, depth_problem(value)
+
+
+def not_utf8(lines: Iterable[bytes], source: str) -> ConfigError | None:
+    """The error naming the first line that is not UTF-8 (text decoders read in blocks, so the
+    failure they raise cannot say which line); None when every line decodes."""
+    for line_no, raw in enumerate(lines, 1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return ConfigError(f"{source}:{line_no}: not UTF-8 text ({exc.reason} at column {exc.start + 1})",
+                               hint="save the file as UTF-8")  # fmt: skip
+    return None
+
+
+def _utf8_checked(rows: Iterator[Row], path: Path, source: str) -> Iterator[Row]:
+    try:
+        yield from rows
+    except ConfigError as exc:
+        with path.open("rb") as handle:
+            precise = not_utf8(handle, source) if "not UTF-8" in exc.message else None
+        raise (precise or exc) from None
+
+
 def read_jsonl(path: Path, *, name: str | None = None) -> Iterator[Row]:
-    with path.open("r", encoding="utf-8", errors="strict", newline="") as handle:
-        yield from jsonl_rows(handle, name or path.name)
+    # utf-8-sig: a byte-order mark at the start (some Windows editors write one) is not data.
+    with path.open("r", encoding="utf-8-sig", errors="strict", newline="") as handle:
+        yield from _utf8_checked(jsonl_rows(handle, name or path.name), path, name or path.name)
 
 
 def jsonl_rows(lines: Iterable[str], source: str) -> Iterator[Row]:
@@ -53,17 +107,13 @@ def jsonl_rows(lines: Iterable[str], source: str) -> Iterator[Row]:
             yield _parse_json_line(text, source, line_no, index)
             index += 1
     except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})",
-            hint="save the file as UTF-8",
-        ) from None
+        raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})", hint="save the file as UTF-8") from None
 
 
 def _parse_json_line(text: str, source: str, line_no: int, index: int) -> Row:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Row(index, line_no, issue=DataIssue(source, line_no, f"invalid JSON ({exc.msg}, column {exc.colno})"))
+    value, problem = parse_json(text)
+    if problem is not None:
+        return Row(index, line_no, issue=DataIssue(source, line_no, problem))
     if not isinstance(value, dict):
         kind = "array" if isinstance(value, list) else type(value).__name__
         return Row(index, line_no, issue=DataIssue(source, line_no, f"expected a JSON object, got {kind}"))
@@ -73,12 +123,23 @@ def _parse_json_line(text: str, source: str, line_no: int, index: int) -> Row:
 
 def read_csv(path: Path, *, name: str | None = None) -> Iterator[Row]:
     with path.open("r", encoding="utf-8-sig", newline="") as handle:
-        yield from csv_rows(handle, name or path.name)
+        yield from _utf8_checked(csv_rows(handle, name or path.name), path, name or path.name)
 
 
 def csv_rows(lines: Iterable[str], source: str) -> Iterator[Row]:
     """CSV rows (header first) from any stream of text lines."""
     reader = csv.reader(lines)
+    try:
+        yield from _csv_rows(reader, source)
+    except csv.Error as exc:
+        hint = f"cells hold up to {MAX_CSV_FIELD // (1024 * 1024)} MB; quote cells that hold commas or newlines"
+        raise ConfigError(f"{source}:{reader.line_num}: not readable as CSV ({exc})", hint=hint) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})", hint="save the file as UTF-8") from None
+
+
+def _csv_rows(reader: Any, source: str) -> Iterator[Row]:
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CSV_FIELD))
     header = next(reader, None)
     if not header or not any(column.strip() for column in header):
         raise ConfigError(

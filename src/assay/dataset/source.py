@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.dataset.readers import Row, csv_rows, jsonl_rows, read_inline, read_path
+from assay.dataset.readers import Row, csv_rows, jsonl_rows, not_utf8, read_inline, read_path
 from assay.dataset.schema import ItemSchema
 from assay.errors import ConfigError, DataError, DataIssue
 
@@ -35,8 +35,8 @@ class Dataset:
         def rows() -> Iterator[Row]:
             try:
                 text = io.StringIO(data.decode("utf-8-sig"), newline="")
-            except UnicodeDecodeError as exc:
-                raise ConfigError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            except UnicodeDecodeError:
+                raise not_utf8(data.splitlines(), name) or ConfigError(f"{name}: not UTF-8 text") from None
             return csv_rows(text, name) if name.lower().endswith(".csv") else jsonl_rows(text, name)
 
         return cls(name=name, open_rows=rows)

@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.errors import NotFoundError
+from assay.errors import ConfigError, NotFoundError
 from assay.store import tables as t
 from assay.store.base import DEFAULT_PROJECT, StoreBase, new_id, now
 
@@ -67,14 +67,27 @@ class AssetsStore(StoreBase):
 
     # datasets ------------------------------------------------------------------------------
 
-    def register_dataset(self, *, name: str, version: str, uri: str, project: str = DEFAULT_PROJECT) -> dict[str, Any]:
+    def register_dataset(
+        self, *, name: str, version: str, uri: str, project: str = DEFAULT_PROJECT, replace: bool = False
+    ) -> dict[str, Any]:
+        """Add ``name@version``; an existing one is an error, or with ``replace`` (the API's PUT,
+        create-or-update as in Foundry) is pointed at ``uri``."""
         row = {
             "id": new_id("dataset"), "project": project, "name": name, "version": version, "uri": uri,
             "file_id": None, "description": None, "created_at": now(),
         }  # fmt: skip
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(t.datasets.insert().values(**row))
+            return row
+        except sa.exc.IntegrityError:
+            if not replace:
+                hint = "give it a new version (--version), or keep the one stored"
+                raise ConfigError(f"dataset {name} version {version} already exists", hint=hint) from None
+        mine = sa.and_(t.datasets.c.project == project, t.datasets.c.name == name, t.datasets.c.version == version)
         with self.engine.begin() as conn:
-            conn.execute(t.datasets.insert().values(**row))
-        return row
+            conn.execute(t.datasets.update().where(mine).values(uri=uri, file_id=None))
+        return self.get_dataset(name, version, project=project)
 
     def get_dataset(self, name: str, version: str | None = None, project: str = DEFAULT_PROJECT) -> dict[str, Any]:
         query = sa.select(t.datasets).where(t.datasets.c.project == project, t.datasets.c.name == name)

@@ -37,6 +37,23 @@ class Decoded:
     problems: list[str] = field(default_factory=list)
 
 
+def _inflate(body: bytes, wbits: int, limit: int) -> bytes:
+    """Every member of the stream (a gzip file may hold several, one after another)."""
+    out = bytearray()
+    rest = body
+    while rest:
+        inflater = zlib.decompressobj(wbits)
+        out += inflater.decompress(rest, limit + 1 - len(out))
+        if len(out) > limit or inflater.unconsumed_tail:
+            raise OtlpError(f"body decompresses to more than the {limit}-byte limit", 413)
+        if not inflater.eof:
+            raise zlib.error("truncated stream")
+        rest = inflater.unused_data
+        if wbits != 31:
+            break  # zlib and raw deflate hold one stream; what follows is not data
+    return bytes(out)
+
+
 def decompress(body: bytes, encoding: str | None, limit: int = MAX_DECOMPRESSED) -> bytes:
     """Undo gzip or deflate, refusing (413) anything that would grow past ``limit`` bytes."""
     encoding = (encoding or "identity").strip().lower()
@@ -48,14 +65,10 @@ def decompress(body: bytes, encoding: str | None, limit: int = MAX_DECOMPRESSED)
         raise OtlpError(f"Content-Encoding {encoding!r} is not supported; use gzip, deflate or none", 415)
     # gzip: header 31; deflate: zlib-wrapped (15) in practice, raw (-15) from some clients.
     for wbits in (31,) if encoding == "gzip" else (15, -15):
-        inflater = zlib.decompressobj(wbits)
         try:
-            data = inflater.decompress(body, limit + 1)
+            return _inflate(body, wbits, limit)
         except zlib.error:
             continue
-        if len(data) > limit or inflater.unconsumed_tail:
-            raise OtlpError(f"body decompresses to more than the {limit}-byte limit", 413)
-        return data
     raise OtlpError(f"body is not valid {encoding} data")
 
 

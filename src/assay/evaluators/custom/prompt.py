@@ -24,13 +24,13 @@ import jinja2.exceptions
 import jinja2.meta
 import jinja2.nodes
 import jinja2.sandbox
-import yaml
 
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric
 from assay.evaluators.judges import render
 from assay.evaluators.judges.judge import JudgeDefinition, _ask
 from assay.llm import Model
+from assay.yamlfile import safe_load
 
 MAX_RENDERED = 1_000_000
 """Characters one ``*`` or ``**`` in a template may produce (a prompt, not a memory bomb)."""
@@ -75,10 +75,7 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
     if not text.startswith("---"):
         return {}, text
     _, header, body = text.split("---", 2) if text.count("---") >= 2 else ("", "", text)
-    try:
-        meta = yaml.safe_load(header) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: the front matter is not valid YAML ({exc})") from None
+    meta = safe_load(header, f"{where} (front matter)") or {}
     if not isinstance(meta, dict):
         raise ConfigError(f"{where}: the front matter must be a mapping")
     return meta, body.lstrip("\n")

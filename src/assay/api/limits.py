@@ -1,0 +1,37 @@
+"""Request bodies are counted while they arrive: one over its limit is refused (413) before it is
+all read, whether or not it declared a ``Content-Length``. OTLP bodies keep their own cap.
+
+``ASSAY_MAX_UPLOAD_MB`` (default 512) bounds file and dataset uploads; ``ASSAY_MAX_JSON_MB``
+(default 64) every other body.
+"""
+
+from __future__ import annotations
+
+import os
+
+from starlette.middleware.body_limit import RequestBodyLimitResponder
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+MB = 1024 * 1024
+
+
+def _limit_for(path: str) -> int | None:
+    if path.endswith("/v1/traces"):
+        return None  # the receiver reads with its own (decompressed) limit
+    if path.endswith("/files") or "/datasets/" in path:
+        return int(float(os.environ.get("ASSAY_MAX_UPLOAD_MB", "512")) * MB)
+    return int(float(os.environ.get("ASSAY_MAX_JSON_MB", "64")) * MB)
+
+
+class BodyLimit:
+    """Starlette's body limiter (which FastAPI's body parsing understands), with the limit by path."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limit = _limit_for(scope.get("path", "")) if scope["type"] == "http" else None
+        if limit is None:
+            await self.app(scope, receive, send)
+            return
+        await RequestBodyLimitResponder(self.app, limit)(scope, receive, send)

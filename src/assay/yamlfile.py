@@ -1,0 +1,64 @@
+"""YAML read safely and within bounds: PyYAML's safe loader, with aliases and size capped.
+
+Anchors and aliases are fine in a config (``<<: *defaults``), but a few lines of nested aliases
+can stand for billions of nodes ("billion laughs"): every walk over the loaded value then takes
+minutes and all memory. More than ``MAX_ALIASES`` aliases, or a value that expands to more than
+``MAX_NODES`` nodes, is refused with the line where the limit was passed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from assay.errors import ConfigError
+
+MAX_ALIASES = 100
+MAX_NODES = 200_000
+
+
+class BoundedLoader(yaml.SafeLoader):
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.aliases = 0
+        self.weights: dict[int, int] = {}
+        """Each composed node's size once every alias in it is expanded, by ``id``."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise _limit(f"more than {MAX_ALIASES} aliases (*name)", event)
+        node: Any = super().compose_node(parent, index)
+        if id(node) not in self.weights:
+            weight: int = 1 + sum(self.weights.get(id(child), 1) for child in _children(node))
+            self.weights[id(node)] = weight
+            if self.weights[id(node)] > MAX_NODES:
+                raise _limit(f"the aliases here expand to more than {MAX_NODES} values", event)
+        return node
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _limit(problem: str, event: Any) -> yaml.MarkedYAMLError:
+    return yaml.MarkedYAMLError(None, None, problem, event.start_mark)
+
+
+def safe_load(text: str, where: str) -> Any:
+    """``text`` as YAML; a syntax error or a passed limit is a ConfigError naming ``where`` and the line."""
+    try:
+        return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{where}{line}: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: not valid YAML ({exc})") from None
