@@ -26,8 +26,16 @@ class ApiContext:
     max_pending_ingest: int = 8
     """OTLP bodies being written at once; beyond it the receiver answers 429 so exporters back off."""
     ingest_pending: int = 0
+    rate_limits: Any = field(default=None)
+    """Per-key token buckets for run creation and uploads (``assay.api.ratelimit``)."""
     _keys_checked: float = field(default=0.0, repr=False)
     _keys_exist: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.rate_limits is None:
+            from assay.api.ratelimit import Buckets
+
+            self.rate_limits = Buckets()
 
     def keys_exist(self) -> bool:
         """Whether any API key is configured (checked at most once a second)."""

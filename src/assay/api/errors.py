@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import Awaitable, Callable
 
@@ -13,6 +14,14 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from assay.errors import AssayError, NotFoundError, UserError
+
+
+class RateLimited(Exception):
+    """A caller over its per-key budget for an action (``assay.api.ratelimit``)."""
+
+    def __init__(self, action: str, retry_after: float) -> None:
+        super().__init__(f"Rate limit reached for {action}: retry in {retry_after:.1f} s.")
+        self.retry_after = retry_after
 
 log = logging.getLogger("assay.api")
 
@@ -51,6 +60,13 @@ def install(app: FastAPI) -> None:
     async def bad_request(_: Request, exc: UserError) -> JSONResponse:
         message = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
         return error(400, message, "invalid_request_error", exc.code)
+
+    @app.exception_handler(RateLimited)
+    async def rate_limited(_: Request, exc: RateLimited) -> JSONResponse:
+        reply = error(429, str(exc), "requests", "rate_limit_exceeded")
+        reply.headers["retry-after"] = str(max(1, math.ceil(exc.retry_after)))
+        reply.headers["retry-after-ms"] = str(max(1, math.ceil(exc.retry_after * 1000)))
+        return reply
 
     @app.exception_handler(AuthError)
     async def unauthorized(_: Request, exc: AuthError) -> JSONResponse:

@@ -8,12 +8,13 @@ from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.responses import Response
 
 from assay.api.context import Owner, context
+from assay.api.ratelimit import limited
 from assay.api.wire import file_object, page
 
 router = APIRouter()
 
 
-@router.post("/files")
+@router.post("/files", dependencies=[limited("uploads")])
 async def create_file(
     request: Request, file: Annotated[UploadFile, File()], purpose: Annotated[str, Form()], owner: Owner
 ) -> dict[str, Any]:

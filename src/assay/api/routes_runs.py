@@ -7,6 +7,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Request
 
 from assay.api.context import JsonBody, Owner, context
+from assay.api.ratelimit import limited
 from assay.api.responses import WireJSON
 from assay.api.routes_evals import check_eval
 from assay.api.wire import item_index, output_item_id, output_item_object, page, run_object
@@ -24,7 +25,7 @@ def _run(request: Request, row: dict[str, Any], criteria: list[dict[str, Any]]) 
     return run_object(row, criteria, str(request.base_url).rstrip("/") + f"/ui/runs/{row['id']}")
 
 
-@router.post("/evals/{eval_id}/runs")
+@router.post("/evals/{eval_id}/runs", dependencies=[limited("runs")])
 def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
     stored = ctx.store.get_eval_in(owner, eval_id)
