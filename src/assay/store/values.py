@@ -34,8 +34,9 @@ def _bad_string(text: str) -> bool:
 
 
 def _tagged_string(text: str) -> dict[str, str]:
-    # json.dumps with ensure_ascii writes NUL and surrogates as \u escapes: plain ASCII, lossless.
-    return {TAG: "str", "v": json.dumps(text)}
+    # Python's escapes are plain ASCII and give back every code point as it was (JSON's \u escapes
+    # would fuse two lone surrogates into one character).
+    return {TAG: "str", "v": text.encode("unicode_escape").decode("ascii")}
 
 
 def _encode(value: Any) -> Any:
@@ -68,7 +69,7 @@ def _decode(value: dict[str, Any]) -> Any:
     if kind == "float" and len(value) == 2:
         return float(value["v"])
     if kind == "str" and len(value) == 2:
-        return json.loads(value["v"])
+        return value["v"].encode("ascii").decode("unicode_escape")
     if kind == "dict" and len(value) == 2:
         return {key: item for key, item in value["v"]}
     return value
