@@ -6,8 +6,10 @@
     │   ├── DataError          a dataset with bad lines; carries every DataIssue, not only the first
     │   ├── UnknownEvaluatorError
     │   └── NotFoundError      a run, eval, file or dataset that does not exist
-    └── ItemError              one item cannot be evaluated (a mapping path it lacks, a bad input);
-                               it becomes that item's ``error`` result and the run goes on
+    ├── ItemError              one item cannot be evaluated (a mapping path it lacks, a bad input);
+    │                          it becomes that item's ``error`` result and the run goes on
+    └── StoreError             the database failed (unreachable too long, disk full); what was
+                               stored is kept and the run resumes once the database is back
 
 User errors carry a short ``code`` and a ``hint`` that says how to fix the problem.
 """
@@ -95,3 +97,20 @@ class ItemError(AssayError):
         super().__init__(message)
         self.details = details or {}
         """Kept in the error result's properties (a judge's raw answer, the tokens it spent)."""
+
+
+class StoreError(AssayError):
+    """The database failed under a run; nothing stored is lost, and the run can be resumed."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def store_failure(exc: BaseException, action: str) -> StoreError:
+    """A database error as one clear line: the driver's own first line, never the SQL."""
+    cause = getattr(exc, "orig", None) or exc
+    first = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    hint = "nothing stored is lost; once the database is reachable (or has room), resume the run"
+    return StoreError(f"the store could not {action}: {first}", hint=hint)

@@ -7,13 +7,14 @@ import math
 import uuid
 from collections.abc import Awaitable, Callable
 
+import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from assay.errors import AssayError, NotFoundError, UserError
+from assay.errors import AssayError, NotFoundError, StoreError, UserError, store_failure
 
 
 class RateLimited(Exception):
@@ -88,6 +89,19 @@ def install(app: FastAPI) -> None:
             reply.headers["Allow"] = ", ".join(_allowed_methods(request))
         return reply
 
+
+    @app.exception_handler(StoreError)
+    async def store_down(_: Request, exc: StoreError) -> JSONResponse:
+        reply = error(503, exc.message, "server_error", "store_unavailable")
+        reply.headers["retry-after"] = "5"
+        return reply
+
+    @app.exception_handler(sa.exc.OperationalError)
+    async def database_away(_: Request, exc: sa.exc.OperationalError) -> JSONResponse:
+        log.warning("the store is unavailable: %s", type(exc.orig).__name__)
+        reply = error(503, store_failure(exc, "answer").message, "server_error", "store_unavailable")
+        reply.headers["retry-after"] = "5"
+        return reply
 
     @app.exception_handler(AssayError)
     async def internal(_: Request, exc: AssayError) -> JSONResponse:

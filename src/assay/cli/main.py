@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from assay.errors import UserError
+from assay.errors import StoreError, UserError
 
 console = Console(stderr=True, highlight=False)
 
@@ -17,11 +17,13 @@ class AssayGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except UserError as exc:
-            console.print(f"[bold red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+        except (UserError, StoreError) as exc:
+            console.print("[bold red]error:[/] ", end="", markup=True)
+            console.print(exc.message, markup=False, soft_wrap=True)
             if exc.hint:
-                console.print(f"[dim]hint:[/] {exc.hint}", soft_wrap=True)
-            sys.exit(2)
+                console.print("[dim]hint:[/] ", end="", markup=True)
+                console.print(exc.hint, markup=False, soft_wrap=True)
+            sys.exit(2 if isinstance(exc, UserError) else 1)
 
 
 @click.group(cls=AssayGroup)

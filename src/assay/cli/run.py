@@ -15,7 +15,7 @@ from assay.cli.main import cli
 from assay.cli.summary import TargetStats, print_summary, print_target_stats
 from assay.config import EvalConfig, load_eval_config
 from assay.dataset import Dataset
-from assay.errors import ConfigError
+from assay.errors import ConfigError, StoreError
 from assay.evaluators.custom import spec_from_file
 from assay.llm import CacheMode, ModelRegistry
 from assay.results import OutputItem, RunSummary
@@ -148,6 +148,10 @@ def run_command(
             progress.stop()
             out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run['id']}")
             sys.exit(130)
+        except StoreError as exc:
+            progress.stop()
+            exc.hint = f"nothing stored is lost; once there is room, resume: assay run {eval_yaml} --resume {run['id']}"
+            raise
     print_summary(outcome.run, outcome.summary, store.url)
     if target_stats.latencies_ms:
         print_target_stats(target_stats)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +37,10 @@ SampleCallback = Callable[[dict[str, Any]], None]
 
 # Items in flight. Model-free evaluators do not await, so this matters only for model calls, where
 # a judge call spends most of its time waiting on the network.
+log = logging.getLogger("assay.run")
 DEFAULT_CONCURRENCY = 64
+STORE_OUTAGE_SECONDS = float(os.environ.get("ASSAY_STORE_OUTAGE_SECONDS", "120"))
+"""How long a run waits for a database that went away before it fails (resumable)."""
 
 
 @dataclass
@@ -68,6 +73,8 @@ class RunJob:
     """Set when ``keep_going`` said stop: the run ends canceled, with what was done kept."""
     lost: bool = False
     """Set when another worker took the run over: this one stops and writes nothing more."""
+    write_error: Exception | None = None
+    """Why the store refused a batch; the run stops and ``execute`` raises it."""
 
 
 async def evaluate_item(
@@ -133,6 +140,8 @@ async def execute(job: RunJob) -> int:
         close_target = getattr(job.target, "aclose", None)
         if close_target is not None:
             await close_target()
+    if job.write_error is not None:
+        raise job.write_error
     return evaluated
 
 
@@ -143,12 +152,35 @@ async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputI
 
 
 async def _watch(job: RunJob) -> None:
-    """Ask ``keep_going`` (off the loop) every ``check_seconds``; stop the run when it says no."""
+    """Ask ``keep_going`` (off the loop) every ``check_seconds``; stop the run when it says no.
+    While the database is away the question waits for it (the writer decides when to give up)."""
     assert job.options.keep_going is not None
     while not job.stopped:
         await asyncio.sleep(job.options.check_seconds)
-        if not await asyncio.to_thread(job.options.keep_going):
+        try:
+            going = await asyncio.to_thread(job.options.keep_going)
+        except Exception as exc:  # noqa: BLE001 - only a transient outage is waited out
+            if not job.store.is_transient(exc):
+                raise
+            continue
+        if not going:
             job.stopped = True
+
+
+async def _stored(job: RunJob, batch: list[OutputItem]) -> bool:
+    """Write a batch; while the database is away (a restart), retry with backoff for up to
+    ``STORE_OUTAGE_SECONDS``: items are keyed, so a write that did land is not doubled."""
+    deadline, delay = time.monotonic() + STORE_OUTAGE_SECONDS, 0.2
+    while True:
+        try:
+            write = functools.partial(job.store.add_output_items, job.run_id, batch, worker=job.options.worker)
+            return bool(await asyncio.to_thread(write))
+        except Exception as exc:
+            if not job.store.is_transient(exc) or time.monotonic() > deadline:
+                raise
+            log.warning("run %s: the store is unreachable (%s); retrying", job.run_id, type(exc).__name__)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
 
 
 async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
@@ -158,12 +190,15 @@ async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> Non
 
     async def flush() -> None:
         nonlocal batch, last_flush
-        if batch and not job.lost:
-            written = await asyncio.to_thread(
-                functools.partial(job.store.add_output_items, job.run_id, batch, worker=job.options.worker)
-            )
-            if not written:
+        try:
+            if batch and not job.lost and job.write_error is None and not await _stored(job, batch):
                 job.stopped = job.lost = True
+        except Exception as exc:  # noqa: BLE001 - kept and raised by execute once every task is done
+            # The workers must not block on a queue nobody empties: stop the run, drain what is left.
+            job.write_error, job.stopped = exc, True
+        if job.write_error is not None:
+            batch, last_flush = [], time.monotonic()
+            return
         if batch and not job.lost and job.on_item is not None:
             for item in batch:
                 job.on_item(item)

@@ -7,14 +7,17 @@ always ends ``completed``, ``failed`` or ``canceled`` (Ctrl-C), with the summary
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
+
 from assay.dataset import Dataset, ItemSchema, ScanReport, scan
-from assay.errors import ConfigError
+from assay.errors import ConfigError, store_failure
 from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
@@ -120,6 +123,11 @@ def finish_run(
     except (KeyboardInterrupt, asyncio.CancelledError):
         close("canceled")
         raise
+    except sa.exc.SQLAlchemyError as exc:
+        failure = store_failure(exc, "keep the run's results")
+        with contextlib.suppress(sa.exc.SQLAlchemyError):  # the database may still be unable to take it
+            close("failed", {"code": "store_error", "message": failure.message})
+        raise failure from None
     except Exception as exc:
         close("failed", {"code": type(exc).__name__, "message": str(exc)})
         raise

@@ -58,6 +58,15 @@ class StoreBase:
     def close(self) -> None:
         self.engine.dispose()
 
+    def is_transient(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the database being away for a while (PostgreSQL restarting, the network),
+        worth retrying; a full disk or a bad statement is not."""
+        if getattr(exc, "connection_invalidated", False):
+            return True
+        return self.engine.dialect.name == "postgresql" and isinstance(
+            exc, sa.exc.OperationalError | sa.exc.InterfaceError
+        )
+
     def _insert(self, table: sa.Table) -> Any:
         dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
         return dialect.insert(table)
