@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from assay.api import (
     errors,
+    openapi,
     routes_capture,
     routes_datasets,
     routes_evals,
@@ -48,6 +49,7 @@ def create_app(
                   default_response_class=WireJSON, lifespan=lifespan)  # fmt: skip
     app.state.assay = ApiContext(store, catalog or (lambda project: load_catalog(store, project)), models)
     errors.install(app)
+    openapi.install(app)
     app.add_middleware(BodyLimit)
     access.install(app)
 

@@ -1,0 +1,73 @@
+"""The OpenAPI document ``assay serve`` publishes at ``/openapi.json``.
+
+FastAPI describes the routes; two things it cannot know are added here. Request bodies are read
+by one bounded JSON parser (``context.json_body``), so the Evals and Files operations take their
+request bodies from OpenAI's own published spec (``openai-evals.openapi.json``: the Files and
+Evals part of github.com/openai/openai-openapi, MIT), matched by path under every prefix. And the
+``{project}`` of ``/api/projects/{project}/...``, read by the auth dependency, is declared as the
+path parameter it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+SPEC = Path(__file__).with_name("openai-evals.openapi.json")
+PREFIXES = ("/api/projects/{project}/openai/v1", "/openai/v1", "/v1", "/openai")
+PROJECT = {"name": "project", "in": "path", "required": True, "schema": {"type": "string"},
+           "description": "The project (a key's project when the server has API keys)."}  # fmt: skip
+
+
+@cache
+def _openai() -> dict[str, Any]:
+    spec: dict[str, Any] = json.loads(SPEC.read_text(encoding="utf-8"))
+    return spec
+
+
+def _shape(path: str) -> str:
+    """A path with its parameter names blanked, so ``{item_id}`` matches the spec's ``{output_item_id}``."""
+    return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+def _spec_operation(path: str, method: str) -> dict[str, Any] | None:
+    for prefix in PREFIXES:
+        if path.startswith(prefix + "/"):
+            wanted = _shape(path[len(prefix) :])
+            for spec_path, operations in _openai()["paths"].items():
+                if _shape(spec_path) == wanted and method in operations:
+                    operation: dict[str, Any] = operations[method]
+                    return operation
+            return None
+    return None
+
+
+def document(app: FastAPI) -> dict[str, Any]:
+    doc = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    for path, operations in doc.get("paths", {}).items():
+        for method, operation in operations.items():
+            if "{project}" in path and not any(p.get("name") == "project" for p in operation.get("parameters", [])):
+                operation.setdefault("parameters", []).insert(0, PROJECT)
+            spec = _spec_operation(path, method)
+            if spec is not None and "requestBody" in spec and "requestBody" not in operation:
+                operation["requestBody"] = spec["requestBody"]
+    doc.setdefault("components", {}).setdefault("schemas", {}).update(_openai()["components"]["schemas"])
+    return doc
+
+
+def install(app: FastAPI) -> None:
+    """Serve ``document(app)`` at ``/openapi.json`` (built once, on first request)."""
+    built: dict[str, Any] = {}
+
+    def openapi() -> dict[str, Any]:
+        if not built:
+            built.update(document(app))
+        return built
+
+    app.openapi = openapi  # type: ignore[method-assign]
