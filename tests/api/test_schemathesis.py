@@ -51,7 +51,7 @@ def test_no_generated_request_gets_a_server_error(fuzzed_app, monkeypatch):
             try:  # in-process, an unhandled exception reaches us instead of a 500: both are failures
                 case.validate_response(case.call(), checks=[not_a_server_error])
             except Exception as exc:  # noqa: BLE001 - every failing operation is reported, not the first
-                failures.append(f"{operation.method.upper()} {operation.path}: {exc}"[:500])
+                failures.append(f"{case.method.upper()} {case.path}: {exc}"[:500])
                 raise
 
         with contextlib.suppress(Exception):
