@@ -42,6 +42,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/nlp_throughput.py
 	$(BIN)/python bench/judge_throughput.py
 	$(BIN)/python bench/sampling.py
+	$(BIN)/python bench/sandbox.py
 
 clean:
 	rm -rf $(VENV) .assay .pytest_cache .mypy_cache .ruff_cache
