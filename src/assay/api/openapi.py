@@ -2,7 +2,7 @@
 
 FastAPI describes the routes; two things it cannot know are added here. Request bodies are read
 by one bounded JSON parser (``context.json_body``), so the Evals and Files operations take their
-request bodies from OpenAI's own published spec (``openai-evals.openapi.json``: the Files and
+request and response bodies from OpenAI's own published spec (``openai-evals.openapi.json``: the Files and
 Evals part of github.com/openai/openai-openapi, MIT), matched by path under every prefix. And the
 ``{project}`` of ``/api/projects/{project}/...``, read by the auth dependency, is declared as the
 path parameter it is.
@@ -55,8 +55,12 @@ def document(app: FastAPI) -> dict[str, Any]:
             if "{project}" in path and not any(p.get("name") == "project" for p in operation.get("parameters", [])):
                 operation.setdefault("parameters", []).insert(0, PROJECT)
             spec = _spec_operation(path, method)
-            if spec is not None and "requestBody" in spec and "requestBody" not in operation:
+            if spec is None:
+                continue
+            if "requestBody" in spec and "requestBody" not in operation:
                 operation["requestBody"] = spec["requestBody"]
+            if "200" in spec.get("responses", {}):  # the shape the SDKs parse (conformance: see #12)
+                operation.setdefault("responses", {})["200"] = spec["responses"]["200"]
     doc.setdefault("components", {}).setdefault("schemas", {}).update(_openai()["components"]["schemas"])
     return doc
 
