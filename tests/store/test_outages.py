@@ -17,9 +17,10 @@ import pytest
 import sqlalchemy as sa
 from openai import OpenAI
 
-from tests.api.test_leases import item_rows, start_server
+from tests.api.test_leases import item_rows
 from tests.cli.test_cli import assay, write_eval
 from tests.support.fixtures import free_port
+from tests.support.servers import judged_run, start_assay_server
 
 IS_ROOT = os.geteuid() == 0
 
@@ -70,28 +71,20 @@ def test_postgres_restarted_mid_run_the_run_completes_with_each_item_once(tmp_pa
     postgres = OwnPostgres()
     postgres.start()
     engine = sa.create_engine(postgres.url, pool_pre_ping=True)
-    server, client = start_server(postgres.url, tmp_path / "home", models)
+    server, client = start_assay_server(tmp_path / "home", models, database_url=postgres.url)
     try:
-        created = client.evals.create(
-            name="outage", data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-            testing_criteria=[{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-                               "initialization_parameters": {"model": "judge"}}],
-        )  # fmt: skip
-        rows = [{"item": {"query": f"question {i}", "response": f"answer {i}"}} for i in range(total)]
-        run = client.evals.runs.create(
-            eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
-        )
+        eval_id, run_id = judged_run(client, total)
         deadline = time.monotonic() + 120
-        while len(item_rows(engine, run.id)) < 300 and time.monotonic() < deadline:
+        while len(item_rows(engine, run_id)) < 300 and time.monotonic() < deadline:
             time.sleep(0.1)
         engine.dispose()
         postgres.stop()
         time.sleep(10)  # the outage the issue asks for: ten seconds without a database
         postgres.start()
-        finished = _wait_through_outage(client, created.id, run.id)
+        finished = _wait_through_outage(client, eval_id, run_id)
         assert finished.status == "completed", finished.error
         assert finished.result_counts.total == total
-        ids = item_rows(engine, run.id)
+        ids = item_rows(engine, run_id)
         assert sorted(ids) == list(range(total))  # each item once
         assert server.poll() is None
     finally:

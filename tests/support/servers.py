@@ -1,0 +1,52 @@
+"""``assay serve`` as a real process for tests that kill, stall or outlive it, and the judged run
+those tests put under it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from openai import OpenAI
+
+from tests.support.fixtures import free_port
+
+RELEVANCE = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
+              "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+
+
+def start_assay_server(home: Path, models_file: Path, *, port: int | None = None, database_url: str | None = None,
+                       workers: int = 2) -> tuple[subprocess.Popen[bytes], OpenAI]:  # fmt: skip
+    """A server on ``port`` (a free one by default) with 2-second leases; SQLite under ``home``
+    unless ``database_url`` is given. Returns once it answers."""
+    port = port or free_port()
+    env = {**os.environ, "ASSAY_HOME": str(home), "ASSAY_LEASE_SECONDS": "2"}
+    env.pop("ASSAY_DATABASE_URL", None)
+    if database_url:
+        env["ASSAY_DATABASE_URL"] = database_url
+    command = [sys.executable, "-m", "assay", "serve", "--port", str(port), "--models", str(models_file),
+               "--workers", str(workers)]  # fmt: skip
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="local", max_retries=0)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            client.evals.list()
+            return process, client
+        except Exception:  # noqa: BLE001 - not up yet
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("assay serve did not start")
+
+
+def judged_run(client: OpenAI, total: int) -> tuple[str, str]:
+    """An eval judged by the ``judge`` model and a run of ``total`` inline items: (eval id, run id)."""
+    created = client.evals.create(name="long", data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+                                  testing_criteria=RELEVANCE)  # fmt: skip
+    rows = [{"item": {"query": f"question {i}", "response": f"answer {i}"}} for i in range(total)]
+    run = client.evals.runs.create(
+        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
+    )
+    return created.id, run.id
