@@ -106,10 +106,9 @@ class Sandbox:
             _warned = True
             LOG.warning("bwrap is not installed: code runs in a plain subprocess with rlimits only (%s)", INSTALL_HINT)
         command = [sys.executable, "-I", str(bwrap.RUNNER)]
-        with tempfile.TemporaryDirectory(prefix="assay-untrusted-") as workdir:
+        with tempfile.TemporaryDirectory(prefix="assay-untrusted-", ignore_cleanup_errors=True) as workdir:
             env = {**bwrap.ENVIRONMENT, "HOME": workdir, "TMPDIR": workdir}
-            run = process.run(command, body, limits.seconds, limits.output_bytes, env, cwd=workdir)
-            return await run
+            return await process.run(command, body, limits.seconds, limits.output_bytes, env, cwd=workdir)
 
 
 def _reply(finished: process.Finished, function: str, limits: Limits) -> Any:
