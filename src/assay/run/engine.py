@@ -35,9 +35,10 @@ ProgressCallback = Callable[[OutputItem], None]
 SampleCallback = Callable[[dict[str, Any]], None]
 
 
+log = logging.getLogger("assay.run")
+
 # Items in flight. Model-free evaluators do not await, so this matters only for model calls, where
 # a judge call spends most of its time waiting on the network.
-log = logging.getLogger("assay.run")
 DEFAULT_CONCURRENCY = 64
 STORE_OUTAGE_SECONDS = float(os.environ.get("ASSAY_STORE_OUTAGE_SECONDS", "120"))
 """How long a run waits for a database that went away before it fails (resumable)."""
