@@ -10,9 +10,8 @@ import json
 import pytest
 
 from tests.api.conftest import wait_for
-from tests.api.test_restart import start_server
 from tests.examples.test_support_agent import AGENT, JUDGES, agent  # noqa: F401 - agent is a fixture
-from tests.support.fixtures import free_port
+from tests.support.servers import start_assay_server
 
 VIOLENCE = {"match": "# Property: violence", "reply": {"content": '{"reason": "nothing violent", "score": 0}'}}
 MODEL_ANSWERS = {"match": "Where is order 1042? (model)", "reply": {"content": "I cannot see orders, sorry."}}
@@ -47,7 +46,7 @@ def server(tmp_path, llm, agent, monkeypatch):  # noqa: F811 - the agent fixture
     # Criteria that name no model (violence here) use the environment's endpoint, as the SDKs do.
     monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "t")
-    process, client = start_server(tmp_path, free_port(), models)
+    process, client = start_assay_server(tmp_path, models)
     yield client
     client.close()
     process.terminate()

@@ -13,9 +13,9 @@ import pytest
 
 from assay.store import Store
 from tests.api.conftest import wait_for
-from tests.api.test_restart import start_server
 from tests.examples.test_support_agent import AGENT, EXAMPLE
 from tests.support.fixtures import free_port
+from tests.support.servers import start_assay_server
 
 JUDGES = [
     {"match": "# Property: intent resolution", "reply": {"content": '{"reason": "understood", "score": 5}'}},
@@ -33,7 +33,7 @@ def traced(tmp_path, llm):
     models = tmp_path / "models.yaml"
     models.write_text(f"models:\n  judge: {{model: judge, base_url: '{llm.base_url}', api_key: t}}\n")
     port = free_port()
-    server, client = start_server(tmp_path, port, models)
+    server, client = start_assay_server(tmp_path, models, port=port)
     agent_port = free_port()
     log = (tmp_path / "agent.log").open("wb")
     agent = subprocess.Popen(
