@@ -16,14 +16,6 @@ from starlette.routing import Match
 
 from assay.errors import AssayError, NotFoundError, StoreError, UserError, store_failure
 
-
-class RateLimited(Exception):
-    """A caller over its per-key budget for an action (``assay.api.ratelimit``)."""
-
-    def __init__(self, action: str, retry_after: float) -> None:
-        super().__init__(f"Rate limit reached for {action}: retry in {retry_after:.1f} s.")
-        self.retry_after = retry_after
-
 log = logging.getLogger("assay.api")
 
 
@@ -31,6 +23,14 @@ class AuthError(Exception):
     def __init__(self, message: str, status: int = 401) -> None:
         super().__init__(message)
         self.status = status
+
+
+class RateLimited(Exception):
+    """A caller over its per-key budget for an action (``assay.api.ratelimit``)."""
+
+    def __init__(self, action: str, retry_after: float) -> None:
+        super().__init__(f"Rate limit reached for {action}: retry in {retry_after:.1f} s.")
+        self.retry_after = retry_after
 
 
 def error(status: int, message: str, kind: str, code: str | None = None, param: str | None = None) -> JSONResponse:

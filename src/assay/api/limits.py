@@ -15,12 +15,20 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 MB = 1024 * 1024
 
 
+def _megabytes(name: str, default: float) -> int:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        value = default  # a bad setting must not turn every request into a 500
+    return int((value if value > 0 else default) * MB)
+
+
 def _limit_for(path: str) -> int | None:
     if path.endswith("/v1/traces"):
         return None  # the receiver reads with its own (decompressed) limit
     if path.endswith("/files") or "/datasets/" in path:
-        return int(float(os.environ.get("ASSAY_MAX_UPLOAD_MB", "512")) * MB)
-    return int(float(os.environ.get("ASSAY_MAX_JSON_MB", "64")) * MB)
+        return _megabytes("ASSAY_MAX_UPLOAD_MB", 512)
+    return _megabytes("ASSAY_MAX_JSON_MB", 64)
 
 
 class BodyLimit:
