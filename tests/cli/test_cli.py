@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fixtures import start_llm_server
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -126,22 +128,37 @@ HELD_AFTER = 300
 """The judge answers this many calls, then holds the rest: the run cannot finish before the signal."""
 
 
+@pytest.fixture
+def own_llm():
+    """A scripted provider of this test's own: a count of calls no other test's traffic can move."""
+    server = start_llm_server()
+    yield server
+    server.stop()
+
+
 def start_partial_run(tmp_path: Path, config: Path, stop: signal.Signals, llm) -> int:
     """Start ``assay run``, let it store some items, then send ``stop``; returns items stored."""
     llm.reset()
     llm.script(hold_after=HELD_AFTER)
     env = {**os.environ, "ASSAY_HOME": str(tmp_path)}
     env.pop("ASSAY_DATABASE_URL", None)
-    process = subprocess.Popen([sys.executable, "-m", "assay", "run", str(config), "--concurrency", "4"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and _items(tmp_path) < 200:
-        time.sleep(0.2)
-    process.send_signal(stop)
-    code = process.wait(timeout=60)
+    with (tmp_path / "run.stderr").open("wb") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "assay", "run", str(config), "--concurrency", "4"],
+                                   env=env, stdout=subprocess.DEVNULL, stderr=stderr)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and _items(tmp_path) < 200 and process.poll() is None:
+                time.sleep(0.2)
+            process.send_signal(stop)
+            code = process.wait(timeout=60)
+        finally:
+            if process.poll() is None:  # never leave a run behind to call a provider other tests share
+                process.kill()
+                process.wait()
     llm.reset()  # the provider answers again for the resume
+    told = (tmp_path / "run.stderr").read_text(errors="replace")[-3000:]
     if stop == signal.SIGINT:
-        assert code == 130
+        assert code == 130, told
     return _items(tmp_path)
 
 
@@ -166,19 +183,19 @@ def run_status(home: Path) -> str:
         return conn.execute("select status from runs").fetchone()[0]
 
 
-def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path, llm):
+def test_sigkill_halfway_then_resume_gives_every_item_exactly_once(tmp_path, own_llm):
     total = 1000
-    config = big_eval(tmp_path, total, llm)
-    written = start_partial_run(tmp_path, config, signal.SIGKILL, llm)
+    config = big_eval(tmp_path, total, own_llm)
+    written = start_partial_run(tmp_path, config, signal.SIGKILL, own_llm)
     assert 0 < written <= HELD_AFTER, f"the kill landed at {written} items; the test needs a partial run"
     assert run_status(tmp_path) == "in_progress"
     resume_and_check(tmp_path, config, total)
 
 
-def test_ctrl_c_marks_the_run_canceled_and_keeps_what_was_done(tmp_path, llm):
+def test_ctrl_c_marks_the_run_canceled_and_keeps_what_was_done(tmp_path, own_llm):
     total = 1000
-    config = big_eval(tmp_path, total, llm)
-    written = start_partial_run(tmp_path, config, signal.SIGINT, llm)
+    config = big_eval(tmp_path, total, own_llm)
+    written = start_partial_run(tmp_path, config, signal.SIGINT, own_llm)
     assert 0 < written <= HELD_AFTER
     assert run_status(tmp_path) == "canceled"
     resume_and_check(tmp_path, config, total)
