@@ -11,6 +11,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from assay.cli.common import catalog, open_store, out
+from assay.cli.interrupt import interruptible
 from assay.cli.main import cli
 from assay.cli.summary import TargetStats, print_summary, print_target_stats
 from assay.config import EvalConfig, load_eval_config
@@ -23,6 +24,7 @@ from assay.run import RunOptions, check_resumable, finish_run, prepare, start
 from assay.run.engine import DEFAULT_CONCURRENCY
 from assay.run.estimate import Estimate
 from assay.run.estimate import estimate as estimate_run
+from assay.run.runner import summarize
 from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of, trace_dataset
 from assay.store import DEFAULT_PROJECT, Store
 
@@ -142,8 +144,13 @@ def run_command(
         def advance(item: OutputItem) -> None:
             progress.advance(task)
 
+        def mark_canceled() -> None:
+            summary = summarize(store, run["id"], prepared.criteria, prepared.models)
+            store.update_run(run["id"], status="canceled", summary=summary.model_dump())
+
         try:
-            outcome = finish_run(prepared, run, store, options=options, on_item=advance, on_sample=sampled)
+            with interruptible(mark_canceled):
+                outcome = finish_run(prepared, run, store, options=options, on_item=advance, on_sample=sampled)
         except KeyboardInterrupt:
             progress.stop()
             out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run['id']}")
