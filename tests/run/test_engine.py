@@ -108,7 +108,7 @@ def test_resume_refuses_other_criteria_or_dataset(store):
             ],
             "used twice",
         ),
-        ([{"type": "multi", "name": "m", "graders": {}}], "not supported yet"),
+        ([{"type": "multi", "name": "m", "graders": {}}], "a multi criterion needs .graders."),
     ],
 )
 def test_bad_criteria_are_refused_before_the_run(criteria, message):

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
+from assay.api import fields
 from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.wire import eval_object, page
 from assay.dataset import ItemSchema
@@ -35,15 +36,17 @@ def check_eval(
     )  # fmt: skip
 
 
-@router.post("/evals")
+@router.post("/evals", status_code=201)
 def create_eval(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
     config, criteria = body.get("data_source_config"), body.get("testing_criteria")
+    metadata = fields.metadata(body.get("metadata"))
     check_eval(ctx, owner, config, criteria)
     assert isinstance(config, dict) and isinstance(criteria, list)
     criteria = [{**c, "id": c.get("id") or f"{c.get('name', 'criterion')}-{uuid.uuid4()}"} for c in criteria]
-    row = ctx.store.create_eval(name=body.get("name"), data_source_config=config, testing_criteria=criteria,
-                                metadata=body.get("metadata"), project=owner)  # fmt: skip
+    name = fields.name(body.get("name"))
+    row = ctx.store.create_eval(name=name, data_source_config=config, testing_criteria=criteria, metadata=metadata,
+                                project=owner)  # fmt: skip
     return eval_object(row)
 
 
@@ -53,7 +56,8 @@ def list_evals(
     limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc",
     order_by: Literal["created_at", "updated_at"] = "created_at",
 ) -> dict[str, Any]:  # fmt: skip
-    rows = context(request).store.list_evals(owner, after=after, limit=limit + 1, order=order)
+    store = context(request).store
+    rows = store.list_evals(owner, after=after, limit=limit + 1, order=order, by_update=order_by == "updated_at")
     return page([eval_object(r) for r in rows], limit)
 
 
@@ -65,6 +69,9 @@ def retrieve_eval(request: Request, eval_id: str, owner: Owner) -> dict[str, Any
 @router.post("/evals/{eval_id}")
 def update_eval(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
     values = {key: body[key] for key in ("name", "metadata") if key in body}
+    if "metadata" in values:
+        fields.metadata(values["metadata"])
+    fields.name(values.get("name"))
     return eval_object(context(request).store.update_eval(owner, eval_id, **values))
 
 

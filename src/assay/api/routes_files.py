@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.responses import Response
 
+from assay.api import fields
 from assay.api.context import Owner, context
 from assay.api.ratelimit import limited
 from assay.api.wire import file_object, page
@@ -18,6 +19,7 @@ router = APIRouter()
 async def create_file(
     request: Request, file: Annotated[UploadFile, File()], purpose: Annotated[str, Form()], owner: Owner
 ) -> dict[str, Any]:
+    fields.purpose(purpose)
     content = await file.read()  # the body limit (assay.api.limits) was enforced while it arrived
     name = file.filename or "upload.jsonl"
     row = context(request).store.create_file(project=owner, filename=name, purpose=purpose, content=content)
@@ -40,8 +42,16 @@ def retrieve_file(request: Request, file_id: str, owner: Owner) -> dict[str, Any
 
 @router.get("/files/{file_id}/content")
 def file_content(request: Request, file_id: str, owner: Owner) -> Response:
+    """The bytes as uploaded; the spec declares the body ``application/json`` (a string), and a
+    JSONL or JSON file is served as such."""
     row = context(request).store.get_file(owner, file_id, content=True)
-    return Response(bytes(row["content"]), media_type="application/octet-stream")
+    return Response(bytes(row["content"]), media_type=_content_type(row["filename"]))
+
+
+def _content_type(filename: str) -> str:
+    if filename.lower().endswith((".jsonl", ".json")):
+        return "application/json"
+    return "text/csv" if filename.lower().endswith(".csv") else "application/octet-stream"
 
 
 @router.delete("/files/{file_id}")

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
+from assay.api import fields
 from assay.api.context import JsonBody, Owner, context
 from assay.api.ratelimit import limited
 from assay.api.responses import WireJSON
@@ -25,9 +26,10 @@ def _run(request: Request, row: dict[str, Any], criteria: list[dict[str, Any]]) 
     return run_object(row, criteria, str(request.base_url).rstrip("/") + f"/ui/runs/{row['id']}")
 
 
-@router.post("/evals/{eval_id}/runs", dependencies=[limited("runs")])
+@router.post("/evals/{eval_id}/runs", dependencies=[limited("runs")], status_code=201)
 def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
+    metadata = fields.metadata(body.get("metadata"))
     stored = ctx.store.get_eval_in(owner, eval_id)
     data_source = body.get("data_source")
     check_data_source(data_source)
@@ -55,10 +57,10 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
     check_eval(ctx, owner, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
     if spec is not None:
         build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
-    row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options=options, name=body.get("name"),
-                               project=owner)  # fmt: skip
-    if body.get("metadata"):
-        ctx.store.update_run(row["id"], metadata=body["metadata"])
+    name = fields.name(body.get("name"))
+    row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options=options, name=name, project=owner)
+    if metadata:
+        ctx.store.update_run(row["id"], metadata=metadata)
         row = ctx.store.get_run(row["id"])
     return _run(request, row, stored["testing_criteria"])
 
@@ -82,6 +84,7 @@ def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> W
 
 
 @router.post("/evals/{eval_id}/runs/{run_id}/cancel")
+@router.post("/evals/{eval_id}/runs/{run_id}")  # the spec's cancel route; the SDK posts to .../cancel
 def cancel_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
     criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]

@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from assay.results import RunSummary
 
+NO_ERROR = {"code": "", "message": ""}
+"""What ``error`` holds when nothing went wrong. The SDK types ``error`` as an ``EvalAPIError``
+object, never null (strict validation refuses null), and the spec requires it: so an object with
+empty strings, not ``null``. Test for failure with ``status``, or ``error.code``."""
+
 EMPTY_SAMPLE: dict[str, Any] = {
-    "input": [], "output": [], "finish_reason": "", "model": "", "error": None, "temperature": 0.0,
+    "input": [], "output": [], "finish_reason": "", "model": "", "error": NO_ERROR, "temperature": 0.0,
     "max_completion_tokens": 0, "top_p": 0.0, "seed": 0,
     "usage": {"total_tokens": 0, "completion_tokens": 0, "prompt_tokens": 0, "cached_tokens": 0},
 }  # fmt: skip
 
 
 def page(data: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """A cursor page. The spec wants ``first_id`` / ``last_id`` as strings even when the page is
+    empty; the SDKs page on ``data[-1].id``, so an empty string there changes nothing for them."""
     shown = data[:limit]
     return {
-        "object": "list", "data": shown, "first_id": shown[0]["id"] if shown else None,
-        "last_id": shown[-1]["id"] if shown else None, "has_more": len(data) > limit,
+        "object": "list", "data": shown, "first_id": shown[0]["id"] if shown else "",
+        "last_id": shown[-1]["id"] if shown else "", "has_more": len(data) > limit,
     }  # fmt: skip
 
 
 def file_object(row: dict[str, Any]) -> dict[str, Any]:
+    """Files never expire here, so ``expires_at`` (optional, never null in the spec) is left out."""
     return {
         "id": row["id"], "object": "file", "bytes": row["bytes"], "created_at": row["created_at"],
-        "filename": row["filename"], "purpose": row["purpose"], "status": "processed", "status_details": None,
-        "expires_at": None,
+        "filename": row["filename"], "purpose": row["purpose"], "status": "processed",
     }  # fmt: skip
 
 
@@ -43,7 +51,7 @@ def schema_of(config: dict[str, Any]) -> dict[str, Any]:
 
 def eval_object(row: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": row["id"], "object": "eval", "created_at": row["created_at"], "name": row["name"],
+        "id": row["id"], "object": "eval", "created_at": row["created_at"], "name": row["name"] or row["id"],
         "metadata": row["metadata"] or {}, "data_source_config": schema_of(row["data_source_config"]),
         "testing_criteria": row["testing_criteria"],
     }  # fmt: skip
@@ -68,12 +76,36 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
     return {
         "id": row["id"], "object": "eval.run", "eval_id": row["eval_id"], "name": row["name"] or row["id"],
         "status": row["status"], "created_at": row["created_at"], "model": "", "metadata": row["metadata"] or {},
-        "data_source": row["data_source"], "report_url": report_url, "error": row["error"],
+        "data_source": data_source_object(row["data_source"]), "report_url": report_url,
+        "error": api_error(row["error"]),
         "result_counts": {"total": counts.total, "passed": counts.passed, "failed": counts.failed,
                           "errored": counts.errored, "skipped": counts.skipped},
         "per_model_usage": usage, "per_testing_criteria_results": per_criterion,
         "evaluation_level": options.get("evaluation_level", "turn"),
     }  # fmt: skip
+
+
+def data_source_object(data_source: dict[str, Any]) -> dict[str, Any]:
+    """The run's data source as sent, with template messages in the spec's own example form
+    (``{type: message, role, content: {type: input_text, text}}``): a plain ``{role, content: "..."}``
+    is valid under both branches of the spec's ``EvalItem | EasyInputMessage`` oneOf, so no
+    validator can accept it. Same meaning; the engine renders the stored original."""
+    messages = data_source.get("input_messages")
+    if not isinstance(messages, dict) or not isinstance(messages.get("template"), list):
+        return data_source
+    template = [_template_message(m) for m in messages["template"]]
+    return {**data_source, "input_messages": {**messages, "template": template}}
+
+
+def _template_message(message: Any) -> Any:
+    if not isinstance(message, dict) or "role" not in message:
+        return message
+    content = message.get("content")
+    if isinstance(content, list) and len(content) == 1:
+        content = content[0]
+    if isinstance(content, str):
+        content = {"type": "input_text", "text": content}
+    return {"type": "message", **message, "content": content}
 
 
 def output_item_id(run_id: str, index: int) -> str:
@@ -86,8 +118,15 @@ def item_index(item_id: str) -> int | None:
     return int(tail) if tail.isascii() and tail.isdigit() and len(tail) <= 18 else None
 
 
+def result_object(result: dict[str, Any]) -> dict[str, Any]:
+    """The spec types ``score`` as a number and ``passed`` as a boolean: a result that errored, was
+    skipped or has no threshold says so in ``status`` / ``label`` and carries 0 and false there."""
+    score, passed = result.get("score"), result.get("passed")
+    return {**result, "score": 0.0 if score is None else score, "passed": bool(passed), "sample": None}
+
+
 def output_item_object(row: dict[str, Any], eval_id: str) -> dict[str, Any]:
-    results = [{**result, "sample": None} for result in row["results"]]
+    results = [result_object(result) for result in row["results"]]
     status = {"pass": "pass", "fail": "fail"}.get(row["status"], row["status"])
     item, sample = dict(row["datasource_item"]), row["sample"] or {}
     if "output_text" in sample or sample.get("error"):
@@ -103,10 +142,54 @@ def output_item_object(row: dict[str, Any], eval_id: str) -> dict[str, Any]:
 
 
 def sample_object(sample: dict[str, Any]) -> dict[str, Any]:
-    """OpenAI's sample shape: input and output messages, model, usage, error."""
+    """OpenAI's sample shape: input and output messages as ``{role, content: str}``, model, integer
+    usage, error. What assay keeps beyond it (output items, latency, cache) rides along."""
     if not sample:
         return dict(EMPTY_SAMPLE)
-    output = [] if sample.get("output_text") is None else [{"role": "assistant", "content": sample["output_text"]}]
-    usage = {**EMPTY_SAMPLE["usage"], **(sample.get("usage") or {})}
-    return {**EMPTY_SAMPLE, **sample, "input": sample.get("input") or [], "output": output, "usage": usage,
-            "model": sample.get("model") or "", "finish_reason": sample.get("finish_reason") or ""}  # fmt: skip
+    output = [] if sample.get("output_text") is None else [{"role": "assistant", "content": str(sample["output_text"])}]
+    numbers = {key: sample[key] if isinstance(sample.get(key), int | float) else EMPTY_SAMPLE[key]
+               for key in ("temperature", "max_completion_tokens", "top_p", "seed")}  # fmt: skip
+    return {
+        **sample, **numbers, "input": [_message(m) for m in sample.get("input") or []], "output": output,
+        "usage": _usage(sample.get("usage")), "model": str(sample.get("model") or ""),
+        "finish_reason": str(sample.get("finish_reason") or ""), "error": api_error(sample.get("error")),
+    }  # fmt: skip
+
+
+def api_error(error: Any) -> dict[str, str]:
+    if not error:
+        return dict(NO_ERROR)
+    if not isinstance(error, dict):
+        return {"code": "error", "message": str(error)}
+    return {**error, "code": str(error.get("code") or "error"), "message": str(error.get("message") or "")}
+
+
+def _message(message: Any) -> dict[str, Any]:
+    if not isinstance(message, dict):
+        return {"role": "user", "content": message if isinstance(message, str) else json.dumps(message)}
+    return {**message, "role": str(message.get("role") or "user"), "content": content_text(message.get("content"))}
+
+
+def content_text(content: Any) -> str:
+    """A message's content as one string: text parts joined (``input_text``, ``text``, ...)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, dict):
+        content = [content]
+    if isinstance(content, list):
+        parts = [p.get("text") if isinstance(p, dict) else p for p in content]
+        return "".join(p for p in parts if isinstance(p, str))
+    return json.dumps(content)
+
+
+def _usage(usage: Any) -> dict[str, int]:
+    """Chat Completions and Responses usage alike, as the four integer counts the spec names."""
+    usage = usage if isinstance(usage, dict) else {}
+    details = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
+    counts = {
+        "prompt_tokens": usage.get("prompt_tokens", usage.get("input_tokens")),
+        "completion_tokens": usage.get("completion_tokens", usage.get("output_tokens")),
+        "total_tokens": usage.get("total_tokens"),
+        "cached_tokens": usage.get("cached_tokens", details.get("cached_tokens") if isinstance(details, dict) else 0),
+    }
+    return {key: int(value) if isinstance(value, int | float) else 0 for key, value in counts.items()}

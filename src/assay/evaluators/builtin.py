@@ -5,7 +5,7 @@ from __future__ import annotations
 from assay.evaluators import judges, nlp
 from assay.evaluators.agents import task_navigation
 from assay.evaluators.catalog import Catalog
-from assay.evaluators.graders import model_graders, python_grader, string_check, text_similarity
+from assay.evaluators.graders import model_graders, multi, python_grader, string_check, text_similarity
 from assay.evaluators.rag import document_retrieval
 
 
@@ -19,3 +19,4 @@ def register(catalog: Catalog) -> None:
     catalog.add(model_graders.LABEL_MODEL)
     catalog.add(model_graders.SCORE_MODEL)
     catalog.add(python_grader.SPEC)
+    catalog.add(multi.SPEC)

@@ -8,6 +8,7 @@ A criterion in its wire form is one of:
     {type: text_similarity, name, input, reference, evaluation_metric, pass_threshold}
     {type: label_model | score_model, name, model, input: [message templates], ...}
     {type: python, name, source, pass_threshold?}
+    {type: multi, name, graders: {key: grader}, calculate_output, pass_threshold?}
 
 ``bind_criteria`` turns them into ``BoundCriterion`` objects or raises ``ConfigError`` naming the
 criterion and the fix: unknown evaluators, bad parameters, unsupported levels, impossible mappings.
@@ -22,6 +23,8 @@ from typing import Any
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score
 from assay.evaluators.catalog import Catalog
+from assay.evaluators.graders.formula import Formula
+from assay.evaluators.graders.multi import multi_grader
 from assay.llm import ModelRegistry
 from assay.mapping import DataMapping, default_mapping
 from assay.messages import MessageFormatError, normalize, split_turn, to_dicts
@@ -37,7 +40,6 @@ GRADER_FIELDS = {
 MODEL_GRADERS = {"label_model", "score_model"}
 # Parameters any criterion may carry that are not the evaluator factory's business.
 GENERIC_PARAMETERS = {"threshold", "deployment_name", "model", "evaluation_level", "is_reasoning_model"}
-LATER_TYPES = {"multi"}
 INJECTED = {"model", "evaluation_level"}
 
 
@@ -161,8 +163,8 @@ class Binding:
 def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
     item_fields, has_sample, level = binding.item_fields, binding.has_sample, binding.level
     kind = criterion.get("type", "azure_ai_evaluator")
-    if kind in LATER_TYPES:
-        raise ConfigError(f"{where}: criteria of type {kind!r} are not supported yet")
+    if kind == "multi":
+        return _bind_multi(criterion, catalog, where, binding)
     if kind in GRADER_FIELDS:
         spec = catalog.get(kind)
         params = {key: criterion[key] for key in GRADER_FIELDS[kind] if key in criterion}
@@ -201,6 +203,32 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     if kind in ("text_similarity", "score_model") and params.get("pass_threshold") is not None:
         threshold = float(params["pass_threshold"])
     return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level)
+
+
+def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
+    graders = criterion.get("graders")
+    if isinstance(graders, dict) and isinstance(graders.get("type"), str):
+        graders = {str(graders.get("name") or "grader"): graders}  # one grader, as the SDK types it
+    if not isinstance(graders, dict) or not graders:
+        hint = 'e.g. graders: {"exact": {"type": "string_check", ...}}, calculate_output: "exact"'
+        raise ConfigError(f"{where}: a multi criterion needs 'graders': an object naming the graders its formula uses",
+                          hint=hint)  # fmt: skip
+    subs: dict[str, BoundCriterion] = {}
+    for key, sub in graders.items():
+        inner = f"{where}.graders.{key}"
+        if not isinstance(sub, dict):
+            raise ConfigError(f"{inner}: expected a grader object, got {type(sub).__name__}")
+        if sub.get("type") == "multi":
+            raise ConfigError(f"{inner}: a multi grader cannot contain another multi grader")
+        subs[key] = _bind_one({**sub, "name": sub.get("name") or key}, catalog, inner, binding)
+    formula = Formula.parse(criterion.get("calculate_output"), set(subs), f"{where}.calculate_output")
+    threshold = criterion.get("pass_threshold")
+    if threshold is not None:
+        threshold = _number(threshold, f"{where}.pass_threshold")
+    evaluator = multi_grader({key: sub.evaluate for key, sub in subs.items()}, formula, threshold)
+    mapping = DataMapping({"item": "{{item}}", "sample": "{{sample}}"}, where=where, lenient=True)
+    name = str(criterion.get("name") or "multi")
+    return BoundCriterion(name, "multi", catalog.get("multi"), evaluator, mapping, threshold, False, binding.level)
 
 
 def _grader_mapping(kind: str, criterion: dict[str, Any], where: str) -> dict[str, Any] | None:

@@ -73,15 +73,20 @@ class ServingStore(RunsStore):
             raise NotFoundError(f"No eval found with id '{eval_id}'.")
         return dict(row)
 
-    def list_evals(self, project: str, *, after: str | None, limit: int, order: Order) -> list[dict[str, Any]]:
+    def list_evals(
+        self, project: str, *, after: str | None, limit: int, order: Order, by_update: bool = False
+    ) -> list[dict[str, Any]]:
+        """Ordered by creation, or with ``by_update`` by last update (an eval never updated counts
+        as updated when it was created)."""
         query = sa.select(t.evals).where(t.evals.c.project == project)
-        return self._page(query, t.evals, project, after, limit, order)
+        updated = sa.func.coalesce(t.evals.c.updated_at, t.evals.c.created_at)
+        return self._page(query, t.evals, project, after, limit, order, updated if by_update else None)
 
     def update_eval(self, project: str, eval_id: str, **values: Any) -> dict[str, Any]:
         self.get_eval_in(project, eval_id)
         if values:
             with self.engine.begin() as conn:
-                conn.execute(t.evals.update().where(t.evals.c.id == eval_id).values(**values))
+                conn.execute(t.evals.update().where(t.evals.c.id == eval_id).values(**values, updated_at=now()))
         return self.get_eval_in(project, eval_id)
 
     def delete_eval(self, project: str, eval_id: str) -> None:
@@ -128,10 +133,12 @@ class ServingStore(RunsStore):
             conn.execute(t.runs.delete().where(t.runs.c.id == run_id))
 
     def _page(
-        self, query: Any, table: sa.Table, project: str, after: str | None, limit: int, order: Order
-    ) -> list[dict[str, Any]]:
-        """Keyset pagination on (created_at, id): ``after`` is the last id the client saw."""
-        key = (table.c.created_at, table.c.id)
+        self, query: Any, table: sa.Table, project: str, after: str | None, limit: int, order: Order,
+        ordered_by: Any = None,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Keyset pagination on (``ordered_by``, id), created_at unless given: ``after`` is the
+        last id the client saw."""
+        key = (table.c.created_at if ordered_by is None else ordered_by, table.c.id)
         if after:
             with self.engine.connect() as conn:
                 anchor = conn.execute(sa.select(*key).where(table.c.id == after, table.c.project == project)).first()

@@ -34,6 +34,32 @@ datasets = sa.Table(
     sa.UniqueConstraint("project", "name", "version"),
 )  # fmt: skip
 
+# Foundry's dataset upload: startPendingUpload opens a container (its SAS signature is the
+# credential), azure-storage-blob puts blocks or a whole blob into it, and a committed blob is a file.
+blob_containers = sa.Table(
+    "blob_containers", metadata,
+    sa.Column("id", StoreText(64), primary_key=True),
+    sa.Column("project", StoreText(128), nullable=False),
+    sa.Column("signature", StoreText(128), nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)  # fmt: skip
+
+blob_blocks = sa.Table(
+    "blob_blocks", metadata,
+    sa.Column("container", StoreText(64), primary_key=True),
+    sa.Column("blob", StoreText(1024), primary_key=True),
+    sa.Column("block_id", StoreText(128), primary_key=True),
+    sa.Column("content", sa.LargeBinary, nullable=False),
+)  # fmt: skip
+
+blobs = sa.Table(
+    "blobs", metadata,
+    sa.Column("container", StoreText(64), primary_key=True),
+    sa.Column("name", StoreText(1024), primary_key=True),
+    sa.Column("file_id", StoreText(64), nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)  # fmt: skip
+
 evals = sa.Table(
     "evals", metadata,
     sa.Column("id", StoreText(64), primary_key=True),
@@ -43,6 +69,7 @@ evals = sa.Table(
     sa.Column("testing_criteria", JSON, nullable=False),
     sa.Column("metadata", JSON, nullable=True),
     sa.Column("created_at", sa.Integer, nullable=False),
+    sa.Column("updated_at", sa.Integer, nullable=True),
 )  # fmt: skip
 
 runs = sa.Table(
