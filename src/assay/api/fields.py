@@ -32,6 +32,19 @@ def metadata(value: Any, where: str = "metadata") -> dict[str, str] | None:
     return value
 
 
+CACHE_KEY = "assay.cache"
+CACHE_MODES = ("use", "replay", "off", "refresh")
+
+
+def cache_mode(metadata: dict[str, str] | None) -> str | None:
+    """A run's own model-call cache mode, from its metadata key ``assay.cache`` (else the server's)."""
+    mode = (metadata or {}).get(CACHE_KEY)
+    if mode is not None and mode not in CACHE_MODES:
+        hint = f"use one of {', '.join(CACHE_MODES)}"
+        raise UserError(f"metadata.{CACHE_KEY}: '{mode}' is not a cache mode", hint=hint)
+    return mode
+
+
 def purpose(value: str) -> str:
     if value not in FILE_PURPOSES:
         raise UserError(f"purpose: '{value}' is not a file purpose", hint=f"use one of {', '.join(FILE_PURPOSES)}")

@@ -38,6 +38,8 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
     if level not in ("turn", "conversation"):
         raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
     options: dict[str, Any] = {"evaluation_level": level}
+    if mode := fields.cache_mode(metadata):
+        options["cache"] = mode
     if data_source["type"] in TRACE_SOURCES:
         # Resolved now, so the run evaluates these traces however late (or often) a worker picks it up.
         traces = resolve(ctx.store, owner, selection_of(data_source), level)

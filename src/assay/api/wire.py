@@ -69,7 +69,7 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
     usage = [
         {"model_name": u.model_name, "run_model_name": u.model_name, "invocation_count": u.invocation_count,
          "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens, "total_tokens": u.total_tokens,
-         "cached_tokens": u.cached_tokens}
+         "cached_tokens": u.cached_tokens, "cache_hits": u.cache_hits}
         for u in summary.per_model_usage
     ]  # fmt: skip
     options = row["options"] or {}

@@ -6,21 +6,33 @@ import ipaddress
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from assay.cli.common import catalog, open_store, out
 from assay.cli.main import cli
 from assay.errors import ConfigError
-from assay.llm import ModelRegistry, parse_models
+from assay.llm import CacheMode, ModelRegistry, parse_models
 from assay.run.worker import start_workers
 from assay.sandbox import INSTALL_HINT, Sandbox
 from assay.target.agents import parse_agents
 
+if TYPE_CHECKING:
+    from assay.store import Store
 
-def _models_factory(models_file: Path | None) -> ModelRegistry:
+
+CACHE_OPTION = click.option(
+    "--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]), default="use", show_default=True,
+    help="Model-call cache for runs (a run's metadata 'assay.cache' chooses its own).",
+)
+
+
+def _models_factory(
+    models_file: Path | None, cache: Store | None = None, cache_mode: CacheMode = "use"
+) -> ModelRegistry:
     if models_file is None:
-        return ModelRegistry()
+        return ModelRegistry(cache=cache, cache_mode=cache_mode)
     from assay.yamlfile import safe_load
 
     try:
@@ -28,7 +40,8 @@ def _models_factory(models_file: Path | None) -> ModelRegistry:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{models_file}: cannot read models ({exc})") from None
     models = parse_models(section.get("models", {} if "agents" in section else section), where=str(models_file))
-    return ModelRegistry(models, agents=parse_agents(section.get("agents"), where=f"{models_file}: agents"))
+    agents = parse_agents(section.get("agents"), where=f"{models_file}: agents")
+    return ModelRegistry(models, agents=agents, cache=cache, cache_mode=cache_mode)
 
 
 def _require_sandbox_with_keys(store_has_keys: bool) -> None:
@@ -56,7 +69,8 @@ def _is_loopback(host: str) -> bool:
 @click.option(
     "--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with a models: section."
 )
-def serve(host: str, port: int, worker_count: int, models_file: Path | None) -> None:
+@CACHE_OPTION
+def serve(host: str, port: int, worker_count: int, models_file: Path | None, cache_mode: CacheMode) -> None:
     """Serve the OpenAI Evals API, the OTLP trace receiver, the capture pass-through and the web UI
     (and run evaluations) on HOST:PORT."""
     import uvicorn
@@ -64,7 +78,7 @@ def serve(host: str, port: int, worker_count: int, models_file: Path | None) -> 
     from assay.api import create_app
 
     store = open_store()
-    registry = _models_factory(models_file)
+    registry = _models_factory(models_file, store, cache_mode)
     _require_sandbox_with_keys(store.has_keys())
     if not store.has_keys():
         if not _is_loopback(host):
@@ -90,10 +104,11 @@ def serve(host: str, port: int, worker_count: int, models_file: Path | None) -> 
     "--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with a models: section."
 )
 @click.option("--threads", default=2, show_default=True, help="Runs executed at once by this process.")
-def worker(models_file: Path | None, threads: int) -> None:
+@CACHE_OPTION
+def worker(models_file: Path | None, threads: int, cache_mode: CacheMode) -> None:
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
     store = open_store()
-    registry = _models_factory(models_file)
+    registry = _models_factory(models_file, store, cache_mode)
     _require_sandbox_with_keys(store.has_keys())
     stop, running = start_workers(store, lambda project: catalog(store, project), lambda: registry, threads)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

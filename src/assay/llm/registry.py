@@ -32,6 +32,15 @@ class ModelRegistry:
             self._models[name] = Model(config, cache=self.cache, cache_mode=self.cache_mode)
         return self._models[name]
 
+    def with_cache_mode(self, mode: CacheMode) -> ModelRegistry:
+        """The same models and cache under another mode, for one run (models of its own, so the
+        shared registry's mode is untouched)."""
+        if mode == self.cache_mode:
+            return self
+        registry = ModelRegistry(self.configs.values(), cache=self.cache, cache_mode=mode, default=self.default,
+                                 agents=self.agents)  # fmt: skip
+        return registry
+
     def models(self) -> list[Model]:
         return list(self._models.values())
 

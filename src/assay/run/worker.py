@@ -56,7 +56,10 @@ class Worker:
             dataset = dataset_for(self.store, run["project"], run["data_source"], run.get("options"))
             target = target_for(run["data_source"], lookup_in(self.store, run["project"]))
             catalog = self.catalog(run["project"])
-            prepared = prepare(definition_for(stored_eval, run), dataset, catalog, self.models(), target)
+            models = self.models()
+            if (run.get("options") or {}).get("cache"):
+                models = models.with_cache_mode(run["options"]["cache"])  # the run's metadata chose its own
+            prepared = prepare(definition_for(stored_eval, run), dataset, catalog, models, target)
         except AssayError as exc:
             error = {"code": exc.__class__.__name__, "message": str(exc)}
             self.store.update_run(run["id"], worker=self.name, status="failed", error=error)
