@@ -248,6 +248,20 @@ def response_text(value: Any) -> str:
     return "\n".join(spoken) if spoken else "\n".join(m.text for m in messages if m.text)
 
 
+def conversation_context(messages: Iterable[Message]) -> str | None:
+    """What a conversation holds for its answers to be grounded in: the system and developer
+    instructions and every tool result (retrieved documents arrive as tool output). ``None`` when
+    it holds none of these."""
+    pieces: list[str] = []
+    for message in messages:
+        if message.role in ("system", "developer") and message.text:
+            pieces.append(message.text)
+        for result in message.tool_results:
+            value = result.result
+            pieces.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    return "\n\n".join(pieces) or None
+
+
 def tool_calls(messages: Iterable[Message]) -> list[ToolCall]:
     return [call for message in messages for call in message.tool_calls]
 

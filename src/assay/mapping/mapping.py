@@ -20,7 +20,9 @@ SAMPLE_DEFAULTS = {
 class DataMapping:
     """Compiled templates for one criterion; ``resolve`` gives the evaluator's inputs for an item."""
 
-    def __init__(self, mapping: dict[str, Any], *, where: str, lenient: bool = False) -> None:
+    def __init__(
+        self, mapping: dict[str, Any], *, where: str, lenient: bool = False, defaults: DataMapping | None = None
+    ) -> None:
         if not isinstance(mapping, dict):
             raise ConfigError(f"{where}: data_mapping must be an object of input name to template")
         self.where = where
@@ -28,12 +30,21 @@ class DataMapping:
         self.lenient = lenient
         """A default mapping leaves out inputs the item lacks; an explicit one fails the item."""
         self.templates = {name: Template(value, f"{where}.{name}") for name, value in mapping.items()}
+        self.optional: set[str] = set(self.templates) if lenient else set()
+        if defaults is not None:
+            # A partial mapping keeps the same-name defaults for the inputs it leaves out, leniently
+            # (as azure-ai-evaluation's column_mapping does): mapping one input drops no other.
+            for name, template in defaults.templates.items():
+                if name not in self.templates:
+                    self.templates[name] = template
+                    self.optional.add(name)
 
     def resolve(self, item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
-        if not self.lenient:
-            return {name: template.render(item, sample) for name, template in self.templates.items()}
         inputs = {}
         for name, template in self.templates.items():
+            if name not in self.optional:
+                inputs[name] = template.render(item, sample)
+                continue
             try:
                 inputs[name] = template.render(item, sample)
             except ItemError:

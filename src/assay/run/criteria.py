@@ -27,7 +27,7 @@ from assay.evaluators.graders.formula import Formula
 from assay.evaluators.graders.multi import multi_grader
 from assay.llm import ModelRegistry
 from assay.mapping import DataMapping, default_mapping
-from assay.messages import MessageFormatError, normalize, split_turn, to_dicts
+from assay.messages import MessageFormatError, conversation_context, normalize, split_turn, to_dicts
 from assay.results import Result
 
 GRADER_FIELDS = {
@@ -41,6 +41,9 @@ MODEL_GRADERS = {"label_model", "score_model"}
 # Parameters any criterion may carry that are not the evaluator factory's business.
 GENERIC_PARAMETERS = {"threshold", "deployment_name", "model", "evaluation_level", "is_reasoning_model"}
 INJECTED = {"model", "evaluation_level"}
+FROM_MESSAGES = ("query", "response", "context")
+"""Inputs a criterion given only ``messages`` still has: the turn split out of the conversation,
+and the context it holds (system and developer messages, tool results)."""
 
 
 @dataclass
@@ -70,12 +73,15 @@ class BoundCriterion:
 
     def _inputs(self, item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
         inputs = self.mapping.resolve(item, sample)
+        wanted = set(self.spec.inputs)
         if self.level == "turn" and "messages" in inputs and not ({"query", "response"} & inputs.keys()):
-            wanted = set(self.spec.inputs)
             if {"query", "response"} & wanted and "messages" not in wanted:
                 inputs.update(_split_messages(inputs["messages"]))
-        # A conversation stands in for query and response: the evaluator splits or serialises it.
-        derivable = {"query", "response"} if inputs.get("messages") is not None else set()
+        if self.level == "turn" and "context" in wanted and inputs.get("context") is None and "messages" in inputs:
+            inputs["context"] = _conversation_context(inputs["messages"])  # what the turn's claims rest on
+        # A conversation stands in for query and response (the evaluator splits or serialises it) and,
+        # judged whole, for its context too.
+        derivable = set(FROM_MESSAGES) if inputs.get("messages") is not None else set()
         missing = [name for name in self.spec.required_inputs if inputs.get(name) is None and name not in derivable]
         if missing:
             have = ", ".join(sorted(item)) or "no fields"
@@ -118,6 +124,13 @@ def _meets(value: float, threshold: float | None, direction: str) -> bool:
     if threshold is None:
         return True
     return value <= threshold if direction == "decrease" else value >= threshold
+
+
+def _conversation_context(value: Any) -> str | None:
+    try:
+        return conversation_context(normalize(value, where="messages"))
+    except MessageFormatError as exc:
+        raise ItemError(str(exc)) from None
 
 
 def _split_messages(value: Any) -> dict[str, Any]:
@@ -198,6 +211,9 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     else:
         mapping = DataMapping(raw_mapping, where=f"{where}.data_mapping")
         mapping.check_fields(name, item_fields, has_sample)
+        unmapped = [i for i in spec.inputs if i not in mapping.templates and (item_fields is None or i in item_fields)]
+        defaults = default_mapping(unmapped, item_fields, has_sample, where=f"{where}.data_mapping")
+        mapping = DataMapping(raw_mapping, where=f"{where}.data_mapping", defaults=defaults)
     _check_required(spec, mapping, label, item_fields)
     threshold = spec.primary.threshold if threshold_given is None else _number(threshold_given, label)
     if kind in ("text_similarity", "score_model") and params.get("pass_threshold") is not None:
@@ -265,10 +281,17 @@ def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str, binding: Bin
 def _check_required(spec: EvaluatorSpec, mapping: DataMapping, label: str, item_fields: set[str] | None) -> None:
     if item_fields is None:
         return
-    derivable = {"query", "response"} if "messages" in item_fields and "messages" in mapping.templates else set()
+    from_messages = "messages" in mapping.templates
+    derivable = set(FROM_MESSAGES) if from_messages else set()
     for name in spec.required_inputs:
         if name not in mapping.templates and name not in derivable:
             have = ", ".join(sorted(item_fields)) or "none"
+            if from_messages:
+                raise ConfigError(
+                    f"{label}: {spec.name} needs input {name!r}, which a conversation does not hold "
+                    f"(from messages come {', '.join(FROM_MESSAGES)}; item fields: {have})",
+                    hint=f'map {name} to an item field: data_mapping: {{{name}: "{{{{item.<field>}}}}"}}',
+                )
             raise ConfigError(
                 f"{label}: {spec.name} needs input {name!r} but the items have no such field (fields: {have})",
                 hint=f'add data_mapping: {{{name}: "{{{{item.<field>}}}}"}}',
