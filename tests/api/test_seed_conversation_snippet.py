@@ -28,12 +28,15 @@ def criterion(name: str, evaluator: str) -> dict:
             "initialization_parameters": {"model": "judge"}, "data_mapping": {"messages": "{{item.messages}}"}}  # fmt: skip
 
 
-def test_the_seed_conversation_snippet_scores_every_criterion(served, llm):
+def judge_rules() -> list[dict]:
+    """The scripted provider's answers: each judge of the snippet passes."""
     by_name = {d.name: d for d in DEFINITIONS}
-    llm.script(rules=[{"match": f"# Property: {judge.replace('_', ' ')}\\n", "reply": {"content": reply_for(by_name[judge])}}
-                      for judge in JUDGED.values()])  # fmt: skip
-    client = served.client()
-    data_id = client.files.create(file=(ROWS.name, io.BytesIO(ROWS.read_bytes())), purpose="evals").id
+    return [{"match": f"# Property: {judge.replace('_', ' ')}\\n", "reply": {"content": reply_for(by_name[judge])}}
+            for judge in JUDGED.values()]  # fmt: skip
+
+
+def run_seed_snippet(client, data_id: str) -> None:
+    """The snippet's eval and conversation-level run on ``data_id``; every criterion scored on every row."""
     eval_object = client.evals.create(
         name="Multi-turn Conversation Evaluation",
         data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": False},
@@ -53,6 +56,13 @@ def test_the_seed_conversation_snippet_scores_every_criterion(served, llm):
         scored = {r.name: r for r in item.results}
         assert set(scored) == set(JUDGED)
         assert all(r.model_extra["status"] == "completed" and r.passed for r in scored.values()), scored
+
+
+def test_the_seed_conversation_snippet_scores_every_criterion(served, llm):
+    llm.script(rules=judge_rules())
+    client = served.client()
+    data_id = client.files.create(file=(ROWS.name, io.BytesIO(ROWS.read_bytes())), purpose="evals").id
+    run_seed_snippet(client, data_id)
 
 
 def test_an_evaluator_that_needs_more_than_messages_is_refused_with_the_reason(served):

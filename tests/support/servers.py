@@ -4,11 +4,13 @@ those tests put under it."""
 from __future__ import annotations
 
 import os
+import ssl
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import httpx2 as httpx
 from openai import OpenAI
 
 from tests.support.fixtures import free_port
@@ -18,27 +20,38 @@ RELEVANCE = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name
 
 
 def start_assay_server(home: Path, models_file: Path, *, port: int | None = None, database_url: str | None = None,
-                       workers: int = 2) -> tuple[subprocess.Popen[bytes], OpenAI]:  # fmt: skip
+                       workers: int = 2, tls: bool = False, key: str = "local") -> tuple[subprocess.Popen[bytes], OpenAI]:  # fmt: skip
     """A server on ``port`` (a free one by default) with 2-second leases; SQLite under ``home``
-    unless ``database_url`` is given. Returns once it answers."""
+    unless ``database_url`` is given; with ``tls``, https with the certificate it makes under
+    ``home/tls`` (the returned client trusts it). Returns once it answers."""
     port = port or free_port()
     env = {**os.environ, "ASSAY_HOME": str(home), "ASSAY_LEASE_SECONDS": "2"}
     env.pop("ASSAY_DATABASE_URL", None)
     if database_url:
         env["ASSAY_DATABASE_URL"] = database_url
     command = [sys.executable, "-m", "assay", "serve", "--port", str(port), "--models", str(models_file),
-               "--workers", str(workers)]  # fmt: skip
+               "--workers", str(workers), *(["--tls"] if tls else [])]  # fmt: skip
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="local", max_retries=0)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
+        client = None
         try:
+            client = _client(home, port, tls, key)
             client.evals.list()
             return process, client
         except Exception:  # noqa: BLE001 - not up yet
+            if client is not None:
+                client.close()
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("assay serve did not start")
+
+
+def _client(home: Path, port: int, tls: bool, key: str) -> OpenAI:
+    if not tls:
+        return OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=key, max_retries=0)
+    trusted = httpx.Client(verify=ssl.create_default_context(cafile=home / "tls" / "cert.pem"))
+    return OpenAI(base_url=f"https://127.0.0.1:{port}/v1", api_key=key, max_retries=0, http_client=trusted)
 
 
 def judged_run(client: OpenAI, total: int) -> tuple[str, str]:

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from assay.api import (
     errors,
     openapi,
+    routes_blobs,
     routes_capture,
     routes_datasets,
     routes_evals,
@@ -60,6 +61,7 @@ def create_app(
     # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
     app.include_router(routes_datasets.router, prefix="/api/projects/{project}")
+    app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
     app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
     app.include_router(ui.router)
     app.include_router(trace_pages.router)

@@ -26,7 +26,7 @@ def _megabytes(name: str, default: float) -> int:
 def _limit_for(path: str) -> int | None:
     if path.endswith("/v1/traces"):
         return None  # the receiver reads with its own (decompressed) limit
-    if path.endswith("/files") or "/datasets/" in path:
+    if path.endswith("/files") or "/datasets/" in path or path.startswith("/blobs/"):
         return _megabytes("ASSAY_MAX_UPLOAD_MB", 512)
     return _megabytes("ASSAY_MAX_JSON_MB", 64)
 

@@ -70,12 +70,23 @@ def _is_loopback(host: str) -> bool:
     "--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with a models: section."
 )
 @CACHE_OPTION
-def serve(host: str, port: int, worker_count: int, models_file: Path | None, cache_mode: CacheMode) -> None:
+@click.option("--tls", is_flag=True, help="Serve https with a self-signed certificate made under $ASSAY_HOME/tls.")
+@click.option("--certfile", type=click.Path(path_type=Path, exists=True, dir_okay=False), help="Serve https with it.")
+@click.option("--keyfile", type=click.Path(path_type=Path, exists=True, dir_okay=False), help="The certificate's key.")
+def serve(
+    host: str, port: int, worker_count: int, models_file: Path | None, cache_mode: CacheMode, tls: bool,
+    certfile: Path | None, keyfile: Path | None,
+) -> None:  # fmt: skip
     """Serve the OpenAI Evals API, the OTLP trace receiver, the capture pass-through and the web UI
     (and run evaluations) on HOST:PORT."""
     import uvicorn
 
     from assay.api import create_app
+    from assay.api import tls as certificates
+
+    pair = certificates.given(certfile, keyfile) if certfile or keyfile else None
+    if tls and pair is None:
+        pair = certificates.self_signed(host)
 
     store = open_store()
     registry = _models_factory(models_file, store, cache_mode)
@@ -89,12 +100,15 @@ def serve(host: str, port: int, worker_count: int, models_file: Path | None, cac
         out.print("[yellow]no API keys configured: anyone on this machine can call the API (loopback only)[/]")
     stop, _ = start_workers(store, lambda project: catalog(store, project), lambda: registry, worker_count)
     app = create_app(store, catalog=lambda project: catalog(store, project), models=lambda: registry)
-    base = f"http://{host}:{port}"
+    base = f"{'https' if pair else 'http'}://{host}:{port}"
     out.print(f"assay serving on {base}/v1 with {worker_count} workers; store {store.url}")
+    if pair:
+        out.print(f"[dim]certificate {pair[0]}: trust it with SSL_CERT_FILE={pair[0]} REQUESTS_CA_BUNDLE={pair[0]}[/]")
     out.print(f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through {base}/v1/chat/completions, "
               f"{base}/v1/responses[/]")  # fmt: skip
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        certfile_, keyfile_ = (str(pair[0]), str(pair[1])) if pair else (None, None)
+        uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_)
     finally:
         stop.set()
 

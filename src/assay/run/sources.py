@@ -6,7 +6,8 @@ from functools import partial
 from typing import Any
 
 from assay.dataset import Dataset
-from assay.errors import ConfigError
+from assay.dataset.ids import parse_dataset_id
+from assay.errors import ConfigError, NotFoundError
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, Level, selection_of, trace_dataset
 from assay.store import Store
@@ -56,11 +57,26 @@ def dataset_for(
     source = source_of(data_source)
     if source["type"] == "file_content":
         return Dataset.from_content(source["content"])
-    record = store.get_file(project, str(source.get("id")), content=True)
+    record = store.get_file(project, _file_id(store, project, str(source.get("id"))), content=True)
     name = record["filename"]
     if data_source["type"] == "csv" and not name.lower().endswith(".csv"):
         name = f"{name}.csv"
     return Dataset.from_bytes(bytes(record["content"]), name)
+
+
+def _file_id(store: Store, project: str, given: str) -> str:
+    """A run's ``file_id``: an uploaded file's id, or a dataset version id naming one."""
+    named = parse_dataset_id(given)
+    if named is None:
+        return given
+    owner, name, version = named
+    if owner != project:
+        raise NotFoundError(f"no dataset {given!r} in this project")
+    row = store.get_dataset(name, version, project=project)
+    if not row["file_id"]:
+        hint = "upload it with datasets.upload_file(), or register it from an uploaded file id"
+        raise ConfigError(f"dataset {name}@{version} points at {row['uri']}, not at an uploaded file", hint=hint)
+    return str(row["file_id"])
 
 
 def source_of(data_source: dict[str, Any]) -> Any:

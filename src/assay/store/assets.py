@@ -68,13 +68,14 @@ class AssetsStore(StoreBase):
     # datasets ------------------------------------------------------------------------------
 
     def register_dataset(
-        self, *, name: str, version: str, uri: str, project: str = DEFAULT_PROJECT, replace: bool = False
-    ) -> dict[str, Any]:
+        self, *, name: str, version: str, uri: str, project: str = DEFAULT_PROJECT, replace: bool = False,
+        file_id: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         """Add ``name@version``; an existing one is an error, or with ``replace`` (the API's PUT,
-        create-or-update as in Foundry) is pointed at ``uri``."""
+        create-or-update as in Foundry) is pointed at ``uri`` (and the uploaded ``file_id`` it names)."""
         row = {
             "id": new_id("dataset"), "project": project, "name": name, "version": version, "uri": uri,
-            "file_id": None, "description": None, "created_at": now(),
+            "file_id": file_id, "description": None, "created_at": now(),
         }  # fmt: skip
         try:
             with self.engine.begin() as conn:
@@ -86,7 +87,7 @@ class AssetsStore(StoreBase):
                 raise ConfigError(f"dataset {name} version {version} already exists", hint=hint) from None
         mine = sa.and_(t.datasets.c.project == project, t.datasets.c.name == name, t.datasets.c.version == version)
         with self.engine.begin() as conn:
-            conn.execute(t.datasets.update().where(mine).values(uri=uri, file_id=None))
+            conn.execute(t.datasets.update().where(mine).values(uri=uri, file_id=file_id))
         return self.get_dataset(name, version, project=project)
 
     def get_dataset(self, name: str, version: str | None = None, project: str = DEFAULT_PROJECT) -> dict[str, Any]:
@@ -99,6 +100,12 @@ class AssetsStore(StoreBase):
             which = f"{name}@{version}" if version is not None else name
             raise NotFoundError(f"dataset not found: {which}", hint="register it with `assay dataset add NAME FILE`")
         return max(rows, key=lambda r: (r["created_at"], r["version"]))
+
+    def delete_dataset(self, name: str, version: str, project: str = DEFAULT_PROJECT) -> None:
+        self.get_dataset(name, version, project=project)
+        mine = sa.and_(t.datasets.c.project == project, t.datasets.c.name == name, t.datasets.c.version == version)
+        with self.engine.begin() as conn:
+            conn.execute(t.datasets.delete().where(mine))
 
     def list_datasets(self, project: str = DEFAULT_PROJECT) -> list[dict[str, Any]]:
         query = sa.select(t.datasets).where(t.datasets.c.project == project).order_by(t.datasets.c.name)

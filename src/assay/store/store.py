@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from assay.store.assets import AssetsStore
+from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
-from assay.store.serving import ServingStore
 from assay.store.traces import TracesStore
 
 
-class Store(ServingStore, AssetsStore, CapturedStore, TracesStore):
-    """Evals, runs, output items, files, datasets, custom evaluators, the model-call cache,
-    captured responses and trace spans."""
+class Store(BlobStore, AssetsStore, CapturedStore, TracesStore):
+    """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
+    custom evaluators, the model-call cache, captured responses and trace spans."""

@@ -1,0 +1,138 @@
+"""Foundry's SDK (``azure-ai-projects``) driving ``assay serve --tls`` exactly as Microsoft's docs
+do: ``AIProjectClient(endpoint, credential)``, ``datasets.upload_file()``, its id as the run's
+``file_id``, ``evaluators.list()``, ``get_openai_client().evals...``. The only setup is the
+environment telling Python's clients to trust the server's certificate (SSL_CERT_FILE for openai,
+REQUESTS_CA_BUNDLE for azure-core), as the README says; no call takes a workaround."""
+
+from __future__ import annotations
+
+import gc
+import time
+from pathlib import Path
+
+import pytest
+from azure.ai.projects import AIProjectClient
+from azure.core.credentials import AccessToken
+from azure.core.exceptions import HttpResponseError, ResourceExistsError
+from azure.storage.blob import ContainerClient
+
+from assay.store import Store
+from tests.api.test_seed_conversation_snippet import ROWS, judge_rules, run_seed_snippet
+from tests.support.fixtures import start_llm_server
+from tests.support.servers import start_assay_server
+
+
+class StaticToken:
+    """A TokenCredential holding an assay API key (where DefaultAzureCredential would go)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def get_token(self, *scopes: str, **kwargs: object) -> AccessToken:
+        return AccessToken(self.token, int(time.time()) + 3600)
+
+
+@pytest.fixture(scope="module")
+def foundry(tmp_path_factory):
+    """`assay serve --tls` with an API key for project ``p``, judged by a scripted provider."""
+    home = tmp_path_factory.mktemp("foundry")
+    provider = start_llm_server()
+    provider.script(rules=judge_rules())
+    models = home / "models.yaml"
+    models.write_text(f"models:\n  judge: {{model: m, base_url: '{provider.base_url}', api_key: t}}\n")
+    store = Store(f"sqlite:///{home / 'assay.db'}")
+    key = store.create_key("p")
+    store.close()
+    process, client = start_assay_server(home, models, tls=True, key=key)
+    port = client.base_url.port
+    yield {"endpoint": f"https://127.0.0.1:{port}/api/projects/p", "key": key, "cert": home / "tls" / "cert.pem"}
+    client.close()
+    # An azure-core error keeps its response, and so its pooled TLS socket, alive until the
+    # exception is collected; uvicorn would wait up to 30 s for that socket's close_notify.
+    gc.collect()
+    process.terminate()
+    process.wait(timeout=20)
+    provider.stop()
+
+
+@pytest.fixture
+def project_client(foundry, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(foundry["cert"]))
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(foundry["cert"]))
+    with AIProjectClient(endpoint=foundry["endpoint"], credential=StaticToken(foundry["key"])) as client:
+        yield client
+
+
+def test_the_seed_flow_through_foundrys_sdk(project_client):
+    data_id = project_client.datasets.upload_file(
+        name="multiturn-conversation-data", version="1", file_path=str(ROWS)
+    ).id
+    assert data_id == "azureai://accounts/assay/projects/p/data/multiturn-conversation-data/versions/1"
+    names = {e.name for e in project_client.evaluators.list()}
+    assert {"builtin.groundedness", "builtin.task_completion", "builtin.coherence"} <= names
+
+    with project_client.get_openai_client() as openai_client:
+        run_seed_snippet(openai_client, data_id)
+
+
+def test_datasets_get_list_and_credentials_read_back_the_upload(project_client, tmp_path):
+    source = tmp_path / "rows.jsonl"
+    source.write_bytes(b'{"query": "q1"}\n{"query": "q2"}\n')
+    uploaded = project_client.datasets.upload_file(name="rows", version="3", file_path=str(source))
+    fetched = project_client.datasets.get(name="rows", version="3")
+    assert (fetched.id, fetched.name, fetched.version) == (uploaded.id, "rows", "3")
+    assert "rows" in {d.name for d in project_client.datasets.list()}
+    assert [v.version for v in project_client.datasets.list_versions(name="rows")] == ["3"]
+    credential = project_client.datasets.get_credentials(name="rows", version="3")
+    with ContainerClient.from_container_url(credential.blob_reference.credential.sas_uri) as container:
+        assert container.download_blob("rows.jsonl").readall() == source.read_bytes()
+    with pytest.raises(ResourceExistsError):  # upload_file never overwrites a blob silently
+        with ContainerClient.from_container_url(credential.blob_reference.credential.sas_uri) as container:
+            container.upload_blob("rows.jsonl", b"other")
+
+
+def test_a_large_upload_goes_in_blocks(project_client, tmp_path):
+    """Past ``max_single_put_size`` azure-storage-blob uses Put Block and Put Block List."""
+    from azure.ai.projects.models import PendingUploadRequest
+
+    body = b"".join(f'{{"query": "question {i}", "padding": "{"x" * 200}"}}\n'.encode() for i in range(200))
+    pending = project_client.datasets.pending_upload(name="big", version="1",
+                                                     pending_upload_request=PendingUploadRequest())  # fmt: skip
+    sas = pending.blob_reference.credential.sas_uri
+    with ContainerClient.from_container_url(sas, max_single_put_size=4096, max_block_size=4096) as container:
+        container.upload_blob("big.jsonl", body)
+        blob_url = container.get_blob_client("big.jsonl").url.split("?")[0]
+        assert container.download_blob("big.jsonl").readall() == body
+    from azure.ai.projects.models import FileDatasetVersion
+
+    version = project_client.datasets.create_or_update(name="big", version="1",
+                                                       dataset_version=FileDatasetVersion(data_uri=blob_url))  # fmt: skip
+    assert version.id.endswith("/data/big/versions/1")
+
+
+def test_a_bad_signature_or_blob_is_refused(project_client, foundry):
+    from azure.ai.projects.models import PendingUploadRequest
+
+    pending = project_client.datasets.pending_upload(
+        name="x", version="1", pending_upload_request=PendingUploadRequest()
+    )
+    forged = pending.blob_reference.credential.sas_uri.split("sig=")[0] + "sig=forged"
+    with pytest.raises(HttpResponseError) as refused:
+        with ContainerClient.from_container_url(forged) as container:
+            container.upload_blob("x.jsonl", b"{}\n")
+    assert refused.value.status_code == 403 and refused.value.error_code == "AuthenticationFailed"
+    from azure.ai.projects.models import FileDatasetVersion
+
+    missing = pending.blob_reference.blob_uri + "/never-uploaded.jsonl"
+    with pytest.raises(HttpResponseError, match="no blob was uploaded"):
+        project_client.datasets.create_or_update(name="x", version="1",
+                                                 dataset_version=FileDatasetVersion(data_uri=missing))  # fmt: skip
+
+
+def test_the_certificate_is_made_once_and_reused(foundry):
+    from assay.api.tls import self_signed
+
+    cert = Path(foundry["cert"])
+    before = cert.read_bytes()
+    assert self_signed("127.0.0.1", cert.parent)[0] == cert and cert.read_bytes() == before
+    assert (cert.parent / "key.pem").stat().st_mode & 0o077 == 0
