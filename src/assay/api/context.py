@@ -30,6 +30,7 @@ class ApiContext:
     """Per-key token buckets for run creation and uploads (``assay.api.ratelimit``)."""
     _keys_checked: float = field(default=0.0, repr=False)
     _keys_exist: bool = field(default=False, repr=False)
+    _owners: dict[str, tuple[str | None, float]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.rate_limits is None:
@@ -44,6 +45,22 @@ class ApiContext:
             self._keys_checked = time.monotonic()
         return self._keys_exist
 
+    def owner_of(self, key: str) -> str | None:
+        """The project of an API key (None: no such key), looked up at most once a second per key:
+        a key created or removed takes effect within a second, and reads cost no query."""
+        known = self._owners.get(key)
+        if known is not None and time.monotonic() - known[1] <= KEY_TTL_SECONDS:
+            return known[0]
+        if len(self._owners) >= MAX_CACHED_KEYS:
+            self._owners.clear()  # bounded, whatever keys callers invent
+        owner = self.store.project_for_key(key)
+        self._owners[key] = (owner, time.monotonic())
+        return owner
+
+
+KEY_TTL_SECONDS = 1.0
+MAX_CACHED_KEYS = 10_000
+
 
 def context(request: Request) -> ApiContext:
     ctx: ApiContext = request.app.state.assay
@@ -56,7 +73,7 @@ def presented_key(request: Request) -> str:
     return header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("api-key", "").strip()
 
 
-def project(request: Request) -> str:
+async def project(request: Request) -> str:
     """The caller's project: from its key when keys exist, else from the path (or ``default``)."""
     ctx = context(request)
     in_path = request.path_params.get("project")
@@ -65,7 +82,7 @@ def project(request: Request) -> str:
     key = presented_key(request)
     if not key:
         raise AuthError("Missing API key: send 'Authorization: Bearer <key>' or an 'api-key' header.")
-    owner = ctx.store.project_for_key(key)
+    owner = ctx.owner_of(key)
     if owner is None:
         raise AuthError("Incorrect API key provided.")
     if in_path and in_path != owner:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 import math
 import uuid
-from collections.abc import Awaitable, Callable
 
 import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import AssayError, NotFoundError, StoreError, UserError, store_failure
 
@@ -46,12 +46,29 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted(methods | ({"HEAD"} if "GET" in methods else set()))
 
 
+class RequestId:
+    """Every response carries ``x-request-id``, as OpenAI's do (the SDK logs it). A plain ASGI
+    wrapper: Starlette's ``@app.middleware("http")`` costs a task and two memory streams per request."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                request_id = (b"x-request-id", f"req_{uuid.uuid4().hex}".encode())
+                message["headers"] = [*message.get("headers", []), request_id]
+            await send(message)
+
+        await self.app(scope, receive, with_id)
+
+
 def install(app: FastAPI) -> None:
-    @app.middleware("http")
-    async def request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        response = await call_next(request)
-        response.headers["x-request-id"] = f"req_{uuid.uuid4().hex}"
-        return response
+    app.add_middleware(RequestId)
 
     @app.exception_handler(NotFoundError)
     async def not_found(_: Request, exc: NotFoundError) -> JSONResponse:

@@ -25,7 +25,7 @@ def viewer_of(request: Request) -> str | None:
     if not ctx.keys_exist():
         return None
     key = presented_key(request) or request.cookies.get(KEY_COOKIE, "")
-    owner = ctx.store.project_for_key(key) if key else None
+    owner = ctx.owner_of(key) if key else None
     if owner is None:
         raise SignInFirst
     return owner

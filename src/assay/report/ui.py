@@ -45,7 +45,7 @@ def login_page(next: str = "/ui") -> str:  # noqa: A002 - the query parameter's 
 @router.post("/ui/login", include_in_schema=False, response_model=None)
 def login(request: Request, key: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "/ui") -> Response:  # noqa: A002
     key, target = key.strip(), back_into_the_ui(next)
-    if not key or context(request).store.project_for_key(key) is None:
+    if not key or context(request).owner_of(key) is None:
         page = TEMPLATES.get_template("login.html").render(
             title="Sign in", next=target, problem="That is not one of this server's API keys."
         )
