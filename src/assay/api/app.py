@@ -23,6 +23,7 @@ from assay.api import (
 )
 from assay.api.context import ApiContext
 from assay.api.limits import BodyLimit
+from assay.api.readcache import CachedReads
 from assay.api.responses import WireJSON
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
@@ -49,6 +50,7 @@ def create_app(
     app = FastAPI(title="assay", description="OpenAI Evals API for assay", docs_url="/docs", redoc_url=None,
                   default_response_class=WireJSON, lifespan=lifespan)  # fmt: skip
     app.state.assay = ApiContext(store, catalog or (lambda project: load_catalog(store, project)), models)
+    app.add_middleware(CachedReads, cache=app.state.assay.reads)  # innermost: added first
     errors.install(app)
     openapi.install(app)
     app.add_middleware(BodyLimit)

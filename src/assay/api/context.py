@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from assay.api.errors import AuthError
+from assay.api.readcache import ReadCache
 from assay.dataset.readers import parse_json
 from assay.errors import UserError
 from assay.evaluators.catalog import Catalog
@@ -28,6 +29,8 @@ class ApiContext:
     ingest_pending: int = 0
     rate_limits: Any = field(default=None)
     """Per-key token buckets for run creation and uploads (``assay.api.ratelimit``)."""
+    reads: ReadCache = field(default_factory=ReadCache)
+    """The one-second cache of run reads."""
     _keys_checked: float = field(default=0.0, repr=False)
     _keys_exist: bool = field(default=False, repr=False)
     _owners: dict[str, tuple[str | None, float]] = field(default_factory=dict, repr=False)
@@ -37,6 +40,7 @@ class ApiContext:
             from assay.api.ratelimit import Buckets
 
             self.rate_limits = Buckets()
+
 
     def keys_exist(self) -> bool:
         """Whether any API key is configured (checked at most once a second)."""

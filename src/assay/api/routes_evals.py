@@ -78,4 +78,5 @@ def update_eval(request: Request, eval_id: str, body: JsonBody, owner: Owner) ->
 @router.delete("/evals/{eval_id}")
 def delete_eval(request: Request, eval_id: str, owner: Owner) -> dict[str, Any]:
     context(request).store.delete_eval(owner, eval_id)
+    context(request).reads.forget(eval_id=eval_id)
     return {"object": "eval.deleted", "deleted": True, "eval_id": eval_id}

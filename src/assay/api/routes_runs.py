@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
 
 from assay.api import fields
 from assay.api.context import JsonBody, Owner, context
 from assay.api.ratelimit import limited
-from assay.api.responses import WireJSON
+from assay.api.readcache import FINAL_STATUSES
 from assay.api.routes_evals import check_eval
 from assay.api.wire import item_index, output_item_id, output_item_object, page, run_object
 from assay.dataset import ItemSchema, scan
@@ -78,11 +79,21 @@ def list_runs(
     return page([_run(request, r, criteria) for r in rows], limit)
 
 
+# Reads of a run and its items go through the server's read cache (assay.api.readcache): async
+# routes whose store work runs in a thread, shared by concurrent misses, kept a second once the
+# run has finished.
+
+
 @router.get("/evals/{eval_id}/runs/{run_id}")
-def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> WireJSON:
+async def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> Response:
     ctx = context(request)
-    criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
-    return WireJSON(_run(request, ctx.store.get_run_in(owner, eval_id, run_id), criteria))
+
+    def compute() -> tuple[dict[str, Any], bool]:
+        criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
+        row = ctx.store.get_run_in(owner, eval_id, run_id)
+        return _run(request, row, criteria), row["status"] in FINAL_STATUSES
+
+    return await ctx.reads.answer(request, eval_id, run_id, compute)
 
 
 @router.post("/evals/{eval_id}/runs/{run_id}/cancel")
@@ -90,38 +101,49 @@ def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> W
 def cancel_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
     criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
-    return _run(request, ctx.store.cancel_run(owner, eval_id, run_id), criteria)
+    canceled = ctx.store.cancel_run(owner, eval_id, run_id)
+    ctx.reads.forget(eval_id=eval_id, run_id=run_id)
+    return _run(request, canceled, criteria)
 
 
 @router.delete("/evals/{eval_id}/runs/{run_id}")
 def delete_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dict[str, Any]:
     context(request).store.delete_run(owner, eval_id, run_id)
+    context(request).reads.forget(eval_id=eval_id, run_id=run_id)
     return {"object": "eval.run.deleted", "deleted": True, "run_id": run_id}
 
 
 @router.get("/evals/{eval_id}/runs/{run_id}/output_items")
-def list_output_items(
+async def list_output_items(
     request: Request, eval_id: str, run_id: str, owner: Owner, after: str | None = None,
     limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc",
     status: Literal["pass", "fail", "failed", "error", "skipped"] | None = None,
-) -> WireJSON:  # fmt: skip
-    """Pages are plain JSON-ready dicts: returned as a response to skip FastAPI's re-encoding pass."""
+) -> Response:  # fmt: skip
     ctx = context(request)
-    ctx.store.get_run_in(owner, eval_id, run_id)
-    cursor = item_index(after) if after else None
-    if after and cursor is None:
-        raise ConfigError(f"after: '{after}' is not an output item id")
-    wanted = "fail" if status == "failed" else status
-    rows = ctx.store.iter_output_items(run_id, after=cursor, limit=limit + 1, status=wanted,
-                                       descending=order == "desc", batch=limit + 1)  # fmt: skip
-    return WireJSON(page([output_item_object(r, eval_id) for r in rows], limit))
+
+    def compute() -> tuple[dict[str, Any], bool]:
+        run = ctx.store.get_run_in(owner, eval_id, run_id)
+        cursor = item_index(after) if after else None
+        if after and cursor is None:
+            raise ConfigError(f"after: '{after}' is not an output item id")
+        wanted = "fail" if status == "failed" else status
+        rows = ctx.store.iter_output_items(run_id, after=cursor, limit=limit + 1, status=wanted,
+                                           descending=order == "desc", batch=limit + 1)  # fmt: skip
+        return page([output_item_object(r, eval_id) for r in rows], limit), run["status"] in FINAL_STATUSES
+
+    return await ctx.reads.answer(request, eval_id, run_id, compute)
 
 
 @router.get("/evals/{eval_id}/runs/{run_id}/output_items/{item_id}")
-def retrieve_output_item(request: Request, eval_id: str, run_id: str, item_id: str, owner: Owner) -> dict[str, Any]:
+async def retrieve_output_item(request: Request, eval_id: str, run_id: str, item_id: str, owner: Owner) -> Response:
     ctx = context(request)
-    ctx.store.get_run_in(owner, eval_id, run_id)
-    index = item_index(item_id)
-    if index is None or output_item_id(run_id, index) != item_id:
-        raise NotFoundError(f"No output item found with id '{item_id}'.")
-    return output_item_object(ctx.store.get_output_item(run_id, index), eval_id)
+
+    def compute() -> tuple[dict[str, Any], bool]:
+        run = ctx.store.get_run_in(owner, eval_id, run_id)
+        index = item_index(item_id)
+        if index is None or output_item_id(run_id, index) != item_id:
+            raise NotFoundError(f"No output item found with id '{item_id}'.")
+        item = output_item_object(ctx.store.get_output_item(run_id, index), eval_id)
+        return item, run["status"] in FINAL_STATUSES
+
+    return await ctx.reads.answer(request, eval_id, run_id, compute)

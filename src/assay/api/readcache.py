@@ -1,0 +1,123 @@
+"""A one-second cache of encoded run reads: the run object and its output-item pages.
+
+Dashboards and SDK polling loops read the same few URLs over and over (a hundred clients on one
+run); each answer costs a few queries and the encoding of a page of items. Here an answer is
+computed in a worker thread, concurrent misses for one URL share that computation, and when the
+run has finished (completed, failed, canceled: nothing changes it any more) every request for the
+same URL within ``TTL_SECONDS`` gets the same bytes. Answers about a run still going are never
+kept. A run deleted through this server drops its entries at once; one reopened elsewhere
+(``assay run --resume`` on a finished run, another server) is seen within a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from assay.api.responses import WireJSON
+
+TTL_SECONDS = 1.0
+MAX_ENTRIES = 4096
+
+Key = tuple[str, str]
+"""(the API key the caller presented, path and query): the same key string always resolves to
+the same project, so an answer kept for it is that caller's to see again."""
+
+
+@dataclass
+class Entry:
+    at: float
+    body: bytes
+    eval_id: str
+    run_id: str
+
+
+@dataclass
+class ReadCache:
+    ttl: float = TTL_SECONDS
+    entries: dict[Key, Entry] = field(default_factory=dict)
+    pending: dict[Key, asyncio.Future[bytes]] = field(default_factory=dict)
+
+    def fresh(self, key: Key) -> bytes | None:
+        found = self.entries.get(key)
+        return found.body if found is not None and time.monotonic() - found.at <= self.ttl else None
+
+    async def answer(
+        self, request: Request, eval_id: str, run_id: str, compute: Callable[[], tuple[Any, bool]]
+    ) -> Response:
+        """The kept bytes for this request, or ``compute()`` (sync, run in a thread: the answer and
+        whether the run has finished) encoded, and kept if it has."""
+        key = key_of(request.scope)
+        kept = self.fresh(key)
+        if kept is not None:
+            return Response(kept, media_type="application/json")
+        waiting = self.pending.get(key)
+        if waiting is not None:
+            return Response(await asyncio.shield(waiting), media_type="application/json")
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self.pending[key] = future
+        try:
+            body, final = await run_in_threadpool(lambda: _encoded(compute()))
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved here, so a miss nobody shared does not warn
+            raise
+        finally:
+            self.pending.pop(key, None)
+        future.set_result(body)
+        if final:
+            self._keep(key, Entry(time.monotonic(), body, eval_id, run_id))
+        return Response(body, media_type="application/json")
+
+    def _keep(self, key: Key, entry: Entry) -> None:
+        if len(self.entries) >= MAX_ENTRIES:
+            for old in list(self.entries)[: MAX_ENTRIES // 4]:  # the oldest quarter
+                del self.entries[old]
+        self.entries[key] = entry
+
+    def forget(self, *, eval_id: str, run_id: str | None = None) -> None:
+        """Drop what is kept for a run (or every run of an eval) this server just changed."""
+        gone = [k for k, e in self.entries.items() if e.eval_id == eval_id and (run_id is None or e.run_id == run_id)]
+        for key in gone:
+            self.entries.pop(key, None)
+
+
+FINAL_STATUSES = frozenset({"completed", "failed", "canceled"})
+
+
+def _encoded(answer: tuple[Any, bool]) -> tuple[bytes, bool]:
+    return bytes(WireJSON(answer[0]).body), answer[1]
+
+
+def key_of(scope: Scope) -> Key:
+    headers = dict(scope.get("headers") or [])
+    authorization = headers.get(b"authorization", b"").decode("latin-1")
+    credential = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
+    credential = credential or headers.get(b"api-key", b"").decode("latin-1").strip()
+    query = scope.get("query_string", b"").decode("latin-1")
+    return credential, scope["path"] + (f"?{query}" if query else "")
+
+
+class CachedReads:
+    """Answers a GET the cache holds a fresh answer for before routing: the hit path of a hundred
+    pollers costs about what serving bytes from memory does. Everything else passes through."""
+
+    def __init__(self, app: ASGIApp, cache: ReadCache) -> None:
+        self.app = app
+        self.cache = cache
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and "/runs/" in scope["path"]:
+            body = self.cache.fresh(key_of(scope))
+            if body is not None:
+                await Response(body, media_type="application/json")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
