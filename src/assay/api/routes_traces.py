@@ -16,9 +16,11 @@ import os
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from starlette.datastructures import Headers
 
 from assay.api.context import Owner, context
-from assay.traces.otlp import MAX_DECOMPRESSED, OtlpError, decode, decompress
+from assay.store import Store
+from assay.traces.otlp import MAX_DECOMPRESSED, Decoded, OtlpError, decode, decompress
 
 router = APIRouter()
 MAX_BODY = int(os.environ.get("ASSAY_OTLP_MAX_BYTES", MAX_DECOMPRESSED))
@@ -32,8 +34,6 @@ async def receive_traces(request: Request, owner: Owner) -> Response:
     as_json = (request.headers.get("content-type") or "").startswith("application/json")
     try:
         body = await _read_capped(request, MAX_BODY)
-        raw = decompress(body, request.headers.get("content-encoding"), MAX_BODY)
-        decoded = decode(raw, request.headers.get("content-type"))
     except OtlpError as exc:
         return _status(exc.status, str(exc), as_json)
     if ctx.ingest_pending >= ctx.max_pending_ingest:
@@ -42,10 +42,20 @@ async def receive_traces(request: Request, owner: Owner) -> Response:
         return reply
     ctx.ingest_pending += 1
     try:
-        await asyncio.to_thread(ctx.store.add_spans, owner, decoded.spans)
+        # Decoding and writing both happen off the event loop, which keeps serving reads meanwhile.
+        decoded = await asyncio.to_thread(_decode_and_store, ctx.store, owner, body, request.headers)
+    except OtlpError as exc:
+        return _status(exc.status, str(exc), as_json)
     finally:
         ctx.ingest_pending -= 1
     return _success(decoded.rejected, "; ".join(decoded.problems[:5]), as_json)
+
+
+def _decode_and_store(store: Store, owner: str, body: bytes, headers: Headers) -> Decoded:
+    raw = decompress(body, headers.get("content-encoding"), MAX_BODY)
+    decoded = decode(raw, headers.get("content-type"))
+    store.add_spans(owner, decoded.spans)
+    return decoded
 
 
 async def _read_capped(request: Request, limit: int) -> bytes:
