@@ -43,6 +43,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/judge_throughput.py
 	$(BIN)/python bench/sampling.py
 	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/api_load.py
 
 clean:
 	rm -rf $(VENV) .assay .pytest_cache .mypy_cache .ruff_cache
