@@ -17,7 +17,7 @@ from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.run.sources import check_data_source, dataset_for, lookup_in, target_for
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
-from assay.target import build_target
+from assay.target import TargetSpec, build_target
 
 router = APIRouter()
 RUN_STATUSES = Literal["queued", "in_progress", "completed", "canceled", "failed"]
@@ -55,8 +55,10 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
             raise ConfigError(f"data_source.source.id: {exc.message}") from None
     # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
     config = stored["data_source_config"] or {}
-    scan(dataset, ItemSchema(config.get("item_schema") if config.get("type") == "custom" else None)).raise_if_invalid()
     spec = target_for(data_source, lookup_in(ctx.store, owner))
+    # A simulation's rows are scenarios; the eval's item_schema describes the conversations made from them.
+    schema = config.get("item_schema") if config.get("type") == "custom" and not _simulated(spec) else None
+    scan(dataset, ItemSchema(schema)).raise_if_invalid()
     check_eval(ctx, owner, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
     if spec is not None:
         build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
@@ -66,6 +68,10 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
         ctx.store.update_run(row["id"], metadata=metadata)
         row = ctx.store.get_run(row["id"])
     return _run(request, row, stored["testing_criteria"])
+
+
+def _simulated(spec: TargetSpec | None) -> bool:
+    return spec is not None and spec.simulation is not None
 
 
 @router.get("/evals/{eval_id}/runs")

@@ -70,7 +70,8 @@ def prepare(
 ) -> PreparedRun:  # fmt: skip
     """Check the schema, every item, every criterion and the target; raise before anything is stored."""
     schema = ItemSchema(definition.item_schema)
-    report = scan(dataset, schema)
+    # A simulation's rows are scenarios: the schema describes the conversations made from them.
+    report = scan(dataset, None if target is not None and target.simulation is not None else schema)
     report.raise_if_invalid()
     if report.rows == 0:
         raise ConfigError(f"{dataset.name}: the dataset has no items")

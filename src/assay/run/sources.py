@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import Any
 
@@ -10,6 +11,7 @@ from assay.dataset.ids import parse_dataset_id
 from assay.errors import ConfigError, NotFoundError
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, Level, selection_of, trace_dataset
+from assay.simulate.runs import SimulationSettings, conversation_gen_settings, scenario_dataset
 from assay.store import Store
 from assay.target import TargetSpec
 from assay.target.retrieval import Lookup
@@ -56,12 +58,26 @@ def dataset_for(
         return trace_dataset(store, project, options.get("traces") or {}, level)
     source = source_of(data_source)
     if source["type"] == "file_content":
-        return Dataset.from_content(source["content"])
-    record = store.get_file(project, _file_id(store, project, str(source.get("id"))), content=True)
-    name = record["filename"]
-    if data_source["type"] == "csv" and not name.lower().endswith(".csv"):
-        name = f"{name}.csv"
-    return Dataset.from_bytes(bytes(record["content"]), name)
+        dataset = Dataset.from_content(source["content"])
+    else:
+        record = store.get_file(project, _file_id(store, project, str(source.get("id"))), content=True)
+        name = record["filename"]
+        if data_source["type"] == "csv" and not name.lower().endswith(".csv"):
+            name = f"{name}.csv"
+        dataset = Dataset.from_bytes(bytes(record["content"]), name)
+    settings = simulation_settings(data_source)
+    return dataset if settings is None else scenario_dataset(dataset, settings)
+
+
+def simulation_settings(data_source: dict[str, Any]) -> SimulationSettings | None:
+    """A target run whose items are scenarios for a simulated user (``conversation_gen_preview``)."""
+    params = data_source.get("item_generation_params")
+    if data_source.get("type") != "azure_ai_target_completions" or not isinstance(params, dict):
+        return None
+    if params.get("type") != "conversation_gen_preview":
+        raise ConfigError("item_generation_params.type: a target run generates conversations with "
+                          "'conversation_gen_preview'")  # fmt: skip
+    return conversation_gen_settings(params)
 
 
 def _file_id(store: Store, project: str, given: str) -> str:
@@ -92,7 +108,16 @@ def lookup_in(store: Store, project: str) -> Lookup:
 
 def target_for(data_source: dict[str, Any], lookup: Lookup | None = None) -> TargetSpec | None:
     """What generates samples: the model or agent of ``completions`` / ``azure_ai_target_completions``
-    runs, or, for ``azure_ai_responses``, the stored responses ``lookup`` finds by id."""
+    runs (talking to a simulated user when the run generates conversations), or, for
+    ``azure_ai_responses``, the stored responses ``lookup`` finds by id."""
+    spec = _replying(data_source, lookup)
+    settings = simulation_settings(data_source)
+    if spec is None or settings is None:
+        return spec
+    return dataclasses.replace(spec, input_messages=None, simulation=settings)
+
+
+def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec | None:
     kind = data_source.get("type")
     if kind == "azure_ai_responses":
         return _retrieval(data_source, lookup)

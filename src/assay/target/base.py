@@ -14,13 +14,16 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import ConfigError, ItemError
 from assay.llm import Model, ModelError, ModelRegistry
 from assay.target.agents import AgentTarget, find_agent
 from assay.target.messages import InputMessages
 from assay.target.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
+
+if TYPE_CHECKING:
+    from assay.simulate.runs import SimulationSettings
 
 Target = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 SAMPLING_KEYS = {"temperature", "top_p", "seed", "max_completion_tokens", "max_tokens", "response_format", "tools",
@@ -47,14 +50,33 @@ class TargetSpec:
     max_num_turns: int | None = None
     lookup: Lookup | None = None
     """For stored responses: how to find one by id (the store, for the run's project)."""
+    simulation: SimulationSettings | None = None
+    """Set when a simulated user talks to this target: each item is a scenario, and the
+    conversation played out becomes the item's ``messages`` (``assay.simulate``)."""
 
     @property
     def supplied_fields(self) -> frozenset[str]:
-        """Item fields the target adds to every item (stored responses carry their conversation)."""
+        """Item fields the target adds to every item (stored responses and simulated conversations
+        carry their conversation)."""
+        if self.simulation is not None:
+            from assay.simulate.runs import SUPPLIED_FIELDS as SIMULATED
+
+            return SIMULATED
         return SUPPLIED_FIELDS if self.kind == "responses" else frozenset()
 
 
 def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
+    if spec.simulation is not None:
+        from assay.simulate.runs import SimulationTarget
+
+        replying = build_target(dataclasses.replace(spec, simulation=None), models)
+        user_model = (models or ModelRegistry()).get(spec.simulation.model)
+        user_model.check_credentials()
+        tools = spec.tool_descriptions
+        if spec.kind == "agent" and not tools:
+            agents = models.agents if models is not None else []
+            tools = find_agent(agents, spec.model or "", spec.version).tool_descriptions
+        return SimulationTarget(user_model, replying, spec.simulation, tools)
     if spec.kind == "responses":
         if spec.lookup is None:
             raise ConfigError("stored responses can only be evaluated where they were captured (assay serve)")

@@ -1,0 +1,92 @@
+"""One simulated conversation: the simulated user and a target take turns until the user stops,
+``max_turns`` is reached, or either side fails. A turn is one user message and the target's whole
+reply (its tool calls and their results included).
+
+The target is any assay target (a model, an agent on the Responses or invocations protocol, a
+Python callable), called with the conversation's text so far as ``messages``. The record keeps
+everything the target did; ``termination_reason`` says how it ended: ``user_stop``, ``max_turns``,
+``target_error`` or ``simulator_error`` (the turns so far are kept in each case).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from assay.simulate.user import SimulatedUser, SimulatorError
+from assay.target import Target
+
+Termination = Literal["user_stop", "max_turns", "target_error", "simulator_error"]
+
+
+@dataclass
+class Conversation:
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """Chat-completions messages: user, assistant (with ``tool_calls``), tool."""
+    termination_reason: Termination = "max_turns"
+    turns: int = 0
+    error: dict[str, str] | None = None
+
+
+async def simulate(user: SimulatedUser, target: Target, max_turns: int) -> Conversation:
+    conversation = Conversation()
+    transcript: list[dict[str, Any]] = []  # the text both sides see
+    for turn in range(max_turns):
+        try:
+            said = await user.next_turn(transcript)
+        except SimulatorError as exc:
+            return _ended(conversation, "simulator_error", {"code": exc.code, "message": str(exc)})
+        if said.done:
+            if not conversation.messages:
+                error = {"code": "simulator_error", "message": "the simulated user stopped before saying anything"}
+                return _ended(conversation, "simulator_error", error)
+            return _ended(conversation, "user_stop")
+        conversation.messages.append({"role": "user", "content": said.text})
+        transcript.append({"role": "user", "content": said.text})
+        conversation.turns = turn + 1
+        sample = await target({"messages": list(transcript)})
+        if sample.get("error"):
+            error = sample["error"]
+            message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+            failure = {"code": "target_error", "message": f"turn {turn + 1}: {message}"}
+            return _ended(conversation, "target_error", failure)
+        conversation.messages.extend(reply_messages(sample))
+        transcript.append({"role": "assistant", "content": str(sample.get("output_text") or "")})
+    return _ended(conversation, "max_turns")
+
+
+def _ended(conversation: Conversation, reason: Termination, error: dict[str, str] | None = None) -> Conversation:
+    conversation.termination_reason = reason
+    conversation.error = error
+    return conversation
+
+
+def reply_messages(sample: dict[str, Any]) -> list[dict[str, Any]]:
+    """The target's reply as chat messages: its tool calls (one assistant message per run of
+    calls), the tool results, and its text."""
+    out: list[dict[str, Any]] = []
+    spoke = False
+    for entry in sample.get("output_items") or []:
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if kind == "function_call":
+            call = {"id": entry.get("call_id"), "type": "function",
+                    "function": {"name": entry.get("name"), "arguments": _text(entry.get("arguments"))}}  # fmt: skip
+            if out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls") and not out[-1]["content"]:
+                out[-1]["tool_calls"].append(call)
+            else:
+                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            out.append({"role": "tool", "tool_call_id": entry.get("call_id"), "content": _text(entry.get("output"))})
+        elif kind == "message":
+            parts = entry.get("content") or []
+            text = "".join(p.get("text", "") for p in parts if isinstance(p, dict)) if isinstance(parts, list) else ""
+            out.append({"role": "assistant", "content": text or _text(parts)})
+            spoke = True
+    if not spoke:
+        out.append({"role": "assistant", "content": str(sample.get("output_text") or "")})
+    return out
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)

@@ -1,0 +1,168 @@
+"""Simulation as a run: scenario rows become items (one per repetition, each with its own recorded
+seed), and a target that plays each conversation out supplies the item's ``messages``.
+
+Foundry's shapes that lead here (``assay.run.sources``):
+
+- ``azure_ai_target_completions`` with ``item_generation_params: {type: conversation_gen_preview,
+  model, num_conversations (default 5, at most 5), max_turns (default 10, at most 50),
+  sampling_params, data_mapping}``. ``num_conversations`` is read as conversations per scenario
+  row (the legacy name of ``conversation_repetitions``).
+
+A scenario row is ``{id?, test_case_id?, test_case_description, desired_num_turns?}`` (a count
+given as a string is accepted); ``data_mapping`` maps those names to the row's own fields (a field
+name, or ``{{item.field}}``).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.dataset import Dataset
+from assay.dataset.readers import Row
+from assay.errors import ConfigError, DataIssue
+from assay.llm import Model
+from assay.simulate.conversation import simulate
+from assay.simulate.user import SimulatedUser
+from assay.target import Target
+
+SCENARIO_FIELDS = ("test_case_description", "id", "test_case_id", "desired_num_turns")
+SUPPLIED_FIELDS = frozenset({"messages", "tool_definitions", "termination_reason", "turns"})
+MAX_DESCRIPTION = 2500
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    model: str
+    """The model that plays the user."""
+    max_turns: int
+    repetitions: int
+    sampling: dict[str, Any] = field(default_factory=dict)
+    data_mapping: dict[str, str] = field(default_factory=dict)
+    """Scenario field → the source row's field."""
+    default_desired_turns: int | None = None
+
+
+def conversation_gen_settings(params: dict[str, Any]) -> SimulationSettings:
+    where = "item_generation_params"
+    model = params.get("model")
+    if not isinstance(model, str) or not model:
+        raise ConfigError(f"{where}.model: name the model that plays the simulated user")
+    return SimulationSettings(
+        model=model,
+        max_turns=_count(params.get("max_turns"), f"{where}.max_turns", default=10, cap=50),
+        repetitions=_count(params.get("num_conversations"), f"{where}.num_conversations", default=5, cap=5),
+        sampling=_sampling(params.get("sampling_params"), f"{where}.sampling_params"),
+        data_mapping=_mapping(params.get("data_mapping"), f"{where}.data_mapping"),
+    )
+
+
+def _count(value: Any, where: str, *, default: int, cap: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: expected a whole number of at least 1, got {value!r}")
+    if value > cap:
+        raise ConfigError(f"{where}: {value} is over the limit of {cap}")
+    return value
+
+
+def _sampling(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected an object such as {{temperature: 0.7, max_completion_tokens: 800}}")
+    return dict(value)
+
+
+def _mapping(value: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(f'{where}: expected scenario field → row field, e.g. {{"test_case_description": "scenario"}}')
+    unknown = [key for key in value if key not in SCENARIO_FIELDS]
+    if unknown:
+        raise ConfigError(f"{where}: {unknown[0]!r} is not a scenario field ({', '.join(SCENARIO_FIELDS)})")
+    # "{{item.scenario}}" and "scenario" both name the row's field "scenario".
+    return {key: re.sub(r"^\{\{\s*item\.(.+?)\s*\}\}$", r"\1", source) for key, source in value.items()}
+
+
+def scenario_dataset(source: Dataset, settings: SimulationSettings) -> Dataset:
+    """One item per scenario row and repetition; a row without a usable scenario is a bad line."""
+
+    def rows() -> Iterator[Row]:
+        index = 0
+        for row in source.rows():
+            if row.issue is not None or row.item is None:
+                yield Row(index, row.line, issue=row.issue)
+                index += 1
+                continue
+            scenario, problem = _scenario(row.item, settings)
+            if problem is not None:
+                yield Row(index, row.line, issue=DataIssue(source.name, row.line, problem[1], problem[0]))
+                index += 1
+                continue
+            for repetition in range(settings.repetitions):
+                seed = zlib.crc32(f"{scenario['test_case_description']}\x00{repetition}".encode())
+                yield Row(index, row.line, item={**scenario, "repetition": repetition, "simulation_seed": seed})
+                index += 1
+
+    return Dataset(name=source.name, open_rows=rows, path=source.path)
+
+
+def _scenario(row: dict[str, Any], settings: SimulationSettings) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    picked = {name: row.get(settings.data_mapping.get(name, name)) for name in SCENARIO_FIELDS}
+    description = picked["test_case_description"]
+    field_name = settings.data_mapping.get("test_case_description", "test_case_description")
+    if not isinstance(description, str) or not description.strip():
+        return {}, (field_name, f"{field_name}: a scenario needs a test_case_description (the user's situation)")
+    if len(description) > MAX_DESCRIPTION:
+        return {}, (field_name, f"{field_name}: {len(description)} characters, at most {MAX_DESCRIPTION}")
+    turns = picked["desired_num_turns"]
+    if isinstance(turns, str) and turns.strip().isdigit():
+        turns = int(turns)
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 1):
+        return {}, ("desired_num_turns", f"desired_num_turns: expected a whole number of at least 1, got {turns!r}")
+    scenario = {k: v for k, v in picked.items() if v is not None}
+    if turns is not None:
+        scenario["desired_num_turns"] = turns
+    return scenario, None
+
+
+class SimulationTarget:
+    """Plays each item's scenario against ``target`` with ``user_model`` as the user; the sample's
+    ``item_fields`` put the conversation into the item, as Foundry shows it."""
+
+    def __init__(self, user_model: Model, target: Target, settings: SimulationSettings,
+                 tool_definitions: list[dict[str, Any]] | None = None) -> None:  # fmt: skip
+        self.user_model = user_model
+        self.target = target
+        self.settings = settings
+        self.tool_definitions = tool_definitions or []
+
+    async def __call__(self, item: dict[str, Any]) -> dict[str, Any]:
+        turns = item.get("desired_num_turns") or self.settings.default_desired_turns
+        user = SimulatedUser(self.user_model, str(item.get("test_case_description") or ""),
+                             desired_turns=min(turns, self.settings.max_turns) if turns else None,
+                             sampling=self.settings.sampling, seed=item.get("simulation_seed"))  # fmt: skip
+        conversation = await simulate(user, self.target, self.settings.max_turns)
+        last = next((m["content"] for m in reversed(conversation.messages)
+                     if m["role"] == "assistant" and m.get("content")), "")  # fmt: skip
+        fields = {"messages": conversation.messages, "termination_reason": conversation.termination_reason,
+                  "turns": conversation.turns}  # fmt: skip
+        if self.tool_definitions:
+            fields["tool_definitions"] = self.tool_definitions
+        return {
+            "output_text": last, "termination_reason": conversation.termination_reason, "turns": conversation.turns,
+            "simulation_seed": item.get("simulation_seed"), "error": conversation.error, "item_fields": fields,
+        }  # fmt: skip
+
+    async def aclose(self) -> None:
+        close = getattr(self.target, "aclose", None)
+        if close is not None:
+            await close()
