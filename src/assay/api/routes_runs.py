@@ -62,6 +62,8 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
     check_eval(ctx, owner, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
     if spec is not None:
         build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
+        if spec.simulation is not None and spec.simulation.warnings:
+            options["warnings"] = list(spec.simulation.warnings)
     name = fields.name(body.get("name"))
     row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options=options, name=name, project=owner)
     if metadata:

@@ -82,6 +82,8 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
                           "errored": counts.errored, "skipped": counts.skipped},
         "per_model_usage": usage, "per_testing_criteria_results": per_criterion,
         "evaluation_level": options.get("evaluation_level", "turn"),
+        **({"output_datasets": options["output_datasets"]} if options.get("output_datasets") else {}),
+        **({"properties": {"warnings": options["warnings"]}} if options.get("warnings") else {}),
     }  # fmt: skip
 
 

@@ -54,6 +54,9 @@ class RunOptions:
     check_seconds: float = 1.0
     worker: str | None = None
     """The worker holding the run's lease: each write is conditional on it still holding it."""
+    before_complete: Callable[[], None] | None = None
+    """Called once every item is stored, before the run is marked completed (a simulation saves
+    its conversations as a dataset here, so a completed run already names it)."""
 
 
 @dataclass

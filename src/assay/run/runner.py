@@ -134,6 +134,12 @@ def finish_run(
         raise
     # Canceled from elsewhere (the API) while the last items finished: the run stays canceled.
     canceled = job.stopped or store.get_run(run["id"])["status"] == "canceled"
+    if not canceled and options.before_complete is not None:
+        try:
+            options.before_complete()
+        except Exception as exc:
+            close("failed", {"code": type(exc).__name__, "message": str(exc)})
+            raise
     summary = close("canceled" if canceled else "completed")
     return RunOutcome(store.get_run(run["id"]), summary, evaluated)
 

@@ -11,13 +11,20 @@ from assay.dataset.ids import parse_dataset_id
 from assay.errors import ConfigError, NotFoundError
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, Level, selection_of, trace_dataset
-from assay.simulate.runs import SimulationSettings, conversation_gen_settings, scenario_dataset
+from assay.simulate.runs import (
+    INLINE_CASES,
+    SimulationSettings,
+    conversation_gen_settings,
+    scenario_dataset,
+    user_simulation_settings,
+)
 from assay.store import Store
 from assay.target import TargetSpec
 from assay.target.retrieval import Lookup
 
 FILE_SOURCES = {"jsonl", "csv"}
-TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses"}
+SIMULATION = "azure_ai_user_conversation_simulation"
+TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses", SIMULATION}
 LATER_SOURCES = {"responses", "azure_ai_red_team", "azure_ai_synthetic_data_gen_preview"}
 
 
@@ -34,11 +41,18 @@ def check_data_source(data_source: Any) -> None:
     if kind not in FILE_SOURCES | TARGET_SOURCES:
         raise ConfigError(
             f"unknown data_source type {kind!r}; use jsonl, csv, completions, azure_ai_target_completions, "
-            "azure_ai_responses, azure_ai_traces or azure_ai_trace_data_source"
+            f"azure_ai_responses, {SIMULATION}, azure_ai_traces or azure_ai_trace_data_source"
         )
     if kind in TARGET_SOURCES:
         target_for(data_source)
     source = source_of(data_source)
+    if kind == SIMULATION and isinstance(source, dict) and source.get("type") == INLINE_CASES:
+        if not isinstance(source.get("test_cases"), list) or not source["test_cases"]:
+            raise ConfigError(f"data_source.source: an {INLINE_CASES} source needs test_cases: [{{...}}, ...]")
+        if data_source.get("data_mapping"):
+            hint = "name the fields test_case_description, test_case_id, simulation_configuration"
+            raise ConfigError(f"data_source.data_mapping: not allowed with {INLINE_CASES}", hint=hint)
+        return
     if not isinstance(source, dict) or source.get("type") not in ("file_id", "file_content"):
         raise ConfigError("data_source.source must be {type: file_id, id} or {type: file_content, content: [...]}")
     if source["type"] == "file_content" and not isinstance(source.get("content"), list):
@@ -57,7 +71,9 @@ def dataset_for(
         level: Level = "conversation" if options.get("evaluation_level") == "conversation" else "turn"
         return trace_dataset(store, project, options.get("traces") or {}, level)
     source = source_of(data_source)
-    if source["type"] == "file_content":
+    if source["type"] == INLINE_CASES:
+        dataset = Dataset.from_content(source["test_cases"], name="test_cases")
+    elif source["type"] == "file_content":
         dataset = Dataset.from_content(source["content"])
     else:
         record = store.get_file(project, _file_id(store, project, str(source.get("id"))), content=True)
@@ -70,7 +86,10 @@ def dataset_for(
 
 
 def simulation_settings(data_source: dict[str, Any]) -> SimulationSettings | None:
-    """A target run whose items are scenarios for a simulated user (``conversation_gen_preview``)."""
+    """A run whose items are scenarios for a simulated user (``azure_ai_user_conversation_simulation``,
+    or a target run with ``conversation_gen_preview``)."""
+    if data_source.get("type") == SIMULATION:
+        return user_simulation_settings(data_source)
     params = data_source.get("item_generation_params")
     if data_source.get("type") != "azure_ai_target_completions" or not isinstance(params, dict):
         return None
@@ -123,7 +142,7 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
         return _retrieval(data_source, lookup)
     if kind == "completions":
         model, sampling = data_source.get("model"), data_source.get("sampling_params") or {}
-    elif kind == "azure_ai_target_completions":
+    elif kind in ("azure_ai_target_completions", SIMULATION):
         target = data_source.get("target") or {}
         if target.get("type") == "azure_ai_agent":
             name, version = target.get("name"), target.get("version")

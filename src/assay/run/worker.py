@@ -13,6 +13,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from assay.errors import AssayError
 from assay.evaluators.catalog import Catalog
@@ -20,7 +21,9 @@ from assay.llm import ModelRegistry
 from assay.run.engine import RunOptions
 from assay.run.runner import finish_run, prepare
 from assay.run.sources import dataset_for, definition_for, lookup_in, target_for
+from assay.simulate.datasets import save_conversations
 from assay.store import Store
+from assay.target import TargetSpec
 
 log = logging.getLogger("assay.worker")
 
@@ -65,13 +68,29 @@ class Worker:
             self.store.update_run(run["id"], worker=self.name, status="failed", error=error)
             return True
         options = RunOptions(
-            keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress", worker=self.name
+            keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress", worker=self.name,
+            before_complete=self._outputs_of(run, target),
         )
         try:
             finish_run(prepared, run, self.store, options=options, claimed=True)
         except Exception:  # noqa: BLE001 - finish_run already marked the run failed with the cause
             log.exception("run %s failed", run["id"])
         return True
+
+
+    def _outputs_of(self, run: dict[str, Any], target: TargetSpec | None) -> Callable[[], None] | None:
+        """What the run saves before it completes: a simulation's conversations, when asked."""
+        settings = target.simulation if target is not None else None
+        if settings is None or settings.save_as is None:
+            return None
+        name = settings.save_as
+
+        def save() -> None:
+            saved = save_conversations(self.store, run["project"], run["id"], name)
+            options = {**(self.store.get_run(run["id"])["options"] or {}), "output_datasets": [saved]}
+            self.store.update_run(run["id"], worker=self.name, options=options)
+
+        return save
 
 
 def start_workers(

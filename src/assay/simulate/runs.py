@@ -8,9 +8,17 @@ Foundry's shapes that lead here (``assay.run.sources``):
   sampling_params, data_mapping}``. ``num_conversations`` is read as conversations per scenario
   row (the legacy name of ``conversation_repetitions``).
 
-A scenario row is ``{id?, test_case_id?, test_case_description, desired_num_turns?}`` (a count
-given as a string is accepted); ``data_mapping`` maps those names to the row's own fields (a field
-name, or ``{{item.field}}``).
+- ``azure_ai_user_conversation_simulation``: ``source`` (a file, inline rows, or
+  ``{type: inline_user_conversation_simulation, test_cases: [...]}``), ``target``,
+  ``model_configuration {model, sampling_params}``, ``default_simulation_configuration
+  {max_num_turns (default 20), conversation_repetitions (default 1), desired_num_turns,
+  enable_conversation_dataset_generation, output_conversation_dataset_name}`` and, per test case,
+  ``simulation_configuration`` overriding the first three. Voice and audio settings are accepted
+  and ignored (text only), with a warning in the run's ``properties``.
+
+A scenario row is ``{id?, test_case_id?, test_case_description, desired_num_turns?,
+simulation_configuration?}`` (a count given as a string is accepted); ``data_mapping`` maps those
+names to the row's own fields (a field name, or ``{{item.field}}``).
 """
 
 from __future__ import annotations
@@ -29,7 +37,9 @@ from assay.simulate.conversation import simulate
 from assay.simulate.user import SimulatedUser
 from assay.target import Target
 
-SCENARIO_FIELDS = ("test_case_description", "id", "test_case_id", "desired_num_turns")
+SCENARIO_FIELDS = ("test_case_description", "id", "test_case_id", "desired_num_turns", "simulation_configuration")
+INLINE_CASES = "inline_user_conversation_simulation"
+AUDIO_KEYS = ("audio_effects", "user_behavior")
 SUPPLIED_FIELDS = frozenset({"messages", "tool_definitions", "termination_reason", "turns"})
 MAX_DESCRIPTION = 2500
 
@@ -44,6 +54,40 @@ class SimulationSettings:
     data_mapping: dict[str, str] = field(default_factory=dict)
     """Scenario field → the source row's field."""
     default_desired_turns: int | None = None
+    save_as: str | None = None
+    """Save the conversations as a dataset of this name (a new version each run)."""
+    warnings: tuple[str, ...] = ()
+
+
+def user_simulation_settings(data_source: dict[str, Any]) -> SimulationSettings:
+    model_configuration = data_source.get("model_configuration") or {}
+    if not isinstance(model_configuration, dict) or not isinstance(model_configuration.get("model"), str):
+        raise ConfigError("data_source.model_configuration.model: name the model that plays the simulated user")
+    where = "data_source.default_simulation_configuration"
+    defaults = data_source.get("default_simulation_configuration") or {}
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"{where}: expected an object such as {{max_num_turns: 8, conversation_repetitions: 2}}")
+    warnings = []
+    if model_configuration.get("voice_model") is not None or any(k in defaults for k in AUDIO_KEYS):
+        warnings.append("voice and audio settings were ignored: simulations here are text only")
+    save = defaults.get("enable_conversation_dataset_generation") is True
+    name = defaults.get("output_conversation_dataset_name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ConfigError(f"{where}.output_conversation_dataset_name: expected a dataset name")
+    desired = defaults.get("desired_num_turns")
+    return SimulationSettings(
+        model=model_configuration["model"],
+        max_turns=_count(defaults.get("max_num_turns"), f"{where}.max_num_turns", default=20, cap=50),
+        repetitions=_count(defaults.get("conversation_repetitions"), f"{where}.conversation_repetitions", default=1,
+                           cap=50),  # fmt: skip
+        sampling=_sampling(model_configuration.get("sampling_params"),
+                           "data_source.model_configuration.sampling_params"),
+        data_mapping=_mapping(data_source.get("data_mapping"), "data_source.data_mapping"),
+        default_desired_turns=None if desired is None else _count(desired, f"{where}.desired_num_turns", default=1,
+                                                                  cap=50),  # fmt: skip
+        save_as=(name or "simulated-conversations") if save else None,
+        warnings=tuple(warnings),
+    )
 
 
 def conversation_gen_settings(params: dict[str, Any]) -> SimulationSettings:
@@ -107,9 +151,15 @@ def scenario_dataset(source: Dataset, settings: SimulationSettings) -> Dataset:
                 yield Row(index, row.line, issue=DataIssue(source.name, row.line, problem[1], problem[0]))
                 index += 1
                 continue
-            for repetition in range(settings.repetitions):
+            own = scenario.pop("simulation_configuration", None) or {}
+            for repetition in range(own.get("conversation_repetitions", settings.repetitions)):
                 seed = zlib.crc32(f"{scenario['test_case_description']}\x00{repetition}".encode())
-                yield Row(index, row.line, item={**scenario, "repetition": repetition, "simulation_seed": seed})
+                item = {**scenario, "repetition": repetition, "simulation_seed": seed}
+                if "max_num_turns" in own:
+                    item["max_num_turns"] = own["max_num_turns"]
+                if "desired_num_turns" in own and "desired_num_turns" not in item:
+                    item["desired_num_turns"] = own["desired_num_turns"]
+                yield Row(index, row.line, item=item)
                 index += 1
 
     return Dataset(name=source.name, open_rows=rows, path=source.path)
@@ -131,6 +181,17 @@ def _scenario(row: dict[str, Any], settings: SimulationSettings) -> tuple[dict[s
     scenario = {k: v for k, v in picked.items() if v is not None}
     if turns is not None:
         scenario["desired_num_turns"] = turns
+    own = picked["simulation_configuration"]
+    if own is not None:
+        if not isinstance(own, dict):
+            return {}, ("simulation_configuration", "simulation_configuration: expected an object")
+        try:
+            scenario["simulation_configuration"] = {
+                key: _count(own[key], f"simulation_configuration.{key}", default=1, cap=50)
+                for key in ("max_num_turns", "conversation_repetitions", "desired_num_turns") if key in own
+            }  # fmt: skip
+        except ConfigError as exc:
+            return {}, ("simulation_configuration", exc.message)
     return scenario, None
 
 
@@ -147,10 +208,11 @@ class SimulationTarget:
 
     async def __call__(self, item: dict[str, Any]) -> dict[str, Any]:
         turns = item.get("desired_num_turns") or self.settings.default_desired_turns
+        max_turns = int(item.get("max_num_turns") or self.settings.max_turns)
         user = SimulatedUser(self.user_model, str(item.get("test_case_description") or ""),
-                             desired_turns=min(turns, self.settings.max_turns) if turns else None,
+                             desired_turns=min(turns, max_turns) if turns else None,
                              sampling=self.settings.sampling, seed=item.get("simulation_seed"))  # fmt: skip
-        conversation = await simulate(user, self.target, self.settings.max_turns)
+        conversation = await simulate(user, self.target, max_turns)
         last = next((m["content"] for m in reversed(conversation.messages)
                      if m["role"] == "assistant" and m.get("content")), "")  # fmt: skip
         fields = {"messages": conversation.messages, "termination_reason": conversation.termination_reason,

@@ -1,0 +1,30 @@
+"""The conversations a simulation run played out, saved as a versioned dataset (Foundry's
+``enable_conversation_dataset_generation``): one JSONL row per conversation with its messages,
+tool definitions, scenario and how it ended; the run reports it under ``output_datasets``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from assay.dataset.ids import dataset_id
+from assay.store import Store
+
+KEPT = ("messages", "tool_definitions", "id", "test_case_id", "test_case_description", "termination_reason", "turns",
+        "simulation_seed")  # fmt: skip
+
+
+def save_conversations(store: Store, project: str, run_id: str, name: str) -> dict[str, Any]:
+    """Store the run's conversations as the next version of dataset ``name``; returns the
+    ``output_datasets`` entry."""
+    lines = []
+    for row in store.iter_output_items(run_id):
+        item = row["datasource_item"]
+        lines.append(json.dumps({key: item[key] for key in KEPT if key in item}, ensure_ascii=False))
+    content = ("\n".join(lines) + "\n").encode()
+    file = store.create_file(project=project, filename=f"{name}.jsonl", purpose="evals", content=content)
+    versions = [r["version"] for r in store.list_datasets(project) if r["name"] == name]
+    version = str(max((int(v) for v in versions if v.isdigit()), default=0) + 1)
+    store.register_dataset(name=name, version=version, uri=file["id"], project=project, file_id=file["id"])
+    return {"type": "simulated_user_conversations",
+            "dataset": {"id": dataset_id(project, name, version), "name": name, "version": version}}  # fmt: skip

@@ -1,0 +1,87 @@
+"""``azure_ai_user_conversation_simulation`` through the openai SDK: inline test cases, two
+conversations per case, each case's own settings, the conversations saved as a dataset the run
+names under ``output_datasets``, and audio settings accepted and reported as ignored."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import openai
+import pytest
+
+from tests.api.conftest import wait_for
+from tests.simulate.test_conversations import TWO_TURNS
+
+CONFIG = {"type": "custom", "item_schema": {"type": "object", "properties": {"messages": {"type": "array"}},
+                                            "required": ["messages"]}}  # fmt: skip
+TURNS = [{"type": "python", "name": "two_turns", "pass_threshold": 1,
+          "source": "def grade(sample, item):\n    return float(item['turns'] == 2)\n"}]  # fmt: skip
+CASES = [
+    {"test_case_id": "late", "test_case_description": "Your order 1042 is late; find out when it arrives."},
+    {"test_case_id": "once", "test_case_description": "Ask once when order 1042 arrives.",
+     "simulation_configuration": {"conversation_repetitions": 1, "max_num_turns": 1}},
+]  # fmt: skip
+
+
+def data_source(**defaults):
+    return {
+        "type": "azure_ai_user_conversation_simulation",
+        "source": {"type": "inline_user_conversation_simulation", "test_cases": CASES},
+        "target": {"type": "azure_ai_model", "model": "judge"},
+        "model_configuration": {"model": "judge", "sampling_params": {"temperature": 0.7, "max_completion_tokens": 800},
+                                "voice_model": {"type": "azure-standard", "name": "en-US-AvaMultilingualNeural"}},
+        "default_simulation_configuration": {"max_num_turns": 8, "conversation_repetitions": 2, "desired_num_turns": 5,
+                                             "audio_effects": {"effects": ["street_traffic"]}, **defaults},
+    }  # fmt: skip
+
+
+def test_user_simulation_runs_saves_its_conversations_and_reports_them(served, llm):
+    llm.script(rules=TWO_TURNS)
+    client = served.client()
+    created = client.evals.create(name="simulation", data_source_config=CONFIG, testing_criteria=TURNS)
+    source = data_source(enable_conversation_dataset_generation=True, output_conversation_dataset_name="support-sims")
+    run = client.evals.runs.create(created.id, data_source=source, extra_body={"evaluation_level": "conversation"})
+    run = wait_for(client, created.id, run.id)
+    assert run.status == "completed", run.error
+    assert run.result_counts.total == 3  # two conversations for the first case, one for the second
+    items = list(client.evals.runs.output_items.list(run.id, eval_id=created.id))
+    ended = sorted((i.datasource_item["test_case_id"], i.datasource_item["termination_reason"]) for i in items)
+    assert ended == [("late", "user_stop"), ("late", "user_stop"), ("once", "max_turns")]
+    assert run.result_counts.passed == 2
+    assert "ignored" in run.model_extra["properties"]["warnings"][0]
+
+    (saved,) = run.model_extra["output_datasets"]
+    assert saved["type"] == "simulated_user_conversations" and saved["dataset"]["name"] == "support-sims"
+    url = f"{served.url}/api/projects/default/datasets/support-sims/versions/{saved['dataset']['version']}"
+    with urllib.request.urlopen(url) as response:
+        assert json.loads(response.read())["id"] == saved["dataset"]["id"]
+    # The saved conversations are a dataset like any other: a later run evaluates them by id.
+    again = client.evals.runs.create(created.id, data_source={"type": "jsonl", "source": {"type": "file_id",
+                                     "id": saved["dataset"]["id"]}})  # fmt: skip
+    again = wait_for(client, created.id, again.id)
+    assert again.status == "completed" and again.result_counts.total == 3 and again.result_counts.passed == 2
+
+
+def test_without_dataset_generation_no_output_datasets(served, llm):
+    llm.script(rules=TWO_TURNS)
+    client = served.client()
+    created = client.evals.create(data_source_config=CONFIG, testing_criteria=TURNS)
+    run = wait_for(client, created.id, client.evals.runs.create(created.id, data_source=data_source()).id)
+    assert run.status == "completed" and "output_datasets" not in run.model_extra
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"model_configuration": {}}, "model_configuration.model"),
+        ({"data_mapping": {"id": "x"}}, "not allowed with inline_user_conversation_simulation"),
+        ({"source": {"type": "inline_user_conversation_simulation", "test_cases": []}}, "needs test_cases"),
+        ({"default_simulation_configuration": {"max_num_turns": 0}}, "max_num_turns: expected a whole number"),
+    ],
+)
+def test_bad_simulation_sources_are_refused(served, change, message):
+    client = served.client()
+    created = client.evals.create(data_source_config=CONFIG, testing_criteria=TURNS)
+    with pytest.raises(openai.BadRequestError, match=message):
+        client.evals.runs.create(created.id, data_source={**data_source(), **change})
