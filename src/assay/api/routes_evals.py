@@ -29,7 +29,8 @@ def check_eval(
     schema = ItemSchema(config.get("item_schema"), where="data_source_config.item_schema")
     if not isinstance(criteria, list):
         raise ConfigError("testing_criteria must be a list")
-    has_sample = target or bool(config.get("include_sample_schema"))
+    # Foundry's scenario evals (azure_ai_source: synthetic data, red teaming) are run against targets.
+    has_sample = target or bool(config.get("include_sample_schema")) or config["type"] == "azure_ai_source"
     bind_criteria(
         criteria, ctx.catalog(owner), item_fields=schema.known_fields(), has_sample=has_sample,
         level="conversation" if level == "conversation" else "turn", models=ctx.models(),

@@ -17,6 +17,7 @@ from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.run.sources import check_data_source, dataset_for, lookup_in, target_for
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
+from assay.synth.runs import SYNTHETIC
 from assay.target import TargetSpec, build_target
 
 router = APIRouter()
@@ -48,17 +49,20 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
             raise ConfigError("no stored traces match this data source", hint=NO_TRACES_HINT)
         options["traces"] = traces.options()
         dataset = traces.dataset(ctx.store, owner, level)
+    elif data_source["type"] == SYNTHETIC:
+        dataset = None  # its queries are written when a worker starts the run
     else:
         try:
             dataset = dataset_for(ctx.store, owner, data_source, options)
         except NotFoundError as exc:
             raise ConfigError(f"data_source.source.id: {exc.message}") from None
-    # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
     config = stored["data_source_config"] or {}
     spec = target_for(data_source, lookup_in(ctx.store, owner))
-    # A simulation's rows are scenarios; the eval's item_schema describes the conversations made from them.
-    schema = config.get("item_schema") if config.get("type") == "custom" and not _simulated(spec) else None
-    scan(dataset, ItemSchema(schema)).raise_if_invalid()
+    if dataset is not None:
+        # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
+        # A simulation's rows are scenarios; the eval's item_schema describes the conversations made from them.
+        schema = config.get("item_schema") if config.get("type") == "custom" and not _simulated(spec) else None
+        scan(dataset, ItemSchema(schema)).raise_if_invalid()
     check_eval(ctx, owner, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
     if spec is not None:
         build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued

@@ -83,6 +83,7 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
         "per_model_usage": usage, "per_testing_criteria_results": per_criterion,
         "evaluation_level": options.get("evaluation_level", "turn"),
         **({"output_datasets": options["output_datasets"]} if options.get("output_datasets") else {}),
+        **({"output_dataset_id": options["output_dataset_id"]} if options.get("output_dataset_id") else {}),
         **({"properties": {"warnings": options["warnings"]}} if options.get("warnings") else {}),
     }  # fmt: skip
 

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -26,6 +26,8 @@ from assay.run.criteria import BoundCriterion, bind_criteria
 from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback, execute
 from assay.store import Store
 from assay.target import Target, TargetSpec, build_target
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -144,7 +146,7 @@ def finish_run(
     return RunOutcome(store.get_run(run["id"]), summary, evaluated)
 
 
-def run_sync(work: Coroutine[Any, Any, int]) -> int:
+def run_sync(work: Coroutine[Any, Any, T]) -> T:
     """Run the engine from sync code, also where an event loop already runs (a notebook)."""
     try:
         asyncio.get_running_loop()

@@ -19,13 +19,14 @@ from assay.simulate.runs import (
     user_simulation_settings,
 )
 from assay.store import Store
+from assay.synth.runs import SYNTHETIC, synthetic_settings, with_query
 from assay.target import TargetSpec
 from assay.target.retrieval import Lookup
 
 FILE_SOURCES = {"jsonl", "csv"}
 SIMULATION = "azure_ai_user_conversation_simulation"
-TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses", SIMULATION}
-LATER_SOURCES = {"responses", "azure_ai_red_team", "azure_ai_synthetic_data_gen_preview"}
+TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses", SIMULATION, SYNTHETIC}
+LATER_SOURCES = {"responses", "azure_ai_red_team", "azure_ai_synthetic_data_generation_with_simulation"}
 
 
 def check_data_source(data_source: Any) -> None:
@@ -45,6 +46,9 @@ def check_data_source(data_source: Any) -> None:
         )
     if kind in TARGET_SOURCES:
         target_for(data_source)
+    if kind == SYNTHETIC:
+        synthetic_settings(data_source)
+        return  # its items are written when the run starts
     source = source_of(data_source)
     if kind == SIMULATION and isinstance(source, dict) and source.get("type") == INLINE_CASES:
         if not isinstance(source.get("test_cases"), list) or not source["test_cases"]:
@@ -70,7 +74,13 @@ def dataset_for(
         options = options or {}
         level: Level = "conversation" if options.get("evaluation_level") == "conversation" else "turn"
         return trace_dataset(store, project, options.get("traces") or {}, level)
-    source = source_of(data_source)
+    if data_source["type"] == SYNTHETIC:
+        written = (options or {}).get("output_dataset_id")
+        if not written:
+            raise ConfigError("the synthetic queries are written when the run starts; this run has none yet")
+        source = {"type": "file_id", "id": written}
+    else:
+        source = source_of(data_source)
     if source["type"] == INLINE_CASES:
         dataset = Dataset.from_content(source["test_cases"], name="test_cases")
     elif source["type"] == "file_content":
@@ -142,7 +152,7 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
         return _retrieval(data_source, lookup)
     if kind == "completions":
         model, sampling = data_source.get("model"), data_source.get("sampling_params") or {}
-    elif kind in ("azure_ai_target_completions", SIMULATION):
+    elif kind in ("azure_ai_target_completions", SIMULATION, SYNTHETIC):
         target = data_source.get("target") or {}
         if target.get("type") == "azure_ai_agent":
             name, version = target.get("name"), target.get("version")
@@ -153,7 +163,8 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
                 raise ConfigError("target.tool_descriptions must be a list of {name, description, parameters?}")
             return TargetSpec(
                 kind="agent", model=name, version=None if version is None else str(version),
-                input_messages=data_source.get("input_messages"), tool_descriptions=descriptions,
+                input_messages=with_query(data_source.get("input_messages")) if kind == SYNTHETIC
+                else data_source.get("input_messages"), tool_descriptions=descriptions,
             )  # fmt: skip
         if target.get("type") != "azure_ai_model":
             raise ConfigError("data_source.target must be {type: azure_ai_model, model, sampling_params?}")
@@ -163,6 +174,8 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
     if not isinstance(model, str) or not model:
         raise ConfigError(f"a {kind} data source needs the model to call")
     messages = data_source.get("input_messages")
+    if kind == SYNTHETIC:
+        messages = with_query(messages)
     return TargetSpec(kind="model", model=model, sampling_params=dict(sampling), input_messages=messages)
 
 

@@ -23,6 +23,7 @@ from assay.run.runner import finish_run, prepare
 from assay.run.sources import dataset_for, definition_for, lookup_in, target_for
 from assay.simulate.datasets import save_conversations
 from assay.store import Store
+from assay.synth.runs import generate_dataset, synthetic_settings
 from assay.target import TargetSpec
 
 log = logging.getLogger("assay.worker")
@@ -56,6 +57,7 @@ class Worker:
         log.info("worker %s: running %s", self.name, run["id"])
         try:
             stored_eval = self.store.get_eval(run["eval_id"])
+            run = self._write_synthetic_queries(run)
             dataset = dataset_for(self.store, run["project"], run["data_source"], run.get("options"))
             target = target_for(run["data_source"], lookup_in(self.store, run["project"]))
             catalog = self.catalog(run["project"])
@@ -77,6 +79,20 @@ class Worker:
             log.exception("run %s failed", run["id"])
         return True
 
+
+    def _write_synthetic_queries(self, run: dict[str, Any]) -> dict[str, Any]:
+        """A synthetic-data run's queries, written once and saved as a dataset the run names; a run
+        picked up again reuses them."""
+        settings = synthetic_settings(run["data_source"])
+        options = run.get("options") or {}
+        if settings is None or options.get("output_dataset_id"):
+            return run
+        written, shortfall = generate_dataset(self.store, run["project"], run, self.models(), settings)
+        options = {**options, "output_dataset_id": written}
+        if shortfall:
+            options["warnings"] = [*options.get("warnings", []), shortfall]
+        self.store.update_run(run["id"], worker=self.name, options=options)
+        return {**run, "options": options}
 
     def _outputs_of(self, run: dict[str, Any], target: TargetSpec | None) -> Callable[[], None] | None:
         """What the run saves before it completes: a simulation's conversations, when asked."""

@@ -42,6 +42,8 @@ class AgentConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(default=120.0, gt=0)
     tool_descriptions: list[dict[str, Any]] = Field(default_factory=list)
+    instructions: str = ""
+    """The agent's own instructions, as far as assay is told them (synthetic queries are written from them)."""
 
 
 def parse_agents(section: Any, where: str = "agents") -> list[AgentConfig]:
