@@ -85,3 +85,43 @@ def test_bad_simulation_sources_are_refused(served, change, message):
     created = client.evals.create(data_source_config=CONFIG, testing_criteria=TURNS)
     with pytest.raises(openai.BadRequestError, match=message):
         client.evals.runs.create(created.id, data_source={**data_source(), **change})
+
+
+CASES_WRITTEN = {"match": "You write test cases for simulated conversations", "reply": {"content": json.dumps({
+    "test_cases": [
+        {"category": "happy_path", "test_case_description": "You want to know when order 1042 arrives.",
+         "desired_num_turns": 2},
+        {"category": "multi_step", "test_case_description": "Order 1042 is late and you also want a refund of the fee.",
+         "desired_num_turns": 3},
+    ]})}}  # fmt: skip
+
+
+def test_generated_test_cases_are_simulated_and_both_datasets_saved(served, llm):
+    llm.script(rules=[CASES_WRITTEN, *TWO_TURNS])
+    client = served.client()
+    created = client.evals.create(name="synthetic multiturn",
+                                  data_source_config={"type": "azure_ai_source", "scenario": "synthetic_data_gen"},
+                                  testing_criteria=TURNS)  # fmt: skip
+    source = {
+        "type": "azure_ai_synthetic_data_generation_with_simulation",
+        "synthetic_data_generation_configuration": {
+            "test_case_count": 2, "output_test_case_dataset_name": "shop-scenarios",
+            "generation_sources": [{"type": "prompt", "prompt": "Customers of a web shop asking about late orders."}],
+        },
+        "model_configuration": {"model": "judge"},
+        "default_simulation_configuration": {"max_num_turns": 4, "conversation_repetitions": 2,
+                                             "enable_conversation_dataset_generation": True,
+                                             "output_conversation_dataset_name": "shop-conversations"},
+        "target": {"type": "azure_ai_model", "model": "judge"},
+    }  # fmt: skip
+    run = client.evals.runs.create(created.id, name="synthetic-multiturn-run", data_source=source,
+                                   extra_body={"evaluation_level": "conversation"})  # fmt: skip
+    run = wait_for(client, created.id, run.id)
+    assert run.status == "completed", run.error
+    assert (run.result_counts.total, run.result_counts.errored, run.result_counts.passed) == (4, 0, 4)
+    kinds = {d["type"]: d["dataset"]["name"] for d in run.model_extra["output_datasets"]}
+    assert kinds == {"synthetic_test_cases": "shop-scenarios", "simulated_user_conversations": "shop-conversations"}
+    items = list(client.evals.runs.output_items.list(run.id, eval_id=created.id))
+    assert sorted(i.datasource_item["repetition"] for i in items) == [0, 0, 1, 1]
+    with urllib.request.urlopen(f"{served.url}/api/projects/default/datasets/shop-scenarios/versions/1") as response:
+        assert json.loads(response.read())["id"] == run.model_extra["output_dataset_id"]

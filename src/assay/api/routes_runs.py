@@ -17,7 +17,7 @@ from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.run.sources import check_data_source, dataset_for, lookup_in, target_for
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
-from assay.synth.runs import SYNTHETIC
+from assay.synth.runs import GENERATED
 from assay.target import TargetSpec, build_target
 
 router = APIRouter()
@@ -49,8 +49,8 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
             raise ConfigError("no stored traces match this data source", hint=NO_TRACES_HINT)
         options["traces"] = traces.options()
         dataset = traces.dataset(ctx.store, owner, level)
-    elif data_source["type"] == SYNTHETIC:
-        dataset = None  # its queries are written when a worker starts the run
+    elif data_source["type"] in GENERATED:
+        dataset = None  # its items are written when a worker starts the run
     else:
         try:
             dataset = dataset_for(ctx.store, owner, data_source, options)

@@ -19,14 +19,21 @@ from assay.simulate.runs import (
     user_simulation_settings,
 )
 from assay.store import Store
-from assay.synth.runs import SYNTHETIC, synthetic_settings, with_query
+from assay.synth.runs import (
+    GENERATED,
+    SYNTHETIC,
+    WITH_SIMULATION,
+    scenario_generation_settings,
+    synthetic_settings,
+    with_query,
+)
 from assay.target import TargetSpec
 from assay.target.retrieval import Lookup
 
 FILE_SOURCES = {"jsonl", "csv"}
 SIMULATION = "azure_ai_user_conversation_simulation"
-TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses", SIMULATION, SYNTHETIC}
-LATER_SOURCES = {"responses", "azure_ai_red_team", "azure_ai_synthetic_data_generation_with_simulation"}
+TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses", SIMULATION, *GENERATED}
+LATER_SOURCES = {"responses", "azure_ai_red_team"}
 
 
 def check_data_source(data_source: Any) -> None:
@@ -46,8 +53,9 @@ def check_data_source(data_source: Any) -> None:
         )
     if kind in TARGET_SOURCES:
         target_for(data_source)
-    if kind == SYNTHETIC:
+    if kind in GENERATED:
         synthetic_settings(data_source)
+        scenario_generation_settings(data_source)
         return  # its items are written when the run starts
     source = source_of(data_source)
     if kind == SIMULATION and isinstance(source, dict) and source.get("type") == INLINE_CASES:
@@ -74,10 +82,10 @@ def dataset_for(
         options = options or {}
         level: Level = "conversation" if options.get("evaluation_level") == "conversation" else "turn"
         return trace_dataset(store, project, options.get("traces") or {}, level)
-    if data_source["type"] == SYNTHETIC:
+    if data_source["type"] in GENERATED:
         written = (options or {}).get("output_dataset_id")
         if not written:
-            raise ConfigError("the synthetic queries are written when the run starts; this run has none yet")
+            raise ConfigError("the synthetic items are written when the run starts; this run has none yet")
         source = {"type": "file_id", "id": written}
     else:
         source = source_of(data_source)
@@ -98,7 +106,7 @@ def dataset_for(
 def simulation_settings(data_source: dict[str, Any]) -> SimulationSettings | None:
     """A run whose items are scenarios for a simulated user (``azure_ai_user_conversation_simulation``,
     or a target run with ``conversation_gen_preview``)."""
-    if data_source.get("type") == SIMULATION:
+    if data_source.get("type") in (SIMULATION, WITH_SIMULATION):
         return user_simulation_settings(data_source)
     params = data_source.get("item_generation_params")
     if data_source.get("type") != "azure_ai_target_completions" or not isinstance(params, dict):
@@ -152,7 +160,7 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
         return _retrieval(data_source, lookup)
     if kind == "completions":
         model, sampling = data_source.get("model"), data_source.get("sampling_params") or {}
-    elif kind in ("azure_ai_target_completions", SIMULATION, SYNTHETIC):
+    elif kind in ("azure_ai_target_completions", SIMULATION, *GENERATED):
         target = data_source.get("target") or {}
         if target.get("type") == "azure_ai_agent":
             name, version = target.get("name"), target.get("version")

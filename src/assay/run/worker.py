@@ -15,15 +15,21 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from assay.dataset.ids import parse_dataset_id
 from assay.errors import AssayError
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.run.engine import RunOptions
 from assay.run.runner import finish_run, prepare
 from assay.run.sources import dataset_for, definition_for, lookup_in, target_for
-from assay.simulate.datasets import save_conversations
+from assay.simulate.datasets import output_dataset, save_conversations
 from assay.store import Store
-from assay.synth.runs import generate_dataset, synthetic_settings
+from assay.synth.runs import (
+    generate_dataset,
+    generate_scenario_dataset,
+    scenario_generation_settings,
+    synthetic_settings,
+)
 from assay.target import TargetSpec
 
 log = logging.getLogger("assay.worker")
@@ -57,7 +63,7 @@ class Worker:
         log.info("worker %s: running %s", self.name, run["id"])
         try:
             stored_eval = self.store.get_eval(run["eval_id"])
-            run = self._write_synthetic_queries(run)
+            run = self._write_synthetic_items(run)
             dataset = dataset_for(self.store, run["project"], run["data_source"], run.get("options"))
             target = target_for(run["data_source"], lookup_in(self.store, run["project"]))
             catalog = self.catalog(run["project"])
@@ -70,7 +76,8 @@ class Worker:
             self.store.update_run(run["id"], worker=self.name, status="failed", error=error)
             return True
         options = RunOptions(
-            keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress", worker=self.name,
+            keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress",
+            worker=self.name,
             before_complete=self._outputs_of(run, target),
         )
         try:
@@ -79,16 +86,22 @@ class Worker:
             log.exception("run %s failed", run["id"])
         return True
 
-
-    def _write_synthetic_queries(self, run: dict[str, Any]) -> dict[str, Any]:
-        """A synthetic-data run's queries, written once and saved as a dataset the run names; a run
-        picked up again reuses them."""
-        settings = synthetic_settings(run["data_source"])
+    def _write_synthetic_items(self, run: dict[str, Any]) -> dict[str, Any]:
+        """A synthetic-data run's queries or test cases, written once and saved as a dataset the run
+        names; a run picked up again reuses them."""
         options = run.get("options") or {}
-        if settings is None or options.get("output_dataset_id"):
+        queries, cases = synthetic_settings(run["data_source"]), scenario_generation_settings(run["data_source"])
+        if (queries is None and cases is None) or options.get("output_dataset_id"):
             return run
-        written, shortfall = generate_dataset(self.store, run["project"], run, self.models(), settings)
-        options = {**options, "output_dataset_id": written}
+        if queries is not None:
+            written, shortfall = generate_dataset(self.store, run["project"], run, self.models(), queries)
+            options = {**options, "output_dataset_id": written}
+        else:
+            assert cases is not None
+            written, shortfall = generate_scenario_dataset(self.store, run["project"], run, self.models(), cases)
+            _, name, version = parse_dataset_id(written) or ("", "", "")
+            entry = output_dataset("synthetic_test_cases", run["project"], name, version)
+            options = {**options, "output_dataset_id": written, "output_datasets": [entry]}
         if shortfall:
             options["warnings"] = [*options.get("warnings", []), shortfall]
         self.store.update_run(run["id"], worker=self.name, options=options)
@@ -103,7 +116,8 @@ class Worker:
 
         def save() -> None:
             saved = save_conversations(self.store, run["project"], run["id"], name)
-            options = {**(self.store.get_run(run["id"])["options"] or {}), "output_datasets": [saved]}
+            options = self.store.get_run(run["id"])["options"] or {}
+            options = {**options, "output_datasets": [*options.get("output_datasets", []), saved]}
             self.store.update_run(run["id"], worker=self.name, options=options)
 
         return save

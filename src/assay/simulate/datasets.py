@@ -21,10 +21,10 @@ def save_conversations(store: Store, project: str, run_id: str, name: str) -> di
     for row in store.iter_output_items(run_id):
         item = row["datasource_item"]
         lines.append(json.dumps({key: item[key] for key in KEPT if key in item}, ensure_ascii=False))
-    content = ("\n".join(lines) + "\n").encode()
-    file = store.create_file(project=project, filename=f"{name}.jsonl", purpose="evals", content=content)
-    versions = [r["version"] for r in store.list_datasets(project) if r["name"] == name]
-    version = str(max((int(v) for v in versions if v.isdigit()), default=0) + 1)
-    store.register_dataset(name=name, version=version, uri=file["id"], project=project, file_id=file["id"])
-    return {"type": "simulated_user_conversations",
-            "dataset": {"id": dataset_id(project, name, version), "name": name, "version": version}}  # fmt: skip
+    saved = store.save_dataset(project, name, ("\n".join(lines) + "\n").encode())
+    return output_dataset("simulated_user_conversations", project, name, saved["version"])
+
+
+def output_dataset(kind: str, project: str, name: str, version: str) -> dict[str, Any]:
+    """An entry of a run's ``output_datasets``, as Foundry reports them."""
+    return {"type": kind, "dataset": {"id": dataset_id(project, name, version), "name": name, "version": version}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
@@ -11,3 +13,11 @@ from assay.store.traces import TracesStore
 class Store(BlobStore, AssetsStore, CapturedStore, TracesStore):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
     custom evaluators, the model-call cache, captured responses and trace spans."""
+
+    def save_dataset(self, project: str, name: str, content: bytes) -> dict[str, Any]:
+        """``content`` (JSONL) as a new file and the next version of dataset ``name`` (1, 2, ...):
+        what a simulation or a generator saves its rows as."""
+        file = self.create_file(project=project, filename=f"{name}.jsonl", purpose="evals", content=content)
+        versions = [r["version"] for r in self.list_datasets(project) if r["name"] == name]
+        version = str(max((int(v) for v in versions if v.isdigit()), default=0) + 1)
+        return self.register_dataset(name=name, version=version, uri=file["id"], project=project, file_id=file["id"])

@@ -1,5 +1,6 @@
-"""Synthetic test queries: a model writes them from an instruction, from an agent's instructions and
-tools, or from a document, and only distinct ones are kept.
+"""Synthetic test data: a model writes queries (``{query, ground_truth?}``) or simulation test cases
+(``{category, test_case_description, desired_num_turns}``) from an instruction, from an agent's
+instructions and tools, or from a document, and only distinct ones are kept.
 
 Each round asks (as a JSON schema, parsed from text when a server refuses it) for the queries still
 missing, shown the ones already kept so it moves away from them, with a seed of its own; a query
@@ -63,7 +64,7 @@ class Brief:
     tools: list[dict[str, Any]] = field(default_factory=list)
     document: str | None = None
 
-    def describe(self, round_index: int) -> str:
+    def describe(self, round_index: int, noun: str = "queries") -> str:
         parts = []
         if self.prompt:
             parts.append(f"What to write:\n{self.prompt.strip()}")
@@ -71,11 +72,61 @@ class Brief:
             parts.append(f"The assistant's instructions:\n{self.agent_instructions.strip()}")
         if self.tools:
             names = "\n".join(f"- {t.get('name')}: {t.get('description', '')}" for t in self.tools)
-            parts.append(f"The assistant's tools (write queries that need them, and some that do not):\n{names}")
+            parts.append(f"The assistant's tools (write {noun} that need them, and some that do not):\n{names}")
         if self.document:
             chunks = [self.document[i : i + CHUNK_CHARS] for i in range(0, len(self.document), CHUNK_CHARS)]
-            parts.append(f"Source material (write queries this answers):\n{chunks[round_index % len(chunks)]}")
+            parts.append(f"Source material (write {noun} it covers):\n{chunks[round_index % len(chunks)]}")
         return "\n\n".join(parts)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.prompt or self.agent_instructions or self.tools or self.document)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What is generated: its prompt, its JSON schema, the field two rows are compared on."""
+
+    noun: str
+    system: str
+    schema: dict[str, Any]
+    text: str
+    """The field that says what a row is, compared for duplicates."""
+    extra: tuple[str, ...]
+
+
+QUERIES = Kind("queries", SYSTEM, SCHEMA, "query", ("ground_truth",))
+SCENARIO_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "test_cases": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"category": {"type": "string"}, "test_case_description": {"type": "string"},
+                               "desired_num_turns": {"type": "integer"}},
+                "required": ["category", "test_case_description", "desired_num_turns"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["test_cases"],
+    "additionalProperties": False,
+}  # fmt: skip
+SCENARIO_SYSTEM = """You write test cases for simulated conversations with an AI assistant: each describes a user.
+
+- test_case_description says, in the second person, who the user is, what they want, what they know
+  (order numbers, names, dates the assistant may ask for) and when they would consider the goal met.
+  One or two short paragraphs; concrete, never vague.
+- category is one of: happy_path, edge_case, ambiguous, out_of_scope, adversarial, multi_step.
+  Mix them, most often happy_path and multi_step.
+- desired_num_turns is how many messages such a user would need (1 to 8).
+- Never repeat or lightly reword a test case you were shown or have already written.
+
+Reply with a JSON object: {"test_cases": [{"category": "...", "test_case_description": "...",
+"desired_num_turns": 3}, ...]}."""
+SCENARIOS = Kind("test cases", SCENARIO_SYSTEM, SCENARIO_SCHEMA, "test_case_description",
+                 ("category", "desired_num_turns"))  # fmt: skip
 
 
 @dataclass
@@ -84,35 +135,45 @@ class Generated:
     requested: int
     rounds: int
     dropped_duplicates: int
+    noun: str = "queries"
 
     @property
     def shortfall(self) -> str | None:
         if len(self.rows) >= self.requested:
             return None
-        return (f"the generator wrote {len(self.rows)} distinct queries of the {self.requested} asked for "
+        return (f"the generator wrote {len(self.rows)} distinct {self.noun} of the {self.requested} asked for "
                 f"in {self.rounds} rounds ({self.dropped_duplicates} repeats dropped)")  # fmt: skip
 
 
 async def generate_queries(model: Model, brief: Brief, count: int, seed: int = 0) -> Generated:
-    if not (brief.prompt or brief.agent_instructions or brief.tools or brief.document):
-        raise ItemError("nothing to generate queries from: give a prompt, an agent with instructions, or a file")
+    return await generate(model, brief, count, QUERIES, seed)
+
+
+async def generate_scenarios(model: Model, brief: Brief, count: int, seed: int = 0) -> Generated:
+    """Test cases for a simulated user: ``{category, test_case_description, desired_num_turns}``."""
+    return await generate(model, brief, count, SCENARIOS, seed)
+
+
+async def generate(model: Model, brief: Brief, count: int, kind: Kind, seed: int = 0) -> Generated:
+    if brief.empty:
+        raise ItemError(f"nothing to generate {kind.noun} from: give a prompt, an agent with instructions, or a file")
     kept: list[dict[str, Any]] = []
     kept_signatures = np.empty((0, 128), dtype=np.uint32)
     seen: set[str] = set()
     dropped, rounds = 0, 0
     while len(kept) < count and rounds < MAX_ROUNDS:
         missing = count - len(kept)
-        prompt = _prompt(brief, rounds, missing, kept)
+        prompt = _prompt(brief, rounds, missing, kept, kind)
         prompt_hash = hashlib.sha256(repr(prompt).encode()).hexdigest()[:16]
         round_seed = seed + rounds
         rounds += 1
         try:
-            answer, completion = await ask_structured(model, prompt, "test_queries", SCHEMA, seed=round_seed,
-                                                      temperature=1.0)  # fmt: skip
+            answer, completion = await ask_structured(model, prompt, f"test_{kind.text}", kind.schema,
+                                                      seed=round_seed, temperature=1.0)  # fmt: skip
         except ModelError as exc:
-            raise ItemError(f"the query generator's model failed: {exc}") from None
-        for candidate in _candidates(answer, completion.text):
-            text = normalize_text(candidate["query"])
+            raise ItemError(f"the {kind.noun} generator's model failed: {exc}") from None
+        for candidate in _candidates(answer, completion.text, kind):
+            text = normalize_text(candidate[kind.text])
             if not text or text in seen:
                 dropped += bool(text)
                 continue
@@ -122,34 +183,35 @@ async def generate_queries(model: Model, brief: Brief, count: int, seed: int = 0
                 continue
             seen.add(text)
             kept_signatures = np.vstack([kept_signatures, signature])
-            row: dict[str, Any] = {"query": candidate["query"].strip()}
-            if candidate.get("ground_truth"):
-                row["ground_truth"] = candidate["ground_truth"].strip()
+            row: dict[str, Any] = {kind.text: candidate[kind.text].strip()}
+            row.update({key: candidate[key] for key in kind.extra if candidate.get(key) not in (None, "")})
             row["generator"] = {"model": model.config.model, "seed": round_seed, "prompt_sha256": prompt_hash}
             kept.append(row)
             if len(kept) == count:
                 break
-    return Generated(kept, count, rounds, dropped)
+    return Generated(kept, count, rounds, dropped, kind.noun)
 
 
-def _prompt(brief: Brief, round_index: int, missing: int, kept: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    ask = f"{brief.describe(round_index)}\n\nWrite {missing} new queries."
+def _prompt(
+    brief: Brief, round_index: int, missing: int, kept: list[dict[str, Any]], kind: Kind
+) -> list[dict[str, Any]]:
+    ask = f"{brief.describe(round_index, kind.noun)}\n\nWrite {missing} new {kind.noun}."
     if kept:
-        shown = "\n".join(f"- {row['query']}" for row in kept[-SHOWN_KEPT:])
+        shown = "\n".join(f"- {row[kind.text]}" for row in kept[-SHOWN_KEPT:])
         ask += f"\n\nAlready written (write different ones):\n{shown}"
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": ask}]
+    return [{"role": "system", "content": kind.system}, {"role": "user", "content": ask}]
 
 
-def _candidates(answer: dict[str, Any] | None, text: str) -> list[dict[str, str]]:
-    """The queries of an answer: the schema's list, or one query per non-empty line of plain text."""
-    if answer is not None and isinstance(answer.get("queries"), list):
-        out = []
-        for entry in answer["queries"]:
+def _candidates(answer: dict[str, Any] | None, text: str, kind: Kind) -> list[dict[str, Any]]:
+    """The rows of an answer: the schema's list, or one row per non-empty line of plain text."""
+    listed = next((v for v in (answer or {}).values() if isinstance(v, list)), None) if answer else None
+    if listed is not None:
+        out: list[dict[str, Any]] = []
+        for entry in listed:
             if isinstance(entry, str):
-                out.append({"query": entry})
-            elif isinstance(entry, dict) and isinstance(entry.get("query"), str):
-                truth = entry.get("ground_truth")
-                out.append({"query": entry["query"], "ground_truth": truth if isinstance(truth, str) else ""})
+                out.append({kind.text: entry})
+            elif isinstance(entry, dict) and isinstance(entry.get(kind.text), str):
+                out.append({kind.text: entry[kind.text], **{k: entry.get(k) for k in kind.extra}})
         return out
     lines = (line.strip().lstrip("-*0123456789.) ").strip() for line in text.splitlines())
-    return [{"query": line} for line in lines if line]
+    return [{kind.text: line} for line in lines if line]

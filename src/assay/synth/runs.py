@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +22,13 @@ from assay.dataset.ids import dataset_id
 from assay.errors import ConfigError
 from assay.llm import ModelRegistry
 from assay.store import Store
-from assay.synth.queries import Brief, Generated, generate_queries
+from assay.synth.queries import Brief, Generated, generate_queries, generate_scenarios
 from assay.target.agents import find_agent
 
 SYNTHETIC = "azure_ai_synthetic_data_gen_preview"
+WITH_SIMULATION = "azure_ai_synthetic_data_generation_with_simulation"
+GENERATED = frozenset({SYNTHETIC, WITH_SIMULATION})
+"""Data sources whose items a worker writes when the run starts."""
 MAX_SAMPLES = 1000
 DOCUMENT_CHARS = 30_000
 
@@ -70,6 +74,53 @@ def synthetic_settings(data_source: dict[str, Any]) -> SyntheticSettings | None:
     return SyntheticSettings(count, model, prompt, name, source)
 
 
+@dataclass(frozen=True)
+class ScenarioGeneration:
+    """``synthetic_data_generation_configuration`` of a run that writes test cases, then simulates them."""
+
+    count: int
+    model: str
+    prompt: str | None
+    agent: tuple[str, str | None] | None
+    source_file: str | None
+    dataset_name: str | None
+
+
+def scenario_generation_settings(data_source: dict[str, Any]) -> ScenarioGeneration | None:
+    if data_source.get("type") != WITH_SIMULATION:
+        return None
+    where = "data_source.synthetic_data_generation_configuration"
+    config = data_source.get("synthetic_data_generation_configuration")
+    if not isinstance(config, dict):
+        raise ConfigError(f"{where}: expected {{test_case_count, generation_sources: [{{type: prompt, prompt}}]}}")
+    count = config.get("test_case_count")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SAMPLES:
+        raise ConfigError(f"{where}.test_case_count: a whole number from 1 to {MAX_SAMPLES}, got {count!r}")
+    sources = config.get("generation_sources")
+    if not isinstance(sources, list) or not sources or not all(isinstance(s, dict) for s in sources):
+        raise ConfigError(f"{where}.generation_sources: a list of {{type: prompt | agent | file, ...}}")
+    prompts, agent, file_id = [], None, None
+    for index, source in enumerate(sources):
+        kind, here = source.get("type"), f"{where}.generation_sources[{index}]"
+        if kind == "prompt" and isinstance(source.get("prompt"), str) and source["prompt"].strip():
+            prompts.append(source["prompt"])
+        elif kind == "agent" and isinstance(source.get("agent_name"), str):
+            version = source.get("agent_version")
+            agent = (source["agent_name"], None if version is None else str(version))
+        elif kind == "file" and isinstance(source.get("file_id") or source.get("id"), str):
+            file_id = source.get("file_id") or source.get("id")
+        else:
+            raise ConfigError(f"{here}: use {{type: prompt, prompt}}, {{type: agent, agent_name, agent_version}} "
+                              "or {type: file, file_id}")  # fmt: skip
+    model = (data_source.get("model_configuration") or {}).get("model")
+    if not isinstance(model, str) or not model:
+        raise ConfigError("data_source.model_configuration.model: name the model that writes and plays the test cases")
+    name = config.get("output_test_case_dataset_name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ConfigError(f"{where}.output_test_case_dataset_name: expected a dataset name")
+    return ScenarioGeneration(count, model, "\n\n".join(prompts) or None, agent, file_id, name)
+
+
 def _check_system_only(messages: Any) -> None:
     if not isinstance(messages, dict) or messages.get("type") != "template":
         return
@@ -91,35 +142,65 @@ def generate_dataset(
     store: Store, project: str, run: dict[str, Any], models: ModelRegistry, settings: SyntheticSettings
 ) -> tuple[str, str | None]:
     """Write the queries, save them as the next version of the dataset; (its id, any shortfall)."""
-    from assay.run.runner import run_sync
-
-    brief = Brief(prompt=settings.prompt, document=_document(store, project, settings.source_file))
     target = run["data_source"].get("target") or {}
-    if target.get("type") == "azure_ai_agent":
-        agent = find_agent(models.agents, str(target.get("name")), target.get("version"))
-        brief = Brief(prompt=settings.prompt, agent_instructions=agent.instructions or None,
-                      tools=agent.tool_descriptions, document=brief.document)  # fmt: skip
-    model = models.get(settings.model)
-    model.check_credentials()
+    agent = (str(target.get("name")), target.get("version")) if target.get("type") == "azure_ai_agent" else None
+    brief = _brief(store, project, models, settings.prompt, agent, settings.source_file)
     # Seeded by what was asked, so the same request writes the same queries (and the cache makes a rerun free).
     seed = zlib.crc32(json.dumps(run["data_source"].get("item_generation_params"), sort_keys=True).encode())
+    generated = _write(models, settings.model, brief, settings.count, seed, generate_queries)
+    name = settings.dataset_name or f"synthetic-{run['id'].rsplit('_', 1)[-1][:8]}"
+    return _save(store, project, name, generated)
+
+
+def generate_scenario_dataset(
+    store: Store, project: str, run: dict[str, Any], models: ModelRegistry, settings: ScenarioGeneration
+) -> tuple[str, str | None]:
+    """Write the simulation's test cases and save them as a dataset; (its id, any shortfall)."""
+    brief = _brief(store, project, models, settings.prompt, settings.agent, settings.source_file)
+    config = run["data_source"].get("synthetic_data_generation_configuration")
+    seed = zlib.crc32(json.dumps(config, sort_keys=True).encode())
+    generated = _write(models, settings.model, brief, settings.count, seed, generate_scenarios)
+    name = settings.dataset_name or f"synthetic-test-cases-{run['id'].rsplit('_', 1)[-1][:8]}"
+    return _save(store, project, name, generated)
+
+
+def _brief(
+    store: Store, project: str, models: ModelRegistry, prompt: str | None, agent: tuple[str, str | None] | None,
+    file_id: str | None,
+) -> Brief:  # fmt: skip
+    document = _document(store, project, file_id)
+    if agent is None:
+        return Brief(prompt=prompt, document=document)
+    found = find_agent(models.agents, agent[0], agent[1])
+    return Brief(prompt=prompt, agent_instructions=found.instructions or None, tools=found.tool_descriptions,
+                 document=document)  # fmt: skip
+
+
+def _write(
+    models: ModelRegistry, model_name: str, brief: Brief, count: int, seed: int,
+    generate: Callable[..., Awaitable[Generated]],
+) -> Generated:  # fmt: skip
+    from assay.run.runner import run_sync
+
+    model = models.get(model_name)
+    model.check_credentials()
 
     async def write() -> Generated:
         try:
-            return await generate_queries(model, brief, settings.count, seed=seed)
+            return await generate(model, brief, count, seed=seed)
         finally:
             await model.aclose()  # its client belongs to this event loop
 
     generated = run_sync(write())
     if not generated.rows:
-        raise ConfigError(f"no queries could be generated: {generated.shortfall}")
-    name = settings.dataset_name or f"synthetic-{run['id'].rsplit('_', 1)[-1][:8]}"
+        raise ConfigError(f"nothing could be generated: {generated.shortfall}")
+    return generated
+
+
+def _save(store: Store, project: str, name: str, generated: Generated) -> tuple[str, str | None]:
     content = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in generated.rows).encode()
-    file = store.create_file(project=project, filename=f"{name}.jsonl", purpose="evals", content=content)
-    versions = [r["version"] for r in store.list_datasets(project) if r["name"] == name]
-    version = str(max((int(v) for v in versions if v.isdigit()), default=0) + 1)
-    store.register_dataset(name=name, version=version, uri=file["id"], project=project, file_id=file["id"])
-    return dataset_id(project, name, version), generated.shortfall
+    saved = store.save_dataset(project, name, content)
+    return dataset_id(project, name, saved["version"]), generated.shortfall
 
 
 def _document(store: Store, project: str, file_id: str | None) -> str | None:
