@@ -125,3 +125,32 @@ def test_generated_test_cases_are_simulated_and_both_datasets_saved(served, llm)
     assert sorted(i.datasource_item["repetition"] for i in items) == [0, 0, 1, 1]
     with urllib.request.urlopen(f"{served.url}/api/projects/default/datasets/shop-scenarios/versions/1") as response:
         assert json.loads(response.read())["id"] == run.model_extra["output_dataset_id"]
+
+
+def test_the_simulator_audit_separates_agent_failures_from_unreliable_simulations(served, llm):
+    def said(text, done=False):
+        return {"content": json.dumps({"message": text, "done": done})}
+
+    def fidelity(name, score):
+        return {"match": f"SIMULATED USER:\\n{name}", "reply": {"content": json.dumps({"reason": "r", "score": score})}}
+
+    llm.script(rules=[
+        fidelity("scenario-alpha", 2), fidelity("scenario-beta", 5), fidelity("scenario-gamma", 5),
+        {"match": "beta question", "reply": {"content": '{"reason": "not done", "score": 0}'}},
+        {"match": "# Property: task completion", "reply": {"content": '{"reason": "done", "score": 1}'}},
+        {"match": "AGENT:", "reply": said("", done=True)},
+        *({"match": f"scenario-{n}", "reply": said(f"{n} question")} for n in ("alpha", "beta", "gamma")),
+    ], default={"content": "Here is the answer."})  # fmt: skip
+    client = served.client()
+    criteria = [{"type": "azure_ai_evaluator", "name": name, "evaluator_name": f"builtin.{name}",
+                 "initialization_parameters": {"model": "judge"}}
+                for name in ("simulator_fidelity", "task_completion")]  # fmt: skip
+    created = client.evals.create(data_source_config=CONFIG, testing_criteria=criteria)
+    cases = [{"test_case_id": n, "test_case_description": f"scenario-{n}: ask one question."}
+             for n in ("alpha", "beta", "gamma")]  # fmt: skip
+    source = {**data_source(), "source": {"type": "inline_user_conversation_simulation", "test_cases": cases},
+              "default_simulation_configuration": {"max_num_turns": 3}}  # fmt: skip
+    run = client.evals.runs.create(created.id, data_source=source, extra_body={"evaluation_level": "conversation"})
+    run = wait_for(client, created.id, run.id)
+    assert run.status == "completed", run.error
+    assert run.model_extra["simulation"] == {"simulation_unreliable": 1, "agent_failed": 1, "agent_passed": 1}

@@ -19,8 +19,10 @@ CONFIG_TYPES = {"custom", "azure_ai_source", "logs", "stored_completions"}
 
 
 def check_eval(
-    ctx: ApiContext, owner: str, config: Any, criteria: Any, level: str = "turn", target: bool = False
+    ctx: ApiContext, owner: str, config: Any, criteria: Any, level: str | None = None, target: bool = False
 ) -> None:
+    """``level`` None: the eval is being created and its runs will choose (each criterion is then
+    checked at a level it supports)."""
     """Refuse what no run could execute: a bad item_schema, unknown evaluators, impossible mappings."""
     if not isinstance(config, dict) or config.get("type") not in CONFIG_TYPES:
         raise ConfigError("data_source_config.type must be custom (with item_schema) or azure_ai_source")
@@ -33,7 +35,7 @@ def check_eval(
     has_sample = target or bool(config.get("include_sample_schema")) or config["type"] == "azure_ai_source"
     bind_criteria(
         criteria, ctx.catalog(owner), item_fields=schema.known_fields(), has_sample=has_sample,
-        level="conversation" if level == "conversation" else "turn", models=ctx.models(),
+        level="conversation" if level == "conversation" else "turn", models=ctx.models(), any_level=level is None,
     )  # fmt: skip
 
 

@@ -84,6 +84,7 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
         "evaluation_level": options.get("evaluation_level", "turn"),
         **({"output_datasets": options["output_datasets"]} if options.get("output_datasets") else {}),
         **({"output_dataset_id": options["output_dataset_id"]} if options.get("output_dataset_id") else {}),
+        **({"simulation": summary.simulation.model_dump()} if summary.simulation is not None else {}),
         **({"properties": {"warnings": options["warnings"]}} if options.get("warnings") else {}),
     }  # fmt: skip
 

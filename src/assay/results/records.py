@@ -86,10 +86,22 @@ class ModelUsage(BaseModel):
     """From the model's price table, when the config gives one."""
 
 
+class SimulationSummary(BaseModel):
+    """With a ``builtin.simulator_fidelity`` criterion: whom each simulated conversation's outcome
+    is to be put on."""
+
+    simulation_unreliable: int = 0
+    """The simulated user went wrong (fidelity did not pass): the conversation says little about the agent."""
+    agent_failed: int = 0
+    """A faithful simulation on which another criterion failed or errored: the agent's failure."""
+    agent_passed: int = 0
+
+
 class RunSummary(BaseModel):
     result_counts: ResultCounts = Field(default_factory=ResultCounts)
     per_testing_criteria_results: list[CriterionSummary] = Field(default_factory=list)
     per_model_usage: list[ModelUsage] = Field(default_factory=list)
+    simulation: SimulationSummary | None = None
 
     def pass_rate(self) -> float | None:
         counts = self.result_counts

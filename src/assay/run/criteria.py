@@ -144,7 +144,10 @@ def _split_messages(value: Any) -> dict[str, Any]:
 def bind_criteria(
     criteria: list[dict[str, Any]], catalog: Catalog, *, item_fields: set[str] | None,
     has_sample: bool = False, level: EvaluationLevel = "turn", models: ModelRegistry | None = None,
+    any_level: bool = False,
 ) -> list[BoundCriterion]:  # fmt: skip
+    """``any_level``: the level is not known yet (an eval is created; its runs choose): each
+    criterion is checked at ``level`` if it supports it, else at a level it does support."""
     if not criteria:
         raise ConfigError("the eval has no testing criteria", hint="add at least one evaluator")
     bound: list[BoundCriterion] = []
@@ -153,7 +156,7 @@ def bind_criteria(
         if not isinstance(criterion, dict):
             raise ConfigError(f"{where}: expected an object, got {type(criterion).__name__}")
         try:
-            one = _bind_one(criterion, catalog, where, Binding(item_fields, has_sample, level, models))
+            one = _bind_one(criterion, catalog, where, Binding(item_fields, has_sample, level, models, any_level))
         except ConfigError as exc:
             exc.criterion_index = index
             raise
@@ -171,6 +174,7 @@ class Binding:
     has_sample: bool
     level: EvaluationLevel
     models: ModelRegistry | None
+    any_level: bool = False
 
 
 def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
@@ -198,6 +202,9 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
         threshold = params.get("pass_threshold")
         return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, False, level)
     label = f"testing criterion {name!r}"
+    if level not in spec.supported_evaluation_levels and binding.any_level:
+        level = spec.supported_evaluation_levels[0]
+        binding = Binding(binding.item_fields, binding.has_sample, level, binding.models)
     if level not in spec.supported_evaluation_levels:
         levels = ", ".join(spec.supported_evaluation_levels)
         raise ConfigError(f"{label}: {spec.name} does not support evaluation_level {level!r} (it supports {levels})")

@@ -22,6 +22,7 @@ from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.results import RunSummary
+from assay.results.records import SimulationSummary
 from assay.run.criteria import BoundCriterion, bind_criteria
 from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback, execute
 from assay.store import Store
@@ -175,12 +176,34 @@ def summarize(
     store: Store, run_id: str, criteria: list[BoundCriterion], models: ModelRegistry | None = None
 ) -> RunSummary:
     summary = store.summarize(run_id, [(c.name, c.metric) for c in criteria])
+    fidelity = next((c.name for c in criteria if c.spec.name == FIDELITY), None)
+    if fidelity is not None:
+        summary.simulation = _attribute(store, run_id, fidelity)
     prices = {c.model: c.price for c in (models.configs.values() if models else []) if c.price}
     for usage in summary.per_model_usage:
         price = prices.get(usage.model_name)
         if price is not None:
             usage.cost_usd = (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
     return summary
+
+
+FIDELITY = "builtin.simulator_fidelity"
+
+
+def _attribute(store: Store, run_id: str, fidelity: str) -> SimulationSummary:
+    """Each conversation's outcome put on the simulated user or on the agent."""
+    split = SimulationSummary()
+    for row in store.iter_output_items(run_id):
+        results = row["results"]
+        faithful = any(r["name"] == fidelity and r.get("passed") is True for r in results)
+        others = [r for r in results if r["name"] != fidelity]
+        if not faithful:
+            split.simulation_unreliable += 1
+        elif all(r.get("passed") is True or r.get("status") == "skipped" for r in others):
+            split.agent_passed += 1
+        else:
+            split.agent_failed += 1
+    return split
 
 
 def check_resumable(run: dict[str, Any], prepared: PreparedRun, store: Store) -> None:

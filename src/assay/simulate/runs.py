@@ -40,7 +40,9 @@ from assay.target import Target
 SCENARIO_FIELDS = ("test_case_description", "id", "test_case_id", "desired_num_turns", "simulation_configuration")
 INLINE_CASES = "inline_user_conversation_simulation"
 AUDIO_KEYS = ("audio_effects", "user_behavior")
-SUPPLIED_FIELDS = frozenset({"messages", "tool_definitions", "termination_reason", "turns"})
+SUPPLIED_FIELDS = frozenset({"messages", "tool_definitions", "termination_reason", "turns", "test_case_description",
+                             "test_case_id", "id", "repetition", "simulation_seed"})
+"""What a simulated item holds beyond the eval's item_schema: the conversation and its scenario."""
 MAX_DESCRIPTION = 2500
 
 

@@ -178,7 +178,31 @@ TOOL_CALL_SUCCESS = _binary(
     category="tools",
 )
 
+SIMULATOR_FIDELITY = JudgeDefinition(
+    name="simulator_fidelity",
+    description="Whether the simulated user played its scenario faithfully, so a failure can be pinned on the agent.",
+    instructions=(
+        "The USER side of this CONVERSATION was played by a model following the SCENARIO. Judge only the user's "
+        "side, never the agent's quality: did the user pursue the scenario's goal, stay in character, give only "
+        "facts the scenario provides (inventing none), answer the agent's questions consistently, and end the "
+        "conversation neither before the goal was met or clearly unreachable nor long after? A low score means "
+        "the conversation says little about the agent, because the simulated user went wrong."
+    ),
+    rubric={
+        1: "unfaithful: the user abandoned or contradicted the scenario, or the conversation is unusable",
+        2: "mostly unfaithful: invented key facts, drifted off goal, or stopped far too early or late",
+        3: "partly faithful: on goal but with an invented detail or an awkward, premature or dragging end",
+        4: "faithful: follows the scenario with only minor slips",
+        5: "fully faithful: everything the user says fits the scenario, and it ends when it should",
+    },
+    required=("query", "response"),
+    optional=("test_case_description",),
+    category="agents",
+    levels=("conversation",),
+)
+
 AGENTS = (
     INTENT_RESOLUTION, TASK_ADHERENCE, TASK_COMPLETION, CUSTOMER_SATISFACTION, DEFLECTION_RATE,
     TOOL_CALL_ACCURACY, TOOL_SELECTION, TOOL_INPUT_ACCURACY, TOOL_OUTPUT_UTILIZATION, TOOL_CALL_SUCCESS,
+    SIMULATOR_FIDELITY,
 )  # fmt: skip

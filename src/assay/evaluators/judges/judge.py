@@ -23,7 +23,8 @@ from assay.messages import MessageFormatError, ToolCall, normalize, normalize_to
 Kind = Literal["scale", "binary", "flag"]
 T = TypeVar("T")
 LABELS = {"query": "QUERY", "response": "RESPONSE", "context": "CONTEXT", "ground_truth": "GROUND TRUTH",
-          "tool_definitions": "TOOL DEFINITIONS", "tool_calls": "TOOL CALLS", "messages": "CONVERSATION"}  # fmt: skip
+          "tool_definitions": "TOOL DEFINITIONS", "tool_calls": "TOOL CALLS", "messages": "CONVERSATION",
+          "test_case_description": "SCENARIO GIVEN TO THE SIMULATED USER"}  # fmt: skip
 INTERMEDIATE = "Not applicable: intermediate response (the last step is a tool call)"
 SYSTEM = (
     "You are a careful, impartial evaluator of an AI system's output. You judge exactly one property, "
@@ -140,7 +141,8 @@ def _shown_inputs(definition: JudgeDefinition, inputs: dict[str, Any], level: st
         order = ("messages",) if level == "conversation" else (*definition.required, *definition.optional)
         shown = {name: render.value_text(name, values.get(name)) for name in order if values.get(name) is not None}
         if level == "conversation":
-            shown.update({n: render.value_text(n, values[n]) for n in ("context", "tool_definitions") if values.get(n)})
+            extra = ("context", "tool_definitions", "test_case_description")
+            shown.update({n: render.value_text(n, values[n]) for n in extra if values.get(n)})
     except MessageFormatError as exc:
         raise ItemError(str(exc)) from None
     missing = [name for name in definition.required if name not in shown and level == "turn"]
