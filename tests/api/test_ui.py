@@ -135,3 +135,34 @@ def test_a_trace_run_links_each_item_to_its_trace_as_a_span_waterfall(served, br
     assert fx.QUESTION in page.locator("pre.turn").first.inner_text()
     page.goto(f"{served.url}/ui/traces")
     assert trace_id in page.locator("#traces").inner_text()
+
+
+def test_a_conversation_item_is_shown_as_a_transcript(served, browser, tmp_path):
+    client = served.client()
+    conversation = [
+        {"role": "user", "content": "What's my account balance?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "get_account_balance", "arguments": '{"account_id": "ACCT-7890"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"balance": 1234.56}'},
+        {"role": "assistant", "content": "Your current balance is 1,234.56."},
+    ]  # fmt: skip
+    check = [{"type": "string_check", "name": "ended", "input": "{{item.termination_reason}}",
+              "reference": "user_stop", "operation": "eq"}]  # fmt: skip
+    created = client.evals.create(data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+                                  testing_criteria=check)  # fmt: skip
+    rows = [{"item": {"messages": conversation, "termination_reason": "user_stop"}}]
+    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {
+        "type": "file_content", "content": rows}})  # fmt: skip
+    run = wait_for(client, created.id, run.id)
+    page = browser.new_page()
+    page.goto(run.report_url)
+    chat = page.locator("details.transcript")
+    assert "4 messages" in chat.locator("summary").first.inner_text() and "user_stop" in chat.inner_text()
+    chat.locator("summary").first.click()
+    messages = chat.locator(".msg")
+    assert messages.count() == 3  # the tool result is folded under the call
+    assert messages.nth(1).locator("details.tools summary").inner_text().startswith("1 tool call: get_account_balance")
+    messages.nth(1).locator("details.tools summary").click()
+    assert "← {\"balance\": 1234.56}" in messages.nth(1).inner_text()
+    assert "1,234.56" in messages.nth(2).inner_text()
+    page.screenshot(path=str(tmp_path / "transcript.png"), full_page=True)

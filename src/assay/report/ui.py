@@ -22,6 +22,7 @@ from assay.api.context import context
 from assay.errors import NotFoundError
 from assay.report.access import KEY_COOKIE, Viewer, back_into_the_ui
 from assay.report.charts import histogram, pass_rate_bars
+from assay.report.transcript import transcript
 from assay.results import RunSummary
 from assay.store import tables as t
 
@@ -112,7 +113,8 @@ def _item(row: dict[str, Any], criteria: list[str]) -> dict[str, Any]:
     preview = " · ".join(f"{k}: {_short(v)}" for k, v in list(item.items())[:3])
     # Items made from traces name them: a turn its trace_id, a conversation its trace_ids.
     traces = [item["trace_id"]] if isinstance(item.get("trace_id"), str) else list(item.get("trace_ids") or [])
-    return {**row, "results": results, "preview": preview, "traces": [str(t) for t in traces]}
+    return {**row, "results": results, "preview": preview, "traces": [str(t) for t in traces],
+            "transcript": transcript(item)}  # fmt: skip
 
 
 def _short(value: Any, limit: int = 80) -> str:
