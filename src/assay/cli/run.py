@@ -77,6 +77,9 @@ def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
         return Dataset.from_path(ref.local_path)
     assert ref.name is not None
     record = store.get_dataset(ref.name, ref.version)
+    if record["file_id"]:  # saved by a simulation or a generator, or uploaded through the API
+        content = store.get_file(DEFAULT_PROJECT, record["file_id"], content=True)
+        return Dataset.from_bytes(bytes(content["content"]), content["filename"])
     return Dataset.from_path(record["uri"])
 
 
@@ -131,7 +134,7 @@ def run_command(
         out.print(f"[dim]resuming: {done} items already stored are kept[/]")
     out.print(f"[dim]{dataset.name}: {total} items checked · {len(prepared.criteria)} criteria · run {run['id']}[/]")
     target_stats = TargetStats()
-    with _progress() as progress:
+    with progress_bar() as progress:
         # With a target, generating and judging move at their own pace: one bar each.
         generating = progress.add_task("generating", total=total, completed=done) if prepared.target else None
         task = progress.add_task("evaluating", total=total, completed=done)
@@ -175,7 +178,7 @@ def print_estimate(found: Estimate) -> None:
                   f"tokens, ≤{entry.completion_tokens:,} completion tokens{cost}")  # fmt: skip
 
 
-def _progress() -> Progress:
+def progress_bar() -> Progress:
     return Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("items"), TimeRemainingColumn(), console=out, transient=False,

@@ -28,7 +28,7 @@ CACHE_OPTION = click.option(
 )
 
 
-def _models_factory(
+def models_from_file(
     models_file: Path | None, cache: Store | None = None, cache_mode: CacheMode = "use"
 ) -> ModelRegistry:
     if models_file is None:
@@ -89,7 +89,7 @@ def serve(
         pair = certificates.self_signed(host)
 
     store = open_store()
-    registry = _models_factory(models_file, store, cache_mode)
+    registry = models_from_file(models_file, store, cache_mode)
     _require_sandbox_with_keys(store.has_keys())
     if not store.has_keys():
         if not _is_loopback(host):
@@ -122,7 +122,7 @@ def serve(
 def worker(models_file: Path | None, threads: int, cache_mode: CacheMode) -> None:
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
     store = open_store()
-    registry = _models_factory(models_file, store, cache_mode)
+    registry = models_from_file(models_file, store, cache_mode)
     _require_sandbox_with_keys(store.has_keys())
     stop, running = start_workers(store, lambda project: catalog(store, project), lambda: registry, threads)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

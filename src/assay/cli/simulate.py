@@ -1,0 +1,129 @@
+"""``assay simulate SCENARIOS.jsonl``: a model plays the user of each scenario against a model or
+agent target, with a progress bar, the model-call cache (a rerun costs nothing) and ``--resume``;
+the conversations are evaluated, summarised by how they ended, and saved when asked.
+
+Scenario rows are ``{id?, test_case_id?, test_case_description, desired_num_turns?}``. Without
+``--evaluator`` each conversation is checked only for whether the user ended it (its goal met);
+with them (``builtin.task_completion``, ``builtin.customer_satisfaction``, ...) they judge each
+whole conversation, given only its messages.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from assay.cli.common import catalog, open_store, out
+from assay.cli.interrupt import interruptible
+from assay.cli.main import cli
+from assay.cli.run import progress_bar
+from assay.cli.serve import CACHE_OPTION, models_from_file
+from assay.cli.summary import print_summary
+from assay.dataset import Dataset
+from assay.errors import ConfigError
+from assay.llm import CacheMode
+from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
+from assay.run.runner import summarize
+from assay.simulate.datasets import save_conversations
+from assay.simulate.runs import SimulationSettings, scenario_dataset
+from assay.store import DEFAULT_PROJECT
+from assay.target import TargetSpec
+
+GOAL_REACHED = {"type": "string_check", "name": "user_ended", "input": "{{item.termination_reason}}",
+                "reference": "user_stop", "operation": "eq"}  # fmt: skip
+
+
+@cli.command("simulate")
+@click.argument("scenarios", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--target", "target_model", metavar="MODEL", help="The model the simulated user talks to.")
+@click.option("--agent", metavar="NAME[:VERSION]", help="Or the agent it talks to (from --models' agents:).")
+@click.option("--model", "user_model", required=True, metavar="MODEL", help="The model that plays the user.")
+@click.option(
+    "--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with models:/agents:."
+)
+@click.option("--max-turns", type=click.IntRange(1, 50), default=10, show_default=True)
+@click.option(
+    "--repetitions", type=click.IntRange(1, 50), default=1, show_default=True, help="Conversations per scenario."
+)
+@click.option("--evaluator", "evaluators", multiple=True, metavar="NAME", help="Judge each conversation (repeatable).")
+@click.option("--judge", metavar="MODEL", help="The model the evaluators use (default: --model).")
+@click.option("--save", "save_as", metavar="NAME", help="Save the conversations as the next version of this dataset.")
+@click.option("--out", "out_file", type=click.Path(path_type=Path, dir_okay=False), help="Write them as JSONL too.")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True)
+@click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted simulation.")
+@click.option("--estimate", is_flag=True, help="Print the most model calls it could make; call nothing.")
+@CACHE_OPTION
+def simulate_command(
+    scenarios: Path, target_model: str | None, agent: str | None, user_model: str, models_file: Path | None,
+    max_turns: int, repetitions: int, evaluators: tuple[str, ...], judge: str | None, save_as: str | None,
+    out_file: Path | None, concurrency: int, resume_id: str | None, estimate: bool, cache_mode: CacheMode,
+) -> None:  # fmt: skip
+    """Simulate a user for each scenario of SCENARIOS against --target or --agent."""
+    if (target_model is None) == (agent is None):
+        raise ConfigError("give the simulated user someone to talk to: --target MODEL or --agent NAME[:VERSION]")
+    store = open_store()
+    models = models_from_file(models_file, store, cache_mode)
+    settings = SimulationSettings(model=user_model, max_turns=max_turns, repetitions=repetitions)
+    if agent is not None:
+        name, _, version = agent.partition(":")
+        spec = TargetSpec(kind="agent", model=name, version=version or None, simulation=settings)
+    else:
+        spec = TargetSpec(kind="model", model=target_model, simulation=settings)
+    dataset = scenario_dataset(Dataset.from_path(scenarios), settings)
+    definition = _definition(scenarios, evaluators, judge or user_model)
+    prepared = prepare(definition, dataset, catalog(store), models=models, target=spec)
+    total = prepared.report.rows
+    if estimate:
+        calls = total * max_turns * 2
+        out.print(f"estimate for {total} conversations (no model was called): at most {calls} calls "
+                  f"({total * max_turns} to {user_model}, as many to the target) and {total * len(prepared.criteria)} "
+                  "judge calls; the cache answers any made before")  # fmt: skip
+        return
+    run = store.get_run(resume_id) if resume_id else start(prepared, store)
+    done = len(store.done_item_ids(run["id"]))
+    out.print(f"[dim]{scenarios.name}: {total} conversations ({repetitions} per scenario, at most {max_turns} "
+              f"turns) · run {run['id']}[/]")  # fmt: skip
+    with progress_bar() as progress:
+        task = progress.add_task("simulating", total=total, completed=done)
+
+        def mark_canceled() -> None:
+            store.update_run(run["id"], status="canceled",
+                             summary=summarize(store, run["id"], prepared.criteria, models).model_dump())  # fmt: skip
+
+        try:
+            with interruptible(mark_canceled):
+                outcome = finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency),
+                                     on_item=lambda _: progress.advance(task))  # fmt: skip
+        except KeyboardInterrupt:
+            progress.stop()
+            out.print(f"[yellow]canceled[/]: resume with  assay simulate {scenarios} ... --resume {run['id']}")
+            sys.exit(130)
+    print_summary(outcome.run, outcome.summary, store.url)
+    ended = Counter(row["datasource_item"].get("termination_reason") for row in store.iter_output_items(run["id"]))
+    out.print("ended: " + ", ".join(f"{reason} {count}" for reason, count in ended.most_common()))
+    if save_as:
+        saved = save_conversations(store, DEFAULT_PROJECT, run["id"], save_as)["dataset"]
+        out.print(f"saved as dataset {saved['name']} version {saved['version']}")
+    if out_file is not None:
+        _write_jsonl(out_file, (row["datasource_item"] for row in store.iter_output_items(run["id"])))
+        out.print(f"wrote {out_file}")
+
+
+def _definition(scenarios: Path, evaluators: tuple[str, ...], judge: str) -> EvalDefinition:
+    if not evaluators:
+        return EvalDefinition(f"simulate {scenarios.name}", [GOAL_REACHED])
+    criteria = [{"type": "azure_ai_evaluator", "name": name.removeprefix("builtin."), "evaluator_name": name,
+                 "initialization_parameters": {"model": judge}, "data_mapping": {"messages": "{{item.messages}}"}}
+                for name in evaluators]  # fmt: skip
+    return EvalDefinition(f"simulate {scenarios.name}", criteria, evaluation_level="conversation")
+
+
+def _write_jsonl(path: Path, items: Any) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for item in items:
+            handle.write(json.dumps(item, ensure_ascii=False) + "\n")

@@ -1,0 +1,64 @@
+"""``assay simulate``: scenarios against a scripted model, conversations evaluated, summarised by
+how they ended, saved as a dataset and as JSONL; a rerun makes no model call; bad input is named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.test_cli import assay
+from tests.simulate.test_conversations import TWO_TURNS
+from tests.support.fixtures import start_llm_server
+
+SCENARIOS = [{"id": "late", "test_case_description": "Your order 1042 is late; ask when it arrives."},
+             {"id": "again", "test_case_description": "Ask when order 1042 arrives, politely."}]  # fmt: skip
+
+
+@pytest.fixture
+def provider():
+    server = start_llm_server()
+    server.script(rules=TWO_TURNS)
+    yield server
+    server.stop()
+
+
+def files(tmp_path, provider):
+    (tmp_path / "scenarios.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SCENARIOS))
+    (tmp_path / "models.yaml").write_text(
+        f"models:\n  sim: {{model: sim, base_url: '{provider.base_url}', api_key: t}}\n"
+        f"  shop: {{model: shop, base_url: '{provider.base_url}', api_key: t}}\n"
+    )
+    return ["simulate", str(tmp_path / "scenarios.jsonl"), "--model", "sim", "--target", "shop",
+            "--models", str(tmp_path / "models.yaml"), "--repetitions", "2"]  # fmt: skip
+
+
+def test_simulate_runs_summarises_saves_and_reruns_free(tmp_path, provider):
+    args = files(tmp_path, provider)
+    result = assay(*args, "--save", "shop-sims", "--out", str(tmp_path / "out.jsonl"), home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "4 conversations" in result.stdout and "ended: user_stop 4" in result.stdout
+    assert "saved as dataset shop-sims version 1" in result.stdout
+    written = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(written) == 4 and all(len(c["messages"]) == 4 for c in written)
+    calls = provider.stats()["completions"]
+    again = assay(*args, home=tmp_path)
+    assert again.returncode == 0 and provider.stats()["completions"] == calls  # the cache answered everything
+    listed = assay("dataset", "list", home=tmp_path)
+    assert "shop-sims" in listed.stdout
+
+
+def test_estimate_calls_nothing(tmp_path, provider):
+    result = assay(*files(tmp_path, provider), "--estimate", home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "at most 80 calls" in result.stdout and provider.stats()["completions"] == 0
+
+
+def test_bad_input_is_named(tmp_path, provider):
+    args = files(tmp_path, provider)
+    (tmp_path / "scenarios.jsonl").write_text('{"id": "x"}\n')
+    result = assay(*args, home=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "scenarios.jsonl:1" in result.stderr and "test_case_description" in result.stderr
+    nobody = assay("simulate", str(tmp_path / "scenarios.jsonl"), "--model", "sim", home=tmp_path)
+    assert nobody.returncode == 2 and "--target MODEL or --agent" in nobody.stderr
