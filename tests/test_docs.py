@@ -22,7 +22,7 @@ def test_builtins_register_through_the_entry_point():
 
 
 def test_every_cli_command_is_in_the_readme():
-    from assay.cli import dataset, evaluators, run, runs, serve, simulate  # noqa: F401 - registers the commands
+    from assay.cli import dataset, evaluators, generate, run, runs, serve, simulate  # noqa: F401 - registers the commands
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     commands = []

@@ -33,6 +33,6 @@ def cli() -> None:
 
 
 def main() -> None:
-    from assay.cli import dataset, evaluators, run, runs, serve, simulate, traces  # noqa: F401 - registers the commands
+    from assay.cli import dataset, evaluators, generate, run, runs, serve, simulate, traces  # noqa: F401 - registers the commands
 
     cli()

@@ -13,6 +13,7 @@ its seed and the prompt's hash.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,8 +146,10 @@ class Generated:
                 f"in {self.rounds} rounds ({self.dropped_duplicates} repeats dropped)")  # fmt: skip
 
 
-async def generate_queries(model: Model, brief: Brief, count: int, seed: int = 0) -> Generated:
-    return await generate(model, brief, count, QUERIES, seed)
+async def generate_queries(
+    model: Model, brief: Brief, count: int, seed: int = 0, on_round: Callable[[int], None] | None = None
+) -> Generated:
+    return await generate(model, brief, count, QUERIES, seed, on_round)
 
 
 async def generate_scenarios(model: Model, brief: Brief, count: int, seed: int = 0) -> Generated:
@@ -154,7 +157,10 @@ async def generate_scenarios(model: Model, brief: Brief, count: int, seed: int =
     return await generate(model, brief, count, SCENARIOS, seed)
 
 
-async def generate(model: Model, brief: Brief, count: int, kind: Kind, seed: int = 0) -> Generated:
+async def generate(
+    model: Model, brief: Brief, count: int, kind: Kind, seed: int = 0, on_round: Callable[[int], None] | None = None
+) -> Generated:
+    """``on_round`` is told how many distinct rows exist after each round (for a progress bar)."""
     if brief.empty:
         raise ItemError(f"nothing to generate {kind.noun} from: give a prompt, an agent with instructions, or a file")
     kept: list[dict[str, Any]] = []
@@ -189,6 +195,8 @@ async def generate(model: Model, brief: Brief, count: int, kind: Kind, seed: int
             kept.append(row)
             if len(kept) == count:
                 break
+        if on_round is not None:
+            on_round(len(kept))
     return Generated(kept, count, rounds, dropped, kind.noun)
 
 
