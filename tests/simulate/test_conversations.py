@@ -151,3 +151,10 @@ def test_data_mapping_names_the_rows_own_fields(llm, models, store):
     target = simulation(data_mapping={"test_case_description": "{{item.situation}}", "id": "case"})
     (item,) = run(store, models, target, rows=[{"case": "c1", "situation": SCENARIO["test_case_description"]}])
     assert item["datasource_item"]["id"] == "c1" and item["datasource_item"]["termination_reason"] == "user_stop"
+
+
+def test_a_server_that_refuses_json_schema_is_asked_again_without_it(llm, models, store):
+    llm.script(rules=TWO_TURNS, refuse_json_schema=True)
+    (item,) = run(store, models, simulation())
+    assert item["datasource_item"]["termination_reason"] == "user_stop" and item["datasource_item"]["turns"] == 2
+    assert llm.stats()["by_status"].get("400", 0) >= 3  # every simulator turn was refused once, then answered

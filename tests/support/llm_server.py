@@ -13,7 +13,8 @@ OpenAI streams them. Tests control it over HTTP:
   ``faults`` ``{"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 1}`` injects errors at
   random; ``hold_after: N`` answers N requests, then holds every later one unanswered until the
   script is replaced or reset (a provider that stops answering, for tests that must interrupt a run
-  mid-way without racing it); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
+  mid-way without racing it); ``refuse_json_schema: true`` answers 400 to any request asking for
+  ``response_format: json_schema`` (a server without structured output); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
 - ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "last": {...},
   "last_request": {path, query, headers, api_key, authorization}}``.
 - ``POST /_reset`` clears the script and the counters.
@@ -55,6 +56,8 @@ class State:
             self.last = body
             if self.requests > self.script.get("hold_after", self.requests):
                 return {"hold": self.script}
+            if self.script.get("refuse_json_schema") and (body.get("response_format") or {}).get("type") == "json_schema":
+                return {"status": 400}  # a server without structured output
             faults = self.script.get("faults") or {}
             roll = self.random.random()
             if roll < faults.get("rate_429", 0):
