@@ -18,6 +18,7 @@ Every error names the file, the line and the field.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of
+from assay.simulate.runs import SimulationSettings, conversation_gen_settings
 from assay.target import TargetSpec
 from assay.target.agents import AgentConfig, parse_agents
 from assay.yamlfile import BoundedLoader
@@ -152,6 +154,11 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
         if isinstance(e, dict) and e.get("local_uri")
     ]
     target = _target(raw.get("target"), fail)
+    if raw.get("simulation") is not None:
+        if target is None:
+            raise fail(raw["simulation"], "a simulation needs a target for the simulated user to talk to",
+                       hint="add target: {type: agent, name: ...} or {type: model, model: ...}")  # fmt: skip
+        target = dataclasses.replace(target, input_messages=None, simulation=_simulation(raw["simulation"], fail))
     agents = parse_agents(_strip_lines(raw.get("agents")), where=f"{path.name}:{_line(raw.get('agents'), raw)}: agents")
     dataset = _dataset(path, raw, fail)
     return EvalConfig(path, definition, dataset, clean_options, lines, models, local, target, agents)
@@ -185,6 +192,38 @@ def _target(raw: Any, fail: Any) -> TargetSpec | None:
                           input_messages=messages, tool_descriptions=descriptions)  # fmt: skip
     return TargetSpec(kind="model", model=str(clean["model"]), sampling_params=clean.get("sampling_params") or {},
                       input_messages=messages)  # fmt: skip
+
+
+SIMULATION_SHAPE = (
+    "simulation must be {model: <the model playing the user>, max_turns?: 10, repetitions?: 1, "
+    "desired_num_turns?, sampling_params?, save_as?: <dataset name>}"
+)
+
+
+def _simulation(raw: Any, fail: Any) -> SimulationSettings:
+    """``simulation:``: the dataset's rows are scenarios a model plays the user of, against ``target``."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("model"), str):
+        raise fail(raw, SIMULATION_SHAPE)
+    clean = _strip_lines(raw)
+    unknown = sorted(set(clean) - {"model", "max_turns", "repetitions", "desired_num_turns", "sampling_params",
+                                   "save_as"})  # fmt: skip
+    if unknown:
+        raise fail(raw, f"simulation: unknown key {unknown[0]!r}", hint=SIMULATION_SHAPE)
+    try:
+        params = {"type": "conversation_gen_preview", "model": clean["model"], "max_turns": clean.get("max_turns"),
+                  "num_conversations": None, "sampling_params": clean.get("sampling_params")}  # fmt: skip
+        settings = conversation_gen_settings(params)
+        repetitions = clean.get("repetitions", 1)
+        desired = clean.get("desired_num_turns")
+        if isinstance(repetitions, bool) or not isinstance(repetitions, int) or not 1 <= repetitions <= 50:
+            raise ConfigError(f"simulation.repetitions: a whole number from 1 to 50, got {repetitions!r}")
+        if desired is not None and (isinstance(desired, bool) or not isinstance(desired, int) or desired < 1):
+            raise ConfigError(f"simulation.desired_num_turns: a whole number of at least 1, got {desired!r}")
+    except ConfigError as exc:
+        raise fail(raw, exc.message.replace("item_generation_params.", "simulation.")) from None
+    save_as = clean.get("save_as")
+    return dataclasses.replace(settings, repetitions=repetitions, default_desired_turns=desired,
+                               save_as=str(save_as) if save_as else None)  # fmt: skip
 
 
 def _line(node: Any, raw: dict[str, Any]) -> int:

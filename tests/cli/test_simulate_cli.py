@@ -62,3 +62,31 @@ def test_bad_input_is_named(tmp_path, provider):
     assert "scenarios.jsonl:1" in result.stderr and "test_case_description" in result.stderr
     nobody = assay("simulate", str(tmp_path / "scenarios.jsonl"), "--model", "sim", home=tmp_path)
     assert nobody.returncode == 2 and "--target MODEL or --agent" in nobody.stderr
+
+
+def test_eval_yaml_runs_a_simulation(tmp_path, provider):
+    files(tmp_path, provider)
+    (tmp_path / "eval.yaml").write_text(
+        "name: simulated support\n"
+        f"models:\n  sim: {{model: sim, base_url: '{provider.base_url}', api_key: t}}\n"
+        f"  shop: {{model: shop, base_url: '{provider.base_url}', api_key: t}}\n"
+        "dataset: {local_uri: scenarios.jsonl}\n"
+        "target: {type: model, model: shop}\n"
+        "simulation: {model: sim, max_turns: 4, repetitions: 2, save_as: yaml-sims}\n"
+        "evaluators:\n"
+        "  - {type: string_check, name: user_ended, input: '{{item.termination_reason}}', reference: user_stop, operation: eq}\n"
+    )
+    result = assay("run", str(tmp_path / "eval.yaml"), home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "items: 4 total" in result.stdout and "4 passed" in result.stdout
+    assert "conversations saved as dataset yaml-sims version 1" in result.stdout
+
+
+def test_eval_yaml_simulation_errors_name_their_line(tmp_path, provider):
+    files(tmp_path, provider)
+    (tmp_path / "eval.yaml").write_text(
+        "name: bad\ndataset: {local_uri: scenarios.jsonl}\ntarget: {type: model, model: shop}\n"
+        "simulation: {model: sim, max_turns: 99}\nevaluators: [builtin.coherence]\n"
+    )
+    result = assay("run", str(tmp_path / "eval.yaml"), home=tmp_path)
+    assert result.returncode == 2 and "eval.yaml:4: simulation.max_turns: 99 is over the limit of 50" in result.stderr

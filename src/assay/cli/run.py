@@ -26,6 +26,8 @@ from assay.run.estimate import Estimate
 from assay.run.estimate import estimate as estimate_run
 from assay.run.runner import summarize
 from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of, trace_dataset
+from assay.simulate.datasets import save_conversations
+from assay.simulate.runs import scenario_dataset
 from assay.store import DEFAULT_PROJECT, Store
 
 
@@ -103,6 +105,9 @@ def run_command(
     resumed = store.get_run(resume_id) if resume_id else None
     source = resolve_source(config, store, resumed)
     dataset = source.dataset
+    simulation = config.target.simulation if config.target is not None else None
+    if simulation is not None:
+        dataset = scenario_dataset(dataset, simulation)  # each row a scenario, played out before it is judged
     models = ModelRegistry(
         config.models, cache=store, cache_mode=cache_mode, default=config.eval_model, agents=config.agents
     )
@@ -163,8 +168,11 @@ def run_command(
             exc.hint = f"nothing stored is lost; once there is room, resume: assay run {eval_yaml} --resume {run['id']}"
             raise
     print_summary(outcome.run, outcome.summary, store.url)
-    if target_stats.latencies_ms:
+    if target_stats.latencies_ms and simulation is None:
         print_target_stats(target_stats)
+    if simulation is not None and simulation.save_as:
+        saved = save_conversations(store, DEFAULT_PROJECT, run["id"], simulation.save_as)["dataset"]
+        out.print(f"conversations saved as dataset {saved['name']} version {saved['version']}")
     _gate(outcome.summary, gate)
 
 
