@@ -221,7 +221,7 @@ def _simulation(raw: Any, fail: Any) -> SimulationSettings:
             raise ConfigError(f"simulation.desired_num_turns: a whole number of at least 1, got {desired!r}")
     except ConfigError as exc:
         raise fail(raw, exc.message.replace("item_generation_params.", "simulation.")) from None
-    save_as = clean.get("save_as")
+    save_as = clean.get("save_as")  # eval.yaml saves the conversations only when asked
     return dataclasses.replace(settings, repetitions=repetitions, default_desired_turns=desired,
                                save_as=str(save_as) if save_as else None)  # fmt: skip
 

@@ -75,3 +75,10 @@ def test_the_seed_simulation_snippet_completes_with_every_conversation_scored(se
         assert conversation["termination_reason"] == "user_stop" and len(conversation["messages"]) == 4
         assert {r.name for r in item.results} == set(JUDGED) and all(r.passed for r in item.results)
     assert len({i.datasource_item["simulation_seed"] for i in items}) == 4
+    (saved,) = run.model_extra["output_datasets"]
+    assert saved["type"] == "simulated_user_conversations"
+    # The saved conversations are retrievable and evaluable like any dataset.
+    again = client.evals.runs.create(eval_id=eval_object.id, data_source={"type": "jsonl", "source": {
+        "type": "file_id", "id": saved["dataset"]["id"]}}, extra_body={"evaluation_level": "conversation"})  # fmt: skip
+    again = wait_for(client, eval_object.id, again.id)
+    assert again.status == "completed" and (again.result_counts.total, again.result_counts.errored) == (4, 0)

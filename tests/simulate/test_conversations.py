@@ -158,3 +158,19 @@ def test_a_server_that_refuses_json_schema_is_asked_again_without_it(llm, models
     (item,) = run(store, models, simulation())
     assert item["datasource_item"]["termination_reason"] == "user_stop" and item["datasource_item"]["turns"] == 2
     assert llm.stats()["by_status"].get("400", 0) >= 3  # every simulator turn was refused once, then answered
+
+
+def test_a_python_callable_can_be_the_target(llm, models, store):
+    llm.script(rules=TWO_TURNS[:3])  # the simulated user's turns; the target below answers itself
+
+    def shop(messages):
+        asked = messages[-1]["content"]
+        return "Tomorrow morning." if "when will it arrive" in asked else "It shipped yesterday."
+
+    target = TargetSpec(kind="callable", function=shop, simulation=simulation().simulation)
+    (item,) = run(store, models, target)
+    assert item["datasource_item"]["termination_reason"] == "user_stop"
+    assert [m["content"] for m in item["datasource_item"]["messages"]][1::2] == [
+        "It shipped yesterday.",
+        "Tomorrow morning.",
+    ]

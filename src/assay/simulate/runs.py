@@ -5,8 +5,9 @@ Foundry's shapes that lead here (``assay.run.sources``):
 
 - ``azure_ai_target_completions`` with ``item_generation_params: {type: conversation_gen_preview,
   model, num_conversations (default 5, at most 5), max_turns (default 10, at most 50),
-  sampling_params, data_mapping}``. ``num_conversations`` is read as conversations per scenario
-  row (the legacy name of ``conversation_repetitions``).
+  sampling_params, data_mapping, output_dataset_name?}``. ``num_conversations`` is read as
+  conversations per scenario row (the legacy name of ``conversation_repetitions``); the
+  conversations are always saved as a dataset (``simulated-conversations`` unless named).
 
 - ``azure_ai_user_conversation_simulation``: ``source`` (a file, inline rows, or
   ``{type: inline_user_conversation_simulation, test_cases: [...]}``), ``target``,
@@ -103,7 +104,15 @@ def conversation_gen_settings(params: dict[str, Any]) -> SimulationSettings:
         repetitions=_count(params.get("num_conversations"), f"{where}.num_conversations", default=5, cap=5),
         sampling=_sampling(params.get("sampling_params"), f"{where}.sampling_params"),
         data_mapping=_mapping(params.get("data_mapping"), f"{where}.data_mapping"),
+        # Generated conversations are always kept (Foundry keeps generated data): a dataset the run names.
+        save_as=_name(params.get("output_dataset_name"), f"{where}.output_dataset_name") or "simulated-conversations",
     )
+
+
+def _name(value: Any, where: str) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ConfigError(f"{where}: expected a dataset name")
+    return value
 
 
 def _count(value: Any, where: str, *, default: int, cap: int) -> int:
