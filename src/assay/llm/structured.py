@@ -10,7 +10,7 @@ from typing import Any
 
 from assay.llm.model import Completion, Model, ModelError
 
-FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 async def ask_structured(
@@ -30,6 +30,9 @@ async def ask_structured(
 def json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in ``text`` (whole, fenced, or embedded), else None."""
     candidates = [text.strip(), *(m.group(1).strip() for m in FENCE.finditer(text))]
+    start = text.find("{")
+    if start >= 0:
+        candidates.append(text[start : text.rfind("}") + 1])  # prose around one object
     decoder = json.JSONDecoder()
     for candidate in candidates:
         try:

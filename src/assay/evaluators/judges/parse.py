@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+from assay.llm.structured import json_object
+
 LEGACY_SCORE = re.compile(r"<S2>\D*?(\d+(?:\.\d+)?)\D*?</S2>", re.DOTALL)
 LEGACY_REASON = re.compile(r"<S1>(.*?)</S1>", re.DOTALL)
 
@@ -17,25 +17,9 @@ class JudgeAnswerError(ValueError):
 
 def answer_object(text: str) -> dict[str, Any]:
     """The JSON object in a judge's answer, wherever it sits; legacy tags become an object too."""
-    candidates = [text.strip(), *(m.group(1).strip() for m in FENCE.finditer(text))]
-    start = text.find("{")
-    if start >= 0:
-        candidates.append(text[start : text.rfind("}") + 1])
-    decoder = json.JSONDecoder()
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            return value
-    for match in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            return value
+    found = json_object(text)
+    if found is not None:
+        return found
     legacy = LEGACY_SCORE.search(text)
     if legacy:
         reason = LEGACY_REASON.search(text)
