@@ -7,7 +7,11 @@ REQUESTS_CA_BUNDLE for azure-core), as the README says; no call takes a workarou
 from __future__ import annotations
 
 import gc
+import ssl
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -121,6 +125,11 @@ def test_a_bad_signature_or_blob_is_refused(project_client, foundry):
         with ContainerClient.from_container_url(forged) as container:
             container.upload_blob("x.jsonl", b"{}\n")
     assert refused.value.status_code == 403 and refused.value.error_code == "AuthenticationFailed"
+    hostile = pending.blob_reference.blob_uri + "/x.jsonl?sig=" + urllib.parse.quote("é\u2603")
+    request = urllib.request.Request(hostile, data=b"{}", method="PUT")
+    with pytest.raises(urllib.error.HTTPError) as odd:
+        urllib.request.urlopen(request, context=ssl.create_default_context(cafile=str(foundry["cert"])))
+    assert odd.value.code == 403
     from azure.ai.projects.models import FileDatasetVersion
 
     missing = pending.blob_reference.blob_uri + "/never-uploaded.jsonl"

@@ -45,7 +45,8 @@ def _authorized(request: Request, container_id: str) -> dict[str, Any] | Respons
     container = context(request).store.container(container_id)
     if container is None:
         return storage_error(404, "ContainerNotFound", "The specified container does not exist.")
-    if not hmac.compare_digest(request.query_params.get("sig", ""), container["signature"]):
+    given = request.query_params.get("sig", "").encode("utf-8", errors="surrogatepass")
+    if not hmac.compare_digest(given, container["signature"].encode()):  # bytes: any text a caller sends compares
         return storage_error(403, "AuthenticationFailed", "The SAS signature is missing or does not match.")
     return container
 
