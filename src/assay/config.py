@@ -19,6 +19,7 @@ Every error names the file, the line and the field.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,12 @@ CRITERION_KEYS = {
     "name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold", "local_uri",
 }  # fmt: skip
 GRADER_KEYS = {"input", "reference", "operation", "evaluation_metric", "pass_threshold"}
+TOP_KEYS = {
+    "name", "description", "dataset", "dataset_file", "dataset_reference", "evaluators", "models", "agents", "target",
+    "simulation", "options", "evaluation_level", "item_schema", "metadata",
+    # azd's eval.yaml (seed 002): read by the optimizer's commands, kept here so those files load.
+    "agent", "max_samples", "trace_days", "tasks",
+}  # fmt: skip
 
 
 @dataclass
@@ -119,7 +126,20 @@ def load_eval_config(path: str | Path) -> EvalConfig:
         raise ConfigError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}:1: expected a mapping with name, dataset and evaluators")
+    for key, line in _top_key_lines(path.read_text(encoding="utf-8-sig")).items():
+        if key not in TOP_KEYS:
+            close = difflib.get_close_matches(key, sorted(TOP_KEYS), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(TOP_KEYS))}"
+            raise ConfigError(f"{path.name}:{line}: unknown key {key!r}", hint=hint)
     return _parse(path, raw)
+
+
+def _top_key_lines(text: str) -> dict[str, int]:
+    """Each top-level key and the line it is on."""
+    node = yaml.compose(text, Loader=BoundedLoader)  # noqa: S506 - the bounded SafeLoader
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(key.value): key.start_mark.line + 1 for key, _ in node.value if isinstance(key, yaml.ScalarNode)}
 
 
 def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
@@ -136,8 +156,8 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     evaluators = raw.get("evaluators")
     if not isinstance(evaluators, list) or not evaluators:
         raise fail(raw, "'evaluators' must be a non-empty list", hint="e.g. evaluators: [builtin.f1_score]")
-    criteria = [_criterion(entry, fail, index) for index, entry in enumerate(evaluators)]
     lines = list(getattr(evaluators, "lines", [raw.get("__line__", 1)] * len(evaluators)))
+    criteria = [_criterion(entry, _at(fail, lines[index]), index) for index, entry in enumerate(evaluators)]
     schema = raw.get("item_schema")
     definition = EvalDefinition(
         name=str(raw.get("name") or path.stem),
@@ -230,6 +250,11 @@ def _line(node: Any, raw: dict[str, Any]) -> int:
     return int(node.get("__line__", 1)) if isinstance(node, dict) else int(raw.get("__line__", 1))
 
 
+def _at(fail: Any, line: int) -> Any:
+    """``fail`` for one list entry: its errors name the entry's own line."""
+    return lambda node, message, hint=None: fail({"__line__": line}, message, hint)
+
+
 def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
     if isinstance(entry, str):
         return {"type": "azure_ai_evaluator", "name": entry.split(".", 1)[-1].split("@")[0], "evaluator_name": entry}
@@ -269,6 +294,8 @@ def _dataset(path: Path, raw: dict[str, Any], fail: Any) -> DatasetRef:
     if "dataset_file" in raw:
         return DatasetRef(local_path=base / str(raw["dataset_file"]))
     dataset = raw.get("dataset", raw.get("dataset_reference"))
+    if isinstance(dataset, str) and dataset.strip():
+        return DatasetRef(local_path=base / dataset)  # dataset: data.jsonl
     if not isinstance(dataset, dict):
         raise fail(raw, "missing 'dataset'", hint="add dataset: {local_uri: data.jsonl} or dataset_file: data.jsonl")
     if dataset.get("local_uri"):

@@ -22,5 +22,10 @@ def catalog(store: Store | None = None, project: str = DEFAULT_PROJECT) -> Catal
     return load_catalog(store or open_store(), project)
 
 
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """``1 item``, ``2 items``; ``1 criterion``, ``3 criteria``."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)

@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from assay.cli.common import catalog, open_store, out
+from assay.cli.common import catalog, counted, open_store, out
 from assay.cli.interrupt import interruptible
 from assay.cli.main import cli
 from assay.cli.summary import TargetStats, print_summary, print_target_stats
@@ -137,7 +137,8 @@ def run_command(
     options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)))
     if done:
         out.print(f"[dim]resuming: {done} items already stored are kept[/]")
-    out.print(f"[dim]{dataset.name}: {total} items checked · {len(prepared.criteria)} criteria · run {run['id']}[/]")
+    criteria = counted(len(prepared.criteria), "criterion", "criteria")
+    out.print(f"[dim]{dataset.name}: {counted(total, 'item')} checked · {criteria} · run {run['id']}[/]")
     target_stats = TargetStats()
     with progress_bar() as progress:
         # With a target, generating and judging move at their own pace: one bar each.

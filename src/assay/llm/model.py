@@ -90,7 +90,9 @@ class Model:
         return self.config.name
 
     def check_credentials(self) -> None:
-        if self.config.provider == "openai" and self.config.base_url is None and not self.config.key():
+        # Without a base_url the client calls OPENAI_BASE_URL when it is set: a local server needs no key.
+        calls_openai = self.config.base_url is None and not os.environ.get("OPENAI_BASE_URL")
+        if self.config.provider == "openai" and calls_openai and not self.config.key():
             raise ConfigError(
                 f"model {self.name!r} would call api.openai.com but no API key is set",
                 hint="set OPENAI_API_KEY, or give the model a base_url for a local OpenAI-compatible server",

@@ -1,0 +1,55 @@
+"""Bugs a new user met in the first hour (issue #18), each pinned by a test."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assay.errors import ConfigError
+from assay.llm import Model, ModelConfig
+from tests.cli.test_cli import assay
+
+
+def test_a_named_model_without_base_url_calls_openai_base_url_and_needs_no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = Model(ModelConfig(name="llama", model="llama3.1"))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="would call api.openai.com but no API key is set"):
+        model.check_credentials()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")  # the README's Ollama command
+    model.check_credentials()  # a local endpoint needs no key
+
+
+def test_a_partial_data_mapping_keeps_the_same_name_defaults():
+    import assay
+
+    rows = [{"query": "Capital of France?", "answer": "Paris", "ground_truth": "Paris"}]
+    result = assay.evaluate(data=rows, evaluators={"f1": "builtin.f1_score"},
+                            evaluator_config={"f1": {"column_mapping": {"response": "${data.answer}"}}})  # fmt: skip
+    assert result["rows"][0]["outputs.f1.f1_score"] == 1.0
+
+
+def write(tmp_path, text):
+    (tmp_path / "d.jsonl").write_text(json.dumps({"response": "a", "ground_truth": "a"}) + "\n")
+    (tmp_path / "eval.yaml").write_text(text)
+    return assay("run", str(tmp_path / "eval.yaml"), home=tmp_path)
+
+
+def test_an_unknown_top_level_key_is_named_at_its_line(tmp_path):
+    result = write(tmp_path, "name: x\ndataset: {local_uri: d.jsonl}\noption: {concurrency: 2}\n"
+                             "evaluators: [builtin.f1_score]\n")  # fmt: skip
+    assert result.returncode == 2
+    assert "eval.yaml:3: unknown key 'option'" in result.stderr and "options" in result.stderr
+
+
+def test_an_unknown_criterion_key_is_named_at_its_own_line(tmp_path):
+    result = write(tmp_path, "name: x\ndataset: {local_uri: d.jsonl}\nevaluators:\n  - builtin.f1_score\n"
+                             "  - {evaluator_name: builtin.bleu_score, treshold: 0.3}\n")  # fmt: skip
+    assert result.returncode == 2 and "eval.yaml:5:" in result.stderr and "'treshold'" in result.stderr
+
+
+def test_a_dataset_given_as_a_path_is_read(tmp_path):
+    result = write(tmp_path, "name: x\ndataset: d.jsonl\nevaluators: [builtin.f1_score]\n")
+    assert result.returncode == 0, result.stderr
+    assert "d.jsonl: 1 item checked · 1 criterion · run" in result.stdout
