@@ -53,3 +53,32 @@ def test_a_dataset_given_as_a_path_is_read(tmp_path):
     result = write(tmp_path, "name: x\ndataset: d.jsonl\nevaluators: [builtin.f1_score]\n")
     assert result.returncode == 0, result.stderr
     assert "d.jsonl: 1 item checked · 1 criterion · run" in result.stdout
+
+
+def test_resuming_a_cache_off_run_keeps_the_cache_off(tmp_path):
+    from tests.support.fixtures import start_llm_server
+
+    server = start_llm_server()
+    try:
+        rows = [{"query": f"question {i}", "response": f"answer {i}"} for i in range(3)]
+        (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp_path / "eval.yaml").write_text(
+            f"name: cached\nmodels:\n  judge: {{model: m, base_url: '{server.base_url}', api_key: t}}\n"
+            "dataset: {local_uri: d.jsonl}\nevaluators:\n"
+            "  - {name: builtin.relevance, initialization_parameters: {model: judge}}\n"
+        )
+        config = str(tmp_path / "eval.yaml")
+        server.script(default={"content": '{"reason": "old answer", "score": 2}'})
+        assert assay("run", config, home=tmp_path).returncode == 0  # the cache now holds the old answers
+        server.script(rules=[{"match": "question 1", "reply": {"status": 400}}],
+                      default={"content": '{"reason": "new answer", "score": 5}'})  # fmt: skip
+        first = assay("run", config, "--cache", "off", home=tmp_path)
+        run_id = next(w for w in first.stdout.split() if w.startswith("evalrun_"))
+        server.script(default={"content": '{"reason": "new answer", "score": 5}'})
+        resumed = assay("run", config, "--resume", run_id, "--retry-errors", home=tmp_path)
+        assert resumed.returncode == 0, resumed.stderr
+        results = assay("results", run_id, "--format", "jsonl", home=tmp_path)
+        reasons = [json.loads(line)["results"][0]["reason"] for line in results.stdout.splitlines()]
+        assert reasons == ["new answer"] * 3  # the retried item was asked again, not answered from the cache
+    finally:
+        server.stop()

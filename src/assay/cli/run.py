@@ -91,25 +91,27 @@ def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
 @click.option("--retry-errors", is_flag=True, help="With --resume, evaluate errored items again.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), help="Items evaluated at once (default 64).")
 @click.option("--fail-on", "fail_on", metavar="any-failure|pass-rate=R", help="Exit 1 when the gate is missed.")
-@click.option("--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]), default="use",
-              show_default=True, help="Model-call cache: replay fails any call not cached (for CI).")  # fmt: skip
+@click.option("--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]),
+              help="Model-call cache, default use (a resumed run keeps its own); replay: no new calls.")  # fmt: skip
 @click.option("--estimate", is_flag=True, help="Print the calls, tokens and cost the run would need; call nothing.")
 def run_command(
     eval_yaml: Path, resume_id: str | None, retry_errors: bool, concurrency: int | None, fail_on: str | None,
-    cache_mode: CacheMode, estimate: bool,
+    cache_mode: CacheMode | None, estimate: bool,
 ) -> None:  # fmt: skip
     """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
     gate = parse_fail_on(fail_on)
     config = load_eval_config(eval_yaml)
     store = open_store()
     resumed = store.get_run(resume_id) if resume_id else None
+    # A resumed run keeps the cache mode it started with unless told otherwise.
+    mode: CacheMode = cache_mode or ((resumed or {}).get("options") or {}).get("cache") or "use"
     source = resolve_source(config, store, resumed)
     dataset = source.dataset
     simulation = config.target.simulation if config.target is not None else None
     if simulation is not None:
         dataset = scenario_dataset(dataset, simulation)  # each row a scenario, played out before it is judged
     models = ModelRegistry(
-        config.models, cache=store, cache_mode=cache_mode, default=config.eval_model, agents=config.agents
+        config.models, cache=store, cache_mode=mode, default=config.eval_model, agents=config.agents
     )
     evaluators = catalog(store)
     for name, version, file in config.local_evaluators:
@@ -131,7 +133,7 @@ def run_command(
             errored = [row["datasource_item_id"] for row in store.iter_output_items(run["id"], status="error")]
             store.delete_output_items(run["id"], errored)
     else:
-        run = start(prepared, store, source.data_source, source.options)
+        run = start(prepared, store, source.data_source, {**source.options, "cache": mode})
     total = prepared.report.rows
     done = len(store.done_item_ids(run["id"]))
     options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)))
