@@ -82,3 +82,9 @@ def test_resuming_a_cache_off_run_keeps_the_cache_off(tmp_path):
         assert reasons == ["new answer"] * 3  # the retried item was asked again, not answered from the cache
     finally:
         server.stop()
+
+
+def test_importing_a_file_without_spans_says_so(tmp_path):
+    (tmp_path / "empty.json").write_text('{"resourceSpans": []}')
+    result = assay("traces", "import", str(tmp_path / "empty.json"), home=tmp_path)
+    assert result.returncode == 2 and "empty.json: no spans in this file" in result.stderr

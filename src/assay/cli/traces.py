@@ -34,6 +34,7 @@ def import_traces(files: tuple[Path, ...], project: str) -> None:
     store = open_store()
     read = new = bad = 0
     for path in files:
+        before = read + bad
         for line, text in _documents(path):
             try:
                 decoded = decode(text.encode(), "application/json")
@@ -46,6 +47,9 @@ def import_traces(files: tuple[Path, ...], project: str) -> None:
             bad += decoded.rejected
             read += len(decoded.spans)
             new += store.add_spans(project, decoded.spans)
+        if read + bad == before:
+            hint = "an OTLP/JSON export looks like {\"resourceSpans\": [{\"scopeSpans\": [{\"spans\": [...]}]}]}"
+            raise ConfigError(f"{path}: no spans in this file", hint=hint)
     out.print(f"{read} spans read, {new} new, {read - new} already stored, {bad} rejected")
     if bad:
         sys.exit(1)
