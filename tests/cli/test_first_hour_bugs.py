@@ -88,3 +88,24 @@ def test_importing_a_file_without_spans_says_so(tmp_path):
     (tmp_path / "empty.json").write_text('{"resourceSpans": []}')
     result = assay("traces", "import", str(tmp_path / "empty.json"), home=tmp_path)
     assert result.returncode == 2 and "empty.json: no spans in this file" in result.stderr
+
+
+def test_a_criterion_that_errors_everywhere_is_reported_with_its_cause(tmp_path):
+    from tests.support.fixtures import start_llm_server
+
+    server = start_llm_server()
+    try:
+        server.script(default={"status": 400})
+        rows = [{"query": f"q{i}", "response": "a", "ground_truth": "b"} for i in range(3)]
+        (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp_path / "eval.yaml").write_text(
+            f"name: errors\nmodels:\n  judge: {{model: m, base_url: '{server.base_url}', api_key: t}}\n"
+            "dataset: {local_uri: d.jsonl}\nevaluators:\n  - builtin.f1_score\n"
+            "  - {name: builtin.relevance, initialization_parameters: {model: judge}}\n"
+        )
+        result = assay("run", str(tmp_path / "eval.yaml"), home=tmp_path)
+        assert "3 failed, 0 errored" in result.stdout  # f1 fails every item first, as the peer counts rows
+        assert "errors by cause" in result.stdout and "relevance: 3 errors" in result.stdout
+        assert "3 × model 'judge': 400" in result.stdout
+    finally:
+        server.stop()

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from assay.cli.common import catalog, counted, open_store, out
 from assay.cli.interrupt import interruptible
 from assay.cli.main import cli
-from assay.cli.summary import TargetStats, print_summary, print_target_stats
+from assay.cli.summary import TargetStats, error_causes, print_error_causes, print_summary, print_target_stats
 from assay.config import EvalConfig, load_eval_config
 from assay.dataset import Dataset
 from assay.errors import ConfigError, StoreError
@@ -171,6 +171,7 @@ def run_command(
             exc.hint = f"nothing stored is lost; once there is room, resume: assay run {eval_yaml} --resume {run['id']}"
             raise
     print_summary(outcome.run, outcome.summary, store.url)
+    print_error_causes(error_causes(store, run["id"]), outcome.summary)
     if target_stats.latencies_ms and simulation is None:
         print_target_stats(target_stats)
     if simulation is not None and simulation.save_as:
