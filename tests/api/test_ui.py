@@ -125,7 +125,10 @@ def test_a_trace_run_links_each_item_to_its_trace_as_a_span_waterfall(served, br
     page.wait_for_url(f"**/ui/traces/{trace_id}")
     bars = page.locator("svg.waterfall rect.span")
     assert [bars.nth(i).get_attribute("data-operation") for i in range(bars.count())] == [
-        "invoke_agent", "chat", "execute_tool"]  # tree order: the agent, then its children by start
+        "invoke_agent",
+        "chat",
+        "execute_tool",
+    ]  # tree order: the agent, then its children by start
     chat, tool = float(bars.nth(1).get_attribute("x")), float(bars.nth(2).get_attribute("x"))
     assert tool > chat and float(bars.nth(1).get_attribute("width")) > 2  # the 20 ms call has a length
     assert bars.nth(2).get_attribute("stroke") == "#c62828"  # the failed tool call is outlined
@@ -163,6 +166,23 @@ def test_a_conversation_item_is_shown_as_a_transcript(served, browser, tmp_path)
     assert messages.count() == 3  # the tool result is folded under the call
     assert messages.nth(1).locator("details.tools summary").inner_text().startswith("1 tool call: get_account_balance")
     messages.nth(1).locator("details.tools summary").click()
-    assert "← {\"balance\": 1234.56}" in messages.nth(1).inner_text()
+    assert '← {"balance": 1234.56}' in messages.nth(1).inner_text()
     assert "1,234.56" in messages.nth(2).inner_text()
     page.screenshot(path=str(tmp_path / "transcript.png"), full_page=True)
+
+
+def test_a_criterion_that_errored_everywhere_says_why(served, browser, llm):
+    llm.script(default={"status": 400})
+    client = served.client()
+    relevance = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
+                  "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+    created = client.evals.create(data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+                                  testing_criteria=relevance)  # fmt: skip
+    rows = [{"item": {"query": f"q{i}", "response": "a"}} for i in range(3)]
+    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {
+        "type": "file_content", "content": rows}})  # fmt: skip
+    run = wait_for(client, created.id, run.id)
+    page = browser.new_page()
+    page.goto(run.report_url)
+    assert "– (3 errored, 0 skipped)" in page.locator("svg.pass-rates").text_content()
+    assert "3 × model 'judge': 400" in page.locator("#causes").inner_text()

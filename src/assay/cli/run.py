@@ -13,12 +13,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from assay.cli.common import catalog, counted, open_store, out
 from assay.cli.interrupt import interruptible
 from assay.cli.main import cli
-from assay.cli.summary import TargetStats, error_causes, print_error_causes, print_summary, print_target_stats
+from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
 from assay.config import EvalConfig, load_eval_config
 from assay.dataset import Dataset
 from assay.errors import ConfigError, StoreError
 from assay.evaluators.custom import spec_from_file
 from assay.llm import CacheMode, ModelRegistry
+from assay.report.causes import error_causes
 from assay.results import OutputItem, RunSummary
 from assay.run import RunOptions, check_resumable, finish_run, prepare, start
 from assay.run.engine import DEFAULT_CONCURRENCY

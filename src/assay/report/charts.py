@@ -9,8 +9,9 @@ BAR_HEIGHT = 22
 WIDTH = 520
 
 
-def pass_rate_bars(rows: list[tuple[str, float | None]]) -> str:
-    """One horizontal bar per criterion: its pass rate from 0 to 100 %."""
+def pass_rate_bars(rows: list[tuple[str, float | None]], notes: dict[str, str] | None = None) -> str:
+    """One horizontal bar per criterion: its pass rate from 0 to 100 %; a criterion with no rate
+    (every result errored or was skipped) says so from ``notes``."""
     label_width = 170
     height = BAR_HEIGHT * len(rows) + 10
     parts = [f'<svg class="chart pass-rates" width="{WIDTH}" height="{height}" role="img" aria-label="pass rates">']
@@ -18,7 +19,7 @@ def pass_rate_bars(rows: list[tuple[str, float | None]]) -> str:
         y = 5 + index * BAR_HEIGHT
         length = 0 if rate is None else (WIDTH - label_width - 50) * rate
         colour = "#9aa0a6" if rate is None else "#2e7d32" if rate >= 0.8 else "#f9a825" if rate >= 0.5 else "#c62828"
-        shown = "–" if rate is None else f"{rate:.0%}"
+        shown = f"– {(notes or {}).get(name, '')}".strip() if rate is None else f"{rate:.0%}"
         parts.append(f'<text x="0" y="{y + 15}" class="label">{escape(name[:24])}</text>')
         parts.append(
             f'<rect class="bar" data-criterion="{escape(name)}" x="{label_width}" y="{y + 3}" width="{length:.1f}" '

@@ -21,6 +21,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from assay.api.context import context
 from assay.errors import NotFoundError
 from assay.report.access import KEY_COOKIE, Viewer, back_into_the_ui
+from assay.report.causes import error_causes
 from assay.report.charts import histogram, pass_rate_bars
 from assay.report.transcript import transcript
 from assay.results import RunSummary
@@ -84,7 +85,9 @@ def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", af
     criteria = [c.testing_criteria for c in summary.per_testing_criteria_results]
     if not criteria:  # still running: name the criteria from the eval
         criteria = [c.get("name", "") for c in store.get_eval(run["eval_id"])["testing_criteria"]]
-    bars = pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in summary.per_testing_criteria_results])
+    notes = {c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped)"
+             for c in summary.per_testing_criteria_results if c.pass_rate is None}  # fmt: skip
+    bars = pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in summary.per_testing_criteria_results], notes)
     rows = list(store.iter_output_items(run_id, after=after, limit=PAGE_SIZE + 1, status=status or None))
     items = [_item(row, criteria) for row in rows[:PAGE_SIZE]]
     base = f"/ui/runs/{run_id}"
@@ -96,6 +99,7 @@ def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", af
     return TEMPLATES.get_template("run.html").render(
         title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=bars, viewer=viewer,
         histograms=_histograms(store, run_id), criteria=criteria, items=items, status=status,
+        causes={name: counter.most_common(3) for name, counter in error_causes(store, run_id).items()},
         next_link=next_link, first_page_link=f"{base}?{urlencode({'status': status})}" if after is not None else None,
     )  # fmt: skip
 
