@@ -30,3 +30,12 @@ def test_every_cli_command_is_in_the_readme():
         subcommands = getattr(command, "commands", None)
         commands += [f"assay {name} {sub}" for sub in subcommands] if subcommands else [f"assay {name}"]
     assert [c for c in commands if c not in readme] == []
+
+
+def test_the_readme_quickstart_yaml_is_the_file():
+    import yaml
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("`examples/quickstart/eval.yaml` scores")
+    block = readme[readme.index("```yaml\n", start) + 8 : readme.index("```", readme.index("```yaml\n", start) + 8)]
+    assert yaml.safe_load(block) == yaml.safe_load((ROOT / "examples/quickstart/eval.yaml").read_text())
