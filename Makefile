@@ -45,6 +45,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/simulation.py
+	$(BIN)/python bench/startup.py
 
 clean:
 	rm -rf $(VENV) .assay .pytest_cache .mypy_cache .ruff_cache

@@ -22,14 +22,28 @@ def test_builtins_register_through_the_entry_point():
 
 
 def test_every_cli_command_is_in_the_readme():
-    from assay.cli import dataset, evaluators, generate, run, runs, serve, simulate  # noqa: F401 - registers the commands
+    import click
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    context = click.Context(cli)
     commands = []
-    for name, command in cli.commands.items():
+    for name in cli.list_commands(context):
+        command = cli.get_command(context, name)
         subcommands = getattr(command, "commands", None)
         commands += [f"assay {name} {sub}" for sub in subcommands] if subcommands else [f"assay {name}"]
     assert [c for c in commands if c not in readme] == []
+
+
+def test_the_lazy_help_says_what_each_command_says():
+    import click
+
+    from assay.cli.main import COMMANDS
+
+    context = click.Context(cli)
+    for name, (_, _, shown) in COMMANDS.items():
+        command = cli.get_command(context, name)
+        assert command is not None and command.name == name
+        assert command.get_short_help_str(limit=100) == shown, name
 
 
 def test_the_readme_quickstart_yaml_is_the_file():

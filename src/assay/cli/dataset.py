@@ -9,12 +9,11 @@ from pathlib import Path
 import click
 
 from assay.cli.common import open_store, out
-from assay.cli.main import cli
 from assay.dataset import Dataset, ItemSchema, scan
 from assay.errors import ConfigError
 
 
-@cli.group("dataset")
+@click.group("dataset")
 def dataset_group() -> None:
     """Check and register datasets."""
 

@@ -8,11 +8,10 @@ import click
 from rich.table import Table
 
 from assay.cli.common import catalog, dumps, open_store, out
-from assay.cli.main import cli
 from assay.evaluators.custom import Kind, kind_for, spec_from_file
 
 
-@cli.group("evaluators")
+@click.group("evaluators")
 def evaluators_group() -> None:
     """Browse the evaluator catalog."""
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import click
 
 from assay.cli.common import open_store, out
-from assay.cli.main import cli
 from assay.cli.run import progress_bar
 from assay.cli.serve import CACHE_OPTION, models_from_file
 from assay.errors import ConfigError
@@ -23,7 +22,7 @@ from assay.target.agents import find_agent
 MAX_DOCUMENT_CHARS = 30_000
 
 
-@cli.group("generate")
+@click.group("generate")
 def generate_group() -> None:
     """Synthetic test data."""
 

@@ -1,23 +1,62 @@
-"""``assay``: the root group and how user errors are shown (a message and a hint, no traceback)."""
+"""``assay``: the root group and how user errors are shown (a message and a hint, no traceback).
+
+Commands are imported only when one is run: ``assay --help`` and a command's start pay for click
+alone, not for the store, the SDKs and the web server every other command needs. The table below
+holds what ``--help`` shows of each; ``tests/test_docs.py`` checks it against the commands.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
 import click
-from rich.console import Console
 
-from assay.errors import StoreError, UserError
-
-console = Console(stderr=True, highlight=False)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "dataset": ("assay.cli.dataset", "dataset_group", "Check and register datasets."),
+    "evaluators": ("assay.cli.evaluators", "evaluators_group", "Browse the evaluator catalog."),
+    "generate": ("assay.cli.generate", "generate_group", "Synthetic test data."),
+    "keys": ("assay.cli.serve", "keys_group", "API keys for `assay serve`."),
+    "results": ("assay.cli.runs", "results",
+                "Write a run's output items as JSONL (full) or CSV (one column per criterion field)."),
+    "run": ("assay.cli.run", "run_command",
+            "Evaluate the dataset of EVAL_YAML with its evaluators and store the results."),
+    "runs": ("assay.cli.runs", "runs_group", "Look at stored runs."),
+    "serve": ("assay.cli.serve", "serve", "Serve the OpenAI Evals API, the OTLP trace receiver, the capture "
+              "pass-through and the web UI (and..."),
+    "simulate": ("assay.cli.simulate", "simulate_command",
+                 "Simulate a user for each scenario of SCENARIOS against --target or --agent."),
+    "traces": ("assay.cli.traces", "traces_group", "Stored OpenTelemetry traces: import, list, show, sample."),
+    "worker": ("assay.cli.serve", "worker",
+               "Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."),
+}  # fmt: skip
 
 
 class AssayGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, name, _ = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(module), name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][2]) for name in self.list_commands(ctx)])
+
     def invoke(self, ctx: click.Context) -> Any:
+        from assay.errors import StoreError, UserError
+
         try:
             return super().invoke(ctx)
         except (UserError, StoreError) as exc:
+            from rich.console import Console
+
+            console = Console(stderr=True, highlight=False)
             console.print("[bold red]error:[/] ", end="", markup=True)
             console.print(exc.message, markup=False, soft_wrap=True)
             if exc.hint:
@@ -33,6 +72,4 @@ def cli() -> None:
 
 
 def main() -> None:
-    from assay.cli import dataset, evaluators, generate, run, runs, serve, simulate, traces  # noqa: F401 - registers the commands
-
     cli()

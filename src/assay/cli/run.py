@@ -12,7 +12,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.cli.common import catalog, counted, open_store, out
 from assay.cli.interrupt import interruptible
-from assay.cli.main import cli
 from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
 from assay.config import EvalConfig, load_eval_config
 from assay.dataset import Dataset
@@ -86,7 +85,7 @@ def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
     return Dataset.from_path(record["uri"])
 
 
-@cli.command("run")
+@click.command("run")
 @click.argument("eval_yaml", type=click.Path(path_type=Path))
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run without redoing items.")
 @click.option("--retry-errors", is_flag=True, help="With --resume, evaluate errored items again.")

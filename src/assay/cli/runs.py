@@ -11,12 +11,11 @@ import click
 from rich.table import Table
 
 from assay.cli.common import dumps, open_store, out
-from assay.cli.main import cli
 from assay.cli.summary import print_summary
 from assay.results import RunSummary
 
 
-@cli.group("runs")
+@click.group("runs")
 def runs_group() -> None:
     """Look at stored runs."""
 
@@ -48,7 +47,7 @@ def show_run(run_id: str) -> None:
         out.print(f"[red]error[/]: {run['error'].get('message')}")
 
 
-@cli.command("results")
+@click.command("results")
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
 @click.option("--status", type=click.Choice(["pass", "fail", "error", "skipped"]), help="Only items with this status.")

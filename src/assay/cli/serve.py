@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import click
 
 from assay.cli.common import catalog, open_store, out
-from assay.cli.main import cli
 from assay.errors import ConfigError
 from assay.llm import CacheMode, ModelRegistry, parse_models
 from assay.run.worker import start_workers
@@ -62,7 +61,7 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-@cli.command("serve")
+@click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", "worker_count", default=2, show_default=True, help="Run workers in this process.")
@@ -113,7 +112,7 @@ def serve(
         stop.set()
 
 
-@cli.command("worker")
+@click.command("worker")
 @click.option(
     "--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with a models: section."
 )
@@ -134,7 +133,7 @@ def worker(models_file: Path | None, threads: int, cache_mode: CacheMode) -> Non
         stop.set()
 
 
-@cli.group("keys")
+@click.group("keys")
 def keys_group() -> None:
     """API keys for `assay serve`."""
 

@@ -20,7 +20,6 @@ import click
 
 from assay.cli.common import catalog, open_store, out
 from assay.cli.interrupt import interruptible
-from assay.cli.main import cli
 from assay.cli.run import progress_bar
 from assay.cli.serve import CACHE_OPTION, models_from_file
 from assay.cli.summary import print_summary
@@ -38,7 +37,7 @@ GOAL_REACHED = {"type": "string_check", "name": "user_ended", "input": "{{item.t
                 "reference": "user_stop", "operation": "eq"}  # fmt: skip
 
 
-@cli.command("simulate")
+@click.command("simulate")
 @click.argument("scenarios", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--target", "target_model", metavar="MODEL", help="The model the simulated user talks to.")
 @click.option("--agent", metavar="NAME[:VERSION]", help="Or the agent it talks to (from --models' agents:).")

@@ -14,14 +14,13 @@ import click
 from rich.table import Table
 
 from assay.cli.common import open_store, out
-from assay.cli.main import cli
 from assay.errors import ConfigError
 from assay.run.trace_sources import NS, Level, TraceSelection, resolve
 from assay.traces.conversion import turns_of
 from assay.traces.otlp import OtlpError, decode
 
 
-@cli.group("traces")
+@click.group("traces")
 def traces_group() -> None:
     """Stored OpenTelemetry traces: import, list, show, sample."""
 
