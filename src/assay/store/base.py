@@ -101,4 +101,16 @@ def _engine_for(url: str) -> Engine:
             cursor.close()
 
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, **_JSON_CODEC)
+    # A worker stopped mid-transaction (SIGSTOP, a frozen VM) would hold its run's row lock for ever,
+    # and claims skip locked rows, so no other worker could take the run over: PostgreSQL ends such a
+    # session once it has idled inside a transaction this long. Our transactions never wait on a person.
+    options = f"-c idle_in_transaction_session_timeout={_idle_in_transaction_ms()}"
+    return sa.create_engine(url, pool_pre_ping=True, connect_args={"options": options}, **_JSON_CODEC)
+
+
+def _idle_in_transaction_ms() -> int:
+    try:
+        seconds = float(os.environ.get("ASSAY_PG_IDLE_IN_TRANSACTION_SECONDS", "20"))
+    except ValueError:
+        seconds = 20.0  # a bad setting must not stop the store from opening
+    return int(seconds * 1000) if seconds > 0 else 20_000
