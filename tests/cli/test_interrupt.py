@@ -10,14 +10,14 @@ import textwrap
 def test_a_hung_unwind_is_ended_by_the_watchdog_with_the_run_marked(tmp_path):
     marker = tmp_path / "canceled"
     code = textwrap.dedent(f"""
-        import os, pathlib, signal, time
+        import os, pathlib, signal, threading
         from assay.cli.interrupt import interruptible
         with interruptible(lambda: pathlib.Path({str(marker)!r}).write_text("yes"), grace=0.5):
             try:
                 os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(30)
+                signal.pause()  # not reached: the interrupt is raised as os.kill returns
             except KeyboardInterrupt:
-                time.sleep(30)  # an unwind that never finishes
+                threading.Event().wait()  # an unwind that never finishes
     """)
     finished = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=20)
     assert finished.returncode == 130
@@ -27,14 +27,17 @@ def test_a_hung_unwind_is_ended_by_the_watchdog_with_the_run_marked(tmp_path):
 def test_an_unwind_in_time_leaves_the_handling_to_the_command(tmp_path):
     marker = tmp_path / "canceled"
     code = textwrap.dedent(f"""
-        import os, pathlib, signal, sys, time
+        import os, pathlib, signal, sys, threading
         from assay.cli.interrupt import interruptible
         try:
             with interruptible(lambda: pathlib.Path({str(marker)!r}).write_text("yes"), grace=0.5):
                 os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(30)
+                signal.pause()  # not reached: the interrupt is raised as os.kill returns
         except KeyboardInterrupt:
-            time.sleep(1)  # past the grace: the watchdog must not fire once the block has unwound
+            # The block has unwound: its watchdog must return without firing (waited on, not timed).
+            for watchdog in [t for t in threading.enumerate() if t.name == "assay-ctrl-c-watchdog"]:
+                watchdog.join(timeout=15)
+                assert not watchdog.is_alive()
             sys.exit(7)
     """)
     finished = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=20)

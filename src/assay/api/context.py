@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from assay.api.credentials import presented
 from assay.api.errors import AuthError
 from assay.api.readcache import ReadCache
 from assay.dataset.readers import parse_json
@@ -73,8 +74,7 @@ def context(request: Request) -> ApiContext:
 
 def presented_key(request: Request) -> str:
     """The API key the caller sent: ``Authorization: Bearer KEY`` or ``api-key: KEY`` (else "")."""
-    header = request.headers.get("authorization", "")
-    return header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("api-key", "").strip()
+    return presented(request.headers)
 
 
 async def project(request: Request) -> str:

@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from assay.api.credentials import presented
 from assay.api.responses import WireJSON
 
 TTL_SECONDS = 1.0
@@ -98,12 +100,8 @@ def _encoded(answer: tuple[Any, bool]) -> tuple[bytes, bool]:
 
 
 def key_of(scope: Scope) -> Key:
-    headers = dict(scope.get("headers") or [])
-    authorization = headers.get(b"authorization", b"").decode("latin-1")
-    credential = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
-    credential = credential or headers.get(b"api-key", b"").decode("latin-1").strip()
     query = scope.get("query_string", b"").decode("latin-1")
-    return credential, scope["path"] + (f"?{query}" if query else "")
+    return presented(Headers(scope=scope)), scope["path"] + (f"?{query}" if query else "")
 
 
 class CachedReads:

@@ -74,9 +74,7 @@ def user_simulation_settings(data_source: dict[str, Any]) -> SimulationSettings:
     if model_configuration.get("voice_model") is not None or any(k in defaults for k in AUDIO_KEYS):
         warnings.append("voice and audio settings were ignored: simulations here are text only")
     save = defaults.get("enable_conversation_dataset_generation") is True
-    name = defaults.get("output_conversation_dataset_name")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ConfigError(f"{where}.output_conversation_dataset_name: expected a dataset name")
+    name = dataset_name(defaults.get("output_conversation_dataset_name"), f"{where}.output_conversation_dataset_name")
     desired = defaults.get("desired_num_turns")
     return SimulationSettings(
         model=model_configuration["model"],
@@ -105,11 +103,13 @@ def conversation_gen_settings(params: dict[str, Any]) -> SimulationSettings:
         sampling=_sampling(params.get("sampling_params"), f"{where}.sampling_params"),
         data_mapping=_mapping(params.get("data_mapping"), f"{where}.data_mapping"),
         # Generated conversations are always kept (Foundry keeps generated data): a dataset the run names.
-        save_as=_name(params.get("output_dataset_name"), f"{where}.output_dataset_name") or "simulated-conversations",
+        save_as=dataset_name(params.get("output_dataset_name"), f"{where}.output_dataset_name")
+        or "simulated-conversations",
     )
 
 
-def _name(value: Any, where: str) -> str | None:
+def dataset_name(value: Any, where: str) -> str | None:
+    """An optional dataset name as a request gives it: absent, or non-empty text."""
     if value is not None and (not isinstance(value, str) or not value.strip()):
         raise ConfigError(f"{where}: expected a dataset name")
     return value

@@ -21,6 +21,7 @@ from typing import Any
 from assay.dataset.ids import dataset_id
 from assay.errors import ConfigError
 from assay.llm import ModelRegistry
+from assay.simulate.runs import dataset_name
 from assay.store import Store
 from assay.synth.queries import Brief, Generated, generate_queries, generate_scenarios
 from assay.target.agents import find_agent
@@ -50,19 +51,16 @@ def synthetic_settings(data_source: dict[str, Any]) -> SyntheticSettings | None:
     if not isinstance(params, dict) or params.get("type") != "synthetic_data_gen_preview":
         shape = "{type: synthetic_data_gen_preview, samples_count, model_deployment_name}"
         raise ConfigError(f"{where}: expected {shape}")
-    count = params.get("samples_count")
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SAMPLES:
-        raise ConfigError(f"{where}.samples_count: a whole number from 1 to {MAX_SAMPLES}, got {count!r}")
+    count = _sample_count(params.get("samples_count"), f"{where}.samples_count")
     model = params.get("model_deployment_name")
     if not isinstance(model, str) or not model:
         raise ConfigError(f"{where}.model_deployment_name: name the model that writes the queries")
-    prompt, name, sources = params.get("prompt"), params.get("output_dataset_name"), params.get("sources") or []
+    prompt, sources = params.get("prompt"), params.get("sources") or []
+    name = dataset_name(params.get("output_dataset_name"), f"{where}.output_dataset_name")
     if prompt is not None and not isinstance(prompt, str):
         raise ConfigError(f"{where}.prompt: expected text")
     if (data_source.get("target") or {}).get("type") != "azure_ai_agent" and not prompt:
         raise ConfigError(f"{where}.prompt: say what queries to write (only an agent target can go without one)")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ConfigError(f"{where}.output_dataset_name: expected a dataset name")
     if not isinstance(sources, list) or len(sources) > 1:
         raise ConfigError(f"{where}.sources: at most one file id, as a list")
     source = sources[0] if sources else None
@@ -93,9 +91,7 @@ def scenario_generation_settings(data_source: dict[str, Any]) -> ScenarioGenerat
     config = data_source.get("synthetic_data_generation_configuration")
     if not isinstance(config, dict):
         raise ConfigError(f"{where}: expected {{test_case_count, generation_sources: [{{type: prompt, prompt}}]}}")
-    count = config.get("test_case_count")
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SAMPLES:
-        raise ConfigError(f"{where}.test_case_count: a whole number from 1 to {MAX_SAMPLES}, got {count!r}")
+    count = _sample_count(config.get("test_case_count"), f"{where}.test_case_count")
     sources = config.get("generation_sources")
     if not isinstance(sources, list) or not sources or not all(isinstance(s, dict) for s in sources):
         raise ConfigError(f"{where}.generation_sources: a list of {{type: prompt | agent | file, ...}}")
@@ -115,10 +111,14 @@ def scenario_generation_settings(data_source: dict[str, Any]) -> ScenarioGenerat
     model = (data_source.get("model_configuration") or {}).get("model")
     if not isinstance(model, str) or not model:
         raise ConfigError("data_source.model_configuration.model: name the model that writes and plays the test cases")
-    name = config.get("output_test_case_dataset_name")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ConfigError(f"{where}.output_test_case_dataset_name: expected a dataset name")
+    name = dataset_name(config.get("output_test_case_dataset_name"), f"{where}.output_test_case_dataset_name")
     return ScenarioGeneration(count, model, "\n\n".join(prompts) or None, agent, file_id, name)
+
+
+def _sample_count(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SAMPLES:
+        raise ConfigError(f"{where}: a whole number from 1 to {MAX_SAMPLES}, got {value!r}")
+    return value
 
 
 def _check_system_only(messages: Any) -> None:
