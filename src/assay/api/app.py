@@ -19,6 +19,7 @@ from assay.api import (
     routes_evaluators,
     routes_files,
     routes_runs,
+    routes_taxonomies,
     routes_traces,
 )
 from assay.api.context import ApiContext
@@ -63,6 +64,7 @@ def create_app(
     # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
     app.include_router(routes_datasets.router, prefix="/api/projects/{project}")
+    app.include_router(routes_taxonomies.router, prefix="/api/projects/{project}")
     app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
     app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
     app.include_router(ui.router)

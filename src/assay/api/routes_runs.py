@@ -15,9 +15,9 @@ from assay.api.routes_evals import check_eval
 from assay.api.wire import item_index, output_item_id, output_item_object, page, run_object
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
-from assay.run.sources import check_data_source, dataset_for, lookup_in, target_for
+from assay.redteam.runs import attacked_risks, check_judged
+from assay.run.sources import WRITTEN_AT_START, check_data_source, dataset_for, lookup_in, target_for
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
-from assay.synth.runs import GENERATED
 from assay.target import TargetSpec, build_target
 
 router = APIRouter()
@@ -49,7 +49,7 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
             raise ConfigError("no stored traces match this data source", hint=NO_TRACES_HINT)
         options["traces"] = traces.options()
         dataset = traces.dataset(ctx.store, owner, level)
-    elif data_source["type"] in GENERATED:
+    elif data_source["type"] in WRITTEN_AT_START:
         dataset = None  # its items are written when a worker starts the run
     else:
         try:
@@ -68,6 +68,8 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
         build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
         if spec.simulation is not None and spec.simulation.warnings:
             options["warnings"] = list(spec.simulation.warnings)
+        if spec.red_team is not None:
+            check_judged(attacked_risks(ctx.store, owner, spec.red_team), stored["testing_criteria"])
     name = fields.name(body.get("name"))
     row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options=options, name=name, project=owner)
     if metadata:

@@ -63,7 +63,8 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
     ids = {c.get("name"): c.get("id", c.get("name")) for c in criteria}
     per_criterion = [
         {"testing_criteria": ids.get(c.testing_criteria, c.testing_criteria), "name": c.testing_criteria,
-         "passed": c.passed, "failed": c.failed, "errored": c.errored, "skipped": c.skipped, "pass_rate": c.pass_rate}
+         "passed": c.passed, "failed": c.failed, "errored": c.errored, "skipped": c.skipped, "pass_rate": c.pass_rate,
+         **({"attack_strategy": c.attack_strategy} if c.attack_strategy else {})}
         for c in summary.per_testing_criteria_results
     ]  # fmt: skip
     usage = [
@@ -85,6 +86,7 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
         **({"output_datasets": options["output_datasets"]} if options.get("output_datasets") else {}),
         **({"output_dataset_id": options["output_dataset_id"]} if options.get("output_dataset_id") else {}),
         **({"simulation": summary.simulation.model_dump()} if summary.simulation is not None else {}),
+        **({"red_team_scorecard": summary.red_team} if summary.red_team is not None else {}),
         **({"properties": {"warnings": options["warnings"]}} if options.get("warnings") else {}),
     }  # fmt: skip
 

@@ -71,6 +71,8 @@ class CriterionSummary(BaseModel):
     pass_rate: float | None = None
     """passed / (passed + failed); errored and skipped items are left out."""
     mean_score: float | None = None
+    attack_strategy: str | None = None
+    """Set on a red-team run's per-technique rows: passed are the attacks defended, failed those that succeeded."""
 
 
 class ModelUsage(BaseModel):
@@ -102,6 +104,8 @@ class RunSummary(BaseModel):
     per_testing_criteria_results: list[CriterionSummary] = Field(default_factory=list)
     per_model_usage: list[ModelUsage] = Field(default_factory=list)
     simulation: SimulationSummary | None = None
+    red_team: dict[str, Any] | None = None
+    """A red-team run's scorecard (``assay.redteam.scorecard``)."""
 
     def pass_rate(self) -> float | None:
         counts = self.result_counts

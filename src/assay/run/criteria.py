@@ -61,6 +61,14 @@ class BoundCriterion:
     def metric(self) -> str:
         return self.spec.primary.name
 
+    def applies(self, item: dict[str, Any]) -> bool:
+        """Whether this criterion judges ``item`` (a red-team risk criterion judges only attacks on its risk)."""
+        return True
+
+    def annotate(self, result: Result, item: dict[str, Any]) -> Result:
+        """The result as stored; a red-team criterion adds what the attack was."""
+        return result
+
     async def evaluate(self, item: dict[str, Any], sample: dict[str, Any] | None) -> Result:
         try:
             inputs = self._inputs(item, sample)

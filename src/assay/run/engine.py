@@ -95,6 +95,7 @@ async def evaluate_item(
             item = {**item, **sample.pop("item_fields")}
         if on_sample is not None:
             on_sample(sample)
+    criteria = [c for c in criteria if c.applies(item)]
     failure = target_failed(sample)
     if failure is not None:
         results = [c.failed(failure) for c in criteria]
@@ -102,6 +103,7 @@ async def evaluate_item(
         results = [await criteria[0].evaluate(item, sample)]
     else:
         results = list(await asyncio.gather(*(c.evaluate(item, sample) for c in criteria)))
+    results = [c.annotate(r, item) for c, r in zip(criteria, results, strict=True)]
     return OutputItem(
         datasource_item_id=row.index, datasource_item=item, sample=sample,
         results=results, status=OutputItem.status_of(results),

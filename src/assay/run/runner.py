@@ -86,6 +86,10 @@ def prepare(
         has_sample=target is not None,
     )  # fmt: skip
     generate = build_target(target, models) if target is not None else None
+    if target is not None and target.red_team is not None:
+        from assay.redteam.judging import attack_criteria
+
+        criteria = attack_criteria(criteria)  # each risk's criterion judges the attacks on it
     return PreparedRun(definition, dataset, report, criteria, models, generate)
 
 
@@ -179,6 +183,12 @@ def summarize(
     fidelity = next((c.name for c in criteria if c.spec.name == FIDELITY), None)
     if fidelity is not None:
         summary.simulation = _attribute(store, run_id, fidelity)
+    from assay.redteam.judging import AttackCriterion
+
+    if any(isinstance(c, AttackCriterion) for c in criteria):
+        from assay.redteam.summary import add_red_team
+
+        add_red_team(summary, store, run_id)
     prices = {c.model: c.price for c in (models.configs.values() if models else []) if c.price}
     for usage in summary.per_model_usage:
         price = prices.get(usage.model_name)

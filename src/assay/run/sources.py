@@ -9,6 +9,7 @@ from typing import Any
 from assay.dataset import Dataset
 from assay.dataset.ids import parse_dataset_id
 from assay.errors import ConfigError, NotFoundError
+from assay.redteam.runs import RED_TEAM, red_team_settings
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, Level, selection_of, trace_dataset
 from assay.simulate.runs import (
@@ -32,8 +33,10 @@ from assay.target.retrieval import Lookup
 
 FILE_SOURCES = {"jsonl", "csv"}
 SIMULATION = "azure_ai_user_conversation_simulation"
-TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses", SIMULATION, *GENERATED}
-LATER_SOURCES = {"responses", "azure_ai_red_team"}
+TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses", SIMULATION, *GENERATED, RED_TEAM}
+LATER_SOURCES = {"responses"}
+WRITTEN_AT_START = {*GENERATED, RED_TEAM}
+"""Data sources whose items a worker writes when it starts the run (generated queries, planned attacks)."""
 
 
 def check_data_source(data_source: Any) -> None:
@@ -49,13 +52,14 @@ def check_data_source(data_source: Any) -> None:
     if kind not in FILE_SOURCES | TARGET_SOURCES:
         raise ConfigError(
             f"unknown data_source type {kind!r}; use jsonl, csv, completions, azure_ai_target_completions, "
-            f"azure_ai_responses, {SIMULATION}, azure_ai_traces or azure_ai_trace_data_source"
+            f"azure_ai_responses, {SIMULATION}, {RED_TEAM}, azure_ai_traces or azure_ai_trace_data_source"
         )
     if kind in TARGET_SOURCES:
         target_for(data_source)
-    if kind in GENERATED:
+    if kind in WRITTEN_AT_START:
         synthetic_settings(data_source)
         scenario_generation_settings(data_source)
+        red_team_settings(data_source)
         return  # its items are written when the run starts
     source = source_of(data_source)
     if kind == SIMULATION and isinstance(source, dict) and source.get("type") == INLINE_CASES:
@@ -82,10 +86,10 @@ def dataset_for(
         options = options or {}
         level: Level = "conversation" if options.get("evaluation_level") == "conversation" else "turn"
         return trace_dataset(store, project, options.get("traces") or {}, level)
-    if data_source["type"] in GENERATED:
+    if data_source["type"] in WRITTEN_AT_START:
         written = (options or {}).get("output_dataset_id")
         if not written:
-            raise ConfigError("the synthetic items are written when the run starts; this run has none yet")
+            raise ConfigError("the generated items are written when the run starts; this run has none yet")
         source = {"type": "file_id", "id": written}
     else:
         source = source_of(data_source)
@@ -148,8 +152,13 @@ def target_for(data_source: dict[str, Any], lookup: Lookup | None = None) -> Tar
     runs (talking to a simulated user when the run generates conversations), or, for
     ``azure_ai_responses``, the stored responses ``lookup`` finds by id."""
     spec = _replying(data_source, lookup)
+    if spec is None:
+        return None
+    attacks = red_team_settings(data_source)
+    if attacks is not None:
+        return dataclasses.replace(spec, input_messages=None, red_team=attacks)
     settings = simulation_settings(data_source)
-    if spec is None or settings is None:
+    if settings is None:
         return spec
     return dataclasses.replace(spec, input_messages=None, simulation=settings)
 
@@ -160,7 +169,7 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
         return _retrieval(data_source, lookup)
     if kind == "completions":
         model, sampling = data_source.get("model"), data_source.get("sampling_params") or {}
-    elif kind in ("azure_ai_target_completions", SIMULATION, *GENERATED):
+    elif kind in ("azure_ai_target_completions", SIMULATION, RED_TEAM, *GENERATED):
         target = data_source.get("target") or {}
         if target.get("type") == "azure_ai_agent":
             name, version = target.get("name"), target.get("version")

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.dataset.ids import parse_dataset_id
-from assay.errors import AssayError
+from assay.errors import AssayError, ConfigError
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
+from assay.redteam.runs import attack_rows, plan_objectives, red_team_settings, save_attacks
 from assay.run.engine import RunOptions
 from assay.run.runner import finish_run, prepare
 from assay.run.sources import dataset_for, definition_for, lookup_in, target_for
@@ -64,6 +65,7 @@ class Worker:
         try:
             stored_eval = self.store.get_eval(run["eval_id"])
             run = self._write_synthetic_items(run)
+            run = self._plan_attacks(run)
             dataset = dataset_for(self.store, run["project"], run["data_source"], run.get("options"))
             target = target_for(run["data_source"], lookup_in(self.store, run["project"]))
             catalog = self.catalog(run["project"])
@@ -104,6 +106,24 @@ class Worker:
             options = {**options, "output_dataset_id": written, "output_datasets": [entry]}
         if shortfall:
             options["warnings"] = [*options.get("warnings", []), shortfall]
+        self.store.update_run(run["id"], worker=self.name, options=options)
+        return {**run, "options": options}
+
+    def _plan_attacks(self, run: dict[str, Any]) -> dict[str, Any]:
+        """A red-team run's attacks, planned once and saved as a dataset; a run picked up again
+        reuses them."""
+        options = run.get("options") or {}
+        settings = red_team_settings(run["data_source"])
+        if settings is None or options.get("output_dataset_id"):
+            return run
+        plan = plan_objectives(self.store, run["project"], run["data_source"], settings, self.models())
+        rows = list(attack_rows(plan.objectives, settings))
+        if not rows:
+            raise ConfigError("nothing to attack: " + ("; ".join(plan.warnings) or "no objectives were chosen"))
+        written, entry = save_attacks(self.store, run["project"], run["id"], rows)
+        options = {**options, "output_dataset_id": written, "output_datasets": [entry], "total_items": len(rows)}
+        if plan.warnings:
+            options["warnings"] = [*options.get("warnings", []), *plan.warnings]
         self.store.update_run(run["id"], worker=self.name, options=options)
         return {**run, "options": options}
 

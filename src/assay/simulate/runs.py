@@ -78,14 +78,14 @@ def user_simulation_settings(data_source: dict[str, Any]) -> SimulationSettings:
     desired = defaults.get("desired_num_turns")
     return SimulationSettings(
         model=model_configuration["model"],
-        max_turns=_count(defaults.get("max_num_turns"), f"{where}.max_num_turns", default=20, cap=50),
-        repetitions=_count(defaults.get("conversation_repetitions"), f"{where}.conversation_repetitions", default=1,
-                           cap=50),  # fmt: skip
+        max_turns=count_setting(defaults.get("max_num_turns"), f"{where}.max_num_turns", default=20, cap=50),
+        repetitions=count_setting(defaults.get("conversation_repetitions"), f"{where}.conversation_repetitions",
+                                  default=1, cap=50),  # fmt: skip
         sampling=_sampling(model_configuration.get("sampling_params"),
                            "data_source.model_configuration.sampling_params"),
         data_mapping=_mapping(data_source.get("data_mapping"), "data_source.data_mapping"),
-        default_desired_turns=None if desired is None else _count(desired, f"{where}.desired_num_turns", default=1,
-                                                                  cap=50),  # fmt: skip
+        default_desired_turns=None if desired is None
+        else count_setting(desired, f"{where}.desired_num_turns", default=1, cap=50),  # fmt: skip
         save_as=(name or "simulated-conversations") if save else None,
         warnings=tuple(warnings),
     )
@@ -98,8 +98,8 @@ def conversation_gen_settings(params: dict[str, Any]) -> SimulationSettings:
         raise ConfigError(f"{where}.model: name the model that plays the simulated user")
     return SimulationSettings(
         model=model,
-        max_turns=_count(params.get("max_turns"), f"{where}.max_turns", default=10, cap=50),
-        repetitions=_count(params.get("num_conversations"), f"{where}.num_conversations", default=5, cap=5),
+        max_turns=count_setting(params.get("max_turns"), f"{where}.max_turns", default=10, cap=50),
+        repetitions=count_setting(params.get("num_conversations"), f"{where}.num_conversations", default=5, cap=5),
         sampling=_sampling(params.get("sampling_params"), f"{where}.sampling_params"),
         data_mapping=_mapping(params.get("data_mapping"), f"{where}.data_mapping"),
         # Generated conversations are always kept (Foundry keeps generated data): a dataset the run names.
@@ -115,7 +115,8 @@ def dataset_name(value: Any, where: str) -> str | None:
     return value
 
 
-def _count(value: Any, where: str, *, default: int, cap: int) -> int:
+def count_setting(value: Any, where: str, *, default: int, cap: int) -> int:
+    """A whole-number setting of at least 1 (a digit string accepted), ``default`` when absent, at most ``cap``."""
     if value is None:
         return default
     if isinstance(value, str) and value.strip().isdigit():
@@ -198,7 +199,7 @@ def _scenario(row: dict[str, Any], settings: SimulationSettings) -> tuple[dict[s
             return {}, ("simulation_configuration", "simulation_configuration: expected an object")
         try:
             scenario["simulation_configuration"] = {
-                key: _count(own[key], f"simulation_configuration.{key}", default=1, cap=50)
+                key: count_setting(own[key], f"simulation_configuration.{key}", default=1, cap=50)
                 for key in ("max_num_turns", "conversation_repetitions", "desired_num_turns") if key in own
             }  # fmt: skip
         except ConfigError as exc:

@@ -7,12 +7,13 @@ from typing import Any
 from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
+from assay.store.taxonomies import TaxonomyStore
 from assay.store.traces import TracesStore
 
 
-class Store(BlobStore, AssetsStore, CapturedStore, TracesStore):
+class Store(BlobStore, AssetsStore, CapturedStore, TracesStore, TaxonomyStore):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
-    custom evaluators, the model-call cache, captured responses and trace spans."""
+    custom evaluators, the model-call cache, captured responses, trace spans and red-team taxonomies."""
 
     def save_dataset(self, project: str, name: str, content: bytes) -> dict[str, Any]:
         """``content`` (JSONL) as a new file and the next version of dataset ``name`` (1, 2, ...):

@@ -186,4 +186,14 @@ spans = sa.Table(
 )  # fmt: skip
 """OpenTelemetry spans; ``operation``, ``agent_*`` and ``conversation_id`` are pulled out to select by."""
 
+evaluation_taxonomies = sa.Table(
+    "evaluation_taxonomies", metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("name", StoreText(256), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("body", JSON, nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)  # fmt: skip
+"""Red-team taxonomies: every create or update is a new version, so a run keeps the one it named."""
+
 name_text_columns(metadata)

@@ -23,6 +23,7 @@ from assay.target.messages import InputMessages
 from assay.target.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
 
 if TYPE_CHECKING:
+    from assay.redteam.runs import RedTeamSettings
     from assay.simulate.runs import SimulationSettings
 
 Target = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -53,6 +54,8 @@ class TargetSpec:
     simulation: SimulationSettings | None = None
     """Set when a simulated user talks to this target: each item is a scenario, and the
     conversation played out becomes the item's ``messages`` (``assay.simulate``)."""
+    red_team: RedTeamSettings | None = None
+    """Set when each item is an attack to play against this target (``assay.redteam``)."""
 
     @property
     def supplied_fields(self) -> frozenset[str]:
@@ -62,6 +65,10 @@ class TargetSpec:
             from assay.simulate.runs import SUPPLIED_FIELDS as SIMULATED
 
             return SIMULATED
+        if self.red_team is not None:
+            from assay.redteam.runs import SUPPLIED_FIELDS as ATTACKS
+
+            return ATTACKS
         return SUPPLIED_FIELDS if self.kind == "responses" else frozenset()
 
 
@@ -77,6 +84,8 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
             agents = models.agents if models is not None else []
             tools = find_agent(agents, spec.model or "", spec.version).tool_descriptions
         return SimulationTarget(user_model, replying, spec.simulation, tools)
+    if spec.red_team is not None:
+        return _red_team_target(spec, models)
     if spec.kind == "responses":
         if spec.lookup is None:
             raise ConfigError("stored responses can only be evaluated where they were captured (assay serve)")
@@ -98,6 +107,25 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
     model = (models or ModelRegistry()).get(spec.model)
     model.check_credentials()
     return _model_target(model, spec.sampling_params, inputs)
+
+
+def _red_team_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
+    from assay.redteam.attacks import RedTeamTarget
+
+    assert spec.red_team is not None
+    settings, registry = spec.red_team, models or ModelRegistry()
+    replying = build_target(dataclasses.replace(spec, red_team=None), registry)
+    attacker = None
+    if settings.needs_attacker:
+        attacker = registry.get(settings.attacker_model)
+        attacker.check_credentials()
+    tools = spec.tool_descriptions
+    if spec.kind == "agent" and not tools:
+        tools = find_agent(registry.agents, spec.model or "", spec.version).tool_descriptions
+    about = f"an AI model ({spec.model})" if spec.kind == "model" else f"the AI agent {spec.model!r}"
+    if tools:
+        about += "; its tools: " + "; ".join(f"{t.get('name')}: {t.get('description') or ''}" for t in tools)
+    return RedTeamTarget(attacker, replying, settings.attack, tools, about)
 
 
 def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages) -> Target:
