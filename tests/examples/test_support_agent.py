@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
 import yaml
 
 from tests.cli.test_cli import assay
-from tests.support.fixtures import ROOT, free_port
+from tests.support.fixtures import ROOT
+from tests.support.servers import start_support_agent
 
 EXAMPLE = ROOT / "examples" / "support_agent"
 
@@ -50,23 +47,10 @@ AGENT = [
 def agent(llm, tmp_path):
     llm.reset()
     llm.script(rules=JUDGES + AGENT)
-    port = free_port()
-    log = (tmp_path / "agent.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, str(EXAMPLE / "agent.py"), "--port", str(port), "--base-url", llm.base_url,
-         "--api-key", "test"], stdout=log, stderr=log,
-    )  # fmt: skip
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
+    process, url = start_support_agent(llm.base_url, tmp_path / "agent.log")
+    yield url
     process.terminate()
     process.wait(timeout=10)
-    log.close()
 
 
 def test_support_agent_example_end_to_end(tmp_path, agent, llm):

@@ -4,6 +4,7 @@ those tests put under it."""
 from __future__ import annotations
 
 import os
+import socket
 import ssl
 import subprocess
 import sys
@@ -63,3 +64,26 @@ def judged_run(client: OpenAI, total: int) -> tuple[str, str]:
         eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
     )
     return created.id, run.id
+
+
+def start_support_agent(base_url: str, log_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    """``examples/support_agent/agent.py`` on a free port, its model at ``base_url``; returns the
+    process (stop it) and its URL once it accepts connections."""
+    from tests.support.fixtures import ROOT
+
+    port = free_port()
+    log = log_path.open("wb")
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "examples" / "support_agent" / "agent.py"), "--port", str(port),
+         "--base-url", base_url, "--api-key", "test", *extra], stdout=log, stderr=log,
+    )  # fmt: skip
+    log.close()  # the child has its own copy
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process, f"http://127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"the support agent did not start (see {log_path})")
