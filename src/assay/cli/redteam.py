@@ -12,7 +12,6 @@ go through the model cache, so a rerun is free, and ``--estimate`` says what it 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,9 @@ import click
 from rich.table import Table
 
 from assay.cli.common import catalog, counted, open_store, out
-from assay.cli.interrupt import interruptible
-from assay.cli.run import progress_bar
+from assay.cli.run import finish_with_progress
 from assay.cli.serve import CACHE_OPTION, models_from_file
+from assay.cli.summary import print_usage
 from assay.dataset import Dataset
 from assay.errors import ConfigError
 from assay.llm import CacheMode
@@ -32,8 +31,7 @@ from assay.redteam.risks import CONTENT_RISKS, RISKS, risk_category
 from assay.redteam.runs import RedTeamSettings, attack_rows, attacks_of, plan_objectives, seed_prompt_rows
 from assay.redteam.scorecard import Attack, Scorecard, describe
 from assay.redteam.strategies import techniques
-from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
-from assay.run.runner import summarize
+from assay.run import EvalDefinition, prepare, start
 from assay.store import DEFAULT_PROJECT
 from assay.target import TargetSpec
 
@@ -102,23 +100,11 @@ def scan_command(
     run = start(prepared, store, data_source=data_source)
     shape = f"{counted(len(plan.objectives), 'objective')} × {counted(len(settings.techniques), 'technique')}"
     out.print(f"[dim]{counted(len(rows), 'attack')}: {shape} on {', '.join(attacked)} · run {run['id']}[/]")
-    with progress_bar() as progress:
-        task = progress.add_task("attacking", total=len(rows))
-
-        def mark_canceled() -> None:
-            store.update_run(run["id"], status="canceled",
-                             summary=summarize(store, run["id"], prepared.criteria, models).model_dump())  # fmt: skip
-
-        try:
-            with interruptible(mark_canceled):
-                finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency),
-                           on_item=lambda _: progress.advance(task))  # fmt: skip
-        except KeyboardInterrupt:
-            progress.stop()
-            out.print(f"[yellow]canceled[/]: what was attacked is in run {run['id']}")
-            sys.exit(130)
+    outcome = finish_with_progress(prepared, run, store, label="attacking", concurrency=concurrency,
+                                   canceled_hint=f"what was attacked so far is in run {run['id']}")  # fmt: skip
     attacks = list(attacks_of(store.iter_output_items(run["id"])))
     print_scorecard(Scorecard.of(attacks), attacks)
+    print_usage(outcome.summary)
     out.print(f"run id: [bold]{run['id']}[/] · store: {store.url}", soft_wrap=True)
     thresholds = {c.name: c.threshold for c in prepared.criteria}
     if output_file is not None:

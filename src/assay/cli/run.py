@@ -20,7 +20,7 @@ from assay.evaluators.custom import spec_from_file
 from assay.llm import CacheMode, ModelRegistry
 from assay.report.causes import error_causes
 from assay.results import OutputItem, RunSummary
-from assay.run import RunOptions, check_resumable, finish_run, prepare, start
+from assay.run import PreparedRun, RunOptions, RunOutcome, check_resumable, finish_run, prepare, start
 from assay.run.engine import DEFAULT_CONCURRENCY
 from assay.run.estimate import Estimate
 from assay.run.estimate import estimate as estimate_run
@@ -195,6 +195,29 @@ def progress_bar() -> Progress:
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("items"), TimeRemainingColumn(), console=out, transient=False,
     )  # fmt: skip
+
+
+def finish_with_progress(
+    prepared: PreparedRun, run: dict[str, Any], store: Store, *, label: str, concurrency: int, canceled_hint: str
+) -> RunOutcome:
+    """``finish_run`` under one progress bar; Ctrl-C marks the run canceled, says ``canceled_hint``
+    and exits 130."""
+    done = len(store.done_item_ids(run["id"]))
+    with progress_bar() as progress:
+        task = progress.add_task(label, total=prepared.report.rows, completed=done)
+
+        def mark_canceled() -> None:
+            summary = summarize(store, run["id"], prepared.criteria, prepared.models)
+            store.update_run(run["id"], status="canceled", summary=summary.model_dump())
+
+        try:
+            with interruptible(mark_canceled):
+                return finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency),
+                                  on_item=lambda _: progress.advance(task))  # fmt: skip
+        except KeyboardInterrupt:
+            progress.stop()
+            out.print(f"[yellow]canceled[/]: {canceled_hint}")
+            sys.exit(130)
 
 
 def _gate(summary: RunSummary, required: float | None) -> None:

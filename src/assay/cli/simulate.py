@@ -11,7 +11,6 @@ whole conversation, given only its messages.
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,15 +18,13 @@ from typing import Any
 import click
 
 from assay.cli.common import catalog, open_store, out
-from assay.cli.interrupt import interruptible
-from assay.cli.run import progress_bar
+from assay.cli.run import finish_with_progress
 from assay.cli.serve import CACHE_OPTION, models_from_file
 from assay.cli.summary import print_summary
 from assay.dataset import Dataset
 from assay.errors import ConfigError
 from assay.llm import CacheMode
-from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
-from assay.run.runner import summarize
+from assay.run import EvalDefinition, prepare, start
 from assay.simulate.datasets import save_conversations
 from assay.simulate.runs import SimulationSettings, scenario_dataset
 from assay.store import DEFAULT_PROJECT
@@ -84,24 +81,11 @@ def simulate_command(
                   "judge calls; the cache answers any made before")  # fmt: skip
         return
     run = store.get_run(resume_id) if resume_id else start(prepared, store)
-    done = len(store.done_item_ids(run["id"]))
     out.print(f"[dim]{scenarios.name}: {total} conversations ({repetitions} per scenario, at most {max_turns} "
               f"turns) · run {run['id']}[/]")  # fmt: skip
-    with progress_bar() as progress:
-        task = progress.add_task("simulating", total=total, completed=done)
-
-        def mark_canceled() -> None:
-            store.update_run(run["id"], status="canceled",
-                             summary=summarize(store, run["id"], prepared.criteria, models).model_dump())  # fmt: skip
-
-        try:
-            with interruptible(mark_canceled):
-                outcome = finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency),
-                                     on_item=lambda _: progress.advance(task))  # fmt: skip
-        except KeyboardInterrupt:
-            progress.stop()
-            out.print(f"[yellow]canceled[/]: resume with  assay simulate {scenarios} ... --resume {run['id']}")
-            sys.exit(130)
+    resume = f"resume with  assay simulate {scenarios} ... --resume {run['id']}"
+    outcome = finish_with_progress(prepared, run, store, label="simulating", concurrency=concurrency,
+                                   canceled_hint=resume)
     print_summary(outcome.run, outcome.summary, store.url)
     ended = Counter(row["datasource_item"].get("termination_reason") for row in store.iter_output_items(run["id"]))
     out.print("ended: " + ", ".join(f"{reason} {count}" for reason, count in ended.most_common()))

@@ -56,12 +56,7 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
         f"[yellow]{counts.errored} errored[/], {counts.skipped} skipped"
         f"  (pass rate {_percent(summary.pass_rate())})"
     )
-    for usage in summary.per_model_usage:
-        cost = "" if usage.cost_usd is None else f", ${usage.cost_usd:.4f}"
-        out.print(
-            f"model {usage.model_name}: {usage.invocation_count} calls, {usage.cache_hits} cached, "
-            f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens{cost}"
-        )
+    print_usage(summary)
     out.print(f"run id: [bold]{run['id']}[/]")
     out.print(f"store: {store_url}")
     out.print(f"details: assay runs show {run['id']}", soft_wrap=True)
@@ -95,3 +90,13 @@ def print_target_stats(stats: TargetStats) -> None:
     out.print(f"target: {len(values)} samples, {failed} failed; latency {marks}, max {max(values):,.0f} ms")
     for message, count in sorted(stats.errors.items(), key=lambda e: -e[1])[:3]:
         out.print(f"  [yellow]{count}×[/] {message}", soft_wrap=True)
+
+
+def print_usage(summary: RunSummary) -> None:
+    """One line per model: calls made, answers from the cache, tokens, cost when priced."""
+    for usage in summary.per_model_usage:
+        cost = "" if usage.cost_usd is None else f", ${usage.cost_usd:.4f}"
+        out.print(
+            f"model {usage.model_name}: {usage.invocation_count} calls, {usage.cache_hits} cached, "
+            f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens{cost}"
+        )

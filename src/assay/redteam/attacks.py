@@ -277,6 +277,7 @@ class RedTeamTarget:
         return {
             "input": messages[:last], "output_text": _last_text(messages) if record.turns else None,
             "model": record.target.model, "usage": {key: record.target.as_dict()[key] for key in USAGE_KEYS},
+            "calls": record.target.calls, "cache_hits": record.target.cache_hits,
             "attacker_usage": record.attacker.as_dict(), "error": record.error, "item_fields": fields,
         }  # fmt: skip
 

@@ -104,3 +104,33 @@ def _tick_step(total_ms: float) -> float:
         if total_ms / (step * factor) <= 10:
             return float(step * factor)
     return float(step * 10)
+
+
+def rate_intervals(rows: list[tuple[str, float | None, tuple[float, float] | None, str]]) -> str:
+    """One bar per row for a rate in percent, its 95% interval drawn as a whisker across it.
+
+    ``rows``: ``(label, rate, (low, high), note)``; a rate of None (nothing decided) draws no bar."""
+    label_width, bar_width = 190, WIDTH - 190 - 110
+    height = BAR_HEIGHT * len(rows) + 10
+    parts = [f'<svg class="chart rate-intervals" width="{WIDTH}" height="{height}" role="img" '
+             'aria-label="attack success rates with 95% intervals">']  # fmt: skip
+    for index, (label, rate, interval, note) in enumerate(rows):
+        y = 5 + index * BAR_HEIGHT
+        parts.append(f'<text x="0" y="{y + 15}" class="label">{escape(label[:28])}</text>')
+        if rate is not None:
+            length = bar_width * rate / 100
+            colour = "#c62828" if rate >= 20 else "#f9a825" if rate > 0 else "#2e7d32"
+            parts.append(f'<rect class="bar" data-label="{escape(label)}" x="{label_width}" y="{y + 3}" '
+                         f'width="{max(length, 1):.1f}" height="{BAR_HEIGHT - 6}" fill="{colour}" opacity="0.8">'
+                         f'<title>{escape(label)}: {rate:.1f}% {escape(note)}</title></rect>')  # fmt: skip
+        if interval is not None:
+            low, high = (label_width + bar_width * v / 100 for v in interval)
+            mid = y + BAR_HEIGHT / 2
+            ends = f"M{low:.1f},{mid - 5:.1f}V{mid + 5:.1f}M{high:.1f},{mid - 5:.1f}V{mid + 5:.1f}"
+            parts.append(f'<path class="interval" d="M{low:.1f},{mid:.1f}H{high:.1f}{ends}" stroke="#202124" '
+                         'fill="none"/>')  # fmt: skip
+        shown = "–" if rate is None else f"{rate:.0f}%"
+        value_x = label_width + bar_width + 8
+        parts.append(f'<text x="{value_x}" y="{y + 15}" class="value">{shown} {escape(note)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -23,6 +23,7 @@ from assay.errors import NotFoundError
 from assay.report.access import KEY_COOKIE, Viewer, back_into_the_ui
 from assay.report.causes import error_causes
 from assay.report.charts import histogram, pass_rate_bars
+from assay.report.redteam_view import red_team_section
 from assay.report.transcript import transcript
 from assay.results import RunSummary
 from assay.store import tables as t
@@ -82,12 +83,13 @@ def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", af
     if viewer is not None and run["project"] != viewer:
         raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
     summary = RunSummary.model_validate(run["summary"] or {})
-    criteria = [c.testing_criteria for c in summary.per_testing_criteria_results]
+    # A red-team run's per-technique rows are shown in its own section, not as criteria.
+    judged = [c for c in summary.per_testing_criteria_results if c.attack_strategy is None]
+    criteria = [c.testing_criteria for c in judged]
     if not criteria:  # still running: name the criteria from the eval
         criteria = [c.get("name", "") for c in store.get_eval(run["eval_id"])["testing_criteria"]]
-    notes = {c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped)"
-             for c in summary.per_testing_criteria_results if c.pass_rate is None}  # fmt: skip
-    bars = pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in summary.per_testing_criteria_results], notes)
+    notes = {c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped)" for c in judged if c.pass_rate is None}
+    bars = pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in judged], notes)
     rows = list(store.iter_output_items(run_id, after=after, limit=PAGE_SIZE + 1, status=status or None))
     items = [_item(row, criteria) for row in rows[:PAGE_SIZE]]
     base = f"/ui/runs/{run_id}"
@@ -101,6 +103,7 @@ def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", af
         histograms=_histograms(store, run_id), criteria=criteria, items=items, status=status,
         causes={name: counter.most_common(3) for name, counter in error_causes(store, run_id).items()},
         next_link=next_link, first_page_link=f"{base}?{urlencode({'status': status})}" if after is not None else None,
+        red_team=red_team_section(store, run_id) if summary.red_team is not None else None,
     )  # fmt: skip
 
 

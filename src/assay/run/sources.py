@@ -184,7 +184,8 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
                 else data_source.get("input_messages"), tool_descriptions=descriptions,
             )  # fmt: skip
         if target.get("type") != "azure_ai_model":
-            raise ConfigError("data_source.target must be {type: azure_ai_model, model, sampling_params?}")
+            raise ConfigError("data_source.target must be {type: azure_ai_model, model, sampling_params?} or "
+                              "{type: azure_ai_agent, name, version?}")  # fmt: skip
         model, sampling = target.get("model"), target.get("sampling_params") or {}
     else:
         return None

@@ -240,15 +240,19 @@ class RunsStore(StoreBase):
 
 
 def _target_columns(item: OutputItem) -> dict[str, Any]:
-    """A model target's call, from the sample it produced."""
+    """A model target's call, from the sample it produced (a target that made several, such as
+    a multi-turn attack, says how many in ``calls`` and ``cache_hits``)."""
     sample = item.sample or {}
     usage = sample.get("usage") if isinstance(sample.get("usage"), dict) else None
     if not sample.get("model") or usage is None:
         return {"target_model": None, "target_calls": 0, "target_cache_hits": 0, "target_prompt_tokens": 0,
                 "target_completion_tokens": 0}  # fmt: skip
     cached = bool(sample.get("cached"))
+    calls, hits = sample.get("calls"), sample.get("cache_hits")
+    if not (isinstance(calls, int) and isinstance(hits, int)):
+        calls, hits = (0, 1) if cached else (1, 0)
     return {
-        "target_model": str(sample["model"]), "target_calls": 0 if cached else 1, "target_cache_hits": int(cached),
+        "target_model": str(sample["model"]), "target_calls": calls, "target_cache_hits": hits,
         "target_prompt_tokens": int(usage.get("prompt_tokens") or 0),
         "target_completion_tokens": int(usage.get("completion_tokens") or 0),
     }  # fmt: skip
