@@ -1,6 +1,6 @@
 """Attacks per second against the scripted server, as a fraction of the ceiling.
 
-    python bench/redteam.py [--latency-ms 200] [--waves 4]
+    python bench/redteam.py [--latency-ms 500] [--waves 4]
 
 A single-turn attack makes three calls one after another (the attacker writes the prompt, the
 target answers, the risk's judge decides), a Tense attack four (the attacker also rewrites it), so
@@ -64,7 +64,7 @@ def measure(base_url: str, store: Store, strategy: str, count: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--latency-ms", type=float, default=200)
+    parser.add_argument("--latency-ms", type=float, default=500)
     parser.add_argument("--waves", type=int, default=4)
     args = parser.parse_args()
     server = start_llm_server()

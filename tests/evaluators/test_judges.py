@@ -31,7 +31,7 @@ ITEM = {
 def reply_for(definition) -> str:
     if definition.kind == "flag":
         return json.dumps({"reason": f"{definition.name}: nothing found", "label": False})
-    score = 2 if definition.category == "safety" else definition.high
+    score = 2 if definition.category == "safety" and definition.kind == "scale" else definition.high
     return json.dumps({"reason": f"{definition.name}: looks right", "score": score})
 
 
