@@ -15,7 +15,15 @@ import time
 
 import pytest
 from azure.ai.projects import AIProjectClient
-from azure.ai.projects.models import AgentTaxonomyInput, AzureAIAgentTarget, EvaluationTaxonomy, RiskCategory
+from azure.ai.projects.models import (
+    AgentTaxonomyInput,
+    AttackStrategy,
+    AzureAIAgentTarget,
+    AzureOpenAIModelConfiguration,
+    EvaluationTaxonomy,
+    RedTeam,
+    RiskCategory,
+)
 
 from assay.store import Store
 from tests.api.test_foundry_sdk import StaticToken
@@ -144,3 +152,26 @@ def test_red_teaming_the_support_agent_through_foundrys_sdk(project_client):
     assert flipped.sample.input[0].content == ATTACK[::-1]
     assert base64.b64decode(next(i for i in items if i.datasource_item["attack_technique"] == "base64")
                             .sample.input[0].content).decode() == ATTACK  # fmt: skip
+
+
+def test_the_older_red_team_object_api_through_foundrys_sdk(project_client):
+    """``project_client.beta.red_teams`` as Microsoft's sample_red_team.py drives it (the model
+    headers it sends are not used: the deployment must be one the server is configured with)."""
+    red_team = RedTeam(attack_strategies=[AttackStrategy.BASE64], risk_categories=[RiskCategory.VIOLENCE],
+                       display_name="redteamtest1", target=AzureOpenAIModelConfiguration(model_deployment_name="judge"))
+    red_teams = project_client.beta.red_teams
+    created = red_teams.create(red_team=red_team, headers={"model-endpoint": "https://example.invalid",
+                                                           "model-api-key": "unused"})  # fmt: skip
+    assert created.status == "NotStarted" and created.display_name == "redteamtest1"
+    deadline = time.monotonic() + 60
+    scan = red_teams.get(name=created.name)
+    while scan.status not in ("Completed", "Failed") and time.monotonic() < deadline:
+        time.sleep(0.2)
+        scan = red_teams.get(name=created.name)
+    assert scan.status == "Completed" and scan.risk_categories == ["Violence"]
+    assert created.name in [s.name for s in red_teams.list()]
+    with project_client.get_openai_client() as client:
+        run = client.evals.runs.retrieve(run_id=created.name, eval_id=scan.properties["eval_id"])
+        items = list(client.evals.runs.output_items.list(run_id=run.id, eval_id=scan.properties["eval_id"], limit=100))
+    assert run.result_counts.total == 20  # ten objectives, baseline and base64
+    assert {i.datasource_item["attack_technique"] for i in items} == {"baseline", "base64"}

@@ -2,25 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
-from playwright.sync_api import sync_playwright
-
 from tests.api.conftest import wait_for
 from tests.api.test_evals_api import make_eval
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
-
-
-@pytest.fixture
-def browser():
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
 
 
 def test_report_url_opens_the_run_page_with_charts_filter_and_pages(served, browser, tmp_path):

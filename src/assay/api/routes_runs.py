@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from assay.api import fields
-from assay.api.context import JsonBody, Owner, context
+from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.ratelimit import limited
 from assay.api.readcache import FINAL_STATUSES
 from assay.api.routes_evals import check_eval
@@ -31,15 +31,24 @@ def _run(request: Request, row: dict[str, Any], criteria: list[dict[str, Any]]) 
 @router.post("/evals/{eval_id}/runs", dependencies=[limited("runs")], status_code=201)
 def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
-    metadata = fields.metadata(body.get("metadata"))
     stored = ctx.store.get_eval_in(owner, eval_id)
+    row = queue_run(ctx, owner, stored, body)
+    return _run(request, row, stored["testing_criteria"])
+
+
+def queue_run(
+    ctx: ApiContext, owner: str, stored: dict[str, Any], body: dict[str, Any], extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Check a run request of ``stored`` (the eval) through and queue it; ``extra`` options ride along."""
+    eval_id = stored["id"]
+    metadata = fields.metadata(body.get("metadata"))
     data_source = body.get("data_source")
     check_data_source(data_source)
     assert isinstance(data_source, dict)
     level = body.get("evaluation_level", "turn")
     if level not in ("turn", "conversation"):
         raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
-    options: dict[str, Any] = {"evaluation_level": level}
+    options: dict[str, Any] = {"evaluation_level": level, **(extra or {})}
     if mode := fields.cache_mode(metadata):
         options["cache"] = mode
     if data_source["type"] in TRACE_SOURCES:
@@ -75,7 +84,7 @@ def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> 
     if metadata:
         ctx.store.update_run(row["id"], metadata=metadata)
         row = ctx.store.get_run(row["id"])
-    return _run(request, row, stored["testing_criteria"])
+    return row
 
 
 def _simulated(spec: TargetSpec | None) -> bool:
