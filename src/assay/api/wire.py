@@ -87,6 +87,7 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
         **({"output_dataset_id": options["output_dataset_id"]} if options.get("output_dataset_id") else {}),
         **({"simulation": summary.simulation.model_dump()} if summary.simulation is not None else {}),
         **({"red_team_scorecard": summary.red_team} if summary.red_team is not None else {}),
+        **({"task_scores": summary.tasks.model_dump()} if summary.tasks is not None else {}),
         **({"properties": {"warnings": options["warnings"]}} if options.get("warnings") else {}),
     }  # fmt: skip
 

@@ -8,6 +8,7 @@ holds more than one line at a time.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ class Row:
     item: dict[str, Any] | None = None
     sample: dict[str, Any] | None = None
     issue: DataIssue | None = None
+    source: str | None = None
+    """The file the row came from, when a dataset is a folder of files."""
 
 
 def unwrap(value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -174,7 +177,10 @@ def read_inline(content: Iterable[Any], *, name: str = "file_content") -> Iterat
 
 
 def read_path(path: Path) -> Iterator[Row]:
-    """Pick the reader by suffix: ``.csv`` is CSV, anything else is JSONL."""
+    """Pick the reader by suffix: ``.csv`` is CSV, anything else is JSONL; a folder (as azd writes
+    ``local_uri: datasets/<name>``) is its JSONL and CSV files in name order."""
+    if path.is_dir():
+        return read_folder(path)
     if not path.is_file():
         raise ConfigError(
             f"dataset not found: {path}", hint="check the path; relative paths start at the eval.yaml's folder"
@@ -182,3 +188,17 @@ def read_path(path: Path) -> Iterator[Row]:
     if path.suffix.lower() == ".csv":
         return read_csv(path)
     return read_jsonl(path)
+
+
+def read_folder(path: Path) -> Iterator[Row]:
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in (".jsonl", ".csv"))
+    if not files:
+        raise ConfigError(f"dataset not found: {path} holds no .jsonl or .csv file",
+                          hint="put the dataset's JSONL in that folder, or point local_uri at the file")  # fmt: skip
+    offset = 0
+    for file in files:
+        count = 0
+        for row in read_path(file):
+            count += 1
+            yield dataclasses.replace(row, index=offset + row.index, source=file.name)
+        offset += count

@@ -97,9 +97,10 @@ def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:
         else:
             report.fields_in_every_item &= keys
         for field_name, message in schema.problems(row.item) if schema else ():
-            report.add(DataIssue(_source_name(dataset), row.line, message, field_name))
+            report.add(DataIssue(source_name(dataset, row), row.line, message, field_name))
     return report
 
 
-def _source_name(dataset: Dataset) -> str:
-    return dataset.path.name if dataset.path is not None else dataset.name
+def source_name(dataset: Dataset, row: Row) -> str:
+    """What an error about ``row`` names: its own file (in a folder dataset), else the dataset's."""
+    return row.source or (dataset.path.name if dataset.path is not None else dataset.name)

@@ -99,6 +99,21 @@ class SimulationSummary(BaseModel):
     agent_passed: int = 0
 
 
+class TaskScore(BaseModel):
+    name: str
+    score: float | None
+    """0–1: the mean of the task's criteria and shared evaluators, each normalised."""
+    criteria_passed: int = 0
+    criteria_total: int = 0
+
+
+class TaskSummary(BaseModel):
+    """A task dataset's scores (seed 002): per task, and the composite over tasks."""
+
+    composite: float | None = None
+    tasks: list[TaskScore] = Field(default_factory=list)
+
+
 class RunSummary(BaseModel):
     result_counts: ResultCounts = Field(default_factory=ResultCounts)
     per_testing_criteria_results: list[CriterionSummary] = Field(default_factory=list)
@@ -106,6 +121,7 @@ class RunSummary(BaseModel):
     simulation: SimulationSummary | None = None
     red_team: dict[str, Any] | None = None
     """A red-team run's scorecard (``assay.redteam.scorecard``)."""
+    tasks: TaskSummary | None = None
 
     def pass_rate(self) -> float | None:
         counts = self.result_counts

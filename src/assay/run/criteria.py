@@ -69,6 +69,15 @@ class BoundCriterion:
         """The result as stored; a red-team criterion adds what the attack was."""
         return result
 
+    async def evaluate_all(self, item: dict[str, Any], sample: dict[str, Any] | None) -> list[Result]:
+        """This criterion's results for ``item``: one, except for criteria that judge several
+        checks an item lists (task-level criteria)."""
+        return [await self.evaluate(item, sample)]
+
+    def failed_for(self, item: dict[str, Any], error: ItemError) -> list[Result]:
+        """The results when the item has no sample to judge (its target failed)."""
+        return [self.failed(error)]
+
     async def evaluate(self, item: dict[str, Any], sample: dict[str, Any] | None) -> Result:
         try:
             inputs = self._inputs(item, sample)

@@ -98,12 +98,12 @@ async def evaluate_item(
     criteria = [c for c in criteria if c.applies(item)]
     failure = target_failed(sample)
     if failure is not None:
-        results = [c.failed(failure) for c in criteria]
+        groups = [c.failed_for(item, failure) for c in criteria]
     elif len(criteria) == 1:
-        results = [await criteria[0].evaluate(item, sample)]
+        groups = [await criteria[0].evaluate_all(item, sample)]
     else:
-        results = list(await asyncio.gather(*(c.evaluate(item, sample) for c in criteria)))
-    results = [c.annotate(r, item) for c, r in zip(criteria, results, strict=True)]
+        groups = list(await asyncio.gather(*(c.evaluate_all(item, sample) for c in criteria)))
+    results = [c.annotate(r, item) for c, group in zip(criteria, groups, strict=True) for r in group]
     return OutputItem(
         datasource_item_id=row.index, datasource_item=item, sample=sample,
         results=results, status=OutputItem.status_of(results),

@@ -25,6 +25,8 @@ from assay.results import RunSummary
 from assay.results.records import SimulationSummary
 from assay.run.criteria import BoundCriterion, bind_criteria
 from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback, execute
+from assay.run.tasks import PREFIX as TASK_PREFIX
+from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_criteria
 from assay.store import Store
 from assay.target import Target, TargetSpec, build_target
 
@@ -86,6 +88,9 @@ def prepare(
         has_sample=target is not None,
     )  # fmt: skip
     generate = build_target(target, models) if target is not None else None
+    if check_tasks(dataset):  # task-level criteria, each judged on its own
+        criteria.append(task_criteria(definition.testing_criteria, criteria, catalog, models, item_fields=fields,
+                                      has_sample=target is not None, level=definition.evaluation_level))  # fmt: skip
     if target is not None and target.red_team is not None:
         from assay.redteam.judging import attack_criteria
 
@@ -179,10 +184,16 @@ def _close(
 def summarize(
     store: Store, run_id: str, criteria: list[BoundCriterion], models: ModelRegistry | None = None
 ) -> RunSummary:
-    summary = store.summarize(run_id, [(c.name, c.metric) for c in criteria])
+    # Task criteria report one row per check (criteria.<name>), not one for themselves.
+    summary = store.summarize(run_id, [(c.name, c.metric) for c in criteria if not isinstance(c, TaskCriteria)])
+    for row in summary.per_testing_criteria_results:
+        if row.testing_criteria.startswith(TASK_PREFIX) and not row.metric:
+            row.metric = "task_adherence"
     fidelity = next((c.name for c in criteria if c.spec.name == FIDELITY), None)
     if fidelity is not None:
         summary.simulation = _attribute(store, run_id, fidelity)
+    if any(isinstance(c, TaskCriteria) for c in criteria):
+        summary.tasks = summarize_tasks(store, run_id, criteria)
     from assay.redteam.judging import AttackCriterion
 
     if any(isinstance(c, AttackCriterion) for c in criteria):

@@ -2,6 +2,9 @@
 
     [{"id": "accuracy", "description": "...", "weight": 8, "always_applicable": true}, ...]
 
+(azd writes the bare array; ``{"dimensions": [...]}`` and an evaluator's ``{"definition":
+{"dimensions": [...]}}`` are read too.)
+
 The judge scores each dimension 1–5, or marks it not applicable (never for ``always_applicable``
 ones). The score is the weighted mean of applicable dimensions normalised to 0–1 as (mean − 1) / 4;
 it passes at ``pass_threshold`` (0.5) unless any dimension scored 1, which fails the item.
@@ -40,8 +43,11 @@ def parse_dimensions(text: str, where: str) -> list[Dimension]:
         raw = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"{where}: not valid JSON ({exc})") from None
+    if isinstance(raw, dict):  # the wrapped forms: an evaluator's definition, or {dimensions: [...]}
+        wrapper: dict[str, Any] = raw["definition"] if isinstance(raw.get("definition"), dict) else raw
+        raw = wrapper.get("dimensions")
     if not isinstance(raw, list) or not raw:
-        raise ConfigError(f"{where}: expected a non-empty JSON array of dimensions")
+        raise ConfigError(f"{where}: expected a non-empty JSON array of dimensions (or {{\"dimensions\": [...]}})")
     dimensions = []
     for index, entry in enumerate(raw):
         try:
