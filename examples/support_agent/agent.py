@@ -19,6 +19,7 @@ import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -29,10 +30,8 @@ from tracing import AGENT, AgentTracer, agent_attributes, output_messages
 
 from assay.llm import Model, ModelConfig, ModelError
 
-INSTRUCTIONS = (
-    "You are the order-support agent of a small shop. Use the tools to look orders and policies up; never "
-    "guess an order's status. Hand off to a human when the customer asks for something you cannot do."
-)
+# instructions.md is the agent's system prompt (``assay eval generate`` and ``optimize`` read it too).
+INSTRUCTIONS = (Path(__file__).parent / "instructions.md").read_text(encoding="utf-8").strip()
 MAX_STEPS = 4
 
 

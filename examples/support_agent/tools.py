@@ -7,7 +7,9 @@ in the chat-completions format the model sees, and ``DESCRIPTIONS`` the way eval
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 ORDERS = {
@@ -41,12 +43,6 @@ IMPLEMENTATIONS: dict[str, Callable[..., dict[str, Any]]] = {
     "escalate_to_human": escalate_to_human,
 }
 
-DESCRIPTIONS = [
-    {"name": "lookup_order", "description": "Status, carrier, delivery date and items of an order.",
-     "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}},
-    {"name": "refund_policy", "description": "The refund policy for a product category (standard, electronics).",
-     "parameters": {"type": "object", "properties": {"category": {"type": "string"}}}},
-    {"name": "escalate_to_human", "description": "Open a ticket for a human agent when the request needs one.",
-     "parameters": {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}},
-]  # fmt: skip
+# tools.json is the one copy of what the model is told (``assay eval generate`` reads it too).
+DESCRIPTIONS: list[dict[str, Any]] = json.loads((Path(__file__).parent / "tools.json").read_text(encoding="utf-8"))
 TOOLS = [{"type": "function", "function": d} for d in DESCRIPTIONS]

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from assay.agentconfig import load_agent_config
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.runner import EvalDefinition
@@ -180,6 +181,8 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
                        hint="add target: {type: agent, name: ...} or {type: model, model: ...}")  # fmt: skip
         target = dataclasses.replace(target, input_messages=None, simulation=_simulation(raw["simulation"], fail))
     agents = parse_agents(_strip_lines(raw.get("agents")), where=f"{path.name}:{_line(raw.get('agents'), raw)}: agents")
+    if target is None and raw.get("agent") is not None:
+        target = _agent_target(path, raw["agent"], agents, clean_options, fail)
     dataset = _dataset(path, raw, fail)
     return EvalConfig(path, definition, dataset, clean_options, lines, models, local, target, agents)
 
@@ -212,6 +215,32 @@ def _target(raw: Any, fail: Any) -> TargetSpec | None:
                           input_messages=messages, tool_descriptions=descriptions)  # fmt: skip
     return TargetSpec(kind="model", model=str(clean["model"]), sampling_params=clean.get("sampling_params") or {},
                       input_messages=messages)  # fmt: skip
+
+
+AGENT_SHAPE = "agent must be {name, kind?, version?, config?: .agent_configs/baseline/metadata.yaml, model?}"
+
+
+def _agent_target(path: Path, raw: Any, agents: list[AgentConfig], options: dict[str, Any], fail: Any) -> TargetSpec:
+    """azd's ``agent:``: an agent an endpoint serves (``agents:``), else the prompt agent its
+    ``config`` describes, run on ``agent.model``, the config's model or ``options.eval_model``."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise fail(raw, AGENT_SHAPE)
+    clean = _strip_lines(raw)
+    version = None if clean.get("version") is None else str(clean["version"])
+    if any(a.name == clean["name"] for a in agents):
+        return TargetSpec(kind="agent", model=clean["name"], version=version)
+    if not clean.get("config"):
+        hint = "add agents: {<name>: {endpoint: ...}}, or agent.config: .agent_configs/baseline/metadata.yaml"
+        raise fail(raw, f"agent {clean['name']!r} is not in agents: and has no config to run it from", hint=hint)
+    try:
+        definition = load_agent_config(path.parent / str(clean["config"]).replace("\\", "/"))
+    except ConfigError as exc:
+        raise fail(raw, f"agent.config: {exc.message}", hint=exc.hint) from None
+    model = clean.get("model") or definition.model or options.get("eval_model")
+    if not model:
+        raise fail(raw, "agent.model: name the model the agent runs on", hint="or set model: in its metadata.yaml")
+    sampling = {"tools": definition.function_tools()} if definition.tools else {}
+    return TargetSpec(kind="model", model=str(model), sampling_params=sampling, instructions=definition.system_prompt())
 
 
 SIMULATION_SHAPE = (

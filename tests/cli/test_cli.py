@@ -18,8 +18,10 @@ from tests.support.fixtures import start_llm_server
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def assay(*args, home: Path, check: bool = False, **kwargs) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ASSAY_HOME": str(home), "COLUMNS": "160"}
+def assay(
+    *args, home: Path, check: bool = False, env_extra: dict[str, str] | None = None, **kwargs
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ASSAY_HOME": str(home), "COLUMNS": "160", **(env_extra or {})}
     env.pop("ASSAY_DATABASE_URL", None)
     return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env,
                           check=check, timeout=300, **kwargs)  # fmt: skip

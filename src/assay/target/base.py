@@ -56,6 +56,9 @@ class TargetSpec:
     conversation played out becomes the item's ``messages`` (``assay.simulate``)."""
     red_team: RedTeamSettings | None = None
     """Set when each item is an attack to play against this target (``assay.redteam``)."""
+    instructions: str | None = None
+    """A model target's system prompt, sent before the item's messages: with ``sampling_params.tools``
+    it makes the model a prompt agent (azd's ``.agent_configs``)."""
 
     @property
     def supplied_fields(self) -> frozenset[str]:
@@ -106,7 +109,7 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
         )
     model = (models or ModelRegistry()).get(spec.model)
     model.check_credentials()
-    return _model_target(model, spec.sampling_params, inputs)
+    return _model_target(model, spec.sampling_params, inputs, spec.instructions)
 
 
 def _red_team_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
@@ -128,7 +131,7 @@ def _red_team_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
     return RedTeamTarget(attacker, replying, settings.attack, tools, about)
 
 
-def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages) -> Target:
+def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages, instructions: str | None) -> Target:
     params = dict(sampling)
     if "max_completion_tokens" in params:
         params["max_tokens"] = params.pop("max_completion_tokens")
@@ -136,6 +139,8 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages)
 
     async def generate(item: dict[str, Any]) -> dict[str, Any]:
         messages = inputs.render(item)
+        if instructions:
+            messages = [{"role": "system", "content": instructions}, *messages]
         started = time.perf_counter()
         try:
             completion = await model.generate(messages, **params)

@@ -1,0 +1,142 @@
+"""``assay eval generate``: azd's ``ai agent eval generate`` on assay. From the agent's
+instructions (``-g``, ``--gen-instruction-file`` or ``.agent_configs/baseline``) and its tools
+(``tools.json``), the generator model writes tasks with criteria and a rubric, and the files land
+where azd puts them, with an ``eval.yaml`` that ``assay run`` runs as it is. In a terminal it asks
+what azd asks; ``--no-prompt`` takes the flags and defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from assay.agentconfig import BASELINE, AgentDefinition, load_agent_config, parse_tools
+from assay.cli.common import counted, open_store, out
+from assay.cli.serve import CACHE_OPTION, models_from_file
+from assay.errors import ConfigError
+from assay.evalgen.generate import CATEGORIES, MAX_SAMPLES, MIN_SAMPLES, Generated, generate
+from assay.evalgen.layout import write_project
+from assay.llm import CacheMode
+from assay.run.runner import run_sync
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Generate, update and lint an agent's eval (azd's eval.yaml)."""
+
+
+@eval_group.command("generate")
+@click.option("--name", help="The eval suite's name (default: the agent's; smoke-core without one).")
+@click.option("--agent", "agent_name", metavar="NAME", help="The agent the suite is for.")
+@click.option("-g", "--gen-instruction", metavar="TEXT", help="What the agent does and what to test.")
+@click.option("--gen-instruction-file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The agent's instructions from a file.")  # fmt: skip
+@click.option("--tools", "tools_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The agent's tools (OpenAI function definitions; default: tools.json in the project).")  # fmt: skip
+@click.option("--eval-model", metavar="MODEL", help="Generates and judges (default: $AZURE_AI_MODEL_DEPLOYMENT_NAME).")
+@click.option("--max-samples", type=click.IntRange(MIN_SAMPLES, MAX_SAMPLES), default=MIN_SAMPLES, show_default=True)
+@click.option("--evaluator", "evaluators", multiple=True, metavar="NAME", help="Another evaluator (repeatable).")
+@click.option("--out-file", type=click.Path(path_type=Path, dir_okay=False), default="eval.yaml", show_default=True)
+@click.option("--trace-days", type=click.IntRange(0, 90), default=0, show_default=True,
+              help="Accepted as azd takes it; traces are not read yet.")  # fmt: skip
+@click.option("--no-prompt", is_flag=True, help="Ask nothing; use the flags and defaults.")
+@click.option("--reset-defaults", is_flag=True, help="Regenerate even when eval.yaml exists.")
+@click.option("--project", "project", type=click.Path(path_type=Path, file_okay=False), default=".",
+              help="The agent project (default: here).")  # fmt: skip
+@click.option("--models", "models_file", type=click.Path(path_type=Path, exists=True), help="models: YAML.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@CACHE_OPTION
+def generate_command(
+    name: str | None, agent_name: str | None, gen_instruction: str | None, gen_instruction_file: Path | None,
+    tools_file: Path | None, eval_model: str | None, max_samples: int, evaluators: tuple[str, ...], out_file: Path,
+    trace_days: int, no_prompt: bool, reset_defaults: bool, project: Path, models_file: Path | None, seed: int,
+    cache_mode: CacheMode,
+) -> None:  # fmt: skip
+    """Write tasks, a rubric and eval.yaml for an agent."""
+    interactive = not no_prompt and sys.stdin.isatty()
+    if gen_instruction and gen_instruction_file:
+        raise ConfigError("give -g/--gen-instruction or --gen-instruction-file, not both")
+    out_path = out_file if out_file.is_absolute() else project / out_file
+    if out_path.exists() and not reset_defaults:
+        if not interactive or not click.confirm(f"Existing {out_path.name}. Do you want to regenerate?", default=False):
+            out.print(f"Keeping existing eval config unchanged ({out_path}); --reset-defaults writes it again")
+            return
+    agent = _agent(project, agent_name, gen_instruction, gen_instruction_file, tools_file, interactive)
+    if name is None:
+        name = agent.name or "smoke-core"
+        if interactive:
+            name = click.prompt("Eval suite name", default=name)
+    eval_model = eval_model or os.environ.get("AZURE_AI_MODEL_DEPLOYMENT_NAME")
+    if interactive and not eval_model:
+        eval_model = click.prompt("Select the model for evaluation and generation")
+    if not eval_model:
+        raise ConfigError("name the model that generates and judges: --eval-model MODEL",
+                          hint="or set AZURE_AI_MODEL_DEPLOYMENT_NAME")  # fmt: skip
+    if interactive:
+        max_samples = click.prompt(f"Max samples (between {MIN_SAMPLES} and {MAX_SAMPLES})", default=max_samples,
+                                   type=click.IntRange(MIN_SAMPLES, MAX_SAMPLES))  # fmt: skip
+    model = models_from_file(models_file, open_store(), cache_mode).get(eval_model)
+    model.check_credentials()
+
+    async def write() -> Generated:
+        try:
+            return await generate(model, agent, max_samples, seed=seed)
+        finally:
+            await model.aclose()
+
+    with out.status(f"writing {max_samples} tasks and a rubric with {eval_model} ..."):
+        generated = run_sync(write())
+    files = write_project(project, name, agent, generated.tasks, generated.dimensions, out_file=out_path,
+                          eval_model=eval_model, evaluators=list(evaluators), max_samples=max_samples,
+                          trace_days=trace_days)  # fmt: skip
+    _report(generated, files, project, out_path)
+
+
+def _agent(
+    project: Path, name: str | None, instruction: str | None, instruction_file: Path | None, tools_file: Path | None,
+    interactive: bool,
+) -> AgentDefinition:  # fmt: skip
+    baseline = project / BASELINE / "metadata.yaml"
+    found = load_agent_config(baseline) if baseline.is_file() else None
+    text = instruction_file.read_text(encoding="utf-8-sig") if instruction_file else instruction
+    if text is None and found is not None:
+        text = found.instructions
+    if text is None and interactive:
+        text = click.prompt("Describe what this agent does and what scenarios to test")
+    if not text or not text.strip():
+        raise ConfigError("the agent's instructions are needed: -g TEXT or --gen-instruction-file FILE",
+                          hint="or write .agent_configs/baseline/metadata.yaml with its instruction_file")  # fmt: skip
+    tools = list(found.tools) if found is not None else []
+    path = tools_file or (project / "tools.json")
+    if tools_file is not None or (not tools and path.is_file()):
+        tools = parse_tools(path.read_text(encoding="utf-8-sig"), str(path))
+    return AgentDefinition(instructions=text.strip() + "\n", tools=tuple(tools),
+                           skills=found.skills if found else (), model=found.model if found else None,
+                           name=name or (found.name if found else None))  # fmt: skip
+
+
+def _report(generated: Generated, files: list[Path], project: Path, out_path: Path) -> None:
+    by_category = Counter(task["category"] for task in generated.tasks)
+    out.print(f"{counted(len(generated.tasks), 'task')}: " + ", ".join(
+        f"{category} {by_category[category]}" for category in CATEGORIES if by_category[category]))  # fmt: skip
+    table = Table(title="coverage: tasks per rule and tool", title_justify="left")
+    table.add_column("", no_wrap=True)
+    table.add_column("rule or tool", overflow="fold", max_width=60)
+    table.add_column("tasks", justify="right")
+    for index, rule in enumerate(generated.rules):
+        table.add_row(f"R{index + 1}", rule, str(generated.coverage.get(f"R{index + 1}", 0)))
+    for tool in generated.tools:
+        table.add_row("tool", tool, str(generated.coverage.get(tool, 0)))
+    out.print(table)
+    out.print(f"rubric: {counted(len(generated.dimensions), 'dimension')} "
+              f"({', '.join(d['id'] for d in generated.dimensions)})")  # fmt: skip
+    for warning in generated.warnings:
+        out.print(f"[yellow]warning:[/] {warning}")
+    for path in files:
+        out.print(f"wrote {path.relative_to(project) if path.is_relative_to(project) else path}")
+    out.print(f"next: assay run {out_path}")

@@ -1,0 +1,62 @@
+"""Where ``assay eval generate`` writes, exactly as azd does (paths relative to the agent project):
+
+    eval.yaml                                         (or --out-file)
+    datasets/<name>/<name>_dg.jsonl                   the tasks; the folder is emptied first
+    evaluators/<rubric>/rubric_dimensions.json        the rubric's dimensions, a bare JSON array
+    .agent_configs/baseline/metadata.yaml             written only when absent
+    .agent_configs/baseline/instructions.md
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from assay.agentconfig import BASELINE, AgentDefinition, write_agent_config
+
+TASK_FIELDS = ("id", "name", "query", "ground_truth", "criteria", "category", "description", "covers")
+
+
+def rubric_name(name: str) -> str:
+    return f"{name}-rubric"
+
+
+def write_project(
+    project: Path, name: str, agent: AgentDefinition, tasks: list[dict[str, Any]], dimensions: list[dict[str, Any]],
+    *, out_file: Path, eval_model: str, evaluators: list[str], max_samples: int, trace_days: int = 0,
+) -> list[Path]:  # fmt: skip
+    """Write every file; returns them in the order written."""
+    written = []
+    data = project / "datasets" / name
+    data.mkdir(parents=True, exist_ok=True)
+    for old in data.glob("*"):
+        if old.is_file() and old.suffix in (".jsonl", ".csv"):
+            old.unlink()
+    rows = "".join(json.dumps({k: t[k] for k in TASK_FIELDS if k in t}, ensure_ascii=False) + "\n" for t in tasks)
+    (data / f"{name}_dg.jsonl").write_text(rows, encoding="utf-8")
+    written.append(data / f"{name}_dg.jsonl")
+    rubric = project / "evaluators" / rubric_name(name)
+    rubric.mkdir(parents=True, exist_ok=True)
+    (rubric / "rubric_dimensions.json").write_text(json.dumps(dimensions, indent=2) + "\n", encoding="utf-8")
+    written.append(rubric / "rubric_dimensions.json")
+    baseline = project / BASELINE
+    if not (baseline / "metadata.yaml").is_file():
+        written.append(write_agent_config(baseline, agent))
+    config = {
+        "name": name,
+        "agent": {"name": agent.name or name, "kind": "prompt", "config": str(BASELINE / "metadata.yaml")},
+        "dataset": {"name": name, "version": "1.0", "local_uri": f"datasets/{name}"},
+        "evaluators": [*dict.fromkeys(["builtin.task_adherence", *evaluators]),
+                       {"name": rubric_name(name), "version": "1",
+                        "local_uri": f"evaluators/{rubric_name(name)}/rubric_dimensions.json"}],
+        "options": {"eval_model": eval_model},
+        "max_samples": max_samples,
+    }  # fmt: skip
+    if trace_days:
+        config["trace_days"] = trace_days
+    out_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    written.append(out_file)
+    return written

@@ -1,0 +1,103 @@
+"""``assay eval generate`` on ``examples/support_agent`` with the scripted provider as generator:
+azd's files where azd writes them, every rule and tool covered (a second round asked for the one
+left out), near-duplicates dropped, and the eval.yaml it writes runs as it is."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import yaml
+
+from assay.evaluators.custom.rubric import parse_dimensions
+from tests.cli.test_cli import assay
+from tests.support.fixtures import ROOT
+
+EXAMPLE = ROOT / "examples" / "support_agent"
+CATEGORIES = ["happy", "edge", "ambiguous", "out_of_scope", "adversarial", "multi_step"]
+
+
+def intent(i: int, rules: list[str], tools: list[str]) -> dict:
+    return {"description": f"intent {i}: the customer asks about order {1000 + i}", "category": CATEGORIES[i % 6],
+            "rules": rules, "tools": tools}  # fmt: skip
+
+
+FIRST = [intent(0, ["R1"], ["lookup_order"]), intent(1, ["R2"], []), intent(2, ["R3"], ["escalate_to_human"]),
+         *(intent(i, [], []) for i in range(3, 15))]  # refund_policy left out  # fmt: skip
+SECOND = [intent(15, [], ["refund_policy"])]
+
+
+def task(i: int, query: str | None = None) -> dict:
+    return {"intent": i, "name": f"Task {i}", "query": query or f"Where is order {1000 + i}? I need it by {i} May.",
+            "ground_truth": "", "criteria": [{"name": "Looks It Up", "instruction": "Response must use lookup_order"},
+                                             {"name": "no guess", "instruction": "Agent must not guess a status"}]}  # fmt: skip
+
+
+RULES = [
+    {"match": "Still uncovered", "reply": {"content": json.dumps({"intents": SECOND})}},
+    {"match": "distinct test intents", "reply": {"content": json.dumps({"intents": FIRST})}},
+    {"match": "0. [happy]", "reply": {"content": json.dumps({"tasks": [task(i) for i in range(8)]})}},
+    # The second batch repeats one query, nearly word for word: it is dropped.
+    {"match": "8. [", "reply": {"content": json.dumps({"tasks": [task(8, "Where is order 1000? I need it by 0 May!"),
+                                                                  *(task(i) for i in range(9, 16))]})}},
+    {"match": "Write a rubric", "reply": {"content": json.dumps({"dimensions": [
+        {"id": "Uses Tools", "description": "Looks orders up instead of guessing.", "weight": 8},
+        {"id": "hands_off", "description": "Hands off what it cannot do.", "weight": 12},
+        {"id": "general_quality", "description": "dropped: assay adds its own", "weight": 1},
+        {"id": "tone", "description": "Polite and brief.", "weight": 3},
+        {"id": "accuracy", "description": "States only what tools returned.", "weight": 6}]})}},
+    # What `assay run` on the result asks: the agent (the default reply), then the judges.
+    {"match": "# Property: task criterion", "reply": {"content": '{"reason": "met", "score": 1}'}},
+    {"match": "# Property: task adherence", "reply": {"content": '{"reason": "on task", "score": 1}'}},
+    {"match": "# Rubric", "reply": {"content": json.dumps({"reason": "fine", "dimensions": [
+        {"id": d, "score": 4, "reason": "ok"} for d in ("uses_tools", "hands_off", "tone", "accuracy",
+                                                        "general_quality")]})}},
+]  # fmt: skip
+
+
+def test_eval_generate_writes_azds_files_and_the_eval_runs(tmp_path, llm):
+    llm.reset()
+    llm.script(rules=RULES, default={"content": "Let me look that order up for you."})
+    project = tmp_path / "support_agent"
+    project.mkdir()
+    for name in ("instructions.md", "tools.json"):
+        shutil.copy(EXAMPLE / name, project / name)
+    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"}
+    result = assay("eval", "generate", "--name", "support-agent", "--agent", "support-agent", "--gen-instruction-file",
+                   str(project / "instructions.md"), "--eval-model", "gen-m", "--no-prompt", "--project",
+                   str(project), home=tmp_path, env_extra=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in (project / "datasets/support-agent/support-agent_dg.jsonl").read_text()
+            .splitlines()]  # fmt: skip
+    assert len(rows) == 15  # 16 tasks written, one near-duplicate dropped
+    assert [r["id"] for r in rows] == list(range(1, 16)) and len({r["name"] for r in rows}) == 15
+    assert rows[0]["criteria"] == [{"name": "looks_it_up", "instruction": "Response must use lookup_order"},
+                                   {"name": "no_guess", "instruction": "Agent must not guess a status"}]  # fmt: skip
+    covered = {key for r in rows for key in [*r["covers"]["rules"], *r["covers"]["tools"]]}
+    assert covered == {"R1", "R2", "R3", "lookup_order", "refund_policy", "escalate_to_human"}
+    dimensions = parse_dimensions((project / "evaluators/support-agent-rubric/rubric_dimensions.json").read_text(),
+                                  "rubric")  # fmt: skip
+    assert [(d.id, d.weight) for d in dimensions] == [("uses_tools", 8), ("hands_off", 10), ("tone", 3),
+                                                      ("accuracy", 6), ("general_quality", 5)]  # fmt: skip
+    assert dimensions[-1].always_applicable
+    metadata = yaml.safe_load((project / ".agent_configs/baseline/metadata.yaml").read_text())
+    assert metadata == {"name": "support-agent", "instruction_file": "instructions.md", "tools_file": "tools.json"}
+    assert (project / ".agent_configs/baseline/instructions.md").read_text() == (EXAMPLE / "instructions.md").read_text()
+    config = yaml.safe_load((project / "eval.yaml").read_text())
+    assert config["dataset"] == {"name": "support-agent", "version": "1.0", "local_uri": "datasets/support-agent"}
+    assert config["evaluators"][0] == "builtin.task_adherence" and config["options"] == {"eval_model": "gen-m"}
+    assert config["agent"]["config"] == ".agent_configs/baseline/metadata.yaml" and config["max_samples"] == 15
+    assert "out_of_scope 3" in result.stdout and "R3" in result.stdout
+
+    ran = assay("run", str(project / "eval.yaml"), home=tmp_path, env_extra=env)
+    assert ran.returncode == 0, ran.stderr
+    assert "items: 15 total, 15 passed" in " ".join(ran.stdout.split())
+    assert "composite score 0.9" in ran.stdout  # criteria 1, adherence 1, rubric 0.75
+
+
+def test_an_existing_eval_yaml_is_kept_without_reset_defaults(tmp_path, llm):
+    (tmp_path / "eval.yaml").write_text("name: mine\n")
+    result = assay("eval", "generate", "-g", "An agent.", "--eval-model", "m", "--no-prompt", "--project",
+                   str(tmp_path), home=tmp_path)  # fmt: skip
+    assert result.returncode == 0 and "Keeping existing eval config unchanged" in result.stdout
+    assert (tmp_path / "eval.yaml").read_text() == "name: mine\n"
