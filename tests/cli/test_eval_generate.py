@@ -101,3 +101,56 @@ def test_an_existing_eval_yaml_is_kept_without_reset_defaults(tmp_path, llm):
                    str(tmp_path), home=tmp_path)  # fmt: skip
     assert result.returncode == 0 and "Keeping existing eval config unchanged" in result.stdout
     assert (tmp_path / "eval.yaml").read_text() == "name: mine\n"
+
+
+def test_eval_update_stores_edits_as_new_versions(tmp_path, llm):
+    from tests.cli.test_tasks import write_project
+
+    write_project(tmp_path, llm)  # seed 002's tasks and a rubric, as azd lays them out
+    config = tmp_path / "eval.yaml"
+    text = config.read_text().replace("dataset: {local_uri: datasets/support}",
+                                      "dataset: {name: support, version: '1.0', local_uri: datasets/support}")  # fmt: skip
+    config.write_text(text)
+    first = assay("eval", "update", "--config", str(config), home=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "dataset support: stored as version 2.0" in first.stdout
+    assert "evaluator support_rubric: stored as version 1" in first.stdout
+    saved = yaml.safe_load(config.read_text())
+    assert saved["dataset"]["version"] == "2.0" and saved["evaluators"][1]["version"] == "1"
+    again = assay("eval", "update", "--config", str(config), home=tmp_path)  # nothing edited since
+    assert "dataset: no local changes" in again.stdout and "unchanged (version 1)" in again.stdout
+    rubric = tmp_path / "evaluators/support_rubric/rubric_dimensions.json"
+    rubric.write_text(rubric.read_text().replace('"weight": 8', '"weight": 9'))
+    edited = assay("eval", "update", "--config", str(config), "--evaluator-only", home=tmp_path)
+    assert "evaluator support_rubric: stored as version 2" in edited.stdout and "dataset" not in edited.stdout
+    assert yaml.safe_load(config.read_text())["evaluators"][1]["version"] == "2"
+
+
+def test_next_version_follows_azd():
+    from assay.evalgen.update import next_version
+
+    assert [next_version(v) for v in ("", "1", "1.0", "2.5", "v3", "beta")] == ["1.0", "2.0", "2.0", "3.0", "v4",
+                                                                                "beta.1"]  # fmt: skip
+
+
+def test_eval_lint_flags_vague_and_flipping_criteria(tmp_path, llm):
+    from tests.cli.test_tasks import TASKS, write_project
+
+    vague = {**TASKS[2], "criteria": [{"name": "good_answer", "instruction": "The response should be good"}]}
+    write_project(tmp_path, llm, tasks=[TASKS[0], TASKS[1], vague])
+    score = lambda s: {"content": json.dumps({"reason": "judged", "score": s})}  # noqa: E731
+    llm.reset()
+    llm.script(rules=[
+        {"match": "CRITERION:\\nThe response should be good", "reply": score(1)},  # passes anything
+        {"match": "RESPONSE:\\n\\n\\nCRITERION", "reply": score(0)},  # the empty response
+        {"match": "short poem about the sea", "reply": score(0)},  # the off-topic one
+        {"match": "CRITERION:\\nResponse must be professional", "times": 1, "reply": score(0)},  # one of three differs
+        {"match": "CRITERION:", "reply": score(1)},
+    ], default={"content": "We refund within 30 days."})  # fmt: skip
+    result = assay("eval", "lint", "--config", str(tmp_path / "eval.yaml"), home=tmp_path)
+    assert result.returncode == 1, result.stderr
+    rows = {line.split("│")[2].strip(): line for line in result.stdout.splitlines() if line.count("│") > 5}
+    assert "passes an empty response" in rows["good_answer"] and "off-topic" in rows["good_answer"]
+    assert "its verdict flips: passed 2 of 3" in rows["polite_tone"]
+    assert "ok" in rows["mentions_30_days"] and "ok" in rows["no_hallucination"]
+    assert "2 criteria flagged of 5" in result.stdout

@@ -7,10 +7,12 @@ what azd asks; ``--no-prompt`` takes the flags and defaults.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -140,3 +142,87 @@ def _report(generated: Generated, files: list[Path], project: Path, out_path: Pa
     for path in files:
         out.print(f"wrote {path.relative_to(project) if path.is_relative_to(project) else path}")
     out.print(f"next: assay run {out_path}")
+
+
+@eval_group.command("update")
+@click.option("--config", "config", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              default="eval.yaml", show_default=True)  # fmt: skip
+@click.option("--dataset-only", is_flag=True, help="Store only the dataset's new version.")
+@click.option("--evaluator-only", is_flag=True, help="Store only the evaluators' new versions.")
+def update_command(config: Path, dataset_only: bool, evaluator_only: bool) -> None:
+    """Store an edited dataset or rubric as a new version and name it in eval.yaml."""
+    from assay.evalgen.update import update
+
+    if dataset_only and evaluator_only:
+        raise ConfigError("give --dataset-only or --evaluator-only, not both")
+    store = open_store()
+    done = update(config, store, datasets=not evaluator_only, evaluators=not dataset_only)
+    if done.dataset:
+        out.print(f"dataset {done.dataset[0]}: stored as version {done.dataset[1]}")
+    elif done.unchanged_dataset:
+        out.print("dataset: no local changes")
+    for name, version, changed in done.evaluators:
+        state = f"stored as version {version}" if changed else f"unchanged (version {version})"
+        out.print(f"evaluator {name}: {state}")
+    out.print(f"store: {store.url}")
+
+
+@eval_group.command("lint")
+@click.option("--config", "config", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              default="eval.yaml", show_default=True)  # fmt: skip
+@click.option("--repeats", type=click.IntRange(2, 20), default=3, show_default=True, help="Judgings per criterion.")
+@click.option("--run", "run_id", metavar="RUN_ID", help="Lint against a stored run's responses instead of asking anew.")
+@CACHE_OPTION
+def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: CacheMode) -> None:
+    """Flag task criteria a judge cannot apply consistently; exit 1 when any is flagged."""
+    from assay.config import load_eval_config
+    from assay.dataset import Dataset
+    from assay.evalgen.lint import lint
+    from assay.llm import ModelRegistry
+    from assay.target import build_target
+
+    loaded = load_eval_config(config)
+    if loaded.dataset.local_path is None:
+        raise ConfigError(f"{config}: lint reads a local dataset (dataset.local_uri)")
+    tasks = [item for item in Dataset.from_path(loaded.dataset.local_path).items() if item.get("criteria")]
+    if not tasks:
+        raise ConfigError(f"{loaded.dataset.local_path}: no task has criteria to lint")
+    store = open_store()
+    models = ModelRegistry(loaded.models, cache=store, cache_mode=cache_mode, default=loaded.eval_model,
+                           agents=loaded.agents)  # fmt: skip
+    judge = models.get(loaded.eval_model)
+    judge.check_credentials()
+
+    async def check() -> list[Any]:
+        try:
+            responses = _stored_responses(store, run_id) if run_id else await _responses(loaded.target, tasks)
+            return await lint(judge, tasks, responses, repeats)
+        finally:
+            await models.aclose()
+
+    async def _responses(target: Any, items: list[dict[str, Any]]) -> dict[str, str]:
+        if target is None:
+            raise ConfigError(f"{config}: name the agent (agent: or target:) whose responses are judged, or --run")
+        generate = build_target(target, models)
+        samples = await asyncio.gather(*(generate({**item}) for item in items))
+        return {str(i["name"]): str(s.get("output_text") or "") for i, s in zip(items, samples, strict=True)}
+
+    with out.status(f"judging each criterion {repeats} times ..."):
+        found = run_sync(check())
+    table = Table(title="task criteria", title_justify="left")
+    for column in ("task", "criterion", "verdicts", "empty", "off-topic", "problem"):
+        table.add_column(column, overflow="fold")
+    mark = {True: "✓", False: "✗", None: "?"}
+    for entry in found:
+        table.add_row(entry.task, entry.criterion, "".join(mark[v] for v in entry.verdicts), mark[entry.empty],
+                      mark[entry.off_topic], "; ".join(entry.reasons) or "[green]ok[/]")  # fmt: skip
+    out.print(table)
+    flagged = [e for e in found if e.reasons]
+    out.print(f"{counted(len(flagged), 'criterion', 'criteria')} flagged of {len(found)}")
+    if flagged:
+        sys.exit(1)
+
+
+def _stored_responses(store: Any, run_id: str) -> dict[str, str]:
+    return {str(row["datasource_item"].get("name")): str((row.get("sample") or {}).get("output_text") or "")
+            for row in store.iter_output_items(run_id)}  # fmt: skip

@@ -109,7 +109,7 @@ def prompt_spec(name: str, version: str, text: str, where: str) -> EvaluatorSpec
                 raise ItemError(f"the prompt template failed: {exc}") from None
             user = (f"{prompt}\n\n# Answer\nReply with only this JSON object: "
                     f'{{"reason": "<why>", "score": <integer {low}-{high}>}}')  # fmt: skip
-            return await _ask(definition, model, [{"role": "user", "content": user}], temperature)
+            return await _ask(definition, model, [{"role": "user", "content": user}], temperature, None)
 
         return evaluate
 

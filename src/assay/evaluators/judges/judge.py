@@ -110,12 +110,14 @@ def build_prompt(definition: JudgeDefinition, shown: dict[str, str]) -> list[dic
 
 
 def judge_factory(definition: JudgeDefinition) -> Callable[..., Evaluator]:
-    def factory(model: Model, evaluation_level: EvaluationLevel = "turn", temperature: float = 0.0) -> Evaluator:
+    def factory(
+        model: Model, evaluation_level: EvaluationLevel = "turn", temperature: float = 0.0, seed: int | None = None
+    ) -> Evaluator:
         async def evaluate(inputs: dict[str, Any]) -> Score:
             shown = _shown_inputs(definition, inputs, evaluation_level)
             if isinstance(shown, Score):
                 return shown
-            return await _ask(definition, model, build_prompt(definition, shown), temperature)
+            return await _ask(definition, model, build_prompt(definition, shown), temperature, seed)
 
         return evaluate
 
@@ -206,12 +208,17 @@ async def ask_json(
     raise AssertionError("unreachable")
 
 
-async def _ask(definition: JudgeDefinition, model: Model, prompt: list[dict[str, str]], temperature: float) -> Score:
+async def _ask(
+    definition: JudgeDefinition, model: Model, prompt: list[dict[str, str]], temperature: float, seed: int | None
+) -> Score:
     def read(text: str, spent: CallLog) -> Score:
         return _verdict(definition, text, spent)
 
     hint = answer_format(definition)
-    return await ask_json(model, prompt, read, hint, temperature=temperature, max_tokens=definition.max_tokens)
+    params: dict[str, Any] = {"temperature": temperature, "max_tokens": definition.max_tokens}
+    if seed is not None:
+        params["seed"] = seed  # a judge asked again with its own seed is a new call, not a cache hit
+    return await ask_json(model, prompt, read, hint, **params)
 
 
 class JudgeError(ItemError):
