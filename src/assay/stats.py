@@ -20,3 +20,19 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def paired_bootstrap(
+    differences: list[float], *, seed: int = 0, resamples: int = 10_000, level: float = 0.95
+) -> tuple[float, float] | None:
+    """A percentile bootstrap interval for the mean of paired differences (one per item, resampled
+    by item with a seeded generator, so the same data gives the same interval); None without data."""
+    if not differences:
+        return None
+    import numpy as np
+
+    values = np.asarray(differences, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    tail = (1 - level) / 2
+    return float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))

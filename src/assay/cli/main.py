@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "evaluators": ("assay.cli.evaluators", "evaluators_group", "Browse the evaluator catalog."),
     "generate": ("assay.cli.generate", "generate_group", "Synthetic test data."),
     "keys": ("assay.cli.serve", "keys_group", "API keys for `assay serve`."),
+    "optimize": ("assay.cli.optimize", "optimize_group",
+                 "Search for a better agent configuration, scored by the eval in eval.yaml."),
     "redteam": ("assay.cli.redteam", "redteam_group", "Attack a model or agent and report attack success rates."),
     "results": ("assay.cli.runs", "results",
                 "Write a run's output items as JSONL (full) or CSV (one column per criterion field)."),

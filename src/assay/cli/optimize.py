@@ -1,0 +1,284 @@
+"""``assay optimize``: azd's ``ai agent optimize`` on assay, run here instead of in a service.
+
+    assay optimize --config eval.yaml --optimize-model gpt-5 [--max-candidates 5] [--max-stalls 5]
+        [--max-metric-calls N] [--max-cost USD] [--max-wall-seconds S] [--seed 0] [--estimate]
+    assay optimize status [JOB] [--output json] · list · cancel JOB · apply --candidate CID [--job JOB]
+
+A job's state lives in ``.assay/optimize/<job>/state.json`` beside eval.yaml; ``--resume JOB``
+carries on a job that was stopped or killed. Each scoring is an ordinary run (``assay runs show``,
+the web UI); the table shows each candidate's validation score, its eval run and what changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from assay.agentconfig import AgentDefinition, load_agent_config, write_agent_config
+from assay.cli.common import catalog, open_store, out
+from assay.cli.serve import CACHE_OPTION
+from assay.config import EvalConfig, load_eval_config
+from assay.dataset import Dataset
+from assay.errors import ConfigError
+from assay.evaluators.custom import spec_from_file
+from assay.llm import CacheMode, ModelRegistry
+from assay.optimize.candidate import config_from
+from assay.optimize.search import Optimizer, Settings, State, split
+
+JOBS = Path(".assay") / "optimize"
+
+
+@click.group("optimize", invoke_without_command=True)
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), default="eval.yaml",
+              show_default=True)  # fmt: skip
+@click.option("--optimize-model", metavar="MODEL", help="The reflection model (eval.yaml options.optimization_model).")
+@click.option("--eval-model", metavar="MODEL", help="The judges' model (default: options.eval_model).")
+@click.option("--max-candidates", type=click.IntRange(1, 100), help="Accepted candidates to stop at (5).")
+@click.option("--max-stalls", type=click.IntRange(1, 100), help="Rejections in a row to stop at (5).")
+@click.option("--max-metric-calls", type=click.IntRange(1), help="Task scorings to spend at most.")
+@click.option("--max-cost", "max_cost", type=float, help="Dollars to spend at most (priced models).")
+@click.option("--max-wall-seconds", type=float, help="Wall time to spend at most.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--resume", "resume_id", metavar="JOB", help="Carry on a job that was stopped or killed.")
+@click.option("--estimate", is_flag=True, help="Print the most it could call; call nothing.")
+@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@CACHE_OPTION
+@click.pass_context
+def optimize_group(
+    ctx: click.Context, config_path: Path, optimize_model: str | None, eval_model: str | None,
+    max_candidates: int | None, max_stalls: int | None, max_metric_calls: int | None, max_cost: float | None,
+    max_wall_seconds: float | None, seed: int, resume_id: str | None, estimate: bool, output: str,
+    cache_mode: CacheMode,
+) -> None:  # fmt: skip
+    """Search for a better agent configuration, scored by the eval in eval.yaml."""
+    if ctx.invoked_subcommand is not None:
+        return
+    config = load_eval_config(config_path)
+    options = config.options
+    settings = Settings(
+        optimization_model=optimize_model or options.get("optimization_model") or "",
+        max_candidates=max_candidates or int(options.get("max_candidates", 5)),
+        max_stalls=max_stalls or int(options.get("max_stalls", 5)),
+        max_metric_calls=max_metric_calls or (options.get("budget") or {}).get("max_metric_calls"),
+        max_cost_usd=max_cost if max_cost is not None else (options.get("budget") or {}).get("max_cost_usd"),
+        max_wall_seconds=max_wall_seconds or (options.get("budget") or {}).get("max_wall_seconds"), seed=seed,
+    )  # fmt: skip
+    if not settings.optimization_model:
+        raise ConfigError("name the reflection model: --optimize-model MODEL",
+                          hint="or options.optimization_model in eval.yaml")  # fmt: skip
+    tasks = _tasks(config)
+    baseline = _baseline(config, eval_model)
+    if estimate:
+        _print_estimate(tasks, settings, config)
+        return
+    store = open_store()
+    models = ModelRegistry(config.models, cache=store, cache_mode=cache_mode, default=eval_model or config.eval_model,
+                           agents=config.agents)  # fmt: skip
+    evaluators = catalog(store)
+    for name, version, file in config.local_evaluators:
+        evaluators.add(spec_from_file(file, name, version))
+    jobs = config.path.parent / JOBS
+    if resume_id:
+        state = _load(config.path.parent, resume_id)
+        settings = Settings(**state.settings)  # a resumed job goes on exactly as it started
+    else:
+        state = State(id=f"optjob_{uuid.uuid4().hex[:12]}", settings=dataclasses.asdict(settings))
+    optimizer = Optimizer(config.definition, tasks, baseline, store, evaluators, models, settings,
+                          jobs / state.id / "state.json", state=state, on_event=_print_event)  # fmt: skip
+    parts = optimizer.parts
+    out.print(f"[dim]job {optimizer.state.id}: {len(tasks)} tasks (train {len(parts['train'])}, validation "
+              f"{len(parts['validation'])}, test {len(parts['test'])}) · store {store.url}[/]")  # fmt: skip
+    finished = optimizer.run()
+    if output == "json":
+        out.print_json(json.dumps(job_object(finished)))
+    else:
+        print_job(finished)
+
+
+def _tasks(config: EvalConfig) -> list[dict[str, Any]]:
+    if config.dataset.local_path is None:
+        raise ConfigError(f"{config.path.name}: optimize reads a local dataset (dataset.local_uri)")
+    tasks = list(Dataset.from_path(config.dataset.local_path).items())
+    names = [t.get("name") for t in tasks]
+    if not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
+        raise ConfigError(f"{config.dataset.local_path}: every task needs a unique name to be split by")
+    return tasks
+
+
+def _baseline(config: EvalConfig, eval_model: str | None) -> AgentDefinition:
+    target = config.target
+    if target is None or target.kind != "model" or target.instructions is None:
+        hint = "agent: {name, config: .agent_configs/baseline/metadata.yaml} (assay eval generate writes it)"
+        raise ConfigError(f"{config.path.name}: optimize needs the agent's configuration", hint=hint)
+    agent = load_agent_config(config.path.parent / str(_agent_config(config)))
+    return dataclasses.replace(agent, model=target.model or eval_model, name=agent.name)
+
+
+def _agent_config(config: EvalConfig) -> str:
+    import yaml
+
+    raw = yaml.safe_load(config.path.read_text(encoding="utf-8-sig")) or {}
+    return str((raw.get("agent") or {}).get("config")).replace("\\", "/")
+
+
+def _print_estimate(tasks: list[dict[str, Any]], settings: Settings, config: EvalConfig) -> None:
+    parts = split(tasks, settings)
+    batch = min(settings.minibatch, len(parts["train"]))
+    iterations = settings.max_candidates + settings.max_stalls * (settings.max_candidates + 1)
+    calls = (len(parts["validation"]) + iterations * 2 * batch + settings.max_candidates * len(parts["validation"])
+             + 2 * len(parts["test"]))  # fmt: skip
+    criteria = len(config.definition.testing_criteria) + max((len(t.get("criteria") or []) for t in tasks), default=0)
+    out.print(f"estimate (no model was called): at most {iterations} iterations and {calls} task scorings; each "
+              f"scoring is an agent call and up to {criteria} judge calls; each iteration one reflection call")
+
+
+def _print_event(event: dict[str, Any]) -> None:
+    score = f" {event['score']:.3f}" if "score" in event else ""
+    reason = f": {event['reason']}" if event.get("reason") else ""
+    line = f"{event['iteration']:>3} {event['event']:<9} {event['candidate']}{score} ({event['strategy']}){reason}"
+    out.print(f"  {line}")
+
+
+def print_job(state: State) -> None:
+    result = state.result or {}
+    table = Table(title=f"{state.id} — {state.status} ({state.stop_reason})", title_justify="left")
+    for column in ("Candidate", "Score", "Eval", "Strategy"):
+        table.add_column(column, justify="right" if column == "Score" else "left", no_wrap=column != "Strategy")
+    for cid in state.accepted:
+        entry = state.candidates[cid]
+        scores = [t["score"] for t in entry["tasks"].values()]
+        runs = sorted({t["run_id"] for t in entry["tasks"].values()})
+        star = " ★" if result.get("starred") and cid == result.get("best") else ""
+        style = "green" if cid == result.get("best") else None
+        table.add_row(f"{cid}{star}", f"{sum(scores) / len(scores):8.3f}" if scores else "", runs[0] if runs else "",
+                      ", ".join(entry["mutation"]) or "baseline", style=style)  # fmt: skip
+    out.print(table)
+    if result:
+        low, high = result["interval"] or (0.0, 0.0)
+        where = "validation (optimistic: no test split)" if result["optimistic"] else "test"
+        verdict = "★ better than the baseline" if result["starred"] else "keep the baseline (no gain beyond noise)"
+        out.print(f"best {result['best']}: gain {result['gain']:+.3f} [{low:+.3f}, {high:+.3f}] on {where}: {verdict}")
+    out.print(f"{state.metric_calls} task scorings, {state.tokens:,} tokens, ${state.cost_usd:.4f}, "
+              f"{state.elapsed_seconds:.1f} s")  # fmt: skip
+    if result.get("starred"):
+        out.print(f"next: assay optimize apply --candidate {result['best']} --job {state.id}")
+
+
+def job_object(state: State) -> dict[str, Any]:
+    """The job in Foundry's ``agent_optimization_jobs`` shape."""
+    result = state.result or {}
+    candidates = []
+    for cid in state.order:
+        entry = state.candidates[cid]
+        scores = {name: t["score"] for name, t in entry["tasks"].items()}
+        runs = sorted({(t["eval_id"], t["run_id"]) for t in entry["tasks"].values()})
+        candidates.append({
+            "name": cid, "candidate_id": cid, "mutations": entry["mutation"], "task_scores": scores,
+            "avg_score": sum(scores.values()) / len(scores) if scores else None,
+            "eval_id": runs[0][0] if runs else None, "eval_run_id": runs[0][1] if runs else None,
+            "accepted": cid in state.accepted, "is_pareto_optimal": cid in state.accepted,
+        })  # fmt: skip
+    by_id = {c["candidate_id"]: c for c in candidates}
+    return {
+        "id": state.id, "status": state.status, "stop_reason": state.stop_reason,
+        "progress": {"candidates_completed": len(state.accepted) - 1 if state.accepted else 0,
+                     "baseline_score": (by_id.get(result.get("baseline", "")) or {}).get("avg_score"),
+                     "best_score": (by_id.get(result.get("best", "")) or {}).get("avg_score"),
+                     "elapsed_seconds": round(state.elapsed_seconds, 1)},
+        "result": {"baseline": by_id.get(result.get("baseline", "")), "best": by_id.get(result.get("best", "")),
+                   "gain": result.get("gain"), "gain_interval": result.get("interval"),
+                   "starred": result.get("starred"), "candidates": candidates},
+        "metric_calls": state.metric_calls, "search_metric_calls": state.search_metric_calls, "tokens": state.tokens,
+        "cost_usd": state.cost_usd,
+    }  # fmt: skip
+
+
+def _load(project: Path, job: str | None) -> State:
+    jobs = project / JOBS
+    if job is None:
+        found = sorted(jobs.glob("*/state.json"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise ConfigError(f"no optimization job in {jobs}", hint="start one with assay optimize")
+        return State.load(found[-1])
+    path = jobs / job / "state.json"
+    if not path.is_file():
+        raise ConfigError(f"no optimization job {job!r} in {jobs}", hint="assay optimize list shows them")
+    return State.load(path)
+
+
+PROJECT = click.option("--project", type=click.Path(path_type=Path, file_okay=False), default=".", show_default=True,
+                       help="The folder of eval.yaml.")  # fmt: skip
+
+
+@optimize_group.command("status")
+@click.argument("job", required=False)
+@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@PROJECT
+def status_command(job: str | None, output: str, project: Path) -> None:
+    """A job's candidates and result (the latest job by default)."""
+    state = _load(project, job)
+    if output == "json":
+        out.print_json(json.dumps(job_object(state)))
+    else:
+        print_job(state)
+
+
+@optimize_group.command("list")
+@PROJECT
+def list_command(project: Path) -> None:
+    """The optimization jobs of this project."""
+    found = sorted((project / JOBS).glob("*/state.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        out.print(f"no optimization jobs in {project / JOBS}")
+    for path in found:
+        state = State.load(path)
+        best = (state.result or {}).get("best", "–")
+        out.print(f"{state.id}  {state.status:<11} {len(state.accepted)} candidates  best {best}  "
+                  f"({state.stop_reason})")  # fmt: skip
+
+
+@optimize_group.command("cancel")
+@click.argument("job")
+@PROJECT
+def cancel_command(job: str, project: Path) -> None:
+    """Stop a running job after its current step (it can be resumed)."""
+    state = _load(project, job)
+    (project / JOBS / state.id / "cancel").touch()
+    out.print(f"{state.id}: cancel requested")
+
+
+@optimize_group.command("apply")
+@click.option("--candidate", "candidate_id", required=True, metavar="CID")
+@click.option("--job", metavar="JOB", help="The job it came from (default: the latest).")
+@PROJECT
+def apply_command(candidate_id: str, job: str | None, project: Path) -> None:
+    """Write a candidate to .agent_configs/<cid>/ as azd does, with diff.patch and lineage.json."""
+    state = _load(project, job)
+    if candidate_id not in state.candidates:
+        raise ConfigError(f"job {state.id} has no candidate {candidate_id!r}", hint="assay optimize status lists them")
+    entry = state.candidates[candidate_id]
+    config = config_from(entry["config"])
+    folder = project / ".agent_configs" / candidate_id
+    write_agent_config(folder, config)
+    baseline = config_from(state.candidates[state.order[0]]["config"])
+    diff = "".join(difflib.unified_diff(baseline.instructions.splitlines(keepends=True),
+                                        config.instructions.splitlines(keepends=True),
+                                        "baseline/instructions.md", f"{candidate_id}/instructions.md"))  # fmt: skip
+    before, after = json.dumps(list(baseline.tools), indent=2), json.dumps(list(config.tools), indent=2)
+    diff += "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                         "baseline/tools.json", f"{candidate_id}/tools.json"))  # fmt: skip
+    (folder / "diff.patch").write_text(diff, encoding="utf-8")
+    scores = {name: task["score"] for name, task in entry["tasks"].items()}
+    lineage = {"candidate": candidate_id, "parent": entry["parent"], "mutation": entry["mutation"], "job": state.id,
+               **entry.get("lineage", {}), "task_scores": scores}  # fmt: skip
+    (folder / "lineage.json").write_text(json.dumps(lineage, indent=2) + "\n", encoding="utf-8")
+    out.print(f"wrote {folder}/ (metadata.yaml, instructions.md, diff.patch, lineage.json)")
+    for line in config.instructions.strip().splitlines()[:4]:
+        out.print(f"  {line}")

@@ -1,0 +1,1 @@
+"""``assay optimize``: a GEPA-style search over whole agent configurations, scored by ordinary runs."""

@@ -1,0 +1,102 @@
+"""Reflection: the optimization model reads how the parent did on a minibatch (each query, the
+response, every criterion's verdict with the judge's reason) and rewrites one component of the
+configuration. It is asked for a JSON schema and, when a server refuses that, parsed from the text
+(a fenced block is taken as the new instructions)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from assay.agentconfig import AgentDefinition
+from assay.llm import Model, ModelError
+from assay.llm.structured import ask_structured
+from assay.optimize.candidate import Candidate
+
+RESPONSE_CHARS = 1200
+SYSTEM = (
+    "You improve an AI agent's configuration from evidence. You see how it handled some tasks and why the judges "
+    "passed or failed each response. Change what the evidence shows is wrong, keep what works, and write general "
+    "rules that help on tasks like these, never answers copied from the examples. Answer with one JSON object only."
+)
+INSTRUCTIONS_SCHEMA = {"type": "object", "properties": {"instructions": {"type": "string"}},
+                       "required": ["instructions"], "additionalProperties": False}  # fmt: skip
+TOOLS_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["tools"],
+    "properties": {"tools": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False, "required": ["name", "description"],
+        "properties": {"name": {"type": "string"}, "description": {"type": "string"}}}}},
+}  # fmt: skip
+FENCE = re.compile(r"```(?:\w+)?\s*\n(.*?)```", re.DOTALL)
+
+
+@dataclass
+class Proposal:
+    config: AgentDefinition | None
+    mutation: tuple[str, ...]
+    prompt_sha256: str
+    problem: str | None = None
+    """Why no usable change came back."""
+
+
+def evidence(rows: list[dict[str, Any]]) -> str:
+    """The minibatch as the reflection model reads it."""
+    parts = []
+    for row in rows:
+        item, sample = row["datasource_item"], row.get("sample") or {}
+        response = str(sample.get("output_text") or "")[:RESPONSE_CHARS]
+        lines = [f"## Task {item.get('name')}", f"QUERY: {item.get('query')}", f"RESPONSE: {response}"]
+        if item.get("ground_truth"):
+            lines.append(f"EXPECTED: {item['ground_truth']}")
+        for result in row["results"]:
+            verdict = result.get("status") if result.get("status") != "completed" else (
+                "pass" if result.get("passed") else "FAIL")  # fmt: skip
+            instruction = (result.get("properties") or {}).get("instruction")
+            what = f"{result['name']} ({instruction})" if instruction else result["name"]
+            lines.append(f"- {what}: {verdict}: {result.get('reason') or ''}".rstrip(": "))
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+async def propose(model: Model, parent: Candidate, component: str, rows: list[dict[str, Any]], seed: int) -> Proposal:
+    config = parent.config
+    tools = "\n".join(f"- {t['name']}: {t.get('description', '')}" for t in config.tools) or "(none)"
+    head = f"# Current instructions\n{config.instructions}\n\n# Tools\n{tools}\n\n# How it did\n{evidence(rows)}\n\n"
+    if component == "tools":
+        ask = head + ("# Task\nRewrite the tools' descriptions so the agent uses them well on tasks like these. Keep "
+                      'every name. Reply with {"tools": [{"name": "...", "description": "..."}]}.')  # fmt: skip
+        schema, name = TOOLS_SCHEMA, "tool_descriptions"
+    else:
+        ask = head + ("# Task\nWrite the agent's complete new instructions so it does better on tasks like these. "
+                      'Reply with {"instructions": "<the full instructions>"}.')  # fmt: skip
+        schema, name = INSTRUCTIONS_SCHEMA, "instructions"
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": ask}]
+    digest = hashlib.sha256(json.dumps(messages).encode()).hexdigest()[:16]
+    try:
+        answer, completion = await ask_structured(model, messages, name, schema, temperature=1.0, seed=seed)
+    except ModelError as exc:
+        return Proposal(None, (), digest, f"the optimization model failed: {exc}")
+    if component == "tools":
+        return _tools(config, answer, digest)
+    text = (answer or {}).get("instructions")
+    if not isinstance(text, str):
+        fenced = FENCE.search(completion.text)
+        text = fenced.group(1) if fenced else None
+    if not isinstance(text, str) or not text.strip():
+        return Proposal(None, (), digest, "the reply held no instructions")
+    return Proposal(dataclasses.replace(config, instructions=text.strip() + "\n"), ("system_prompt",), digest)
+
+
+def _tools(config: AgentDefinition, answer: dict[str, Any] | None, digest: str) -> Proposal:
+    given = {str(t.get("name")): t.get("description") for t in (answer or {}).get("tools") or [] if isinstance(t, dict)}
+    if not given:
+        return Proposal(None, (), digest, "the reply held no tool descriptions")
+    tools = tuple({**t, "description": str(given.get(t["name"]) or t.get("description") or "")} for t in config.tools)
+    unknown = sorted(set(given) - {t["name"] for t in config.tools})
+    if unknown:
+        return Proposal(None, (), digest, f"the reply named tools the agent does not have: {', '.join(unknown)}")
+    return Proposal(dataclasses.replace(config, tools=tools), ("tools",), digest)
