@@ -30,6 +30,7 @@ from assay.errors import ConfigError
 from assay.evaluators.custom import spec_from_file
 from assay.llm import CacheMode, ModelRegistry
 from assay.optimize.candidate import config_from
+from assay.optimize.jobs import job_object
 from assay.optimize.search import Optimizer, Settings, State, split
 
 JOBS = Path(".assay") / "optimize"
@@ -169,35 +170,6 @@ def print_job(state: State) -> None:
               f"{state.elapsed_seconds:.1f} s")  # fmt: skip
     if result.get("starred"):
         out.print(f"next: assay optimize apply --candidate {result['best']} --job {state.id}")
-
-
-def job_object(state: State) -> dict[str, Any]:
-    """The job in Foundry's ``agent_optimization_jobs`` shape."""
-    result = state.result or {}
-    candidates = []
-    for cid in state.order:
-        entry = state.candidates[cid]
-        scores = {name: t["score"] for name, t in entry["tasks"].items()}
-        runs = sorted({(t["eval_id"], t["run_id"]) for t in entry["tasks"].values()})
-        candidates.append({
-            "name": cid, "candidate_id": cid, "mutations": entry["mutation"], "task_scores": scores,
-            "avg_score": sum(scores.values()) / len(scores) if scores else None,
-            "eval_id": runs[0][0] if runs else None, "eval_run_id": runs[0][1] if runs else None,
-            "accepted": cid in state.accepted, "is_pareto_optimal": cid in state.accepted,
-        })  # fmt: skip
-    by_id = {c["candidate_id"]: c for c in candidates}
-    return {
-        "id": state.id, "status": state.status, "stop_reason": state.stop_reason,
-        "progress": {"candidates_completed": len(state.accepted) - 1 if state.accepted else 0,
-                     "baseline_score": (by_id.get(result.get("baseline", "")) or {}).get("avg_score"),
-                     "best_score": (by_id.get(result.get("best", "")) or {}).get("avg_score"),
-                     "elapsed_seconds": round(state.elapsed_seconds, 1)},
-        "result": {"baseline": by_id.get(result.get("baseline", "")), "best": by_id.get(result.get("best", "")),
-                   "gain": result.get("gain"), "gain_interval": result.get("interval"),
-                   "starred": result.get("starred"), "candidates": candidates},
-        "metric_calls": state.metric_calls, "search_metric_calls": state.search_metric_calls, "tokens": state.tokens,
-        "cost_usd": state.cost_usd,
-    }  # fmt: skip
 
 
 def _load(project: Path, job: str | None) -> State:

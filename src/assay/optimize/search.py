@@ -84,6 +84,9 @@ class State:
     events: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
     result: dict[str, Any] | None = None
+    error: dict[str, str] | None = None
+    project: str | None = None
+    promotions: list[dict[str, Any]] = field(default_factory=list)
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,12 +119,15 @@ class Optimizer:
     def __init__(
         self, definition: EvalDefinition, tasks: list[dict[str, Any]], baseline: AgentDefinition, store: Store,
         catalog: Catalog, models: ModelRegistry, settings: Settings, state_path: Path, state: State | None = None,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None, validation: list[dict[str, Any]] | None = None,
     ) -> None:  # fmt: skip
+        """``validation``: tasks of its own (a request's ``validation_dataset``); the train tasks
+        are then all trained on, and the comparison is made on validation."""
         self.definition, self.store, self.catalog, self.models = definition, store, catalog, models
         self.settings, self.state_path, self.on_event = settings, state_path, on_event
-        self.tasks = {task["name"]: task for task in tasks}
-        self.parts = split(tasks, settings)
+        self.tasks = {task["name"]: task for task in [*tasks, *(validation or [])]}
+        self.parts = split(tasks, settings) if validation is None else {
+            "train": list(tasks), "validation": list(validation), "test": []}  # fmt: skip
         self.state = state or State(id=f"optjob_{uuid.uuid4().hex[:12]}", settings=dataclasses.asdict(settings))
         self.baseline = Candidate(baseline)
         self.held_out = [str(t.get(k) or "") for part in ("validation", "test") for t in self.parts[part]

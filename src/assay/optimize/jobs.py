@@ -1,0 +1,113 @@
+"""Optimization jobs as Foundry's ``agent_optimization_jobs`` service shows them, and the jobs a
+server runs for azd's ``optimize --endpoint``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.optimize.search import State
+
+
+def job_object(state: State) -> dict[str, Any]:
+    """The job in Foundry's ``agent_optimization_jobs`` shape."""
+    result = state.result or {}
+    candidates = []
+    for cid in state.order:
+        entry = state.candidates[cid]
+        scores = {name: t["score"] for name, t in entry["tasks"].items()}
+        runs = sorted({(t["eval_id"], t["run_id"]) for t in entry["tasks"].values()})
+        candidates.append({
+            "name": cid, "candidate_id": cid, "mutations": entry["mutation"], "task_scores": scores,
+            "avg_score": sum(scores.values()) / len(scores) if scores else None,
+            "eval_id": runs[0][0] if runs else None, "eval_run_id": runs[0][1] if runs else None,
+            "accepted": cid in state.accepted, "is_pareto_optimal": cid in state.accepted,
+        })  # fmt: skip
+    by_id = {c["candidate_id"]: c for c in candidates}
+    return {
+        "id": state.id, "status": FOUNDRY_STATUS.get(state.status, state.status), "error": state.error,
+        "stop_reason": state.stop_reason,
+        "progress": {"candidates_completed": len(state.accepted) - 1 if state.accepted else 0,
+                     "baseline_score": (by_id.get(result.get("baseline", "")) or {}).get("avg_score"),
+                     "best_score": (by_id.get(result.get("best", "")) or {}).get("avg_score"),
+                     "elapsed_seconds": round(state.elapsed_seconds, 1)},
+        "result": {"baseline": by_id.get(result.get("baseline", "")), "best": by_id.get(result.get("best", "")),
+                   "gain": result.get("gain"), "gain_interval": result.get("interval"),
+                   "starred": result.get("starred"), "candidates": candidates},
+        "metric_calls": state.metric_calls, "search_metric_calls": state.search_metric_calls, "tokens": state.tokens,
+        "cost_usd": state.cost_usd,
+    }  # fmt: skip
+
+
+# -- jobs a server runs -----------------------------------------------------------------------
+
+FOUNDRY_STATUS = {"in_progress": "in_progress", "succeeded": "succeeded", "failed": "failed", "cancelled": "cancelled"}
+
+
+def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any]:
+    """A create request checked and resolved: tasks, criteria, the baseline and the settings.
+    Raises ``ConfigError`` naming the field."""
+    from assay.agentconfig import AgentDefinition, Skill, parse_tools
+    from assay.errors import ConfigError
+
+    agent = body.get("agent")
+    if not isinstance(agent, dict) or not isinstance(agent.get("agent_name"), str):
+        raise ConfigError("agent: expected {agent_name, agent_version?}")
+    options = body.get("options")
+    if not isinstance(options, dict) or not isinstance(options.get("optimization_model"), str):
+        raise ConfigError("options.optimization_model: name the reflection model (required)")
+    space = options.get("optimization_config") or {}
+    if not isinstance(space, dict) or not isinstance(space.get("system_prompt"), str) or not space["system_prompt"]:
+        raise ConfigError("options.optimization_config.system_prompt: the agent's instructions are needed")
+    tools = parse_tools(__import__("json").dumps(space.get("tools") or []), "options.optimization_config.tools")
+    skills = tuple(Skill(str(s.get("name")), str(s.get("description") or ""), str(s.get("body") or ""))
+                   for s in space.get("skills") or [] if isinstance(s, dict))  # fmt: skip
+    model = space.get("model") if isinstance(space.get("model"), str) else None
+    baseline = AgentDefinition(instructions=space["system_prompt"], tools=tuple(tools), skills=skills, model=model,
+                               name=agent["agent_name"])  # fmt: skip
+    evaluators = body.get("evaluators")
+    if not isinstance(evaluators, list) or not evaluators:
+        raise ConfigError("evaluators: name at least one, e.g. [{name: builtin.task_adherence}]")
+    criteria = []
+    for index, entry in enumerate(evaluators):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ConfigError(f"evaluators[{index}]: expected {{name, version?, initialization_parameters?}}")
+        criterion = {"type": "azure_ai_evaluator", "name": entry["name"].removeprefix("builtin."),
+                     "evaluator_name": entry["name"]}  # fmt: skip
+        if entry.get("version"):
+            criterion["evaluator_version"] = str(entry["version"])
+        if entry.get("initialization_parameters"):
+            criterion["initialization_parameters"] = entry["initialization_parameters"]
+        criteria.append(criterion)
+    return {
+        "train": _dataset(body.get("train_dataset"), "train_dataset", store, project),
+        "validation": _dataset(body["validation_dataset"], "validation_dataset", store, project)
+        if body.get("validation_dataset") else None,
+        "criteria": criteria, "baseline": baseline, "eval_model": options.get("eval_model"),
+        "settings": {"optimization_model": options["optimization_model"],
+                     **{k: options[k] for k in ("max_candidates", "max_stalls") if isinstance(options.get(k), int)}},
+        "level": "conversation" if options.get("evaluation_level") == "conversation" else "turn",
+    }  # fmt: skip
+
+
+def _dataset(value: Any, where: str, store: Any, project: str) -> list[dict[str, Any]]:
+    from assay.dataset import Dataset
+    from assay.errors import ConfigError, NotFoundError
+
+    if not isinstance(value, dict) or value.get("type") not in ("inline", "reference"):
+        raise ConfigError(f"{where}: expected {{type: inline, items: [...]}} or {{type: reference, name, version}}")
+    if value["type"] == "inline":
+        items = value.get("items")
+        if not isinstance(items, list) or not items:
+            raise ConfigError(f"{where}.items: expected a list of tasks {{name, query, criteria?}}")
+        rows = list(Dataset.from_content(items, name=where).items())
+    else:
+        try:
+            row = store.get_dataset(str(value.get("name")), value.get("version"), project=project)
+        except NotFoundError as exc:
+            raise ConfigError(f"{where}: {exc.message}") from None
+        content = bytes(store.get_file(project, row["file_id"], content=True)["content"])
+        rows = list(Dataset.from_bytes(content, f"{row['name']}.jsonl").items())
+    names = [r.get("name") for r in rows]
+    if not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
+        raise ConfigError(f"{where}: every task needs a unique name")
+    return rows
