@@ -154,3 +154,25 @@ def test_eval_lint_flags_vague_and_flipping_criteria(tmp_path, llm):
     assert "its verdict flips: passed 2 of 3" in rows["polite_tone"]
     assert "ok" in rows["mentions_30_days"] and "ok" in rows["no_hallucination"]
     assert "2 criteria flagged of 5" in result.stdout
+
+
+def test_eval_generate_shows_the_generator_requests_from_the_agents_traces(tmp_path, llm):
+    import time
+
+    from tests.traces.otlp_fixtures import QUESTION, current
+
+    document = current()
+    now = time.time_ns()
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["startTimeUnixNano"], span["endTimeUnixNano"] = str(now - 10**9), str(now)
+    (tmp_path / "traces.json").write_text(json.dumps(document))
+    assert assay("traces", "import", str(tmp_path / "traces.json"), home=tmp_path).returncode == 0
+    seen = f"Requests real users sent it (write tasks like these)\\n- {QUESTION}"
+    llm.reset()
+    intents = {"match": seen, "reply": {"content": json.dumps({"intents": FIRST + SECOND})}}
+    llm.script(rules=[*RULES[2:5], intents])  # the tasks' and rubric's prompts show the request too
+    result = assay("eval", "generate", "--agent", "weather", "-g", "You answer weather questions. Use get_weather.",
+                   "--trace-days", "7", "--eval-model", "gen-m", "--no-prompt", "--project", str(tmp_path),
+                   home=tmp_path, env_extra={"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"})  # fmt: skip
+    assert result.returncode == 0, result.stderr  # the intents were asked for with the traced request in view
+    assert "1 request from the agent's traces of the last 7 days" in result.stdout

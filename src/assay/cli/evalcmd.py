@@ -20,7 +20,7 @@ from rich.table import Table
 from assay.agentconfig import BASELINE, AgentDefinition, load_agent_config, parse_tools
 from assay.cli.common import counted, open_store, out
 from assay.cli.serve import CACHE_OPTION, models_from_file
-from assay.errors import ConfigError
+from assay.errors import ConfigError, ItemError
 from assay.evalgen.generate import CATEGORIES, MAX_SAMPLES, MIN_SAMPLES, Generated, generate
 from assay.evalgen.layout import write_project
 from assay.llm import CacheMode
@@ -45,7 +45,7 @@ def eval_group() -> None:
 @click.option("--evaluator", "evaluators", multiple=True, metavar="NAME", help="Another evaluator (repeatable).")
 @click.option("--out-file", type=click.Path(path_type=Path, dir_okay=False), default="eval.yaml", show_default=True)
 @click.option("--trace-days", type=click.IntRange(0, 90), default=0, show_default=True,
-              help="Accepted as azd takes it; traces are not read yet.")  # fmt: skip
+              help="Show the generator the requests in the agent's stored traces of the last N days.")  # fmt: skip
 @click.option("--no-prompt", is_flag=True, help="Ask nothing; use the flags and defaults.")
 @click.option("--reset-defaults", is_flag=True, help="Regenerate even when eval.yaml exists.")
 @click.option("--project", "project", type=click.Path(path_type=Path, file_okay=False), default=".",
@@ -82,17 +82,28 @@ def generate_command(
     if interactive:
         max_samples = click.prompt(f"Max samples (between {MIN_SAMPLES} and {MAX_SAMPLES})", default=max_samples,
                                    type=click.IntRange(MIN_SAMPLES, MAX_SAMPLES))  # fmt: skip
-    model = models_from_file(models_file, open_store(), cache_mode).get(eval_model)
+    store = open_store()
+    if interactive and not trace_days and click.confirm("Include agent traces for evaluator generation?",
+                                                        default=False):  # fmt: skip
+        trace_days = click.prompt("Select trace time range (days)", default=7, type=click.IntRange(1, 90))
+    observed = traced_requests(store, agent.name, trace_days) if trace_days else []
+    if trace_days:
+        out.print(f"[dim]{counted(len(observed), 'request')} from the agent's traces of the last {trace_days} days[/]")
+    model = models_from_file(models_file, store, cache_mode).get(eval_model)
     model.check_credentials()
 
     async def write() -> Generated:
         try:
-            return await generate(model, agent, max_samples, seed=seed)
+            return await generate(model, agent, max_samples, seed=seed, observed=observed)
         finally:
             await model.aclose()
 
     with out.status(f"writing {max_samples} tasks and a rubric with {eval_model} ..."):
-        generated = run_sync(write())
+        try:
+            generated = run_sync(write())
+        except ItemError as exc:  # the generator model failed or answered nothing usable
+            raise ConfigError(f"{eval_model}: {exc}", hint="check the model, or run again (the cache keeps "
+                              "what worked)") from None  # fmt: skip
     files = write_project(project, name, agent, generated.tasks, generated.dimensions, out_file=out_path,
                           eval_model=eval_model, evaluators=list(evaluators), max_samples=max_samples,
                           trace_days=trace_days)  # fmt: skip
@@ -226,3 +237,27 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
 def _stored_responses(store: Any, run_id: str) -> dict[str, str]:
     return {str(row["datasource_item"].get("name")): str((row.get("sample") or {}).get("output_text") or "")
             for row in store.iter_output_items(run_id)}  # fmt: skip
+
+
+OBSERVED = 30
+"""Traced requests shown to the generator, at most."""
+
+
+def traced_requests(store: Any, agent_name: str | None, days: int) -> list[str]:
+    """The distinct last user messages of the agent's traced turns of the last ``days`` days."""
+    import time as clock
+
+    from assay.store import DEFAULT_PROJECT
+    from assay.traces.conversion import turns_of
+
+    if not agent_name:
+        raise ConfigError("--trace-days needs --agent NAME: the traces are the ones of that agent")
+    since = int((clock.time() - days * 86_400) * 1e9)
+    ids = store.agent_trace_ids(DEFAULT_PROJECT, agent_name=agent_name, start_ns=since)
+    found: dict[str, None] = {}
+    for spans in store.trace_spans(DEFAULT_PROJECT, ids[-200:]).values():
+        for turn in turns_of(spans, agent_name):
+            users = [m.text.strip() for m in turn.messages if m.role == "user" and m.text.strip()]
+            if users:
+                found.setdefault(users[-1][:500])
+    return list(found)[:OBSERVED]

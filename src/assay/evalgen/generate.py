@@ -86,8 +86,11 @@ def snake(text: str, fallback: str) -> str:
 
 
 async def generate(
-    model: Model, agent: AgentDefinition, count: int, *, guidance: str | None = None, seed: int = 0
+    model: Model, agent: AgentDefinition, count: int, *, guidance: str | None = None, seed: int = 0,
+    observed: list[str] | None = None,
 ) -> Generated:
+    """``observed``: requests real users sent the agent (from its stored traces), shown to the
+    generator as what tasks should resemble."""
     if not MIN_SAMPLES <= count <= MAX_SAMPLES:
         raise ConfigError(f"--max-samples: between {MIN_SAMPLES} and {MAX_SAMPLES}, got {count}")
     rules = split_rules(agent.instructions)
@@ -95,7 +98,7 @@ async def generate(
     if not rules and not tools:
         raise ConfigError("the agent has no instructions or tools to write tasks from",
                           hint="give -g/--gen-instruction or --gen-instruction-file")  # fmt: skip
-    about = _about(agent, rules, guidance)
+    about = _about(agent, rules, guidance, observed or [])
     intents = await _intents(model, about, rules, tools, count, seed)
     tasks, dropped = await _tasks(model, about, intents, seed)
     dimensions = await _rubric(model, about, seed)
@@ -112,7 +115,7 @@ async def generate(
     return result
 
 
-def _about(agent: AgentDefinition, rules: list[str], guidance: str | None) -> str:
+def _about(agent: AgentDefinition, rules: list[str], guidance: str | None, observed: list[str]) -> str:
     parts = ["# The agent's rules", *(f"R{i + 1}. {rule}" for i, rule in enumerate(rules))]
     if agent.tools:
         parts += ["", "# The agent's tools", *(f"- {t['name']}: {t.get('description', '')}" for t in agent.tools)]
@@ -120,6 +123,8 @@ def _about(agent: AgentDefinition, rules: list[str], guidance: str | None) -> st
         parts += ["", "# The agent's skills", *(f"- {s.name}: {s.description}" for s in agent.skills)]
     if guidance:
         parts += ["", "# What to test", guidance.strip()]
+    if observed:
+        parts += ["", "# Requests real users sent it (write tasks like these)", *(f"- {q}" for q in observed)]
     return "\n".join(parts)
 
 
