@@ -150,16 +150,18 @@ def _print_event(event: dict[str, Any]) -> None:
 def print_job(state: State) -> None:
     result = state.result or {}
     table = Table(title=f"{state.id} — {state.status} ({state.stop_reason})", title_justify="left")
-    for column in ("Candidate", "Score", "Eval", "Strategy"):
-        table.add_column(column, justify="right" if column == "Score" else "left", no_wrap=column != "Strategy")
+    table.add_column("Candidate", no_wrap=True)
+    table.add_column("Score", justify="right", no_wrap=True)
+    table.add_column("Strategy")
+    table.add_column("Eval", no_wrap=True, overflow="ellipsis", max_width=24)
     for cid in state.accepted:
         entry = state.candidates[cid]
         scores = [t["score"] for t in entry["tasks"].values()]
         runs = sorted({t["run_id"] for t in entry["tasks"].values()})
         star = " ★" if result.get("starred") and cid == result.get("best") else ""
         style = "green" if cid == result.get("best") else None
-        table.add_row(f"{cid}{star}", f"{sum(scores) / len(scores):8.3f}" if scores else "", runs[0] if runs else "",
-                      ", ".join(entry["mutation"]) or "baseline", style=style)  # fmt: skip
+        table.add_row(f"{cid}{star}", f"{sum(scores) / len(scores):8.3f}" if scores else "",
+                      ", ".join(entry["mutation"]) or "baseline", runs[0] if runs else "", style=style)  # fmt: skip
     out.print(table)
     if result:
         low, high = result["interval"] or (0.0, 0.0)

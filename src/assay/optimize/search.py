@@ -303,7 +303,8 @@ class Optimizer:
 
     def _event(self, kind: str, candidate: Candidate, **extra: Any) -> None:
         event = {"event": kind, "iteration": self.state.iteration, "candidate": candidate.id,
-                 "strategy": candidate.strategy, **extra}  # fmt: skip
+                 "strategy": candidate.strategy, "metric_calls": self.state.metric_calls,
+                 "elapsed_seconds": round(time.monotonic() - self.started, 2), **extra}  # fmt: skip
         self.state.events.append(event)
         if self.on_event is not None:
             self.on_event(event)
