@@ -133,6 +133,8 @@ class Optimizer:
         self.held_out = [str(t.get(k) or "") for part in ("validation", "test") for t in self.parts[part]
                          for k in ("query", "ground_truth")]  # fmt: skip
         self.started = time.monotonic() - self.state.elapsed_seconds
+        self.current = self.state.iteration
+        """The iteration under way (``state.iteration`` + 1 while one runs)."""
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -145,18 +147,21 @@ class Optimizer:
             state.accepted.append(self.baseline.id)
             self._event("baseline", self.baseline, score=self._mean(self.baseline.id, "validation"))
         while (reason := self._stop_reason()) is None:
-            state.iteration += 1
+            # ``iteration`` counts finished iterations: one cut short by a kill is done again, from
+            # the same seed, its scores and model calls answered from the state and the cache.
+            self.current = state.iteration + 1
             if not self._iterate():
                 break
+            state.iteration = self.current
             self._save()
         state.stop_reason = state.stop_reason or reason
         return self._finish()
 
     def _iterate(self) -> bool:
         """One proposal; False when the budget ran out in the middle of it."""
-        state, rng = self.state, random.Random(f"{self.settings.seed}:{self.state.iteration}")
+        state, rng = self.state, random.Random(f"{self.settings.seed}:{self.current}")
         parent = self._candidate(self._parent(rng))
-        batch = self._minibatch(state.iteration)
+        batch = self._minibatch(self.current)
         if not self._score(parent, batch):
             return False
         before = [self._task_score(parent.id, t["name"]) for t in batch]
@@ -165,7 +170,7 @@ class Optimizer:
             self._event("skipped", parent, reason="the parent is perfect on this minibatch")
             return True
         components = ["instructions", *(["tools"] if parent.config.tools else [])]
-        component = components[state.iteration % len(components)]
+        component = components[self.current % len(components)]
         rows = self._rows(parent.id, [t["name"] for t in batch])
         proposal = run_sync(self._propose(parent, component, rows, rng.randrange(2**31)))
         problem = proposal.problem or self._guard(proposal.config)
@@ -302,7 +307,7 @@ class Optimizer:
         return candidate_from(self.state.candidates[cid])
 
     def _event(self, kind: str, candidate: Candidate, **extra: Any) -> None:
-        event = {"event": kind, "iteration": self.state.iteration, "candidate": candidate.id,
+        event = {"event": kind, "iteration": self.current, "candidate": candidate.id,
                  "strategy": candidate.strategy, "metric_calls": self.state.metric_calls,
                  "elapsed_seconds": round(time.monotonic() - self.started, 2), **extra}  # fmt: skip
         self.state.events.append(event)
