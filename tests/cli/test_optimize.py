@@ -149,3 +149,26 @@ def test_a_killed_job_resumes_to_the_same_end(world, llm, tmp_path_factory):
     ids = lambda j: [(c["candidate_id"], c["accepted"]) for c in j["result"]["candidates"]]  # noqa: E731
     assert ids(resumed) == ids(reference)
     assert resumed["result"]["gain"] == reference["result"]["gain"] and resumed["result"]["starred"] is True
+
+
+def test_skills_are_rewritten_and_models_of_the_search_space_tried(tmp_path, llm):
+    project(tmp_path, llm)
+    skill = tmp_path / ".agent_configs/baseline/skills/refunds"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: refunds\ndescription: How to answer refund questions\n---\nBe kind.\n")
+    (tmp_path / ".agent_configs/baseline/metadata.yaml").write_text("instruction_file: instructions.md\nskill_dir: skills\n")
+    config = yaml.safe_load((tmp_path / "eval.yaml").read_text())
+    config["models"]["alt"] = {**config["models"]["agent"], "model": "alt-m"}
+    config["options"]["optimization_config"] = {"model_search_space": ["alt"]}
+    (tmp_path / "eval.yaml").write_text(yaml.safe_dump(config))
+    llm.reset()
+    llm.script(rules=[{"match": "# Skill refunds", "reply": {"content": json.dumps({"body": RULE})}},
+                      *rules(BASELINE)], default={"content": "Sure, you can return it."})  # fmt: skip
+    found = job(optimize(tmp_path, "--max-stalls", "3"))
+    by_mutation = {tuple(c["mutations"]): c for c in found["result"]["candidates"]}
+    assert by_mutation[("skill_refunds",)]["accepted"] and found["result"]["starred"]
+    state = json.loads(next((tmp_path / ".assay/optimize").glob("*/state.json")).read_text())
+    tried = [state["candidates"][c["candidate_id"]]["config"] for c in found["result"]["candidates"]
+             if c["mutations"] == ["model"]]  # fmt: skip
+    assert tried and {t["model"] for t in tried} == {"alt"}
+    assert state["candidates"][by_mutation[("skill_refunds",)]["candidate_id"]]["config"]["skills"][0]["body"].startswith(RULE)

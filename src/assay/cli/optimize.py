@@ -70,6 +70,7 @@ def optimize_group(
         max_metric_calls=max_metric_calls or (options.get("budget") or {}).get("max_metric_calls"),
         max_cost_usd=max_cost if max_cost is not None else (options.get("budget") or {}).get("max_cost_usd"),
         max_wall_seconds=max_wall_seconds or (options.get("budget") or {}).get("max_wall_seconds"), seed=seed,
+        model_search_space=[str(m) for m in (options.get("optimization_config") or {}).get("model_search_space") or []],
     )  # fmt: skip
     if not settings.optimization_model:
         raise ConfigError("name the reflection model: --optimize-model MODEL",

@@ -84,6 +84,7 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
         if body.get("validation_dataset") else None,
         "criteria": criteria, "baseline": baseline, "eval_model": options.get("eval_model"),
         "settings": {"optimization_model": options["optimization_model"],
+                     "model_search_space": [str(m) for m in space.get("model_search_space") or []],
                      **{k: options[k] for k in ("max_candidates", "max_stalls") if isinstance(options.get(k), int)}},
         "level": "conversation" if options.get("evaluation_level") == "conversation" else "turn",
     }  # fmt: skip

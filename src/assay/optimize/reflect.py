@@ -62,26 +62,43 @@ def evidence(rows: list[dict[str, Any]]) -> str:
     return "\n\n".join(parts)
 
 
+SKILL_SCHEMA = {"type": "object", "properties": {"body": {"type": "string"}}, "required": ["body"],
+                "additionalProperties": False}  # fmt: skip
+ASKS = {
+    "instructions": ("instructions", INSTRUCTIONS_SCHEMA, "Write the agent's complete new instructions so it does "
+                     'better on tasks like these. Reply with {"instructions": "<the full instructions>"}.'),
+    "tools": ("tool_descriptions", TOOLS_SCHEMA, "Rewrite the tools' descriptions so the agent uses them well on "
+              'tasks like these. Keep every name. Reply with {"tools": [{"name": "...", "description": "..."}]}.'),
+    "skill": ("skill", SKILL_SCHEMA, "Rewrite this skill's body so the agent does better on tasks like these. "
+              'Reply with {"body": "<the full skill>"}.'),
+}  # fmt: skip
+
+
 async def propose(model: Model, parent: Candidate, component: str, rows: list[dict[str, Any]], seed: int) -> Proposal:
+    """``component``: ``instructions``, ``tools`` or ``skill:<name>``."""
     config = parent.config
     tools = "\n".join(f"- {t['name']}: {t.get('description', '')}" for t in config.tools) or "(none)"
-    head = f"# Current instructions\n{config.instructions}\n\n# Tools\n{tools}\n\n# How it did\n{evidence(rows)}\n\n"
-    if component == "tools":
-        ask = head + ("# Task\nRewrite the tools' descriptions so the agent uses them well on tasks like these. Keep "
-                      'every name. Reply with {"tools": [{"name": "...", "description": "..."}]}.')  # fmt: skip
-        schema, name = TOOLS_SCHEMA, "tool_descriptions"
-    else:
-        ask = head + ("# Task\nWrite the agent's complete new instructions so it does better on tasks like these. "
-                      'Reply with {"instructions": "<the full instructions>"}.')  # fmt: skip
-        schema, name = INSTRUCTIONS_SCHEMA, "instructions"
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": ask}]
+    parts = [f"# Current instructions\n{config.instructions}", f"# Tools\n{tools}", f"# How it did\n{evidence(rows)}"]
+    kind, _, skill_name = component.partition(":")
+    skill = next((s for s in config.skills if s.name == skill_name), None)
+    if skill is not None:
+        parts.append(f"# Skill {skill.name}\n{skill.description}\n\n{skill.body}")
+    name, schema, task = ASKS[kind]
+    messages = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": "\n\n".join([*parts, f"# Task\n{task}"])}]  # fmt: skip
     digest = hashlib.sha256(json.dumps(messages).encode()).hexdigest()[:16]
     try:
         answer, completion = await ask_structured(model, messages, name, schema, temperature=1.0, seed=seed)
     except ModelError as exc:
         return Proposal(None, (), digest, f"the optimization model failed: {exc}")
-    if component == "tools":
+    if kind == "tools":
         return _tools(config, answer, digest)
+    if skill is not None:
+        body = (answer or {}).get("body")
+        if not isinstance(body, str) or not body.strip():
+            return Proposal(None, (), digest, "the reply held no skill body")
+        skills = tuple(dataclasses.replace(s, body=body.strip() + "\n") if s is skill else s for s in config.skills)
+        return Proposal(dataclasses.replace(config, skills=skills), (f"skill_{skill.name}",), digest)
     text = (answer or {}).get("instructions")
     if not isinstance(text, str):
         fenced = FENCE.search(completion.text)

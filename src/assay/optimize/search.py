@@ -35,7 +35,7 @@ from assay.dataset import Dataset
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.optimize.candidate import Candidate, candidate_from, leaked, schema_change
-from assay.optimize.reflect import propose
+from assay.optimize.reflect import Proposal, propose
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
 from assay.run.runner import run_sync
 from assay.run.tasks import summarize_tasks
@@ -59,6 +59,8 @@ class Settings:
     validation: float = 0.3
     test: float = 0.2
     concurrency: int = 16
+    model_search_space: list[str] = field(default_factory=list)
+    """Other models the agent may run on (``optimization_config.model_search_space``)."""
 
 
 @dataclass
@@ -169,10 +171,14 @@ class Optimizer:
             state.stalls += 1
             self._event("skipped", parent, reason="the parent is perfect on this minibatch")
             return True
-        components = ["instructions", *(["tools"] if parent.config.tools else [])]
+        components = ["instructions", *(["model"] if self._untried_model(parent) else []),
+                      *(["tools"] if parent.config.tools else []), *(f"skill:{s.name}" for s in parent.config.skills)]
         component = components[self.current % len(components)]
         rows = self._rows(parent.id, [t["name"] for t in batch])
-        proposal = run_sync(self._propose(parent, component, rows, rng.randrange(2**31)))
+        if component == "model":  # the next model of model_search_space, nothing else changed
+            proposal = Proposal(dataclasses.replace(parent.config, model=self._untried_model(parent)), ("model",), "")
+        else:
+            proposal = run_sync(self._propose(parent, component, rows, rng.randrange(2**31)))
         problem = proposal.problem or self._guard(proposal.config)
         if problem is not None or proposal.config is None:
             state.stalls += 1
@@ -197,6 +203,14 @@ class Optimizer:
         state.stalls = 0
         self._event("accepted", child, score=self._mean(child.id, "validation"))
         return True
+
+    def _untried_model(self, parent: Candidate) -> str | None:
+        """The first model of the search space not yet tried with the parent's other settings."""
+        for model in self.settings.model_search_space:
+            trial = Candidate(dataclasses.replace(parent.config, model=model))
+            if model != parent.config.model and trial.id not in self.state.candidates:
+                return model
+        return None
 
     async def _propose(self, parent: Candidate, component: str, rows: list[dict[str, Any]], seed: int) -> Any:
         model = self.models.get(self.settings.optimization_model)
