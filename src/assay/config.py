@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from assay.agentconfig import load_agent_config
+from assay.agentconfig import AgentDefinition, load_agent_config
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.runner import EvalDefinition
@@ -70,6 +70,8 @@ class EvalConfig:
     target: TargetSpec | None = None
     """``target:`` a model or an agent that generates the responses first."""
     agents: list[AgentConfig] = field(default_factory=list)
+    agent: AgentDefinition | None = None
+    """azd's ``agent.config``, read: the configuration ``assay optimize`` starts from."""
 
     @property
     def eval_model(self) -> str | None:
@@ -181,10 +183,11 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
                        hint="add target: {type: agent, name: ...} or {type: model, model: ...}")  # fmt: skip
         target = dataclasses.replace(target, input_messages=None, simulation=_simulation(raw["simulation"], fail))
     agents = parse_agents(_strip_lines(raw.get("agents")), where=f"{path.name}:{_line(raw.get('agents'), raw)}: agents")
+    agent = None
     if target is None and raw.get("agent") is not None:
-        target = _agent_target(path, raw["agent"], agents, clean_options, fail)
+        target, agent = _agent_target(path, raw["agent"], agents, clean_options, fail)
     dataset = _dataset(path, raw, fail)
-    return EvalConfig(path, definition, dataset, clean_options, lines, models, local, target, agents)
+    return EvalConfig(path, definition, dataset, clean_options, lines, models, local, target, agents, agent)
 
 
 TARGET_SHAPES = (
@@ -220,7 +223,9 @@ def _target(raw: Any, fail: Any) -> TargetSpec | None:
 AGENT_SHAPE = "agent must be {name, kind?, version?, config?: .agent_configs/baseline/metadata.yaml, model?}"
 
 
-def _agent_target(path: Path, raw: Any, agents: list[AgentConfig], options: dict[str, Any], fail: Any) -> TargetSpec:
+def _agent_target(
+    path: Path, raw: Any, agents: list[AgentConfig], options: dict[str, Any], fail: Any
+) -> tuple[TargetSpec, AgentDefinition | None]:
     """azd's ``agent:``: an agent an endpoint serves (``agents:``), else the prompt agent its
     ``config`` describes, run on ``agent.model``, the config's model or ``options.eval_model``."""
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
@@ -228,7 +233,7 @@ def _agent_target(path: Path, raw: Any, agents: list[AgentConfig], options: dict
     clean = _strip_lines(raw)
     version = None if clean.get("version") is None else str(clean["version"])
     if any(a.name == clean["name"] for a in agents):
-        return TargetSpec(kind="agent", model=clean["name"], version=version)
+        return TargetSpec(kind="agent", model=clean["name"], version=version), None
     if not clean.get("config"):
         hint = "add agents: {<name>: {endpoint: ...}}, or agent.config: .agent_configs/baseline/metadata.yaml"
         raise fail(raw, f"agent {clean['name']!r} is not in agents: and has no config to run it from", hint=hint)
@@ -240,7 +245,9 @@ def _agent_target(path: Path, raw: Any, agents: list[AgentConfig], options: dict
     if not model:
         raise fail(raw, "agent.model: name the model the agent runs on", hint="or set model: in its metadata.yaml")
     sampling = {"tools": definition.function_tools()} if definition.tools else {}
-    return TargetSpec(kind="model", model=str(model), sampling_params=sampling, instructions=definition.system_prompt())
+    target = TargetSpec(kind="model", model=str(model), sampling_params=sampling,
+                        instructions=definition.system_prompt())  # fmt: skip
+    return target, dataclasses.replace(definition, model=str(model), name=definition.name or clean["name"])
 
 
 SIMULATION_SHAPE = (

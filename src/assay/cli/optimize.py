@@ -21,7 +21,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from assay.agentconfig import AgentDefinition, load_agent_config, write_agent_config
+from assay.agentconfig import AgentDefinition, write_agent_config
 from assay.cli.common import catalog, open_store, out
 from assay.cli.serve import CACHE_OPTION
 from assay.config import EvalConfig, load_eval_config
@@ -115,19 +115,10 @@ def _tasks(config: EvalConfig) -> list[dict[str, Any]]:
 
 
 def _baseline(config: EvalConfig, eval_model: str | None) -> AgentDefinition:
-    target = config.target
-    if target is None or target.kind != "model" or target.instructions is None:
+    if config.agent is None:
         hint = "agent: {name, config: .agent_configs/baseline/metadata.yaml} (assay eval generate writes it)"
         raise ConfigError(f"{config.path.name}: optimize needs the agent's configuration", hint=hint)
-    agent = load_agent_config(config.path.parent / str(_agent_config(config)))
-    return dataclasses.replace(agent, model=target.model or eval_model, name=agent.name)
-
-
-def _agent_config(config: EvalConfig) -> str:
-    import yaml
-
-    raw = yaml.safe_load(config.path.read_text(encoding="utf-8-sig")) or {}
-    return str((raw.get("agent") or {}).get("config")).replace("\\", "/")
+    return config.agent if config.agent.model else dataclasses.replace(config.agent, model=eval_model)
 
 
 def _print_estimate(tasks: list[dict[str, Any]], settings: Settings, config: EvalConfig) -> None:
