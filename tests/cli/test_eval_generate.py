@@ -176,3 +176,18 @@ def test_eval_generate_shows_the_generator_requests_from_the_agents_traces(tmp_p
                    home=tmp_path, env_extra={"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"})  # fmt: skip
     assert result.returncode == 0, result.stderr  # the intents were asked for with the traced request in view
     assert "1 request from the agent's traces of the last 7 days" in result.stdout
+
+
+def test_with_dataset_only_the_rubric_is_generated(tmp_path, llm):
+    from tests.cli.test_tasks import TASKS
+
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TASKS))
+    llm.reset()
+    llm.script(rules=RULES)
+    result = assay("eval", "generate", "--dataset", "tasks.jsonl", "-g", "You answer refund questions.",
+                   "--eval-model", "gen-m", "--no-prompt", "--project", str(tmp_path), home=tmp_path,
+                   env_extra={"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "tasks: kept as they are" in result.stdout and not (tmp_path / "datasets").exists()
+    assert yaml.safe_load((tmp_path / "eval.yaml").read_text())["dataset"] == {"local_uri": "tasks.jsonl"}
+    assert llm.stats()["requests"] == 1  # the rubric, nothing else

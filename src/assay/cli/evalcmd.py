@@ -43,6 +43,8 @@ def eval_group() -> None:
 @click.option("--eval-model", metavar="MODEL", help="Generates and judges (default: $AZURE_AI_MODEL_DEPLOYMENT_NAME).")
 @click.option("--max-samples", type=click.IntRange(MIN_SAMPLES, MAX_SAMPLES), default=MIN_SAMPLES, show_default=True)
 @click.option("--evaluator", "evaluators", multiple=True, metavar="NAME", help="Another evaluator (repeatable).")
+@click.option("--dataset", "dataset", metavar="FILE|NAME",
+              help="Use this dataset (a local file or a registered name) instead of generating tasks.")  # fmt: skip
 @click.option("--out-file", type=click.Path(path_type=Path, dir_okay=False), default="eval.yaml", show_default=True)
 @click.option("--trace-days", type=click.IntRange(0, 90), default=0, show_default=True,
               help="Show the generator the requests in the agent's stored traces of the last N days.")  # fmt: skip
@@ -55,7 +57,8 @@ def eval_group() -> None:
 @CACHE_OPTION
 def generate_command(
     name: str | None, agent_name: str | None, gen_instruction: str | None, gen_instruction_file: Path | None,
-    tools_file: Path | None, eval_model: str | None, max_samples: int, evaluators: tuple[str, ...], out_file: Path,
+    tools_file: Path | None, eval_model: str | None, max_samples: int, evaluators: tuple[str, ...],
+    dataset: str | None, out_file: Path,
     trace_days: int, no_prompt: bool, reset_defaults: bool, project: Path, models_file: Path | None, seed: int,
     cache_mode: CacheMode,
 ) -> None:  # fmt: skip
@@ -64,10 +67,18 @@ def generate_command(
     if gen_instruction and gen_instruction_file:
         raise ConfigError("give -g/--gen-instruction or --gen-instruction-file, not both")
     out_path = out_file if out_file.is_absolute() else project / out_file
+    tasks_wanted, rubric_wanted, kept_dataset = dataset is None, True, _dataset_entry(project, dataset)
     if out_path.exists() and not reset_defaults:
-        if not interactive or not click.confirm(f"Existing {out_path.name}. Do you want to regenerate?", default=False):
+        existing = _existing(out_path)
+        if interactive:
+            tasks_wanted = tasks_wanted and click.confirm(
+                f"Existing dataset: {existing['dataset']}. Do you want to regenerate?", default=False)  # fmt: skip
+            rubric_wanted = click.confirm(f"Existing evaluator: {existing['rubric']}. Do you want to regenerate?",
+                                          default=False)  # fmt: skip
+        if not interactive or not (tasks_wanted or rubric_wanted):
             out.print(f"Keeping existing eval config unchanged ({out_path}); --reset-defaults writes it again")
             return
+        kept_dataset = kept_dataset or (None if tasks_wanted else existing["entry"])
     agent = _agent(project, agent_name, gen_instruction, gen_instruction_file, tools_file, interactive)
     if name is None:
         name = agent.name or "smoke-core"
@@ -79,7 +90,7 @@ def generate_command(
     if not eval_model:
         raise ConfigError("name the model that generates and judges: --eval-model MODEL",
                           hint="or set AZURE_AI_MODEL_DEPLOYMENT_NAME")  # fmt: skip
-    if interactive:
+    if interactive and tasks_wanted:
         max_samples = click.prompt(f"Max samples (between {MIN_SAMPLES} and {MAX_SAMPLES})", default=max_samples,
                                    type=click.IntRange(MIN_SAMPLES, MAX_SAMPLES))  # fmt: skip
     store = open_store()
@@ -94,7 +105,8 @@ def generate_command(
 
     async def write() -> Generated:
         try:
-            return await generate(model, agent, max_samples, seed=seed, observed=observed)
+            return await generate(model, agent, max_samples, seed=seed, observed=observed, tasks=tasks_wanted,
+                                  rubric=rubric_wanted)  # fmt: skip
         finally:
             await model.aclose()
 
@@ -104,9 +116,10 @@ def generate_command(
         except ItemError as exc:  # the generator model failed or answered nothing usable
             raise ConfigError(f"{eval_model}: {exc}", hint="check the model, or run again (the cache keeps "
                               "what worked)") from None  # fmt: skip
-    files = write_project(project, name, agent, generated.tasks, generated.dimensions, out_file=out_path,
-                          eval_model=eval_model, evaluators=list(evaluators), max_samples=max_samples,
-                          trace_days=trace_days)  # fmt: skip
+    files = write_project(project, name, agent, generated.tasks if tasks_wanted else None,
+                          generated.dimensions if rubric_wanted else None, out_file=out_path, eval_model=eval_model,
+                          evaluators=list(evaluators), max_samples=max_samples, trace_days=trace_days,
+                          dataset=kept_dataset)  # fmt: skip
     _report(generated, files, project, out_path)
 
 
@@ -120,7 +133,14 @@ def _agent(
     if text is None and found is not None:
         text = found.instructions
     if text is None and interactive:
-        text = click.prompt("Describe what this agent does and what scenarios to test")
+        how = click.prompt("How would you like to provide the agent instruction?",
+                           type=click.Choice(["Type inline", "Load from file"]), default="Type inline")  # fmt: skip
+        if how == "Load from file":
+            path = click.prompt("Path to agent instruction file", type=click.Path(path_type=Path, exists=True,
+                                                                                  dir_okay=False))  # fmt: skip
+            text = path.read_text(encoding="utf-8-sig")
+        else:
+            text = click.prompt("Describe what this agent does and what scenarios to test")
     if not text or not text.strip():
         raise ConfigError("the agent's instructions are needed: -g TEXT or --gen-instruction-file FILE",
                           hint="or write .agent_configs/baseline/metadata.yaml with its instruction_file")  # fmt: skip
@@ -133,8 +153,45 @@ def _agent(
                            name=name or (found.name if found else None))  # fmt: skip
 
 
+def _dataset_entry(project: Path, dataset: str | None) -> dict[str, Any] | None:
+    """``--dataset``: a local file (relative to the project, as eval.yaml reads it) or a registered name."""
+    if dataset is None:
+        return None
+    path = Path(dataset)
+    if (project / path).is_file() or path.is_file():
+        local = path if (project / path).is_file() else path.resolve()
+        return {"local_uri": str(local)}
+    return {"name": dataset}
+
+
+def _existing(path: Path) -> dict[str, Any]:
+    from assay.yamlfile import safe_load
+
+    raw = safe_load(path.read_text(encoding="utf-8-sig"), str(path)) or {}
+    entry = raw.get("dataset") if isinstance(raw.get("dataset"), dict) else None
+    rubric = next((e.get("name") for e in raw.get("evaluators") or [] if isinstance(e, dict) and e.get("local_uri")),
+                  "none")  # fmt: skip
+    return {"entry": entry, "dataset": (entry or {}).get("name") or (entry or {}).get("local_uri") or "none",
+            "rubric": rubric}  # fmt: skip
+
+
 def _report(generated: Generated, files: list[Path], project: Path, out_path: Path) -> None:
     by_category = Counter(task["category"] for task in generated.tasks)
+    if not generated.tasks:
+        out.print("tasks: kept as they are")
+    else:
+        _coverage(generated, by_category)
+    if generated.dimensions:
+        out.print(f"rubric: {counted(len(generated.dimensions), 'dimension')} "
+                  f"({', '.join(d['id'] for d in generated.dimensions)})")  # fmt: skip
+    for warning in generated.warnings:
+        out.print(f"[yellow]warning:[/] {warning}")
+    for path in files:
+        out.print(f"wrote {path.relative_to(project) if path.is_relative_to(project) else path}")
+    out.print(f"next: assay run {out_path}")
+
+
+def _coverage(generated: Generated, by_category: Counter[str]) -> None:
     out.print(f"{counted(len(generated.tasks), 'task')}: " + ", ".join(
         f"{category} {by_category[category]}" for category in CATEGORIES if by_category[category]))  # fmt: skip
     table = Table(title="coverage: tasks per rule and tool", title_justify="left")
@@ -146,13 +203,6 @@ def _report(generated: Generated, files: list[Path], project: Path, out_path: Pa
     for tool in generated.tools:
         table.add_row("tool", tool, str(generated.coverage.get(tool, 0)))
     out.print(table)
-    out.print(f"rubric: {counted(len(generated.dimensions), 'dimension')} "
-              f"({', '.join(d['id'] for d in generated.dimensions)})")  # fmt: skip
-    for warning in generated.warnings:
-        out.print(f"[yellow]warning:[/] {warning}")
-    for path in files:
-        out.print(f"wrote {path.relative_to(project) if path.is_relative_to(project) else path}")
-    out.print(f"next: assay run {out_path}")
 
 
 @eval_group.command("update")

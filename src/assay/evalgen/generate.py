@@ -87,10 +87,11 @@ def snake(text: str, fallback: str) -> str:
 
 async def generate(
     model: Model, agent: AgentDefinition, count: int, *, guidance: str | None = None, seed: int = 0,
-    observed: list[str] | None = None,
+    observed: list[str] | None = None, tasks: bool = True, rubric: bool = True,
 ) -> Generated:
     """``observed``: requests real users sent the agent (from its stored traces), shown to the
-    generator as what tasks should resemble."""
+    generator as what tasks should resemble. ``tasks`` / ``rubric``: which to write (the other is
+    kept as it is)."""
     if not MIN_SAMPLES <= count <= MAX_SAMPLES:
         raise ConfigError(f"--max-samples: between {MIN_SAMPLES} and {MAX_SAMPLES}, got {count}")
     rules = split_rules(agent.instructions)
@@ -99,18 +100,23 @@ async def generate(
         raise ConfigError("the agent has no instructions or tools to write tasks from",
                           hint="give -g/--gen-instruction or --gen-instruction-file")  # fmt: skip
     about = _about(agent, rules, guidance, observed or [])
-    intents = await _intents(model, about, rules, tools, count, seed)
-    tasks, dropped = await _tasks(model, about, intents, seed)
-    dimensions = await _rubric(model, about, seed)
-    result = Generated(tasks, dimensions, rules, tools, dropped_duplicates=dropped)
+    written: list[dict[str, Any]] = []
+    dropped = 0
+    if tasks:
+        intents = await _intents(model, about, rules, tools, count, seed)
+        written, dropped = await _tasks(model, about, intents, seed)
+    dimensions = await _rubric(model, about, seed) if rubric else []
+    result = Generated(written, dimensions, rules, tools, dropped_duplicates=dropped)
+    if not tasks:
+        return result
     result.coverage = {key: 0 for key in [*(f"R{i + 1}" for i in range(len(rules))), *tools]}
-    for task in tasks:
+    for task in written:
         for key in [*task["covers"]["rules"], *task["covers"]["tools"]]:
             if key in result.coverage:
                 result.coverage[key] += 1
     result.warnings = [f"{key} is covered by no task" for key, n in result.coverage.items() if n == 0]
-    if len(tasks) < count:
-        result.warnings.append(f"{len(tasks)} tasks written of the {count} asked for "
+    if len(written) < count:
+        result.warnings.append(f"{len(written)} tasks written of the {count} asked for "
                                f"({dropped} near-duplicates dropped)")
     return result
 

@@ -25,30 +25,34 @@ def rubric_name(name: str) -> str:
 
 
 def write_project(
-    project: Path, name: str, agent: AgentDefinition, tasks: list[dict[str, Any]], dimensions: list[dict[str, Any]],
-    *, out_file: Path, eval_model: str, evaluators: list[str], max_samples: int, trace_days: int = 0,
+    project: Path, name: str, agent: AgentDefinition, tasks: list[dict[str, Any]] | None,
+    dimensions: list[dict[str, Any]] | None, *, out_file: Path, eval_model: str, evaluators: list[str],
+    max_samples: int, trace_days: int = 0, dataset: dict[str, Any] | None = None,
 ) -> list[Path]:  # fmt: skip
-    """Write every file; returns them in the order written."""
+    """Write the files (``tasks`` or ``dimensions`` None: that part is left as it is, and
+    ``dataset`` names the dataset eval.yaml uses instead); returns them in the order written."""
     written = []
-    data = project / "datasets" / name
-    data.mkdir(parents=True, exist_ok=True)
-    for old in data.glob("*"):
-        if old.is_file() and old.suffix in (".jsonl", ".csv"):
-            old.unlink()
-    rows = "".join(json.dumps({k: t[k] for k in TASK_FIELDS if k in t}, ensure_ascii=False) + "\n" for t in tasks)
-    (data / f"{name}_dg.jsonl").write_text(rows, encoding="utf-8")
-    written.append(data / f"{name}_dg.jsonl")
+    if tasks is not None:
+        data = project / "datasets" / name
+        data.mkdir(parents=True, exist_ok=True)
+        for old in data.glob("*"):
+            if old.is_file() and old.suffix in (".jsonl", ".csv"):
+                old.unlink()
+        rows = "".join(json.dumps({k: t[k] for k in TASK_FIELDS if k in t}, ensure_ascii=False) + "\n" for t in tasks)
+        (data / f"{name}_dg.jsonl").write_text(rows, encoding="utf-8")
+        written.append(data / f"{name}_dg.jsonl")
     rubric = project / "evaluators" / rubric_name(name)
-    rubric.mkdir(parents=True, exist_ok=True)
-    (rubric / "rubric_dimensions.json").write_text(json.dumps(dimensions, indent=2) + "\n", encoding="utf-8")
-    written.append(rubric / "rubric_dimensions.json")
+    if dimensions is not None:
+        rubric.mkdir(parents=True, exist_ok=True)
+        (rubric / "rubric_dimensions.json").write_text(json.dumps(dimensions, indent=2) + "\n", encoding="utf-8")
+        written.append(rubric / "rubric_dimensions.json")
     baseline = project / BASELINE
     if not (baseline / "metadata.yaml").is_file():
         written.append(write_agent_config(baseline, agent))
     config = {
         "name": name,
         "agent": {"name": agent.name or name, "kind": "prompt", "config": str(BASELINE / "metadata.yaml")},
-        "dataset": {"name": name, "version": "1.0", "local_uri": f"datasets/{name}"},
+        "dataset": dataset or {"name": name, "version": "1.0", "local_uri": f"datasets/{name}"},
         "evaluators": [*dict.fromkeys(["builtin.task_adherence", *evaluators]),
                        {"name": rubric_name(name), "version": "1",
                         "local_uri": f"evaluators/{rubric_name(name)}/rubric_dimensions.json"}],
