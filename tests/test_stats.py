@@ -1,0 +1,56 @@
+"""The statistics against textbook values (scale-and-statistics.md §4 and their sources)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assay import stats
+
+
+def test_wilson_at_textbook_points():
+    assert stats.wilson(40, 50) == pytest.approx((0.670, 0.888), abs=5e-4)
+    assert stats.wilson(160, 200) == pytest.approx((0.739, 0.850), abs=5e-4)
+    assert stats.wilson(800, 1000) == pytest.approx((0.774, 0.824), abs=5e-4)
+    assert stats.wilson(0, 0) is None and stats.wilson(0, 10)[0] == 0.0
+
+
+def test_students_t_quantiles():
+    assert stats.t_quantile(0.975, 1) == pytest.approx(12.706, abs=1e-3)
+    assert stats.t_quantile(0.975, 10) == pytest.approx(2.228, abs=1e-3)
+    assert stats.t_quantile(0.975, 1000) == pytest.approx(1.962, abs=1e-3)
+    low, high = stats.t_interval([0.5] * 49 + [0.75])
+    assert low < 0.505 < high
+
+
+def test_mcnemar_exact_and_holm():
+    assert stats.mcnemar(20, 8) == pytest.approx(0.036, abs=5e-4)
+    assert stats.mcnemar(5, 5) == 1.0 and stats.mcnemar(0, 0) == 1.0
+    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_pass_at_k_and_pass_hat_k():
+    assert stats.pass_hat_k(8, 6, 4) == pytest.approx(0.214, abs=5e-4)
+    assert stats.pass_at_k(8, 6, 4) == 1.0
+    assert stats.pass_hat_k(8, 8, 8) == 1.0 and stats.pass_at_k(8, 0, 3) == 0.0
+
+
+def test_minimum_detectable_difference():
+    assert stats.minimum_detectable_difference(200, 0.2) == pytest.approx(0.089, abs=5e-4)
+    assert stats.minimum_detectable_difference(1000, 0.1) == pytest.approx(0.028, abs=5e-4)
+
+
+def test_a_seeded_bootstrap_is_stable_to_three_decimals():
+    deltas = [1, 0, 0, 1, 1, 0.5, 0, 1, -1, 0] * 20
+    first = stats.paired_bootstrap(deltas, seed=7)
+    assert first == pytest.approx(stats.paired_bootstrap(deltas, seed=7), abs=1e-12)
+    assert first == pytest.approx(stats.paired_bootstrap(deltas, seed=8), abs=0.02)  # a new seed moves it little
+    assert [round(v, 3) for v in first] == [round(v, 3) for v in stats.paired_bootstrap(deltas, seed=7)]
+
+
+@given(st.integers(0, 200), st.integers(1, 200))
+def test_wilson_holds_the_estimate(successes, n):
+    successes = min(successes, n)
+    low, high = stats.wilson(successes, n)
+    assert 0.0 <= low <= successes / n <= high <= 1.0
