@@ -17,6 +17,11 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
+def _interval(bounds: list[float] | None) -> str:
+    """``[67–89]``: a rate's 95% interval in whole percent."""
+    return "" if not bounds else f"[{bounds[0] * 100:.0f}–{bounds[1] * 100:.0f}]"
+
+
 def _bar(value: float | None, width: int = 8) -> str:
     if value is None:
         return ""
@@ -39,17 +44,17 @@ def print_error_causes(causes: dict[str, Counter[str]], summary: RunSummary) -> 
 def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> None:
     table = Table(title=f"{run.get('name') or 'run'} — {run['status']}", title_justify="left")
     # Sized to fit 80 columns: names give way (with an ellipsis) before the numbers do.
-    table.add_column("criterion", no_wrap=True, max_width=22, overflow="ellipsis")
-    table.add_column("metric", no_wrap=True, max_width=14, overflow="ellipsis")
-    table.add_column("pass rate", justify="right", no_wrap=True, min_width=13)
+    table.add_column("criterion", no_wrap=True, max_width=20, overflow="ellipsis")
+    table.add_column("metric", no_wrap=True, max_width=12, overflow="ellipsis")
+    table.add_column("pass rate [95%]", justify="right", no_wrap=True, min_width=15)
     table.add_column("mean", justify="right", no_wrap=True, min_width=6)
     table.add_column("p/f/e/s", justify="right", no_wrap=True, min_width=9)
     for c in summary.per_testing_criteria_results:
         mean = "–" if c.mean_score is None else f"{c.mean_score:.3f}"
-        rate = f"{_bar(c.pass_rate)} {_percent(c.pass_rate):>4}"
+        rate = f"{_bar(c.pass_rate, 4)} {_percent(c.pass_rate):>4} {_interval(c.pass_rate_ci)}".rstrip()
         table.add_row(c.testing_criteria, c.metric, rate, mean, f"{c.passed}/{c.failed}/{c.errored}/{c.skipped}")
     out.print(table)
-    out.print("[dim]p/f/e/s: items passed, failed, errored, skipped[/]")
+    out.print("[dim]p/f/e/s: items passed, failed, errored, skipped; [95%]: Wilson interval[/]")
     counts = summary.result_counts
     out.print(
         f"items: {counts.total} total, [green]{counts.passed} passed[/], [red]{counts.failed} failed[/], "

@@ -9,9 +9,13 @@ BAR_HEIGHT = 22
 WIDTH = 520
 
 
-def pass_rate_bars(rows: list[tuple[str, float | None]], notes: dict[str, str] | None = None) -> str:
-    """One horizontal bar per criterion: its pass rate from 0 to 100 %; a criterion with no rate
-    (every result errored or was skipped) says so from ``notes``."""
+def pass_rate_bars(
+    rows: list[tuple[str, float | None]], notes: dict[str, str] | None = None,
+    intervals: dict[str, list[float] | None] | None = None,
+) -> str:  # fmt: skip
+    """One horizontal bar per criterion: its pass rate from 0 to 100 %, its 95% interval as a
+    whisker across it; a criterion with no rate (every result errored or was skipped) says so from
+    ``notes``."""
     label_width = 170
     height = BAR_HEIGHT * len(rows) + 10
     parts = [f'<svg class="chart pass-rates" width="{WIDTH}" height="{height}" role="img" aria-label="pass rates">']
@@ -25,9 +29,20 @@ def pass_rate_bars(rows: list[tuple[str, float | None]], notes: dict[str, str] |
             f'<rect class="bar" data-criterion="{escape(name)}" x="{label_width}" y="{y + 3}" width="{length:.1f}" '
             f'height="{BAR_HEIGHT - 6}" fill="{colour}"><title>{escape(name)}: {shown}</title></rect>'
         )
+        bounds = (intervals or {}).get(name)
+        if bounds:
+            low, high = (label_width + (WIDTH - label_width - 50) * v for v in bounds)
+            parts.append(whisker(low, high, y + BAR_HEIGHT / 2, f"95% interval {bounds[0]:.0%}–{bounds[1]:.0%}"))
         parts.append(f'<text x="{label_width + length + 6:.1f}" y="{y + 15}" class="value">{shown}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def whisker(low: float, high: float, mid: float, title: str, half: float = 4) -> str:
+    """An interval drawn as a horizontal line with end ticks."""
+    ends = f"M{low:.1f},{mid - half:.1f}V{mid + half:.1f}M{high:.1f},{mid - half:.1f}V{mid + half:.1f}"
+    return (f'<path class="interval" d="M{low:.1f},{mid:.1f}H{high:.1f}{ends}" stroke="#202124" fill="none">'
+            f"<title>{escape(title)}</title></path>")  # fmt: skip
 
 
 def histogram(name: str, scores: list[float], low: float, high: float, bins: int = 10) -> str:
@@ -125,10 +140,8 @@ def rate_intervals(rows: list[tuple[str, float | None, tuple[float, float] | Non
                          f'<title>{escape(label)}: {rate:.1f}% {escape(note)}</title></rect>')  # fmt: skip
         if interval is not None:
             low, high = (label_width + bar_width * v / 100 for v in interval)
-            mid = y + BAR_HEIGHT / 2
-            ends = f"M{low:.1f},{mid - 5:.1f}V{mid + 5:.1f}M{high:.1f},{mid - 5:.1f}V{mid + 5:.1f}"
-            parts.append(f'<path class="interval" d="M{low:.1f},{mid:.1f}H{high:.1f}{ends}" stroke="#202124" '
-                         'fill="none"/>')  # fmt: skip
+            title = f"95% interval {interval[0]:.1f}–{interval[1]:.1f}%"
+            parts.append(whisker(low, high, y + BAR_HEIGHT / 2, title, 5))
         shown = "–" if rate is None else f"{rate:.0f}%"
         value_x = label_width + bar_width + 8
         parts.append(f'<text x="{value_x}" y="{y + 15}" class="value">{shown} {escape(note)}</text>')

@@ -89,7 +89,8 @@ def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", af
     if not criteria:  # still running: name the criteria from the eval
         criteria = [c.get("name", "") for c in store.get_eval(run["eval_id"])["testing_criteria"]]
     notes = {c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped)" for c in judged if c.pass_rate is None}
-    bars = pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in judged], notes)
+    bars = pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in judged], notes,
+                          {c.testing_criteria: c.pass_rate_ci for c in judged})  # fmt: skip
     rows = list(store.iter_output_items(run_id, after=after, limit=PAGE_SIZE + 1, status=status or None))
     items = [_item(row, criteria) for row in rows[:PAGE_SIZE]]
     base = f"/ui/runs/{run_id}"

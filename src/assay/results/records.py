@@ -70,7 +70,13 @@ class CriterionSummary(BaseModel):
     skipped: int = 0
     pass_rate: float | None = None
     """passed / (passed + failed); errored and skipped items are left out."""
+    n: int = 0
+    """passed + failed: the items the pass rate is over."""
+    pass_rate_ci: list[float] | None = None
+    """Wilson's 95% interval of the pass rate."""
     mean_score: float | None = None
+    mean_score_ci: list[float] | None = None
+    """Student's t 95% interval of the mean score."""
     attack_strategy: str | None = None
     """Set on a red-team run's per-technique rows: passed are the attacks defended, failed those that succeeded."""
 

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from assay.errors import NotFoundError
 from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
+from assay.stats import t_interval_from_moments, wilson
 from assay.store import tables as t
 from assay.store.base import DEFAULT_PROJECT, StoreBase, new_id, now
 
@@ -177,7 +178,8 @@ class RunsStore(StoreBase):
             ).all()
             by_status: dict[str, int] = {status: count for status, count in status_rows}
             per_criterion = conn.execute(
-                sa.select(res.criterion, res.status, res.passed, sa.func.count(), sa.func.avg(res.score))
+                sa.select(res.criterion, res.status, res.passed, sa.func.count(), sa.func.avg(res.score),
+                          sa.func.sum(res.score * res.score), sa.func.count(res.score))
                 .where(res.run_id == run_id)
                 .group_by(res.criterion, res.status, res.passed)
             ).all()
@@ -186,8 +188,8 @@ class RunsStore(StoreBase):
             errored=by_status.get("error", 0), skipped=by_status.get("skipped", 0),
         )  # fmt: skip
         summaries = {name: CriterionSummary(testing_criteria=name, metric=metric) for name, metric in criteria}
-        score_sums: dict[str, tuple[float, int]] = {}
-        for name, status, passed, count, mean in per_criterion:
+        score_sums: dict[str, tuple[float, int, float]] = {}
+        for name, status, passed, count, mean, squares, scored in per_criterion:
             summary = summaries.setdefault(name, CriterionSummary(testing_criteria=name, metric=""))
             if status == "error":
                 summary.errored += count
@@ -198,14 +200,19 @@ class RunsStore(StoreBase):
             else:
                 summary.failed += count
             if mean is not None and status == "completed":
-                total, n = score_sums.get(name, (0.0, 0))
-                score_sums[name] = (total + float(mean) * count, n + count)
+                total, n, square_sum = score_sums.get(name, (0.0, 0, 0.0))
+                score_sums[name] = (total + float(mean) * scored, n + scored, square_sum + float(squares or 0.0))
         for name, summary in summaries.items():
             decided = summary.passed + summary.failed
+            summary.n = decided
             summary.pass_rate = summary.passed / decided if decided else None
+            interval = wilson(summary.passed, decided)
+            summary.pass_rate_ci = list(interval) if interval else None
             if name in score_sums:
-                total, n = score_sums[name]
+                total, n, square_sum = score_sums[name]
                 summary.mean_score = total / n
+                spread = t_interval_from_moments(n, total, square_sum)
+                summary.mean_score_ci = list(spread) if spread else None
         return RunSummary(
             result_counts=counts, per_testing_criteria_results=list(summaries.values()),
             per_model_usage=self._model_usage(run_id),

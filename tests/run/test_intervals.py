@@ -1,0 +1,32 @@
+"""Every criterion's aggregate carries its n and 95% intervals: Wilson for the pass rate, t for the
+mean score, on both databases and through the API's run object."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.api.wire import run_object
+from assay.dataset import Dataset
+from assay.evaluators import load_catalog
+from assay.run import EvalDefinition, finish_run, prepare, start
+from assay.stats import t_interval
+
+EXACT = {"type": "string_check", "name": "exact", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
+         "operation": "eq"}  # fmt: skip
+FUZZY = {"type": "text_similarity", "name": "fuzzy", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
+         "evaluation_metric": "fuzzy_match", "pass_threshold": 0.5}  # fmt: skip
+
+
+def test_pass_rates_and_means_carry_intervals(store):
+    rows = [{"response": "Paris" if i < 40 else "Lyon", "ground_truth": "Paris"} for i in range(50)]
+    prepared = prepare(EvalDefinition("ci", [EXACT, FUZZY]), Dataset.from_content(rows), load_catalog())
+    outcome = finish_run(prepared, start(prepared, store), store)
+    exact = next(c for c in outcome.summary.per_testing_criteria_results if c.testing_criteria == "exact")
+    assert exact.n == 50 and exact.pass_rate == 0.8
+    assert exact.pass_rate_ci == pytest.approx([0.670, 0.888], abs=5e-4)  # Wilson at p̂ = 0.8, n = 50
+    fuzzy = next(c for c in outcome.summary.per_testing_criteria_results if c.testing_criteria == "fuzzy")
+    scores = [r["results"][1]["score"] for r in store.iter_output_items(outcome.run["id"])]
+    assert fuzzy.mean_score_ci == pytest.approx(list(t_interval(scores)), abs=1e-9)
+    wire = run_object(outcome.run, [EXACT, FUZZY], "http://x")
+    (exact_row,) = [r for r in wire["per_testing_criteria_results"] if r["name"] == "exact"]
+    assert exact_row["pass_rate_ci"] == pytest.approx([0.670, 0.888], abs=5e-4)
