@@ -119,6 +119,20 @@ async def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 
 
+@router.get("/evals/{eval_id}/runs/{run_id}/compare")
+def compare_run(request: Request, eval_id: str, run_id: str, owner: Owner, baseline: str,
+                margin: float = Query(0.0, ge=0, le=1)) -> dict[str, Any]:  # fmt: skip
+    """This run against ``baseline`` (a run of this project), paired item by item (``assay.compare``)."""
+    from assay.compare import compare_runs
+
+    store = context(request).store
+    store.get_run_in(owner, eval_id, run_id)
+    other = store.get_run(baseline)
+    if other["project"] != owner:
+        raise NotFoundError(f"No run found with id '{baseline}'.")
+    return compare_runs(store, baseline, run_id, margin=margin).as_dict()
+
+
 @router.post("/evals/{eval_id}/runs/{run_id}/cancel")
 @router.post("/evals/{eval_id}/runs/{run_id}")  # the spec's cancel route; the SDK posts to .../cancel
 def cancel_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dict[str, Any]:

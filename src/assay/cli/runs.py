@@ -47,6 +47,51 @@ def show_run(run_id: str) -> None:
         out.print(f"[red]error[/]: {run['error'].get('message')}")
 
 
+@runs_group.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--fail-on", "fail_on", type=click.Choice(["regression"]),
+              help="Exit 1 when a criterion's 95% interval of B − A lies wholly below 0 (or -margin).")  # fmt: skip
+@click.option("--margin", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="A drop smaller than this is not a regression (0.02 = two points).")  # fmt: skip
+@click.option("--flips", "shown_flips", type=click.IntRange(0), default=10, show_default=True,
+              help="Flipped items listed per criterion.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_flips: int, as_json: bool) -> None:
+    """Compare RUN_B with RUN_A item by item: paired intervals, McNemar, Holm, the flipped items."""
+    from assay.compare import compare_runs
+
+    store = open_store()
+    found = compare_runs(store, run_a, run_b, margin=margin)
+    if as_json:
+        out.print_json(dumps(found.as_dict()))
+    else:
+        table = Table(title=f"{run_b} against {run_a}", title_justify="left")
+        for column in ("criterion", "n", "A", "B", "B − A [95%]", "p (Holm)", "MDD", "verdict"):
+            table.add_column(column, justify="left" if column in ("criterion", "verdict") else "right", no_wrap=True,
+                             overflow="ellipsis", max_width=20 if column == "criterion" else None)  # fmt: skip
+        for c in found.criteria:
+            low, high = c.interval or (0.0, 0.0)
+            style = {"regression": "red", "improvement": "green"}.get(c.verdict)
+            table.add_row(c.name, str(c.n), f"{c.passed_a / c.n:.0%}", f"{c.passed_b / c.n:.0%}",
+                          f"{c.delta * 100:+.1f} [{low * 100:+.1f}, {high * 100:+.1f}]", f"{c.p_holm:.3f}",
+                          f"{(c.minimum_detectable or 0) * 100:.1f}", c.verdict, style=style)  # fmt: skip
+        out.print(table)
+        out.print("[dim]points of pass rate; MDD: the smallest difference these paired items could detect[/]")
+        for c in found.criteria:
+            for flip in c.flips[:shown_flips]:
+                way = "pass → fail" if flip.before else "fail → pass"
+                out.print(f"  {c.name} item {flip.item}: {way}" + (f" ({flip.reason})" if flip.reason else ""),
+                          markup=False, soft_wrap=True)  # fmt: skip
+            if len(c.flips) > shown_flips:
+                out.print(f"  {c.name}: ... {len(c.flips) - shown_flips} more flipped items (--flips N)")
+        if found.unpaired:
+            out.print(f"[yellow]{found.unpaired} items are in one run only and were left out[/]")
+    if fail_on == "regression" and found.regressed:
+        out.print(f"[red]regression[/]: {', '.join(c.name for c in found.regressed)}")
+        sys.exit(1)
+
+
 @click.command("results")
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)

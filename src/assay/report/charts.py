@@ -147,3 +147,30 @@ def rate_intervals(rows: list[tuple[str, float | None, tuple[float, float] | Non
         parts.append(f'<text x="{value_x}" y="{y + 15}" class="value">{shown} {escape(note)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def difference_bars(rows: list[tuple[str, float, tuple[float, float] | None, str]], span: float = 30.0) -> str:
+    """Differences in points around a zero line, each with its interval; ``span`` points each side."""
+    label_width, plot = 200, WIDTH - 200 - 80
+    zero = label_width + plot / 2
+    height = BAR_HEIGHT * len(rows) + 10
+    parts = [f'<svg class="chart differences" width="{WIDTH}" height="{height}" role="img" aria-label="differences">',
+             f'<line x1="{zero}" y1="0" x2="{zero}" y2="{height}" stroke="#9aa0a6"/>']  # fmt: skip
+
+    def x(value: float) -> float:
+        return zero + plot / 2 * max(-1.0, min(1.0, value / span))
+
+    for index, (label, delta, interval, note) in enumerate(rows):
+        y = 5 + index * BAR_HEIGHT
+        colour = "#c62828" if interval and interval[1] < 0 else "#2e7d32" if interval and interval[0] > 0 else "#9aa0a6"
+        start, end = sorted((zero, x(delta)))
+        parts.append(f'<text x="0" y="{y + 15}" class="label">{escape(label[:30])}</text>')
+        parts.append(f'<rect class="bar" x="{start:.1f}" y="{y + 3}" width="{max(end - start, 1):.1f}" '
+                     f'height="{BAR_HEIGHT - 6}" fill="{colour}" opacity="0.8"/>')  # fmt: skip
+        if interval:
+            parts.append(whisker(x(interval[0]), x(interval[1]), y + BAR_HEIGHT / 2,
+                                 f"95% interval {interval[0]:+.1f}–{interval[1]:+.1f} points"))  # fmt: skip
+        value_x = label_width + plot + 6
+        parts.append(f'<text x="{value_x}" y="{y + 15}" class="value">{delta:+.1f} {escape(note)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -22,7 +22,7 @@ from assay.api.context import context
 from assay.errors import NotFoundError
 from assay.report.access import KEY_COOKIE, Viewer, back_into_the_ui
 from assay.report.causes import error_causes
-from assay.report.charts import histogram, pass_rate_bars
+from assay.report.charts import difference_bars, histogram, pass_rate_bars
 from assay.report.redteam_view import red_team_section
 from assay.report.transcript import transcript
 from assay.results import RunSummary
@@ -74,6 +74,23 @@ def runs_page(request: Request, viewer: Viewer) -> str:
         rate = summary.pass_rate()
         runs.append({**row, "counts": summary.result_counts, "pass_rate": "–" if rate is None else f"{rate:.0%}"})
     return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs, viewer=viewer)
+
+
+@router.get("/ui/compare", response_class=HTMLResponse, include_in_schema=False)
+def compare_page(request: Request, viewer: Viewer, a: str, b: str, margin: float = 0.0) -> str:
+    """Run ``b`` against run ``a``, item by item: intervals, tests and the flipped items."""
+    from assay.compare import compare_runs
+
+    store = context(request).store
+    for run_id in (a, b):
+        if viewer is not None and store.get_run(run_id)["project"] != viewer:
+            raise NotFoundError(f"no run with id {run_id!r}")
+    found = compare_runs(store, a, b, margin=margin)
+    rows = [(f"{c.name} (B − A)", c.delta * 100, (c.interval[0] * 100, c.interval[1] * 100) if c.interval else None,
+             f"n={c.n}") for c in found.criteria]  # fmt: skip
+    return TEMPLATES.get_template("compare.html").render(
+        title=f"{b} against {a}", viewer=viewer, comparison=found, chart=difference_bars(rows),
+    )
 
 
 @router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
