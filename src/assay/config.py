@@ -29,6 +29,7 @@ import yaml
 from assay.agentconfig import AgentDefinition, load_agent_config
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
+from assay.run.repeats import check_repeats
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of
 from assay.simulate.runs import SimulationSettings, conversation_gen_settings
@@ -38,13 +39,14 @@ from assay.yamlfile import BoundedLoader
 
 CRITERION_KEYS = {
     "name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold", "local_uri",
+    "reducer",
 }  # fmt: skip
 GRADER_KEYS = {"input", "reference", "operation", "evaluation_metric", "pass_threshold"}
 TOP_KEYS = {
     "name", "description", "dataset", "dataset_file", "dataset_reference", "evaluators", "models", "agents", "target",
     "simulation", "options", "evaluation_level", "item_schema", "metadata",
     # azd's eval.yaml (seed 002): read by the optimizer's commands, kept here so those files load.
-    "agent", "max_samples", "trace_days", "tasks",
+    "agent", "max_samples", "trace_days", "tasks", "repeats",
 }  # fmt: skip
 
 
@@ -162,14 +164,20 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     lines = list(getattr(evaluators, "lines", [raw.get("__line__", 1)] * len(evaluators)))
     criteria = [_criterion(entry, _at(fail, lines[index]), index) for index, entry in enumerate(evaluators)]
     schema = raw.get("item_schema")
+    try:
+        repeats = check_repeats(raw.get("repeats", options.get("repeats")), "repeats")
+    except ConfigError as exc:
+        raise fail(raw, exc.message) from None
     definition = EvalDefinition(
         name=str(raw.get("name") or path.stem),
         testing_criteria=criteria,
         item_schema=_strip_lines(schema) if schema is not None else None,
         evaluation_level=level,
+        repeats=repeats,
     )
     clean_options = _strip_lines(options)
     clean_options.pop("evaluation_level", None)
+    clean_options.pop("repeats", None)
     models = parse_models(raw.get("models"), where=f"{path.name}:{_line(raw.get('models'), raw)}: models")
     local = [
         (str(e["name"]), str(e.get("version", "local")), path.parent / str(e["local_uri"]))
@@ -319,7 +327,7 @@ def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
     }
     if "version" in entry or "local_uri" in entry:
         criterion["evaluator_version"] = str(entry.get("version", "local"))
-    for key in ("initialization_parameters", "data_mapping", "threshold"):
+    for key in ("initialization_parameters", "data_mapping", "threshold", "reducer"):
         if key in entry:
             criterion[key] = entry[key]
     return criterion

@@ -94,13 +94,16 @@ def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
 @click.option("--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]),
               help="Model-call cache, default use (a resumed run keeps its own); replay: no new calls.")  # fmt: skip
 @click.option("--estimate", is_flag=True, help="Print the calls, tokens and cost the run would need; call nothing.")
+@click.option("--repeats", type=click.IntRange(1, 50), help="Judge each item K times (eval.yaml repeats:).")
 def run_command(
     eval_yaml: Path, resume_id: str | None, retry_errors: bool, concurrency: int | None, fail_on: str | None,
-    cache_mode: CacheMode | None, estimate: bool,
+    cache_mode: CacheMode | None, estimate: bool, repeats: int | None,
 ) -> None:  # fmt: skip
     """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
     gate = parse_fail_on(fail_on)
     config = load_eval_config(eval_yaml)
+    if repeats is not None:
+        config.definition.repeats = repeats
     store = open_store()
     resumed = store.get_run(resume_id) if resume_id else None
     # A resumed run keeps the cache mode it started with unless told otherwise.

@@ -77,6 +77,8 @@ class CriterionSummary(BaseModel):
     mean_score: float | None = None
     mean_score_ci: list[float] | None = None
     """Student's t 95% interval of the mean score."""
+    flaky: int | None = None
+    """With repeats: the items whose repeats disagreed on the verdict."""
     attack_strategy: str | None = None
     """Set on a red-team run's per-technique rows: passed are the attacks defended, failed those that succeeded."""
 

@@ -29,6 +29,7 @@ from assay.llm import ModelRegistry
 from assay.mapping import DataMapping, default_mapping
 from assay.messages import MessageFormatError, conversation_context, normalize, split_turn, to_dicts
 from assay.results import Result
+from assay.run.repeats import check_reducer, repeated
 
 GRADER_FIELDS = {
     "string_check": ("operation",),
@@ -56,6 +57,8 @@ class BoundCriterion:
     threshold: float | None
     threshold_overridden: bool
     level: EvaluationLevel
+    repeats: int = 1
+    """How many times the evaluator scores each item (judges under ``repeats``)."""
 
     @property
     def metric(self) -> str:
@@ -161,10 +164,11 @@ def _split_messages(value: Any) -> dict[str, Any]:
 def bind_criteria(
     criteria: list[dict[str, Any]], catalog: Catalog, *, item_fields: set[str] | None,
     has_sample: bool = False, level: EvaluationLevel = "turn", models: ModelRegistry | None = None,
-    any_level: bool = False,
+    any_level: bool = False, repeats: int = 1,
 ) -> list[BoundCriterion]:  # fmt: skip
     """``any_level``: the level is not known yet (an eval is created; its runs choose): each
-    criterion is checked at ``level`` if it supports it, else at a level it does support."""
+    criterion is checked at ``level`` if it supports it, else at a level it does support.
+    ``repeats``: judges (evaluators that take a seed) are asked that many times per item."""
     if not criteria:
         raise ConfigError("the eval has no testing criteria", hint="add at least one evaluator")
     bound: list[BoundCriterion] = []
@@ -173,7 +177,8 @@ def bind_criteria(
         if not isinstance(criterion, dict):
             raise ConfigError(f"{where}: expected an object, got {type(criterion).__name__}")
         try:
-            one = _bind_one(criterion, catalog, where, Binding(item_fields, has_sample, level, models, any_level))
+            one = _bind_one(criterion, catalog, where,
+                            Binding(item_fields, has_sample, level, models, any_level, repeats))  # fmt: skip
         except ConfigError as exc:
             exc.criterion_index = index
             raise
@@ -192,6 +197,7 @@ class Binding:
     level: EvaluationLevel
     models: ModelRegistry | None
     any_level: bool = False
+    repeats: int = 1
 
 
 def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
@@ -221,12 +227,13 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     label = f"testing criterion {name!r}"
     if level not in spec.supported_evaluation_levels and binding.any_level:
         level = spec.supported_evaluation_levels[0]
-        binding = Binding(binding.item_fields, binding.has_sample, level, binding.models)
+        binding = Binding(binding.item_fields, binding.has_sample, level, binding.models, False, binding.repeats)
     if level not in spec.supported_evaluation_levels:
         levels = ", ".join(spec.supported_evaluation_levels)
         raise ConfigError(f"{label}: {spec.name} does not support evaluation_level {level!r} (it supports {levels})")
     threshold_given = criterion.get("threshold", params.get("threshold"))
     evaluator = _build(spec, params, label, binding)
+    reducer = check_reducer(criterion.get("reducer"), f"{label}: reducer")
     if raw_mapping is None:
         inputs = list(spec.inputs)
         if item_fields and "messages" in item_fields and {"query", "response"} & set(inputs) - item_fields:
@@ -242,7 +249,11 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     threshold = spec.primary.threshold if threshold_given is None else _number(threshold_given, label)
     if kind in ("text_similarity", "score_model") and params.get("pass_threshold") is not None:
         threshold = float(params["pass_threshold"])
-    return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level)
+    if binding.repeats > 1 and "seed" in inspect.signature(spec.factory).parameters:  # judges take a seed
+        evaluator = repeated(lambda seed: _build(spec, {**params, "seed": seed}, label, binding), binding.repeats,
+                             reducer, threshold, spec.primary.desirable_direction)  # fmt: skip
+    repeats = binding.repeats if "seed" in inspect.signature(spec.factory).parameters else 1
+    return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level, repeats)
 
 
 def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:

@@ -42,6 +42,8 @@ class EvalDefinition:
     item_schema: dict[str, Any] | None = None
     evaluation_level: EvaluationLevel = "turn"
     metadata: dict[str, Any] = field(default_factory=dict)
+    repeats: int = 1
+    """How many times each judge scores each item (``assay.run.repeats``)."""
 
     def data_source_config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"type": "custom", "include_sample_schema": False}
@@ -85,7 +87,7 @@ def prepare(
         fields = set(fields) | target.supplied_fields
     criteria = bind_criteria(
         definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models,
-        has_sample=target is not None,
+        has_sample=target is not None, repeats=definition.repeats,
     )  # fmt: skip
     generate = build_target(target, models) if target is not None else None
     if check_tasks(dataset):  # task-level criteria, each judged on its own
@@ -109,7 +111,8 @@ def start(
         testing_criteria=definition.testing_criteria, metadata=definition.metadata or None,
     )  # fmt: skip
     data_source = data_source or {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
-    options = {**(options or {}), "evaluation_level": definition.evaluation_level, "total_items": prepared.report.rows}
+    options = {**(options or {}), "evaluation_level": definition.evaluation_level, "total_items": prepared.report.rows,
+               **({"repeats": definition.repeats} if definition.repeats > 1 else {})}
     return store.create_run(eval_id=stored_eval["id"], data_source=data_source, options=options, name=definition.name)
 
 
@@ -194,6 +197,8 @@ def summarize(
         summary.simulation = _attribute(store, run_id, fidelity)
     if any(isinstance(c, TaskCriteria) for c in criteria):
         summary.tasks = summarize_tasks(store, run_id, criteria)
+    if any(c.repeats > 1 for c in criteria):
+        _count_flaky(store, run_id, summary)
     from assay.redteam.judging import AttackCriterion
 
     if any(isinstance(c, AttackCriterion) for c in criteria):
@@ -209,6 +214,17 @@ def summarize(
 
 
 FIDELITY = "builtin.simulator_fidelity"
+
+
+def _count_flaky(store: Store, run_id: str, summary: RunSummary) -> None:
+    """Per criterion, the items whose repeats did not agree on the verdict."""
+    flaky: dict[str, int] = {}
+    for item in store.iter_output_items(run_id):
+        for result in item["results"]:
+            if (result.get("properties") or {}).get("flaky"):
+                flaky[result["name"]] = flaky.get(result["name"], 0) + 1
+    for criterion in summary.per_testing_criteria_results:
+        criterion.flaky = flaky.get(criterion.testing_criteria, 0)
 
 
 def _attribute(store: Store, run_id: str, fidelity: str) -> SimulationSummary:
