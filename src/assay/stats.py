@@ -7,6 +7,7 @@ dependency."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal."""
@@ -152,3 +153,82 @@ def minimum_detectable_difference(n: int, discordant: float, z_sum: float = 2.80
     if n <= 0:
         return None
     return z_sum * math.sqrt(max(discordant, 1.0 / n) / n)
+
+
+# -- agreement between a judge and human labels ------------------------------------------------
+
+
+def cohen_kappa(first: list[bool], second: list[bool]) -> float | None:
+    """Cohen's κ for two raters' pass/fail verdicts on the same items: (p_o − p_e) / (1 − p_e)."""
+    n = len(first)
+    if n == 0 or n != len(second):
+        return None
+    observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
+    share_a, share_b = sum(first) / n, sum(second) / n
+    expected = share_a * share_b + (1 - share_a) * (1 - share_b)
+    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def krippendorff_alpha_nominal(units: list[list[Any]]) -> float | None:
+    """Krippendorff's α for nominal values: each unit is the values its raters gave (missing ones
+    left out); units with fewer than two values do not count."""
+    coincidences: dict[tuple[Any, Any], float] = {}
+    for values in units:
+        m = len(values)
+        if m < 2:
+            continue
+        for i, first in enumerate(values):
+            for j, second in enumerate(values):
+                if i != j:
+                    coincidences[(first, second)] = coincidences.get((first, second), 0.0) + 1.0 / (m - 1)
+    totals: dict[Any, float] = {}
+    for (first, _), count in coincidences.items():
+        totals[first] = totals.get(first, 0.0) + count
+    n = sum(totals.values())
+    if n <= 1:
+        return None
+    disagreement = sum(count for (a, b), count in coincidences.items() if a != b)
+    expected = sum(totals[a] * totals[b] for a in totals for b in totals if a != b)
+    return 1.0 if expected == 0 else 1.0 - (n - 1) * disagreement / expected
+
+
+def _ranks(values: list[float]) -> list[float]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1  # ties share their mean rank
+        i = j + 1
+    return ranks
+
+
+def spearman(first: list[float], second: list[float]) -> float | None:
+    """Spearman's ρ: Pearson's correlation of the ranks (ties given their mean rank)."""
+    if len(first) < 2 or len(first) != len(second):
+        return None
+    a, b = _ranks(first), _ranks(second)
+    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
+    cov = sum((x - mean_a) * (y - mean_b) for x, y in zip(a, b, strict=True))
+    spread = math.sqrt(sum((x - mean_a) ** 2 for x in a) * sum((y - mean_b) ** 2 for y in b))
+    return None if spread == 0 else cov / spread
+
+
+def icc_2_1(ratings: list[list[float]]) -> float | None:
+    """ICC(2,1) (Shrout & Fleiss): two-way random effects, absolute agreement, one rater; each row
+    is a target's ratings by the same k raters."""
+    n, k = len(ratings), len(ratings[0]) if ratings else 0
+    if n < 2 or k < 2 or any(len(row) != k for row in ratings):
+        return None
+    grand = sum(map(sum, ratings)) / (n * k)
+    rows = [sum(row) / k for row in ratings]
+    columns = [sum(row[j] for row in ratings) / n for j in range(k)]
+    between_targets = k * sum((r - grand) ** 2 for r in rows) / (n - 1)
+    between_raters = n * sum((c - grand) ** 2 for c in columns) / (k - 1)
+    residual = sum((ratings[i][j] - rows[i] - columns[j] + grand) ** 2 for i in range(n) for j in range(k))
+    error = residual / ((n - 1) * (k - 1))
+    denominator = between_targets + (k - 1) * error + k * (between_raters - error) / n
+    return None if denominator == 0 else (between_targets - error) / denominator

@@ -1,0 +1,111 @@
+"""``assay judges agreement RUN --labels human.jsonl``: how well a run's judges agree with people.
+
+Labels are JSON lines ``{"datasource_item_id": 3, "criterion": "relevance", "label": "pass",
+"score": 4}`` (``label`` true/false or pass/fail; ``score`` optional; ``criterion`` may be left out
+with ``--criterion``). Per criterion: Cohen's κ and Krippendorff's α of the verdicts, the true
+positive and true negative rates against the human pass labels, and, where people gave scores,
+Spearman's ρ and ICC(2,1) of the scores.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from assay.cli.common import dumps, open_store, out
+from assay.dataset.readers import parse_json
+from assay.errors import ConfigError
+from assay.stats import cohen_kappa, icc_2_1, krippendorff_alpha_nominal, spearman
+
+
+@click.group("judges")
+def judges_group() -> None:
+    """Check the judges against human labels."""
+
+
+@judges_group.command("agreement")
+@click.argument("run_id")
+@click.option("--labels", "labels_file", required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--criterion", help="The criterion the labels are for, when they do not say.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def agreement_command(run_id: str, labels_file: Path, criterion: str | None, as_json: bool) -> None:
+    """Agreement of RUN's judges with the human labels in a JSONL file."""
+    labels = read_labels(labels_file, criterion)
+    store = open_store()
+    judged: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in store.iter_output_items(run_id):
+        for result in row["results"]:
+            if result.get("status") == "completed" and result.get("passed") is not None:
+                judged[(result["name"], row["datasource_item_id"])] = result
+    figures = [agreement(name, pairs, judged) for name, pairs in sorted(labels.items())]
+    if as_json:
+        out.print_json(dumps(figures))
+        return
+    table = Table(title=f"judges of {run_id} against {labels_file.name}", title_justify="left")
+    for column in ("criterion", "n", "agree", "κ", "α", "TPR", "TNR", "ρ", "ICC"):
+        table.add_column(column, justify="left" if column == "criterion" else "right", no_wrap=True)
+    for f in figures:
+        table.add_row(f["criterion"], str(f["n"]), *(_fmt(f[k]) for k in ("agreement", "kappa", "alpha", "tpr", "tnr",
+                                                                          "spearman", "icc")))  # fmt: skip
+    out.print(table)
+    out.print("[dim]κ, α ≥ 0.8 reliable, 0.67–0.8 tentative; TPR/TNR: the judge's pass and fail on what people "
+              "passed and failed[/]")  # fmt: skip
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def read_labels(path: Path, default_criterion: str | None) -> dict[str, dict[int, dict[str, Any]]]:
+    """criterion → item → {passed, score}, every line checked."""
+    found: dict[str, dict[int, dict[str, Any]]] = {}
+    for line_no, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        if not line.strip():
+            continue
+        row, problem = parse_json(line)
+        where = f"{path.name}:{line_no}"
+        if problem is not None or not isinstance(row, dict):
+            raise ConfigError(f"{where}: {problem or 'expected a JSON object'}")
+        item = row.get("datasource_item_id", row.get("item"))
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise ConfigError(f"{where}: datasource_item_id: the output item's index (a whole number)")
+        name = row.get("criterion") or default_criterion
+        if not isinstance(name, str):
+            raise ConfigError(f"{where}: criterion: name the criterion, or pass --criterion")
+        label = row.get("label", row.get("passed"))
+        passed = {"pass": True, "fail": False, True: True, False: False}.get(label)
+        if passed is None:
+            raise ConfigError(f"{where}: label: expected true/false or pass/fail, got {json.dumps(label)}")
+        score = row.get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+            raise ConfigError(f"{where}: score: expected a number")
+        found.setdefault(name, {})[item] = {"passed": passed, "score": score}
+    if not found:
+        raise ConfigError(f"{path}: no labels")
+    return found
+
+
+def agreement(
+    name: str, labels: dict[int, dict[str, Any]], judged: dict[tuple[str, int], dict[str, Any]]
+) -> dict[str, Any]:
+    pairs = [(labels[item], judged[(name, item)]) for item in sorted(labels) if (name, item) in judged]
+    human = [p[0]["passed"] for p in pairs]
+    judge = [bool(p[1]["passed"]) for p in pairs]
+    matched = list(zip(human, judge, strict=True))
+    positives = [j for h, j in matched if h]
+    negatives = [j for h, j in matched if not h]
+    scored = [(float(h["score"]), float(j["score"])) for h, j in pairs
+              if h["score"] is not None and j.get("score") is not None]  # fmt: skip
+    return {
+        "criterion": name, "n": len(pairs),
+        "agreement": sum(h == j for h, j in matched) / len(pairs) if pairs else None,
+        "kappa": cohen_kappa(human, judge), "alpha": krippendorff_alpha_nominal([[h, j] for h, j in matched]),
+        "tpr": sum(positives) / len(positives) if positives else None,
+        "tnr": (len(negatives) - sum(negatives)) / len(negatives) if negatives else None,
+        "spearman": spearman([h for h, _ in scored], [j for _, j in scored]),
+        "icc": icc_2_1([[h, j] for h, j in scored]),
+    }  # fmt: skip
