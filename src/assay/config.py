@@ -39,7 +39,7 @@ from assay.yamlfile import BoundedLoader
 
 CRITERION_KEYS = {
     "name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold", "local_uri",
-    "reducer",
+    "reducer", "models",
 }  # fmt: skip
 GRADER_KEYS = {"input", "reference", "operation", "evaluation_metric", "pass_threshold"}
 TOP_KEYS = {
@@ -327,7 +327,7 @@ def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
     }
     if "version" in entry or "local_uri" in entry:
         criterion["evaluator_version"] = str(entry.get("version", "local"))
-    for key in ("initialization_parameters", "data_mapping", "threshold", "reducer"):
+    for key in ("initialization_parameters", "data_mapping", "threshold", "reducer", "models"):
         if key in entry:
             criterion[key] = entry[key]
     return criterion

@@ -29,6 +29,7 @@ from assay.llm import ModelRegistry
 from assay.mapping import DataMapping, default_mapping
 from assay.messages import MessageFormatError, conversation_context, normalize, split_turn, to_dicts
 from assay.results import Result
+from assay.run.panels import check_panel, panel
 from assay.run.repeats import check_reducer, repeated
 
 GRADER_FIELDS = {
@@ -140,6 +141,16 @@ class BoundCriterion:
         )  # fmt: skip
 
 
+def _threshold(
+    spec: EvaluatorSpec, criterion: dict[str, Any], params: dict[str, Any], given: Any, label: str
+) -> float | None:
+    """The criterion's pass mark: given, or a grader's ``pass_threshold``, or the evaluator's default."""
+    threshold = spec.primary.threshold if given is None else _number(given, label)
+    if criterion.get("type") in ("text_similarity", "score_model") and params.get("pass_threshold") is not None:
+        threshold = float(params["pass_threshold"])
+    return threshold
+
+
 def _meets(value: float, threshold: float | None, direction: str) -> bool:
     if threshold is None:
         return True
@@ -232,8 +243,21 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
         levels = ", ".join(spec.supported_evaluation_levels)
         raise ConfigError(f"{label}: {spec.name} does not support evaluation_level {level!r} (it supports {levels})")
     threshold_given = criterion.get("threshold", params.get("threshold"))
-    evaluator = _build(spec, params, label, binding)
+    members = check_panel(criterion.get("models", params.pop("models", None)), f"{label}: models")
+    accepted = inspect.signature(spec.factory).parameters
+    if members is not None and "model" not in accepted:
+        raise ConfigError(f"{label}: {spec.name} uses no model, so it cannot have a judge panel")
+    repeats = binding.repeats if "seed" in accepted and members is None else 1
     reducer = check_reducer(criterion.get("reducer"), f"{label}: reducer")
+    if members is not None:  # each model its own judge; the panel decides by strict majority
+        evaluator = panel({m: _build(spec, {**params, "model": m}, label, binding) for m in members},
+                          _threshold(spec, criterion, params, threshold_given, label), spec.primary.desirable_direction)
+    elif repeats > 1:  # judges take a seed: each repeat is a call of its own
+        evaluator = repeated(lambda seed: _build(spec, {**params, "seed": seed}, label, binding), repeats, reducer,
+                             _threshold(spec, criterion, params, threshold_given, label),
+                             spec.primary.desirable_direction)  # fmt: skip
+    else:
+        evaluator = _build(spec, params, label, binding)
     if raw_mapping is None:
         inputs = list(spec.inputs)
         if item_fields and "messages" in item_fields and {"query", "response"} & set(inputs) - item_fields:
@@ -246,13 +270,7 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
         defaults = default_mapping(unmapped, item_fields, has_sample, where=f"{where}.data_mapping")
         mapping = DataMapping(raw_mapping, where=f"{where}.data_mapping", defaults=defaults)
     _check_required(spec, mapping, label, item_fields)
-    threshold = spec.primary.threshold if threshold_given is None else _number(threshold_given, label)
-    if kind in ("text_similarity", "score_model") and params.get("pass_threshold") is not None:
-        threshold = float(params["pass_threshold"])
-    if binding.repeats > 1 and "seed" in inspect.signature(spec.factory).parameters:  # judges take a seed
-        evaluator = repeated(lambda seed: _build(spec, {**params, "seed": seed}, label, binding), binding.repeats,
-                             reducer, threshold, spec.primary.desirable_direction)  # fmt: skip
-    repeats = binding.repeats if "seed" in inspect.signature(spec.factory).parameters else 1
+    threshold = _threshold(spec, criterion, params, threshold_given, label)
     return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level, repeats)
 
 
