@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 from assay.compare import compare_runs
@@ -11,6 +10,7 @@ from assay.dataset import Dataset
 from assay.evaluators import load_catalog
 from assay.llm import ModelConfig, ModelRegistry
 from assay.run import EvalDefinition, finish_run, prepare, start
+from assay.store import Store
 from tests.cli.test_cli import assay
 
 RELEVANCE = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
@@ -37,34 +37,33 @@ def test_judge_noise_is_not_a_regression(store, llm):
     assert relevance.p_value > 0.05
 
 
-def write(folder, name: str, passing: set[int]) -> None:
-    rows = [{"response": "Paris" if i in passing else "Lyon", "ground_truth": "Paris"} for i in range(400)]
-    (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (folder / f"{name}.yaml").write_text(f"name: {name}\ndataset: {name}.jsonl\nevaluators:\n  - {{type: string_check, "
-                                         "name: exact, input: '{{item.response}}', reference: '{{item.ground_truth}}', "
-                                         "operation: eq}\n")  # fmt: skip
+EXACT = [{"type": "string_check", "name": "exact", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
+          "operation": "eq"}]  # fmt: skip
 
 
-def run_id(result) -> str:
-    assert result.returncode in (0, 1), result.stderr
-    return next(line.split()[-1] for line in result.stdout.splitlines() if line.startswith("run id:"))
+def exact_run(store, passing: set[int], items: int = 400) -> str:
+    """A run of string_check over ``items`` rows, passing exactly those in ``passing``."""
+    rows = [{"response": "Paris" if i in passing else "Lyon", "ground_truth": "Paris"} for i in range(items)]
+    prepared = prepare(EvalDefinition("exact", EXACT), Dataset.from_content(rows), load_catalog())
+    return str(finish_run(prepared, start(prepared, store), store).run["id"])
 
 
 def test_a_ten_point_drop_on_400_items_is_a_regression_with_its_flips(tmp_path):
     before = set(range(320))  # 80%
     after = (before - set(range(0, 50))) | set(range(320, 330))  # 50 lost, 10 gained: 70%
-    write(tmp_path, "before", before)
-    write(tmp_path, "after", after)
-    a = run_id(assay("run", str(tmp_path / "before.yaml"), home=tmp_path))
-    b = run_id(assay("run", str(tmp_path / "after.yaml"), home=tmp_path))
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")  # the store `assay` uses under this ASSAY_HOME
+    try:
+        a, b = exact_run(store, before), exact_run(store, after)
+        report = compare_runs(store, a, b).as_dict()
+        within = compare_runs(store, a, b, margin=0.15)
+    finally:
+        store.close()
     result = assay("runs", "compare", a, b, "--fail-on", "regression", "--flips", "3", home=tmp_path)
     assert result.returncode == 1, result.stderr
     text = " ".join(result.stdout.replace("│", " ").split())
     assert "exact 400 80% 70% -10.0 [" in text and "regression" in text
     assert "exact item 0: pass → fail" in text and "... 57 more flipped items" in text
-    report = json.loads(assay("runs", "compare", a, b, "--json", home=tmp_path).stdout)
     (exact,) = report["criteria"]
     assert exact["delta"] == -0.1 and exact["delta_ci"][1] < 0 and len(exact["flipped"]) == 60
     assert exact["mcnemar_p"] < 1e-5 and report["regression"] is True
-    # Within a margin of 15 points, the same drop is not a regression.
-    assert assay("runs", "compare", a, b, "--fail-on", "regression", "--margin", "0.15", home=tmp_path).returncode == 0
+    assert not within.regressed  # within a margin of 15 points, the same drop is not a regression

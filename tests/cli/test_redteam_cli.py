@@ -69,11 +69,7 @@ def test_estimate_calls_nothing(scan_home, llm):
     assert llm.stats()["requests"] == before
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (("--risk", "gore"), "--risk: unknown risk category 'gore'"),
-    (("--strategy", "teleport"), "unknown attack strategy 'teleport'"),
-])  # fmt: skip
-def test_bad_names_are_clear_errors(scan_home, extra, message):
-    result = scan(scan_home, *extra)
-    assert result.returncode != 0 and message in " ".join(result.stderr.split())
+def test_a_bad_name_is_a_clear_error(scan_home):
+    result = scan(scan_home, "--risk", "gore")  # strategies' names are checked the same way (tests/redteam)
+    assert result.returncode != 0 and "--risk: unknown risk category 'gore'" in " ".join(result.stderr.split())
     assert "Traceback" not in result.stderr

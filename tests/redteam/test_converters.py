@@ -72,7 +72,7 @@ NO_TAGS = st.text(alphabet=st.characters(exclude_categories=("Cs",), exclude_cha
 
 
 @pytest.mark.parametrize("name", sorted(c.DECODERS))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(text=NO_TAGS)
 def test_reversible_converters_round_trip(name, text):
     if name == "unicode_confusable":
@@ -87,7 +87,7 @@ def test_reversible_converters_round_trip(name, text):
 
 
 @pytest.mark.parametrize("name", sorted(c.CONVERTERS))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(text=st.text())
 def test_every_converter_takes_any_text(name, text):
     out = c.CONVERTERS[name](text)
