@@ -5,12 +5,11 @@ without the reflection model is refused naming the field."""
 
 from __future__ import annotations
 
-import time
-
 import httpx2 as httpx
 import pytest
 
 from tests.cli.test_optimize import BASELINE, GAIN, RULE, rules
+from tests.support.fixtures import poll
 
 HEADERS = {"Foundry-Features": "AgentsOptimization=V2Preview"}
 PARAMS = {"api-version": "v1"}
@@ -44,10 +43,8 @@ def test_an_azd_job_runs_and_its_best_candidate_is_served(api):
     assert created.status_code == 201, created.text
     job = created.json()
     assert job["id"].startswith("optjob_") and job["status"] in ("queued", "in_progress")
-    deadline = time.monotonic() + 120
-    while job["status"] in ("queued", "in_progress") and time.monotonic() < deadline:
-        time.sleep(0.2)
-        job = api.get(f"/agent_optimization_jobs/{job['id']}").json()
+    job = poll(lambda: api.get(f"/agent_optimization_jobs/{job['id']}").json(),
+               lambda j: j["status"] not in ("queued", "in_progress"), seconds=120)
     assert job["status"] == "succeeded", job
     assert job["progress"]["candidates_completed"] == 1 and job["stop_reason"] == "max_candidates"
     assert job["progress"]["best_score"] == pytest.approx(1.0) and job["progress"]["baseline_score"] == pytest.approx(0.5)

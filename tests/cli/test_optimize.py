@@ -11,13 +11,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import pytest
 import yaml
 
 from assay.optimize.search import Settings, split
 from tests.cli.test_cli import assay
+from tests.support.fixtures import poll
 
 BASELINE = "You are the shop's assistant. Answer briefly and politely.\n"
 RULE = "RULE:refund Always tell customers about the 30-day refund window."
@@ -132,14 +133,12 @@ def test_a_killed_job_resumes_to_the_same_end(world, llm, tmp_path_factory):
     env.pop("ASSAY_DATABASE_URL", None)
     process = subprocess.Popen([sys.executable, "-m", "assay", "optimize", "--config", str(other / "eval.yaml")],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 120
-    state_file = None
-    while time.monotonic() < deadline:  # kill it once it has accepted the rule (it can go no further)
+
+    def accepted_rule() -> Path | None:  # the job's state once it has accepted the rule (it can go no further)
         found = list((other / ".assay/optimize").glob("*/state.json"))
-        if found and len(json.loads(found[0].read_text()).get("accepted", [])) >= 2:
-            state_file = found[0]
-            break
-        time.sleep(0.05)
+        return found[0] if found and len(json.loads(found[0].read_text()).get("accepted", [])) >= 2 else None
+
+    state_file = poll(accepted_rule, lambda found: found is not None, seconds=120, every=0.05)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
     assert state_file is not None, "the job never got that far"

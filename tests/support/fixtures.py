@@ -6,11 +6,13 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,3 +66,18 @@ def start_llm_server() -> LLMServer:
             time.sleep(0.05)
     process.kill()
     raise RuntimeError("the test LLM server did not start")
+
+
+T = TypeVar("T")
+_NEVER = threading.Event()
+
+
+def poll(check: Callable[[], T], done: Callable[[T], bool], *, seconds: float, every: float = 0.1) -> T:
+    """Ask ``check`` until ``done`` holds for its answer or ``seconds`` pass; the last answer either
+    way (the caller asserts on it). The one place tests wait on a condition under a deadline."""
+    deadline = time.monotonic() + seconds
+    value = check()
+    while not done(value) and time.monotonic() < deadline:
+        _NEVER.wait(every)
+        value = check()
+    return value

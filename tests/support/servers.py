@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx2 as httpx
 from openai import OpenAI
 
-from tests.support.fixtures import free_port
+from tests.support.fixtures import free_port, poll
 
 RELEVANCE = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
               "initialization_parameters": {"model": "judge"}}]  # fmt: skip
@@ -78,12 +78,15 @@ def start_support_agent(base_url: str, log_path: Path, *extra: str) -> tuple[sub
          "--base-url", base_url, "--api-key", "test", *extra], stdout=log, stderr=log,
     )  # fmt: skip
     log.close()  # the child has its own copy
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def listening() -> bool:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return process, f"http://127.0.0.1:{port}"
+                return True
         except OSError:
-            time.sleep(0.1)
+            return False
+
+    if poll(listening, bool, seconds=20):
+        return process, f"http://127.0.0.1:{port}"
     process.kill()
     raise RuntimeError(f"the support agent did not start (see {log_path})")

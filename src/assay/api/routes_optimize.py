@@ -6,12 +6,14 @@ optimize`` runs it, its state under ``$ASSAY_HOME/optimize/<project>/<job>/``.""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
+import yaml
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
@@ -130,10 +132,6 @@ def get_candidate_config(request: Request, job_id: str, candidate_id: str, owner
 
 @router.get(ROUTE + "/{job_id}/candidates/{candidate_id}/files")
 def get_candidate_file(request: Request, job_id: str, candidate_id: str, owner: Owner, path: str) -> PlainTextResponse:
-    import json
-
-    import yaml
-
     _, entry = _candidate(owner, job_id, candidate_id)
     config = config_from(entry["config"])
     skills = {f"skills/{s.name}/SKILL.md": f"---\nname: {s.name}\ndescription: {s.description}\n---\n{s.body}"

@@ -3,6 +3,7 @@ server runs for azd's ``optimize --endpoint``."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from assay.optimize.search import State
@@ -58,7 +59,7 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
     space = options.get("optimization_config") or {}
     if not isinstance(space, dict) or not isinstance(space.get("system_prompt"), str) or not space["system_prompt"]:
         raise ConfigError("options.optimization_config.system_prompt: the agent's instructions are needed")
-    tools = parse_tools(__import__("json").dumps(space.get("tools") or []), "options.optimization_config.tools")
+    tools = parse_tools(json.dumps(space.get("tools") or []), "options.optimization_config.tools")
     skills = tuple(Skill(str(s.get("name")), str(s.get("description") or ""), str(s.get("body") or ""))
                    for s in space.get("skills") or [] if isinstance(s, dict))  # fmt: skip
     model = space.get("model") if isinstance(space.get("model"), str) else None

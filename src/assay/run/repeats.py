@@ -16,6 +16,7 @@ from typing import Any
 
 from assay.errors import ConfigError
 from assay.evaluators.base import Direction, Evaluator, Score
+from assay.evaluators.judges.safety import add_usage
 
 REDUCERS = ("mean", "median", "majority", "pass@k", "pass^k")
 MAX_REPEATS = 50
@@ -70,16 +71,15 @@ def repeated(
         properties = {
             "repeats": [{"score": s.value, "passed": passes(s), "reason": s.reason} for s in scores],
             "reducer": reducer, "spread": max(values) - min(values), "flaky": len(set(verdicts)) > 1,
-            "usage": _usage([s.properties.get("usage") for s in scores]),
+            "usage": _usage(scores),
         }  # fmt: skip
         return Score(value, passed=passed, reason=decided[0].reason, label=decided[0].label, properties=properties)
 
     return evaluate
 
 
-def _usage(parts: list[Any]) -> dict[str, Any]:
+def _usage(scores: list[Score]) -> dict[str, Any]:
     total: dict[str, Any] = {}
-    for part in parts:
-        for key, value in (part or {}).items():
-            total[key] = value if key == "model" else total.get(key, 0) + (value or 0)
+    for score in scores:
+        add_usage(total, score.properties.get("usage") or {})
     return total

@@ -115,7 +115,7 @@ def content_safety(model: Model, evaluation_level: EvaluationLevel = "turn", tem
                 raise outcome
             categories[name] = {"score": outcome.value, "label": outcome.label, "reason": outcome.reason,
                                 "passed": outcome.value is None or outcome.value <= 3}  # fmt: skip
-            _add_usage(usage, outcome.properties.get("usage") or {})
+            add_usage(usage, outcome.properties.get("usage") or {})
         scored = [c["score"] for c in categories.values() if c["score"] is not None]
         if not scored:
             return Score(None, skipped=True, reason="Not applicable", properties={"categories": categories})
@@ -128,7 +128,8 @@ def content_safety(model: Model, evaluation_level: EvaluationLevel = "turn", tem
     return evaluate
 
 
-def _add_usage(total: dict[str, Any], part: dict[str, Any]) -> None:
+def add_usage(total: dict[str, Any], part: dict[str, Any]) -> None:
+    """Sum a judge call's usage into ``total`` (the model's name is kept, counts are added)."""
     for key, value in part.items():
         total[key] = value if key == "model" else total.get(key, 0) + (value or 0)
 
