@@ -38,7 +38,11 @@ lint: $(VENV)/.installed-dev
 test: lint browser sandbox
 	$(BIN)/pytest
 
-bench: $(VENV)/.installed-dev
+$(VENV)/.installed-bench: $(VENV)/.installed-dev
+	$(BIN)/pip install -q -e '.[dev,bench]'
+	touch $@
+
+bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/nlp_throughput.py
 	$(BIN)/python bench/judge_throughput.py
 	$(BIN)/python bench/sampling.py

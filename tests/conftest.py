@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import uuid
 
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, settings
+from playwright.sync_api import sync_playwright
 
 from assay.llm import ModelConfig, ModelRegistry
 from assay.store import Store
@@ -70,3 +72,17 @@ def models(llm, store):
     llm.reset()
     config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="test", max_retries=4)
     return ModelRegistry([config], cache=store)
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+@pytest.fixture
+def browser():
+    """Debian's Chromium, driven by Playwright."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()

@@ -17,9 +17,10 @@ User errors carry a short ``code`` and a ``hint`` that says how to fix the probl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class AssayError(Exception):

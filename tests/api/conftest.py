@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -10,7 +9,6 @@ from dataclasses import dataclass, field
 import pytest
 import uvicorn
 from openai import OpenAI
-from playwright.sync_api import sync_playwright
 
 from assay.api import create_app
 from assay.evaluators import load_catalog
@@ -53,20 +51,6 @@ def served(store, models):
         worker.join(timeout=10)
     server.should_exit = True
     thread.join(timeout=10)
-
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
-
-
-@pytest.fixture
-def browser():
-    """Debian's Chromium, driven by Playwright."""
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
 
 
 def wait_for(client: OpenAI, eval_id: str, run_id: str, seconds: float = 60):

@@ -102,7 +102,10 @@ def test_quickstart_summary_results_and_gate(tmp_path):
     gated = assay("run", str(ROOT / "examples/quickstart/eval.yaml"), "--fail-on", "any-failure", home=tmp_path)
     assert gated.returncode == 1 and "gate missed" in gated.stdout
     listed = assay("runs", "list", home=tmp_path, check=True).stdout
-    assert run_id in listed
+    assert run_id.removeprefix("evalrun_")[:8] in listed and run_id not in listed  # short ids in 80 columns
+    assert all(len(line) <= 80 for line in assay("runs", "list", home=tmp_path, env_extra={"COLUMNS": "80"}).stdout.splitlines())
+    wide = assay("runs", "list", "--wide", home=tmp_path, check=True).stdout
+    assert run_id in wide
 
 
 def test_evaluators_list_and_show(tmp_path):

@@ -27,6 +27,7 @@ from assay.api import (
 from assay.api.context import ApiContext
 from assay.api.limits import BodyLimit
 from assay.api.readcache import CachedReads
+from assay.api.readonly import ReadOnly
 from assay.api.responses import WireJSON
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
@@ -37,9 +38,11 @@ PREFIXES = ("/v1", "/openai/v1", "/api/projects/{project}/openai/v1", "/openai")
 
 
 def create_app(
-    store: Store, *, catalog: Callable[[str], Catalog] | None = None, models: Callable[[], ModelRegistry] | None = None
-) -> FastAPI:
-    """``catalog(project)`` gives the evaluators a project can use (built-ins and its own custom ones)."""
+    store: Store, *, catalog: Callable[[str], Catalog] | None = None, models: Callable[[], ModelRegistry] | None = None,
+    read_only: bool = False,
+) -> FastAPI:  # fmt: skip
+    """``catalog(project)`` gives the evaluators a project can use (built-ins and its own custom ones);
+    ``read_only`` refuses every request but reads (``assay view``)."""
     if models is None:
         shared = ModelRegistry()  # one registry, so pass-through calls reuse their clients
         models = lambda: shared  # noqa: E731
@@ -58,6 +61,8 @@ def create_app(
     openapi.install(app)
     app.add_middleware(BodyLimit)
     access.install(app)
+    if read_only:
+        app.add_middleware(ReadOnly)
 
     for prefix in PREFIXES:
         routers = (routes_files, routes_evals, routes_runs, routes_evaluators, routes_capture)

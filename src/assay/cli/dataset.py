@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from assay.cli.common import open_store, out
-from assay.dataset import Dataset, ItemSchema, scan
 from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from assay.dataset import ItemSchema
 
 
 @click.group("dataset")
@@ -19,6 +22,8 @@ def dataset_group() -> None:
 
 
 def _load_schema(path: Path | None) -> ItemSchema | None:
+    from assay.dataset import ItemSchema
+
     if path is None:
         return None
     try:
@@ -33,6 +38,8 @@ def _load_schema(path: Path | None) -> ItemSchema | None:
 @click.option("--schema", type=click.Path(path_type=Path), help="A JSON Schema every item must match.")
 def validate(file: Path, schema: Path | None) -> None:
     """List every bad line of FILE; exit 1 if there is any."""
+    from assay.dataset import Dataset, scan
+
     report = scan(Dataset.from_path(file), _load_schema(schema))
     for issue in report.issues:
         out.print(str(issue), markup=False, soft_wrap=True)
@@ -51,6 +58,8 @@ def validate(file: Path, schema: Path | None) -> None:
 @click.option("--version", "version", default="1", show_default=True)
 def add(name: str, file: Path, version: str) -> None:
     """Register FILE as dataset NAME at a version, after validating it."""
+    from assay.dataset import Dataset, scan
+
     report = scan(Dataset.from_path(file))
     report.raise_if_invalid()
     record = open_store().register_dataset(name=name, version=version, uri=str(file.resolve()))

@@ -12,19 +12,20 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
-from assay.agentconfig import BASELINE, AgentDefinition, load_agent_config, parse_tools
-from assay.cli.common import counted, open_store, out
-from assay.cli.serve import CACHE_OPTION, models_from_file
+from assay.cli.common import CACHE_OPTION, counted, open_store, out
+from assay.cli.serve import models_from_file
 from assay.errors import ConfigError, ItemError
-from assay.evalgen.generate import CATEGORIES, MAX_SAMPLES, MIN_SAMPLES, Generated, generate
-from assay.evalgen.layout import write_project
-from assay.llm import CacheMode
-from assay.run.runner import run_sync
+from assay.evalgen import CATEGORIES, MAX_SAMPLES, MIN_SAMPLES
+
+if TYPE_CHECKING:
+    from assay.agentconfig import AgentDefinition
+    from assay.evalgen.generate import Generated
+    from assay.llm import CacheMode
 
 
 @click.group("eval")
@@ -63,6 +64,10 @@ def generate_command(
     cache_mode: CacheMode,
 ) -> None:  # fmt: skip
     """Write tasks, a rubric and eval.yaml for an agent."""
+    from assay.evalgen.generate import generate
+    from assay.evalgen.layout import write_project
+    from assay.run.runner import run_sync
+
     interactive = not no_prompt and sys.stdin.isatty()
     if gen_instruction and gen_instruction_file:
         raise ConfigError("give -g/--gen-instruction or --gen-instruction-file, not both")
@@ -127,6 +132,8 @@ def _agent(
     project: Path, name: str | None, instruction: str | None, instruction_file: Path | None, tools_file: Path | None,
     interactive: bool,
 ) -> AgentDefinition:  # fmt: skip
+    from assay.agentconfig import BASELINE, AgentDefinition, load_agent_config, parse_tools
+
     baseline = project / BASELINE / "metadata.yaml"
     found = load_agent_config(baseline) if baseline.is_file() else None
     text = instruction_file.read_text(encoding="utf-8-sig") if instruction_file else instruction
@@ -240,6 +247,7 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
     from assay.dataset import Dataset
     from assay.evalgen.lint import lint
     from assay.llm import ModelRegistry
+    from assay.run.runner import run_sync
     from assay.target import build_target
 
     loaded = load_eval_config(config)
@@ -256,7 +264,10 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
 
     async def check() -> list[Any]:
         try:
-            responses = _stored_responses(store, run_id) if run_id else await _responses(loaded.target, tasks)
+            if run_id:
+                responses = _stored_responses(store, store.run_id_for(run_id))
+            else:
+                responses = await _responses(loaded.target, tasks)
             return await lint(judge, tasks, responses, repeats)
         finally:
             await models.aclose()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
 from assay.cli.common import catalog, dumps, open_store, out
-from assay.evaluators.custom import Kind, kind_for, spec_from_file
+
+if TYPE_CHECKING:
+    from assay.evaluators.custom import Kind
 
 
 @click.group("evaluators")
@@ -18,9 +21,20 @@ def evaluators_group() -> None:
 
 @evaluators_group.command("list")
 @click.option("--category", help="Only this category (nlp, agents, rag, graders, ...).")
-def list_evaluators(category: str | None) -> None:
+@click.option("--wide", is_flag=True, help="Every column (version, evaluation levels), however wide.")
+def list_evaluators(category: str | None, wide: bool) -> None:
     """Every evaluator with its inputs and primary metric."""
-    table = Table("name", "version", "category", "inputs", "metric", "threshold", "levels")
+    table = Table(box=None, pad_edge=False)
+    table.add_column("name", no_wrap=True)  # names are what a user copies: never cut
+    if wide:
+        table.add_column("version")
+    table.add_column("category", no_wrap=True)
+    table.add_column("inputs", overflow="fold", ratio=1)
+    table.add_column("threshold", no_wrap=True)
+    if wide:
+        table.add_column("metric")
+        table.add_column("levels")
+    shown = 0
     for spec in catalog().specs():
         if category and spec.category != category:
             continue
@@ -30,11 +44,18 @@ def list_evaluators(category: str | None) -> None:
             if metric.threshold is None
             else f"{'≥' if metric.desirable_direction != 'decrease' else '≤'} {metric.threshold:g}"
         )
-        table.add_row(
-            spec.name, spec.version, spec.category, ", ".join(spec.required_inputs), metric.name, threshold,
-            ", ".join(spec.supported_evaluation_levels),
-        )  # fmt: skip
+        inputs = ", ".join(spec.required_inputs)
+        if wide:
+            table.add_row(spec.name, spec.version, spec.category, inputs, threshold, metric.name,
+                          ", ".join(spec.supported_evaluation_levels))  # fmt: skip
+        else:
+            table.add_row(spec.name, spec.category, inputs, threshold)
+        shown += 1
+    if not shown:
+        out.print(f"no evaluators in category {category!r}" if category else "no evaluators")
+        return
     out.print(table)
+    out.print("[dim]assay evaluators show NAME: one in full; --wide: every column[/]")
 
 
 @evaluators_group.command("add")
@@ -43,6 +64,8 @@ def list_evaluators(category: str | None) -> None:
 @click.option("--kind", type=click.Choice(["rubric", "prompt", "code"]), help="Default: from the file's suffix.")
 def add(name: str, file: Path, kind: Kind | None) -> None:
     """Register FILE as custom evaluator NAME; a changed definition becomes a new version."""
+    from assay.evaluators.custom import kind_for, spec_from_file
+
     spec = spec_from_file(file, name, "new", kind)  # checked before anything is stored
     store = open_store()
     record, created = store.add_evaluator(

@@ -7,17 +7,18 @@ import asyncio
 import json
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from assay.cli.common import open_store, out
+from assay.cli.common import CACHE_OPTION, DEFAULT_PROJECT, open_store, out
 from assay.cli.run import progress_bar
-from assay.cli.serve import CACHE_OPTION, models_from_file
+from assay.cli.serve import models_from_file
 from assay.errors import ConfigError
-from assay.llm import CacheMode, Model
-from assay.store import DEFAULT_PROJECT
-from assay.synth import Brief, Generated, generate_queries
-from assay.target.agents import find_agent
+
+if TYPE_CHECKING:
+    from assay.llm import CacheMode, Model
+    from assay.synth import Brief, Generated
 
 MAX_DOCUMENT_CHARS = 30_000
 
@@ -47,6 +48,9 @@ def generate_queries_command(
     save_as: str | None, out_file: Path | None, seed: int, estimate: bool, cache_mode: CacheMode,
 ) -> None:  # fmt: skip
     """Write COUNT distinct test queries with MODEL; save them with --save or --out."""
+    from assay.synth import Brief
+    from assay.target.agents import find_agent
+
     if not (prompt or agent or document):
         raise ConfigError("say what to write queries about: --prompt, --agent or --from-file")
     store = open_store()
@@ -84,6 +88,8 @@ def generate_queries_command(
 
 
 def _write(writer: Model, brief: Brief, count: int, seed: int) -> Generated:
+    from assay.synth import generate_queries
+
     with progress_bar() as progress:
         task = progress.add_task("writing", total=count)
 

@@ -17,7 +17,6 @@ import click
 from rich.table import Table
 
 from assay.cli.common import dumps, open_store, out
-from assay.dataset.readers import parse_json
 from assay.errors import ConfigError
 from assay.stats import cohen_kappa, icc_2_1, krippendorff_alpha_nominal, spearman
 
@@ -36,6 +35,7 @@ def agreement_command(run_id: str, labels_file: Path, criterion: str | None, as_
     """Agreement of RUN's judges with the human labels in a JSONL file."""
     labels = read_labels(labels_file, criterion)
     store = open_store()
+    run_id = store.run_id_for(run_id)
     judged: dict[tuple[str, int], dict[str, Any]] = {}
     for row in store.iter_output_items(run_id):
         for result in row["results"]:
@@ -62,6 +62,8 @@ def _fmt(value: float | None) -> str:
 
 def read_labels(path: Path, default_criterion: str | None) -> dict[str, dict[int, dict[str, Any]]]:
     """criterion → item → {passed, score}, every line checked."""
+    from assay.dataset.readers import parse_json
+
     found: dict[str, dict[int, dict[str, Any]]] = {}
     for line_no, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         if not line.strip():

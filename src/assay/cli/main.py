@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "optimize": ("assay.cli.optimize", "optimize_group",
                  "Search for a better agent configuration, scored by the eval in eval.yaml."),
     "redteam": ("assay.cli.redteam", "redteam_group", "Attack a model or agent and report attack success rates."),
+    "report": ("assay.cli.report", "report_command",
+               "Write RUN as an HTML report, JUnit XML for CI, or a Markdown summary."),
     "results": ("assay.cli.runs", "results",
                 "Write a run's output items as JSONL (full) or CSV (one column per criterion field)."),
     "run": ("assay.cli.run", "run_command",
@@ -33,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "simulate": ("assay.cli.simulate", "simulate_command",
                  "Simulate a user for each scenario of SCENARIOS against --target or --agent."),
     "traces": ("assay.cli.traces", "traces_group", "Stored OpenTelemetry traces: import, list, show, sample."),
+    "view": ("assay.cli.serve", "view", "Open the web UI on this store, read-only, at RUN's page (or the runs list)."),
     "worker": ("assay.cli.serve", "worker",
                "Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."),
 }  # fmt: skip

@@ -16,22 +16,19 @@ import difflib
 import json
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
-from assay.agentconfig import AgentDefinition, write_agent_config
-from assay.cli.common import catalog, open_store, out
-from assay.cli.serve import CACHE_OPTION
-from assay.config import EvalConfig, load_eval_config
-from assay.dataset import Dataset
+from assay.cli.common import CACHE_OPTION, catalog, open_store, out
 from assay.errors import ConfigError
-from assay.evaluators.custom import spec_from_file
-from assay.llm import CacheMode, ModelRegistry
-from assay.optimize.candidate import config_from
-from assay.optimize.jobs import job_object
-from assay.optimize.search import Optimizer, Settings, State, split
+
+if TYPE_CHECKING:
+    from assay.agentconfig import AgentDefinition
+    from assay.config import EvalConfig
+    from assay.llm import CacheMode
+    from assay.optimize.search import Settings, State
 
 JOBS = Path(".assay") / "optimize"
 
@@ -61,6 +58,12 @@ def optimize_group(
     """Search for a better agent configuration, scored by the eval in eval.yaml."""
     if ctx.invoked_subcommand is not None:
         return
+    from assay.config import load_eval_config
+    from assay.evaluators.custom import spec_from_file
+    from assay.llm import ModelRegistry
+    from assay.optimize.jobs import job_object
+    from assay.optimize.search import Optimizer, Settings, State
+
     config = load_eval_config(config_path)
     options = config.options
     settings = Settings(
@@ -105,6 +108,8 @@ def optimize_group(
 
 
 def _tasks(config: EvalConfig) -> list[dict[str, Any]]:
+    from assay.dataset import Dataset
+
     if config.dataset.local_path is None:
         raise ConfigError(f"{config.path.name}: optimize reads a local dataset (dataset.local_uri)")
     tasks = list(Dataset.from_path(config.dataset.local_path).items())
@@ -122,6 +127,8 @@ def _baseline(config: EvalConfig, eval_model: str | None) -> AgentDefinition:
 
 
 def _print_estimate(tasks: list[dict[str, Any]], settings: Settings, config: EvalConfig) -> None:
+    from assay.optimize.search import split
+
     parts = split(tasks, settings)
     batch = min(settings.minibatch, len(parts["train"]))
     iterations = settings.max_candidates + settings.max_stalls * (settings.max_candidates + 1)
@@ -167,6 +174,8 @@ def print_job(state: State) -> None:
 
 
 def _load(project: Path, job: str | None) -> State:
+    from assay.optimize.search import State
+
     jobs = project / JOBS
     if job is None:
         found = sorted(jobs.glob("*/state.json"), key=lambda p: p.stat().st_mtime)
@@ -189,6 +198,8 @@ PROJECT = click.option("--project", type=click.Path(path_type=Path, file_okay=Fa
 @PROJECT
 def status_command(job: str | None, output: str, project: Path) -> None:
     """A job's candidates and result (the latest job by default)."""
+    from assay.optimize.jobs import job_object
+
     state = _load(project, job)
     if output == "json":
         out.print_json(json.dumps(job_object(state)))
@@ -200,6 +211,8 @@ def status_command(job: str | None, output: str, project: Path) -> None:
 @PROJECT
 def list_command(project: Path) -> None:
     """The optimization jobs of this project."""
+    from assay.optimize.search import State
+
     found = sorted((project / JOBS).glob("*/state.json"), key=lambda p: p.stat().st_mtime)
     if not found:
         out.print(f"no optimization jobs in {project / JOBS}")
@@ -226,6 +239,9 @@ def cancel_command(job: str, project: Path) -> None:
 @PROJECT
 def apply_command(candidate_id: str, job: str | None, project: Path) -> None:
     """Write a candidate to .agent_configs/<cid>/ as azd does, with diff.patch and lineage.json."""
+    from assay.agentconfig import write_agent_config
+    from assay.optimize.candidate import config_from
+
     state = _load(project, job)
     if candidate_id not in state.candidates:
         raise ConfigError(f"job {state.id} has no candidate {candidate_id!r}", hint="assay optimize status lists them")

@@ -13,27 +13,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
-from assay.cli.common import catalog, counted, open_store, out
+from assay.cli.common import CACHE_OPTION, DEFAULT_PROJECT, catalog, counted, open_store, out
 from assay.cli.run import finish_with_progress
-from assay.cli.serve import CACHE_OPTION, models_from_file
-from assay.cli.summary import print_usage
-from assay.dataset import Dataset
+from assay.cli.serve import models_from_file
 from assay.errors import ConfigError
-from assay.llm import CacheMode
-from assay.redteam.attacks import DEFAULT_TURNS, AttackSettings
 from assay.redteam.report import sarif, scan_json
 from assay.redteam.risks import CONTENT_RISKS, RISKS, risk_category
-from assay.redteam.runs import RedTeamSettings, attack_rows, attacks_of, plan_objectives, seed_prompt_rows
 from assay.redteam.scorecard import Attack, Scorecard, describe
 from assay.redteam.strategies import techniques
-from assay.run import EvalDefinition, prepare, start
-from assay.store import DEFAULT_PROJECT
-from assay.target import TargetSpec
+
+if TYPE_CHECKING:
+    from assay.llm import CacheMode
+    from assay.redteam.runs import RedTeamSettings
 
 
 @click.group("redteam")
@@ -71,6 +67,12 @@ def scan_command(
     cache_mode: CacheMode,
 ) -> None:  # fmt: skip
     """Attack --target or --agent and print the scorecard."""
+    from assay.cli.summary import print_usage
+    from assay.dataset import Dataset
+    from assay.redteam.runs import attack_rows, attacks_of, plan_objectives
+    from assay.run import EvalDefinition, prepare, start
+    from assay.target import TargetSpec
+
     if (target_model is None) == (agent is None):
         raise ConfigError("name what to attack: --target MODEL or --agent NAME[:VERSION]")
     store = open_store()
@@ -122,6 +124,9 @@ def _settings(
     risks: tuple[str, ...], strategies: tuple[str, ...], objectives: int, seed_prompts: Path | None, turns: int | None,
     attacker: str | None, seed: int,
 ) -> RedTeamSettings:  # fmt: skip
+    from assay.redteam.attacks import AttackSettings
+    from assay.redteam.runs import RedTeamSettings, seed_prompt_rows
+
     steps: list[Any] = [s.split("+") if "+" in s else s for s in strategies]
     chosen = tuple(techniques(steps, "--strategy"))
     attack = AttackSettings(num_turns=turns)
@@ -158,6 +163,8 @@ def _criteria(risks: list[str], judge: str | None) -> list[dict[str, Any]]:
 
 
 def _print_estimate(rows: list[dict[str, Any]], settings: RedTeamSettings) -> None:
+    from assay.redteam.attacks import DEFAULT_TURNS
+
     attacker = target = 0
     for row in rows:
         steps = row["attack_strategies"]

@@ -5,31 +5,22 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from assay.cli.common import catalog, counted, open_store, out
-from assay.cli.interrupt import interruptible
-from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
-from assay.config import EvalConfig, load_eval_config
-from assay.dataset import Dataset
-from assay.errors import ConfigError, StoreError
-from assay.evaluators.custom import spec_from_file
-from assay.llm import CacheMode, ModelRegistry
-from assay.report.causes import error_causes
-from assay.results import OutputItem, RunSummary
-from assay.run import PreparedRun, RunOptions, RunOutcome, check_resumable, finish_run, prepare, start
-from assay.run.engine import DEFAULT_CONCURRENCY
-from assay.run.estimate import Estimate
-from assay.run.estimate import estimate as estimate_run
-from assay.run.runner import summarize
-from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of, trace_dataset
-from assay.simulate.datasets import save_conversations
-from assay.simulate.runs import scenario_dataset
-from assay.store import DEFAULT_PROJECT, Store
+from assay.cli.common import DEFAULT_PROJECT, catalog, counted, open_store, out
 
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from assay.config import EvalConfig
+    from assay.dataset import Dataset
+    from assay.llm import CacheMode
+    from assay.results import OutputItem, RunSummary
+    from assay.run import PreparedRun, RunOutcome
+    from assay.run.estimate import Estimate
+    from assay.store import Store
 
 def parse_fail_on(value: str | None) -> float | None:
     """``any-failure`` → every item must pass; ``pass-rate=0.9`` → at least that share."""
@@ -57,6 +48,9 @@ class RunSource:
 
 def resolve_source(config: EvalConfig, store: Store, resumed: dict[str, Any] | None) -> RunSource:
     """The run's items. Traces are resolved once; a resumed run reuses the traces it started with."""
+    from assay.errors import ConfigError
+    from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of, trace_dataset
+
     if config.dataset.traces is None:
         return RunSource(resolve_dataset(config, store))
     level = config.definition.evaluation_level
@@ -74,6 +68,8 @@ def resolve_source(config: EvalConfig, store: Store, resumed: dict[str, Any] | N
 
 
 def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
+    from assay.dataset import Dataset
+
     ref = config.dataset
     if ref.local_path is not None:
         return Dataset.from_path(ref.local_path)
@@ -95,21 +91,39 @@ def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
               help="Model-call cache, default use (a resumed run keeps its own); replay: no new calls.")  # fmt: skip
 @click.option("--estimate", is_flag=True, help="Print the calls, tokens and cost the run would need; call nothing.")
 @click.option("--repeats", type=click.IntRange(1, 50), help="Judge each item K times (eval.yaml repeats:).")
+@click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the first N items: a quick look first.")
 def run_command(
     eval_yaml: Path, resume_id: str | None, retry_errors: bool, concurrency: int | None, fail_on: str | None,
-    cache_mode: CacheMode | None, estimate: bool, repeats: int | None,
+    cache_mode: CacheMode | None, estimate: bool, repeats: int | None, limit: int | None,
 ) -> None:  # fmt: skip
     """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
+    from assay.cli.interrupt import interruptible
+    from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
+    from assay.config import load_eval_config
+    from assay.errors import ConfigError, StoreError
+    from assay.evaluators.custom import spec_from_file
+    from assay.llm import ModelRegistry
+    from assay.report.causes import error_causes
+    from assay.run import RunOptions, check_resumable, finish_run, prepare, start
+    from assay.run.engine import DEFAULT_CONCURRENCY
+    from assay.run.estimate import estimate as estimate_run
+    from assay.run.runner import summarize
+    from assay.simulate.datasets import save_conversations
+    from assay.simulate.runs import scenario_dataset
+
     gate = parse_fail_on(fail_on)
     config = load_eval_config(eval_yaml)
     if repeats is not None:
         config.definition.repeats = repeats
     store = open_store()
-    resumed = store.get_run(resume_id) if resume_id else None
+    resumed = store.get_run(store.run_id_for(resume_id)) if resume_id else None
     # A resumed run keeps the cache mode it started with unless told otherwise.
     mode: CacheMode = cache_mode or ((resumed or {}).get("options") or {}).get("cache") or "use"
     source = resolve_source(config, store, resumed)
-    dataset = source.dataset
+    limit = limit or ((resumed or {}).get("options") or {}).get("limit")  # a resumed run keeps its limit
+    dataset = source.dataset.head(limit) if limit else source.dataset
+    if limit:
+        source.options["limit"] = limit
     simulation = config.target.simulation if config.target is not None else None
     if simulation is not None:
         dataset = scenario_dataset(dataset, simulation)  # each row a scenario, played out before it is judged
@@ -147,8 +161,10 @@ def run_command(
     target_stats = TargetStats()
     with progress_bar() as progress:
         # With a target, generating and judging move at their own pace: one bar each.
-        generating = progress.add_task("generating", total=total, completed=done) if prepared.target else None
-        task = progress.add_task("evaluating", total=total, completed=done)
+        generating = None
+        if prepared.target:
+            generating = progress.add_task("generating", total=total, completed=done, resumed=done)
+        task = progress.add_task("evaluating", total=total, completed=done, resumed=done)
 
         def sampled(sample: dict[str, Any]) -> None:
             target_stats.add(sample)
@@ -194,9 +210,31 @@ def print_estimate(found: Estimate) -> None:
 
 
 def progress_bar() -> Progress:
+    """``evaluating ━━━━━━━━━━━━  412/1000 items  0:00:31  13.2/s  0:00:44 left`` in 80 columns."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        """Items per second since the start (not rich's short window, which a burst of cache hits sends
+        into the hundreds of thousands); items a resumed run already had do not count."""
+
+        def render(self, task: Task) -> Text:
+            elapsed, done = task.elapsed or 0.0, task.completed - task.fields.get("resumed", 0)
+            return Text(f"{done / elapsed:.1f}/s" if elapsed > 0.2 and done else "–/s", style="progress.data.speed")
+
     return Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("items"), TimeRemainingColumn(), console=out, transient=False,
+        TextColumn("[progress.description]{task.description}"), BarColumn(bar_width=20), MofNCompleteColumn(),
+        TextColumn("items"), TimeElapsedColumn(), RateColumn(), TimeRemainingColumn(), TextColumn("left"),
+        console=out, transient=False,
     )  # fmt: skip
 
 
@@ -205,9 +243,13 @@ def finish_with_progress(
 ) -> RunOutcome:
     """``finish_run`` under one progress bar; Ctrl-C marks the run canceled, says ``canceled_hint``
     and exits 130."""
+    from assay.cli.interrupt import interruptible
+    from assay.run import RunOptions, finish_run
+    from assay.run.runner import summarize
+
     done = len(store.done_item_ids(run["id"]))
     with progress_bar() as progress:
-        task = progress.add_task(label, total=prepared.report.rows, completed=done)
+        task = progress.add_task(label, total=prepared.report.rows, completed=done, resumed=done)
 
         def mark_canceled() -> None:
             summary = summarize(store, run["id"], prepared.criteria, prepared.models)

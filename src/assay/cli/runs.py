@@ -11,8 +11,6 @@ import click
 from rich.table import Table
 
 from assay.cli.common import dumps, open_store, out
-from assay.cli.summary import print_summary
-from assay.results import RunSummary
 
 
 @click.group("runs")
@@ -23,24 +21,47 @@ def runs_group() -> None:
 @runs_group.command("list")
 @click.option("--limit", default=20, show_default=True)
 @click.option("--status", type=click.Choice(["queued", "in_progress", "completed", "failed", "canceled"]))
-def list_runs(limit: int, status: str | None) -> None:
-    """The most recent runs."""
-    table = Table("run id", "name", "status", "items", "passed", "failed", "errored")
-    for run in open_store().list_runs(limit=limit, status=status):
-        counts = (run["summary"] or {}).get("result_counts", {})
-        table.add_row(
-            run["id"], run["name"] or "", run["status"], str(counts.get("total", "")),
-            str(counts.get("passed", "")), str(counts.get("failed", "")), str(counts.get("errored", "")),
-        )  # fmt: skip
+@click.option("--wide", is_flag=True, help="Whole run ids and every count, however wide.")
+def list_runs(limit: int, status: str | None, wide: bool) -> None:
+    """The most recent runs (ids shortened: any unique start of an id works in every command)."""
+    import time
+
+    from assay.cli.summary import short_id
+    from assay.results import RunSummary
+
+    store = open_store()
+    runs = store.list_runs(limit=limit, status=status)
+    if not runs:
+        where = f" with status {status}" if status else ""
+        out.print(f"no runs{where} in {store.url} (ASSAY_HOME or ASSAY_DATABASE_URL chooses the store)", soft_wrap=True)
+        return
+    table = Table(box=None, pad_edge=False)
+    table.add_column("run", no_wrap=True)
+    table.add_column("name", overflow="ellipsis", no_wrap=True, max_width=24)
+    for column in ("created (UTC)", "status", "items", "pass rate", *(("passed", "failed", "errored") if wide else ())):
+        table.add_column(column, no_wrap=True, justify="right" if column not in ("created (UTC)", "status") else "left")
+    for run in runs:
+        summary = RunSummary.model_validate(run["summary"] or {})
+        counts, rate = summary.result_counts, summary.pass_rate()
+        created = time.strftime("%m-%d %H:%M", time.gmtime(run["created_at"]))
+        row = [run["id"] if wide else short_id(run["id"]), run["name"] or "", created, run["status"], str(counts.total),
+               "–" if rate is None else f"{rate:.0%}"]  # fmt: skip
+        if wide:
+            row += [str(counts.passed), str(counts.failed), str(counts.errored)]
+        table.add_row(*row)
     out.print(table)
+    out.print(f"[dim]store {store.url} · assay runs show RUN · --wide: whole ids[/]")
 
 
 @runs_group.command("show")
 @click.argument("run_id")
 def show_run(run_id: str) -> None:
     """A run's summary table and where its results are."""
+    from assay.cli.summary import print_summary
+    from assay.results import RunSummary
+
     store = open_store()
-    run = store.get_run(run_id)
+    run = store.get_run(store.run_id_for(run_id))
     summary = RunSummary.model_validate(run["summary"] or {})
     print_summary(run, summary, store.url)
     if run["error"]:
@@ -62,6 +83,7 @@ def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_fl
     from assay.compare import compare_runs
 
     store = open_store()
+    run_a, run_b = store.run_id_for(run_a), store.run_id_for(run_b)
     found = compare_runs(store, run_a, run_b, margin=margin)
     if as_json:
         out.print_json(dumps(found.as_dict()))
@@ -102,7 +124,7 @@ def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_fl
 def results(run_id: str, fmt: str, status: str | None, output: IO[str]) -> None:
     """Write a run's output items as JSONL (full) or CSV (one column per criterion field)."""
     store = open_store()
-    store.get_run(run_id)
+    run_id = store.run_id_for(run_id)
     items = store.iter_output_items(run_id, status=status)
     if fmt == "jsonl":
         for row in items:

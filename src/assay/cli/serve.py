@@ -1,38 +1,36 @@
-"""``assay serve``, ``assay worker`` and ``assay keys create``."""
+"""``assay serve``, ``assay view``, ``assay worker`` and ``assay keys create``."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import signal
+import socket
+import webbrowser
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli.common import catalog, open_store, out
+from assay.cli.common import CACHE_OPTION, catalog, open_store, out
 from assay.errors import ConfigError
-from assay.llm import CacheMode, ModelRegistry, parse_models
-from assay.run.worker import start_workers
-from assay.sandbox import INSTALL_HINT, Sandbox
-from assay.target.agents import parse_agents
 
 if TYPE_CHECKING:
+    from assay.llm import CacheMode, ModelRegistry
     from assay.store import Store
-
-
-CACHE_OPTION = click.option(
-    "--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]), default="use", show_default=True,
-    help="Model-call cache for runs (a run's metadata 'assay.cache' chooses its own).",
-)
 
 
 def models_from_file(
     models_file: Path | None, cache: Store | None = None, cache_mode: CacheMode = "use"
 ) -> ModelRegistry:
+    from assay.llm import ModelRegistry, parse_models
+    from assay.target.agents import parse_agents
+    from assay.yamlfile import safe_load
+
     if models_file is None:
         return ModelRegistry(cache=cache, cache_mode=cache_mode)
-    from assay.yamlfile import safe_load
 
     try:
         section = safe_load(models_file.read_text(encoding="utf-8-sig"), str(models_file)) or {}
@@ -46,6 +44,8 @@ def models_from_file(
 def _require_sandbox_with_keys(store_has_keys: bool) -> None:
     """With API keys, anyone holding one may post code: it runs in the sandbox or not at all
     (``ASSAY_SANDBOX`` set by the operator wins)."""
+    from assay.sandbox import INSTALL_HINT, Sandbox
+
     if store_has_keys:
         os.environ.setdefault("ASSAY_SANDBOX", "require")
     if os.environ.get("ASSAY_SANDBOX") == "require" and not Sandbox.configured().isolated:
@@ -82,6 +82,8 @@ def serve(
 
     from assay.api import create_app
     from assay.api import tls as certificates
+    from assay.api.announce import announced
+    from assay.run.worker import start_workers
 
     pair = certificates.given(certfile, keyfile) if certfile or keyfile else None
     if tls and pair is None:
@@ -107,7 +109,8 @@ def serve(
               f"{base}/v1/responses[/]")  # fmt: skip
     try:
         certfile_, keyfile_ = (str(pair[0]), str(pair[1])) if pair else (None, None)
-        uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_)
+        with announced(base, store.url), _terminable():
+            uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_)
     finally:
         stop.set()
 
@@ -120,6 +123,8 @@ def serve(
 @CACHE_OPTION
 def worker(models_file: Path | None, threads: int, cache_mode: CacheMode) -> None:
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
+    from assay.run.worker import start_workers
+
     store = open_store()
     registry = models_from_file(models_file, store, cache_mode)
     _require_sandbox_with_keys(store.has_keys())
@@ -144,3 +149,64 @@ def create_key(project: str) -> None:
     """Create an API key for PROJECT; it is shown once and stored hashed."""
     key = open_store().create_key(project)
     out.print(key, markup=False)
+
+
+@click.command("view")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Another free port when this one is taken (0: any free port).")  # fmt: skip
+@click.option("--no-browser", is_flag=True, help="Print the link; do not open a browser.")
+def view(run_id: str | None, host: str, port: int, no_browser: bool) -> None:
+    """Open the web UI on this store, read-only, at RUN's page (or the runs list)."""
+    from assay.api.announce import server_for
+
+    store = open_store()
+    page = f"/ui/runs/{store.run_id_for(run_id)}" if run_id else "/ui"
+    running = server_for(store.url)
+    if running is not None:  # `assay serve` has this store already: use it
+        out.print(f"{running}{page}  (served by a running `assay serve`; store {store.url})", soft_wrap=True)
+        if not no_browser:
+            webbrowser.open(running + page)
+        return
+    if not _is_loopback(host):
+        raise ConfigError(f"assay view serves loopback only, not {host}", hint="use assay serve with API keys")
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        listener.bind((host, port))
+    except OSError:
+        listener.bind((host, 0))
+    listener.listen(128)  # from here connections wait for the server instead of being refused
+    base = f"http://{host}:{listener.getsockname()[1]}"
+    _serve_read_only(store, listener, base, page, open_browser=not no_browser)
+
+
+def _serve_read_only(store: Store, listener: socket.socket, base: str, page: str, *, open_browser: bool) -> None:
+    import uvicorn
+
+    from assay.api import create_app
+    from assay.api.announce import announced
+
+    app = create_app(store, catalog=lambda project: catalog(store, project), read_only=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    out.print(f"{base}{page}  (read-only; store {store.url}; Ctrl-C stops)", soft_wrap=True)
+    if open_browser:
+        webbrowser.open(base + page)
+    with announced(base, store.url), _terminable():
+        server.run(sockets=[listener])
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM ends the process through ``finally`` blocks (the announcement is withdrawn). uvicorn
+    shuts down on it, then raises it again under the handler it found: this one, not the default
+    handler that would end the process on the spot."""
+
+    def leave(signum: int, _: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

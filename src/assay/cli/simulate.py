@@ -13,22 +13,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli.common import catalog, open_store, out
+from assay.cli.common import CACHE_OPTION, DEFAULT_PROJECT, catalog, open_store, out
 from assay.cli.run import finish_with_progress
-from assay.cli.serve import CACHE_OPTION, models_from_file
-from assay.cli.summary import print_summary
-from assay.dataset import Dataset
+from assay.cli.serve import models_from_file
 from assay.errors import ConfigError
-from assay.llm import CacheMode
-from assay.run import EvalDefinition, prepare, start
-from assay.simulate.datasets import save_conversations
-from assay.simulate.runs import SimulationSettings, scenario_dataset
-from assay.store import DEFAULT_PROJECT
-from assay.target import TargetSpec
+
+if TYPE_CHECKING:
+    from assay.llm import CacheMode
+    from assay.run import EvalDefinition
 
 GOAL_REACHED = {"type": "string_check", "name": "user_ended", "input": "{{item.termination_reason}}",
                 "reference": "user_stop", "operation": "eq"}  # fmt: skip
@@ -60,6 +56,13 @@ def simulate_command(
     out_file: Path | None, concurrency: int, resume_id: str | None, estimate: bool, cache_mode: CacheMode,
 ) -> None:  # fmt: skip
     """Simulate a user for each scenario of SCENARIOS against --target or --agent."""
+    from assay.cli.summary import print_summary
+    from assay.dataset import Dataset
+    from assay.run import prepare, start
+    from assay.simulate.datasets import save_conversations
+    from assay.simulate.runs import SimulationSettings, scenario_dataset
+    from assay.target import TargetSpec
+
     if (target_model is None) == (agent is None):
         raise ConfigError("give the simulated user someone to talk to: --target MODEL or --agent NAME[:VERSION]")
     store = open_store()
@@ -80,7 +83,7 @@ def simulate_command(
                   f"({total * max_turns} to {user_model}, as many to the target) and {total * len(prepared.criteria)} "
                   "judge calls; the cache answers any made before")  # fmt: skip
         return
-    run = store.get_run(resume_id) if resume_id else start(prepared, store)
+    run = store.get_run(store.run_id_for(resume_id)) if resume_id else start(prepared, store)
     out.print(f"[dim]{scenarios.name}: {total} conversations ({repetitions} per scenario, at most {max_turns} "
               f"turns) · run {run['id']}[/]")  # fmt: skip
     resume = f"resume with  assay simulate {scenarios} ... --resume {run['id']}"
@@ -98,6 +101,8 @@ def simulate_command(
 
 
 def _definition(scenarios: Path, evaluators: tuple[str, ...], judge: str) -> EvalDefinition:
+    from assay.run import EvalDefinition
+
     if not evaluators:
         return EvalDefinition(f"simulate {scenarios.name}", [GOAL_REACHED])
     criteria = [{"type": "azure_ai_evaluator", "name": name.removeprefix("builtin."), "evaluator_name": name,

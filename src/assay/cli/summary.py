@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
+from assay.api.announce import server_for
 from assay.cli.common import counted, out
 from assay.results import RunSummary
 
@@ -68,8 +69,18 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
     print_usage(summary)
     out.print(f"run id: [bold]{run['id']}[/]")
     out.print(f"store: {store_url}")
-    out.print(f"details: assay runs show {run['id']}", soft_wrap=True)
-    out.print(f"results: assay results {run['id']} --format jsonl|csv", soft_wrap=True)
+    short = short_id(run["id"])
+    out.print(f"details: assay runs show {short} · results: assay results {short} --format jsonl|csv", soft_wrap=True)
+    served = server_for(store_url)
+    if served is not None:
+        out.print(f"view: {served}/ui/runs/{run['id']}", soft_wrap=True)
+    else:
+        out.print(f"view: assay view {short} · report: assay report {short} --html report.html", soft_wrap=True)
+
+
+def short_id(run_id: str) -> str:
+    """The first 8 hex digits of a run id: what commands take (``Store.run_id_for``) and lists show."""
+    return run_id.removeprefix("evalrun_")[:8]
 
 
 @dataclass

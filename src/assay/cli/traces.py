@@ -8,16 +8,18 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
 from assay.cli.common import open_store, out
 from assay.errors import ConfigError
-from assay.run.trace_sources import NS, Level, TraceSelection, resolve
-from assay.traces.conversion import turns_of
-from assay.traces.otlp import OtlpError, decode
+
+if TYPE_CHECKING:
+    from assay.run.trace_sources import Level
+
+NS = 1_000_000_000
 
 
 @click.group("traces")
@@ -30,6 +32,8 @@ def traces_group() -> None:
 @click.option("--project", default="default", show_default=True)
 def import_traces(files: tuple[Path, ...], project: str) -> None:
     """Load OTLP/JSON files: one export request per .json file, or one per line of a .jsonl file."""
+    from assay.traces.otlp import OtlpError, decode
+
     store = open_store()
     read = new = bad = 0
     for path in files:
@@ -86,6 +90,8 @@ def list_traces(agent: str | None, limit: int, project: str) -> None:
 @click.option("--project", default="default", show_default=True)
 def show_trace(trace_id: str, project: str) -> None:
     """The trace's turns as evaluators will see them: query, response, tool calls, problems."""
+    from assay.traces.conversion import turns_of
+
     spans = open_store().trace_spans(project, [trace_id.lower()])[trace_id.lower()]
     if not spans:
         raise ConfigError(f"no trace {trace_id} is stored", hint="assay traces list shows the stored ones")
@@ -136,6 +142,8 @@ def sample_traces(
     save_as: str | None, version: str, project: str,
 ) -> None:  # fmt: skip
     """Pick up to --max of an agent's recent traces; print what each stage removed."""
+    from assay.run.trace_sources import TraceSelection, resolve
+
     name, _, agent_version = agent_id.partition(":")
     now = time.time()
     selection = TraceSelection(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,10 @@ class Dataset:
 
     def rows(self) -> Iterator[Row]:
         return self.open_rows()
+
+    def head(self, count: int) -> Dataset:
+        """The first ``count`` rows only (``assay run --limit``: a quick look before the whole run)."""
+        return Dataset(name=self.name, open_rows=lambda: itertools.islice(self.open_rows(), count), path=self.path)
 
     def items(self) -> Iterator[dict[str, Any]]:
         """Just the items; raises ``DataError`` at the first bad line."""

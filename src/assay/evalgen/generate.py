@@ -23,12 +23,11 @@ import numpy as np
 
 from assay.agentconfig import AgentDefinition
 from assay.errors import ConfigError, ItemError
+from assay.evalgen import CATEGORIES, MAX_SAMPLES, MIN_SAMPLES
 from assay.llm import Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.sampling.minhash import distance, normalize_text, signatures
 
-CATEGORIES = ("happy", "edge", "ambiguous", "out_of_scope", "adversarial", "multi_step")
-MIN_SAMPLES, MAX_SAMPLES = 15, 1000
 TASK_BATCH = 8
 NEAR_DUPLICATE = 0.3
 COVERAGE_ROUNDS = 3

@@ -20,17 +20,16 @@ import ssl
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import httpx2
-import openai
+from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import AssayError, ConfigError
 from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
-from assay.llm.http import FastPathUnavailable, FastPoster
 from assay.llm.limits import AdaptiveLimiter, Budget
 from assay.llm.retry import backoff, classify
+
+if TYPE_CHECKING:
+    from assay.llm.http import FastPoster
 
 CacheMode = Literal["use", "replay", "off", "refresh"]
 
@@ -149,6 +148,8 @@ class Model:
         Retries happen only until the provider starts answering; after that a broken stream is the
         caller's to see, as it would be talking to the provider itself."""
         body = {**body, "model": self.config.model, "stream": True}
+        import openai
+
         stream_cls = openai.AsyncStream[object]
         stream: Any = await self._call(
             body, lambda state: state.client.post(path, body=body, cast_to=object, stream=True, stream_cls=stream_cls)
@@ -216,6 +217,8 @@ class Model:
             cache = BatchedCache(self.cache, replace=self.cache_mode == "refresh") if self.cache is not None else None
             poster = None
             if config.transport == "fast":
+                from assay.llm.http import FastPoster
+
                 connections = max(100, config.max_concurrency)
                 poster = FastPoster(client, timeout=config.timeout, connections=connections, tls=_tls())
             state = _LoopState(
@@ -231,6 +234,8 @@ class Model:
 
 
 async def _send(state: _LoopState, path: str, body: dict[str, Any]) -> Any:
+    from assay.llm.http import FastPathUnavailable
+
     if state.poster is not None:
         try:
             return await state.poster.post(path, body)
@@ -249,6 +254,9 @@ async def _events(stream: Any) -> AsyncIterator[dict[str, Any]]:
 
 
 def _client(config: ModelConfig) -> Any:
+    # The SDK is imported with the first client: an eval of local metrics alone never needs it.
+    import openai
+
     key = config.key() or "not-needed"
     # The SDK's aiohttp transport (its documented choice for high concurrency): httpx's own pool
     # spends more CPU per call than the call itself once dozens of connections are open.
@@ -268,6 +276,8 @@ def _client(config: ModelConfig) -> Any:
 def _tls() -> ssl.SSLContext:
     """One certificate store for every client in the process (the SDK's: certifi, or SSL_CERT_FILE):
     loading it costs some 50 ms of CPU, which each run would otherwise pay per model."""
+    import httpx2
+
     return httpx2.create_ssl_context()
 
 

@@ -6,9 +6,10 @@ import random
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
+if TYPE_CHECKING:
+    import openai
 
 MAX_DELAY = 60.0
 
@@ -25,6 +26,8 @@ class Failure:
 
 
 def classify(exc: BaseException) -> Failure:
+    import openai  # loaded already whenever a provider call failed
+
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         message = f"{status} {getattr(exc, 'message', exc)}"

@@ -45,8 +45,11 @@ def whisker(low: float, high: float, mid: float, title: str, half: float = 4) ->
             f"<title>{escape(title)}</title></path>")  # fmt: skip
 
 
-def histogram(name: str, scores: list[float], low: float, high: float, bins: int = 10) -> str:
-    """Counts of scores in equal bins between the metric's min and max."""
+def histogram(
+    name: str, scores: list[float], low: float, high: float, bins: int = 10, threshold: float | None = None
+) -> str:
+    """Counts of scores in equal bins between the metric's min and max, each bar labelled with its
+    count, and the pass threshold as a dashed line."""
     if high <= low:
         high = low + 1
     # Judges' 1–5 and 0–7 scales get one bar per value; continuous scores get equal bins.
@@ -60,19 +63,28 @@ def histogram(name: str, scores: list[float], low: float, high: float, bins: int
             slot = int((score - low) / (high - low) * edges)
         counts[min(max(slot, 0), edges - 1)] += 1
     tallest = max(counts) or 1
-    width, height, bar = 260, 110, 260 / edges
+    width, height, top, bar = 260, 110, 14, 260 / edges
     parts = [
-        f'<svg class="chart histogram" data-criterion="{escape(name)}" width="{width}" height="{height + 18}" '
-        f'role="img" aria-label="score histogram for {escape(name)}">'
+        f'<svg class="chart histogram" data-criterion="{escape(name)}" width="{width}" height="{top + height + 18}" '
+        f'role="img" aria-label="score histogram for {escape(name)}"><g transform="translate(0,{top})">'
     ]
     for index, count in enumerate(counts):
         tall = height * count / tallest
+        if count:
+            parts.append(f'<text x="{index * bar + bar / 2:.1f}" y="{height - tall - 3:.1f}" class="tick count">'
+                         f"{count}</text>")  # fmt: skip
         label = f"{low + index:g}" if integer else f"{low + (high - low) * index / edges:.1f}"
         parts.append(f'<rect class="bin" x="{index * bar + 1:.1f}" y="{height - tall:.1f}" width="{bar - 2:.1f}" '
                      f'height="{tall:.1f}" fill="#1565c0"><title>{label}: {count}</title></rect>')  # fmt: skip
         if integer or index % 2 == 0:
-            parts.append(f'<text x="{index * bar + bar / 2:.1f}" y="{height + 14}" class="tick">{label}</text>')
-    parts.append("</svg>")
+            # A value on a discrete scale labels its bar; a continuous bin is labelled at its lower edge.
+            at = index * bar + bar / 2 if integer else max(index * bar, 8)
+            parts.append(f'<text x="{at:.1f}" y="{height + 14}" class="tick">{label}</text>')
+    if threshold is not None and low <= threshold <= high:
+        x = (threshold - low) * bar + bar / 2 if integer else (threshold - low) / (high - low) * width
+        parts.append(f'<line class="threshold" x1="{x:.1f}" x2="{x:.1f}" y1="-{top}" y2="{height}" stroke="#c62828" '
+                     f'stroke-dasharray="4 3"><title>threshold {threshold:g}</title></line>')  # fmt: skip
+    parts.append("</g></svg>")
     return "".join(parts)
 
 

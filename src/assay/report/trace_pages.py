@@ -14,7 +14,7 @@ from assay.api.context import context
 from assay.errors import NotFoundError
 from assay.report.access import Viewer
 from assay.report.charts import span_waterfall
-from assay.report.ui import TEMPLATES
+from assay.report.run_view import TEMPLATES
 from assay.store import DEFAULT_PROJECT
 from assay.traces.conversion import turns_of
 from assay.traces.spans import STATUS_ERROR, Span

@@ -7,29 +7,20 @@ SameSite=Strict cookie scoped to ``/ui``) and sees that key's project only, as t
 
 from __future__ import annotations
 
-import json
-import time
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import urlencode
 
-import sqlalchemy as sa
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from assay.api.context import context
 from assay.errors import NotFoundError
 from assay.report.access import KEY_COOKIE, Viewer, back_into_the_ui
-from assay.report.causes import error_causes
-from assay.report.charts import difference_bars, histogram, pass_rate_bars
+from assay.report.charts import difference_bars
 from assay.report.redteam_view import red_team_section
-from assay.report.transcript import transcript
+from assay.report.run_view import TEMPLATES, criterion_names, item_row, score_histograms, summary_bars, top_causes
 from assay.results import RunSummary
-from assay.store import tables as t
 
-TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
-TEMPLATES.filters["datetime"] = lambda seconds: time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds)) + " UTC"
 PAGE_SIZE = 50
 KEY_COOKIE_SECONDS = 7 * 24 * 3600
 router = APIRouter()
@@ -100,16 +91,9 @@ def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", af
     if viewer is not None and run["project"] != viewer:
         raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
     summary = RunSummary.model_validate(run["summary"] or {})
-    # A red-team run's per-technique rows are shown in its own section, not as criteria.
-    judged = [c for c in summary.per_testing_criteria_results if c.attack_strategy is None]
-    criteria = [c.testing_criteria for c in judged]
-    if not criteria:  # still running: name the criteria from the eval
-        criteria = [c.get("name", "") for c in store.get_eval(run["eval_id"])["testing_criteria"]]
-    notes = {c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped)" for c in judged if c.pass_rate is None}
-    bars = pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in judged], notes,
-                          {c.testing_criteria: c.pass_rate_ci for c in judged})  # fmt: skip
+    criteria = criterion_names(store, run, summary)
     rows = list(store.iter_output_items(run_id, after=after, limit=PAGE_SIZE + 1, status=status or None))
-    items = [_item(row, criteria) for row in rows[:PAGE_SIZE]]
+    items = [item_row(row, criteria) for row in rows[:PAGE_SIZE]]
     base = f"/ui/runs/{run_id}"
     next_link = (
         f"{base}?{urlencode({'status': status, 'after': rows[PAGE_SIZE - 1]['datasource_item_id']})}"
@@ -117,47 +101,9 @@ def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", af
         else None
     )
     return TEMPLATES.get_template("run.html").render(
-        title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=bars, viewer=viewer,
-        histograms=_histograms(store, run_id), criteria=criteria, items=items, status=status,
-        causes={name: counter.most_common(3) for name, counter in error_causes(store, run_id).items()},
-        next_link=next_link, first_page_link=f"{base}?{urlencode({'status': status})}" if after is not None else None,
+        title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=summary_bars(summary), viewer=viewer,
+        histograms=score_histograms(store, run_id), criteria=criteria, items=items, status=status,
+        causes=top_causes(store, run_id), next_link=next_link,
+        first_page_link=f"{base}?{urlencode({'status': status})}" if after is not None else None,
         red_team=red_team_section(store, run_id) if summary.red_team is not None else None,
     )  # fmt: skip
-
-
-def _item(row: dict[str, Any], criteria: list[str]) -> dict[str, Any]:
-    by_name = {r["name"]: r for r in row["results"]}
-    results = []
-    for name in criteria:
-        result = by_name.get(name, {})
-        score = result.get("score")
-        shown = result.get("status", "") if score is None else f"{score:.3g} {result.get('label') or ''}"
-        css = result.get("label") or result.get("status", "")
-        results.append({"shown": shown, "css": css, "reason": result.get("reason")})
-    item = row["datasource_item"]
-    preview = " · ".join(f"{k}: {_short(v)}" for k, v in list(item.items())[:3])
-    # Items made from traces name them: a turn its trace_id, a conversation its trace_ids.
-    traces = [item["trace_id"]] if isinstance(item.get("trace_id"), str) else list(item.get("trace_ids") or [])
-    return {**row, "results": results, "preview": preview, "traces": [str(t) for t in traces],
-            "transcript": transcript(item)}  # fmt: skip
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _histograms(store: Any, run_id: str) -> list[tuple[str, str]]:
-    res = t.results.c
-    query = sa.select(res.criterion, res.score).where(res.run_id == run_id, res.score.is_not(None))
-    scores: dict[str, list[float]] = {}
-    with store.engine.connect() as conn:
-        for criterion, score in conn.execute(query):
-            scores.setdefault(criterion, []).append(float(score))
-    charts = []
-    for name, values in sorted(scores.items()):
-        low, high = min(0.0, min(values)), max(1.0, max(values))
-        if high > 1 and high <= 7:
-            low, high = (1.0, 5.0) if min(values) >= 1 and high <= 5 else (0.0, 7.0)
-        charts.append((name, histogram(name, values, low, high)))
-    return charts

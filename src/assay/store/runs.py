@@ -12,7 +12,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.errors import NotFoundError
+from assay.errors import NotFoundError, UserError
 from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
 from assay.stats import t_interval_from_moments, wilson
 from assay.store import tables as t
@@ -65,6 +65,24 @@ class RunsStore(StoreBase):
         if row is None:
             raise NotFoundError(f"no run with id {run_id!r}", hint="`assay runs list` shows the runs in this store")
         return dict(row)
+
+    def run_id_for(self, given: str) -> str:
+        """The run a command line names: its whole id, or a prefix only one run's id starts with
+        (``evalrun_4a04``; the ``evalrun_`` itself may be left out)."""
+        ids = t.runs.c.id
+        with self.engine.connect() as conn:
+            if conn.execute(sa.select(ids).where(ids == given)).first() is not None:
+                return given
+            prefix = given if given.startswith("evalrun_") else f"evalrun_{given}"
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            query = sa.select(ids).where(ids.like(f"{escaped}%", escape="\\")).order_by(ids).limit(6)
+            found = [str(row[0]) for row in conn.execute(query)]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise NotFoundError(f"no run with id {given!r}", hint="`assay runs list` shows the runs in this store")
+        shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        raise UserError(f"{given!r} is the start of several run ids: {shown}", hint="give more of the id")
 
     def list_runs(
         self, *, limit: int = 20, status: str | None = None, project: str | None = None

@@ -21,15 +21,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.errors import ConfigError, ItemError, invalid_settings
 from assay.mapping import Template
 from assay.messages import normalize_tool_definitions
 from assay.target.messages import InputMessages
+
+if TYPE_CHECKING:
+    import openai
 
 
 class AgentConfig(BaseModel):
@@ -93,6 +95,8 @@ class AgentTarget:
         self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
 
     def _client(self) -> openai.AsyncOpenAI:
+        import openai
+
         loop = asyncio.get_running_loop()
         if loop not in self._clients:
             self._clients[loop] = openai.AsyncOpenAI(
@@ -107,6 +111,8 @@ class AgentTarget:
             await client.close()
 
     async def __call__(self, item: dict[str, Any]) -> dict[str, Any]:
+        import openai
+
         agent, started = self.agent, time.perf_counter()
         sent: Any = None
         try:

@@ -1,0 +1,181 @@
+"""A run as files for people and CI: one self-contained HTML page, JUnit XML, a Markdown summary.
+
+- **HTML**: the run page of the web UI as one file that opens offline (inline CSS and SVG, no
+  links to the server): summary, charts, errors by cause, every item with its input, output and
+  each criterion's score and reason (up to ``HTML_ITEMS``), and the run's configuration.
+- **JUnit**: one ``<testsuite>`` per criterion, one ``<testcase>`` per item × criterion, a failed
+  verdict a ``<failure>`` with the reason, an evaluator error an ``<error>``, a skip ``<skipped>``:
+  every CI system lists them as tests. Valid against the Surefire JUnit 10 schema.
+- **Markdown**: a pull-request comment: the gate-relevant table, and with a baseline the paired
+  comparison (interval of B − A, verdict) and the first flipped items.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from typing import Any
+
+from assay.report.run_view import (
+    TEMPLATES,
+    criterion_names,
+    item_row,
+    judged_criteria,
+    score_histograms,
+    summary_bars,
+    top_causes,
+)
+from assay.results import RunSummary
+
+HTML_ITEMS = 5_000
+"""Items written into the HTML file; past that it says how many more the store holds."""
+
+
+
+def html_report(store: Any, run_id: str) -> str:
+    run = store.get_run(run_id)
+    summary = RunSummary.model_validate(run["summary"] or {})
+    criteria = criterion_names(store, run, summary)
+    rows = list(store.iter_output_items(run_id, limit=HTML_ITEMS + 1))
+    items = [{**item_row(row, criteria), "full": _pretty(row["datasource_item"]), "sample": _sample(row)}
+             for row in rows[:HTML_ITEMS]]  # fmt: skip
+    evaluation = store.get_eval(run["eval_id"])
+    configuration = {"eval": {k: evaluation[k] for k in ("name", "data_source_config", "testing_criteria")},
+                     "run": {k: run[k] for k in ("name", "data_source", "options", "metadata")}}  # fmt: skip
+    return TEMPLATES.get_template("report.html").render(
+        title=run["name"] or run_id, run=run, counts=summary.result_counts, summary=summary, criteria=criteria,
+        bars=summary_bars(summary), histograms=score_histograms(store, run_id), causes=top_causes(store, run_id),
+        items=items, more=len(rows) > HTML_ITEMS, configuration=json.dumps(configuration, indent=2, default=str),
+        written=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), duration=_duration(run),
+    )  # fmt: skip
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _sample(row: dict[str, Any]) -> str | None:
+    """The target's output, when the run generated one."""
+    sample = row.get("sample")
+    return None if not sample else _pretty(sample)
+
+
+def _duration(run: dict[str, Any]) -> str:
+    if not run.get("finished_at") or not run.get("created_at"):
+        return "–"
+    seconds = max(0, int(run["finished_at"]) - int(run["created_at"]))
+    return f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
+
+
+def junit_report(store: Any, run_id: str) -> str:
+    run = store.get_run(run_id)
+    summary = RunSummary.model_validate(run["summary"] or {})
+    criteria = criterion_names(store, run, summary)
+    name = run["name"] or run_id
+    suites = {c: ET.Element("testsuite", name=c) for c in criteria}
+    counts = {c: {"tests": 0, "failures": 0, "errors": 0, "skipped": 0} for c in criteria}
+    for row in store.iter_output_items(run_id):
+        by_name = {r["name"]: r for r in row["results"]}
+        label = _case_label(row)
+        for criterion in criteria:
+            case = ET.SubElement(suites[criterion], "testcase", name=label, classname=f"{name}.{criterion}")
+            counts[criterion]["tests"] += 1
+            kind, message = _verdict(by_name.get(criterion), row)
+            if kind is not None:
+                counts[criterion][{"failure": "failures", "error": "errors", "skipped": "skipped"}[kind]] += 1
+                ET.SubElement(case, kind, message=message[:500], type=kind).text = message
+    root = ET.Element("testsuites", name=name)
+    for criterion, suite in suites.items():
+        for key, value in counts[criterion].items():
+            suite.set(key, str(value))
+        suite.set("id", run_id)
+        root.append(suite)
+    totals = {key: sum(c[key] for c in counts.values()) for key in ("tests", "failures", "errors")}
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _case_label(row: dict[str, Any]) -> str:
+    item = row["datasource_item"]
+    first = next((v for k, v in item.items() if k in ("query", "question", "input", "prompt")), None)
+    text = first if isinstance(first, str) else json.dumps(item, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return f"item {row['datasource_item_id']}: {text[:80]}{'…' if len(text) > 80 else ''}"
+
+
+def _verdict(result: dict[str, Any] | None, row: dict[str, Any]) -> tuple[str | None, str]:
+    if result is None:  # the item failed before this criterion ran (a target or input error)
+        error = next((r.get("reason") for r in row["results"] if r.get("status") == "error"), None)
+        return ("error", error or "not evaluated") if row["status"] == "error" else ("skipped", "not evaluated")
+    status = result.get("status")
+    reason = str(result.get("reason") or "")
+    if status == "error":
+        return "error", reason or "the evaluator failed"
+    if status == "skipped":
+        return "skipped", reason or "skipped"
+    if result.get("passed") is False:
+        score = result.get("score")
+        told = f"score {score:.4g} against threshold {result.get('threshold')}" if score is not None else "failed"
+        return "failure", f"{told}: {reason}" if reason else told
+    return None, ""
+
+
+def markdown_report(store: Any, run_id: str, baseline: str | None = None, *, ui_url: str | None = None) -> str:
+    run = store.get_run(run_id)
+    summary = RunSummary.model_validate(run["summary"] or {})
+    counts = summary.result_counts
+    rate = summary.pass_rate()
+    lines = [f"### assay: {_cell(run['name'] or run_id)} — {run['status']}", ""]
+    lines.append(f"**{counts.passed}/{counts.total} items passed**"
+                 + (f" ({rate:.0%})" if rate is not None else "")
+                 + f" · {counts.failed} failed · {counts.errored} errored · run `{run_id}`")  # fmt: skip
+    lines += ["", "| criterion | pass rate [95%] | mean | passed / failed / errored |", "|---|---:|---:|---:|"]
+    for c in judged_criteria(summary):
+        shown = "–" if c.pass_rate is None else f"{c.pass_rate:.0%}"
+        if c.pass_rate_ci:
+            shown += f" [{c.pass_rate_ci[0]:.0%}–{c.pass_rate_ci[1]:.0%}]"
+        mean = "–" if c.mean_score is None else f"{c.mean_score:.3f}"
+        lines.append(f"| {_cell(c.testing_criteria)} | {shown} | {mean} | {c.passed} / {c.failed} / {c.errored} |")
+    if baseline is not None:
+        lines += ["", *_comparison_lines(store, baseline, run_id)]
+    if ui_url:
+        lines += ["", f"[Open the run]({ui_url})"]
+    return "\n".join(lines) + "\n"
+
+
+def _comparison_lines(store: Any, baseline: str, run_id: str) -> Iterator[str]:
+    from assay.compare import compare_runs
+
+    found = compare_runs(store, baseline, run_id)
+    yield f"**Against `{baseline}`** (paired by item; B − A in points with its 95% interval)"
+    yield ""
+    yield "| criterion | n | before | after | B − A [95%] | verdict |"
+    yield "|---|---:|---:|---:|---:|---|"
+    for c in found.criteria:
+        low, high = c.interval or (0.0, 0.0)
+        mark = {"regression": "🔴 regression", "improvement": "🟢 improvement"}.get(c.verdict, c.verdict)
+        yield (f"| {_cell(c.name)} | {c.n} | {c.passed_a / c.n:.0%} | {c.passed_b / c.n:.0%} | "
+               f"{c.delta * 100:+.1f} [{low * 100:+.1f}, {high * 100:+.1f}] | {mark} |")  # fmt: skip
+    flips = [(c.name, f) for c in found.criteria for f in c.flips if f.before]
+    if flips:
+        yield ""
+        yield f"<details><summary>{len(flips)} verdicts went from pass to fail (item × criterion)</summary>"
+        yield ""
+        for name, flip in flips[:20]:
+            yield f"- {_cell(name)}, item {flip.item}" + (f": {_cell(flip.reason)}" if flip.reason else "")
+        if len(flips) > 20:
+            yield f"- ... and {len(flips) - 20} more"
+        yield ""
+        yield "</details>"
+    if found.unpaired:
+        yield ""
+        yield f"{found.unpaired} items are in one run only and were left out."
+
+
+def _cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell (a pipe or a newline would break the row)."""
+    return " ".join(str(text).split()).replace("|", "\\|")[:200]

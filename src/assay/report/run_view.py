@@ -1,0 +1,86 @@
+"""What a run page shows, built once for the web UI and the files of ``assay report``: the
+pass-rate bars with their intervals, score histograms, errors by cause and items as rows."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from assay.report.causes import error_causes
+from assay.report.charts import histogram, pass_rate_bars
+from assay.report.transcript import transcript
+from assay.results import CriterionSummary, RunSummary
+from assay.store import tables as t
+
+TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
+TEMPLATES.filters["datetime"] = lambda seconds: time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds)) + " UTC"
+
+
+def judged_criteria(summary: RunSummary) -> list[CriterionSummary]:
+    """The criteria rows, without a red-team run's per-technique rows (shown in their own section)."""
+    return [c for c in summary.per_testing_criteria_results if c.attack_strategy is None]
+
+
+def criterion_names(store: Any, run: dict[str, Any], summary: RunSummary) -> list[str]:
+    names = [c.testing_criteria for c in judged_criteria(summary)]
+    if not names:  # still running: name the criteria from the eval
+        names = [c.get("name", "") for c in store.get_eval(run["eval_id"])["testing_criteria"]]
+    return names
+
+
+def summary_bars(summary: RunSummary) -> str:
+    judged = judged_criteria(summary)
+    notes = {c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped)" for c in judged if c.pass_rate is None}
+    return pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in judged], notes,
+                          {c.testing_criteria: c.pass_rate_ci for c in judged})  # fmt: skip
+
+
+def top_causes(store: Any, run_id: str) -> dict[str, list[tuple[str, int]]]:
+    return {name: counter.most_common(3) for name, counter in error_causes(store, run_id).items()}
+
+
+def item_row(row: dict[str, Any], criteria: list[str]) -> dict[str, Any]:
+    """An output item as the items table shows it: a preview, each criterion's verdict and reason."""
+    by_name = {r["name"]: r for r in row["results"]}
+    results = []
+    for name in criteria:
+        result = by_name.get(name, {})
+        score = result.get("score")
+        shown = result.get("status", "") if score is None else f"{score:.3g} {result.get('label') or ''}"
+        css = result.get("label") or result.get("status", "")
+        results.append({"name": name, "shown": shown, "css": css, "reason": result.get("reason")})
+    item = row["datasource_item"]
+    preview = " · ".join(f"{k}: {short(v)}" for k, v in list(item.items())[:3])
+    # Items made from traces name them: a turn its trace_id, a conversation its trace_ids.
+    traces = [item["trace_id"]] if isinstance(item.get("trace_id"), str) else list(item.get("trace_ids") or [])
+    return {**row, "results": results, "preview": preview, "traces": [str(t) for t in traces],
+            "transcript": transcript(item)}  # fmt: skip
+
+
+def short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def score_histograms(store: Any, run_id: str) -> list[tuple[str, str]]:
+    """One histogram per criterion with scores, on the scale the scores use (0–1, 1–5 or 0–7)."""
+    res = t.results.c
+    query = sa.select(res.criterion, res.score).where(res.run_id == run_id, res.score.is_not(None))
+    scores: dict[str, list[float]] = {}
+    with store.engine.connect() as conn:
+        for criterion, score in conn.execute(query):
+            scores.setdefault(criterion, []).append(float(score))
+    first = next(iter(store.iter_output_items(run_id, limit=1)), None)
+    thresholds = {r["name"]: r.get("threshold") for r in (first or {}).get("results", [])}
+    charts = []
+    for name, values in sorted(scores.items()):
+        low, high = min(0.0, min(values)), max(1.0, max(values))
+        if high > 1 and high <= 7:
+            low, high = (1.0, 5.0) if min(values) >= 1 and high <= 5 else (0.0, 7.0)
+        charts.append((name, histogram(name, values, low, high, threshold=thresholds.get(name))))
+    return charts
