@@ -18,6 +18,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("assay.cli.evalcmd", "eval_group", "Generate, update and lint an agent's eval (azd's eval.yaml)."),
     "evaluators": ("assay.cli.evaluators", "evaluators_group", "Browse the evaluator catalog."),
     "generate": ("assay.cli.generate", "generate_group", "Synthetic test data."),
+    "init": ("assay.cli.init", "init_command",
+             "Write a runnable eval.yaml and a small dataset into DIR (default: here)."),
     "judges": ("assay.cli.judges", "judges_group", "Check the judges against human labels."),
     "keys": ("assay.cli.serve", "keys_group", "API keys for `assay serve`."),
     "optimize": ("assay.cli.optimize", "optimize_group",

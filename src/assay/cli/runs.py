@@ -22,7 +22,8 @@ def runs_group() -> None:
 @click.option("--limit", default=20, show_default=True)
 @click.option("--status", type=click.Choice(["queued", "in_progress", "completed", "failed", "canceled"]))
 @click.option("--wide", is_flag=True, help="Whole run ids and every count, however wide.")
-def list_runs(limit: int, status: str | None, wide: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The runs as a JSON array (for scripts: jq -r '.[0].id').")
+def list_runs(limit: int, status: str | None, wide: bool, as_json: bool) -> None:
     """The most recent runs (ids shortened: any unique start of an id works in every command)."""
     import time
 
@@ -31,6 +32,10 @@ def list_runs(limit: int, status: str | None, wide: bool) -> None:
 
     store = open_store()
     runs = store.list_runs(limit=limit, status=status)
+    if as_json:
+        keys = ("id", "name", "status", "created_at", "finished_at", "summary")
+        sys.stdout.write(dumps([{key: run[key] for key in keys} for run in runs]) + "\n")
+        return
     if not runs:
         where = f" with status {status}" if status else ""
         out.print(f"no runs{where} in {store.url} (ASSAY_HOME or ASSAY_DATABASE_URL chooses the store)", soft_wrap=True)

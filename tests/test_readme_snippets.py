@@ -1,0 +1,84 @@
+"""The README's first-hour snippets run as written: the shell blocks of the Quickstart and of
+Reports and CI (in a scratch folder with this checkout's ``.venv`` and examples), and the Python
+API block (over a data file with the fields it maps)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def blocks(section: str, language: str) -> list[str]:
+    """The ``language`` code blocks under the README heading ``section`` (up to the next ``## ``)."""
+    start = README.index(f"\n## {section}\n")
+    end = README.find("\n## ", start + 1)
+    body = README[start : end if end > 0 else None]
+    return re.findall(rf"```{language}\n(.*?)```", body, re.S)
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """A scratch folder that looks like the checkout to the snippets: .venv, examples, a store."""
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = {**os.environ, "ASSAY_HOME": str(tmp_path / ".assay"), "COLUMNS": "100"}
+    env.pop("ASSAY_DATABASE_URL", None)
+    env.pop("OPENAI_API_KEY", None)  # the snippets are offline: they must not need a key
+    return tmp_path, env
+
+
+def run_shell(snippet: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", snippet], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+
+
+def test_the_quickstart_and_report_snippets_run_as_written(workspace):
+    folder, env = workspace
+    quickstart = [b for b in blocks("Quickstart", "sh") if "make demo" not in b]  # make demo is what CI runs itself
+    reports = blocks("Reports and CI", "sh")
+    assert len(quickstart) == 1 and len(reports) == 1
+    # `assay view` serves until stopped: the snippet's last line is run with --no-browser and stopped below.
+    *first_lines, view = quickstart[0].strip().splitlines()
+    assert view.startswith(".venv/bin/assay view")
+    done = run_shell("\n".join([".venv/bin/assay run examples/quickstart/eval.yaml > /dev/null", *first_lines]),
+                     folder, env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (folder / "my-eval" / "eval.yaml").exists() and "2 items checked" in done.stdout
+    viewer = subprocess.Popen(["bash", "-c", view.split("#")[0] + " --no-browser --port 0"], cwd=folder, env={
+        **env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert viewer.stdout is not None
+        assert "/ui" in viewer.stdout.readline()
+    finally:
+        viewer.terminate()
+        viewer.communicate(timeout=30)
+    reported = run_shell(reports[0], folder, env)
+    assert reported.returncode == 0, reported.stderr
+    assert "<testsuites" in (folder / "junit.xml").read_text() and "<!doctype html>" in (folder / "report.html").read_text()
+    assert (folder / "summary.md").read_text().startswith("### assay: my-eval — completed")
+
+
+def test_the_python_api_snippet_runs_as_written(workspace, monkeypatch):
+    folder, env = workspace
+    (snippet,) = blocks("Python API", "python")
+    rows = [{"query": "capital of France?", "answer": "Paris", "ground_truth": "Paris"},
+            {"query": "capital of Italy?", "answer": "It is Rome, I think", "ground_truth": "Rome"}]  # fmt: skip
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("ASSAY_HOME", env["ASSAY_HOME"])
+    namespace: dict[str, object] = {}
+    exec(compile(snippet, "README.md: Python API", "exec"), namespace)  # noqa: S102 - the README's own code
+    result = namespace["result"]
+    assert isinstance(result, dict)
+    assert result["rows"][0]["outputs.f1.f1_score"] == 1.0
+    assert result["metrics"]["f1.binary_aggregate"] == 0.5
