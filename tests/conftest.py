@@ -22,6 +22,8 @@ settings.register_profile("assay", derandomize=True, database=None, deadline=Non
                           suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 settings.load_profile("assay")
 
+pytest_plugins = ["pytester"]  # assay's pytest plugin is tested in pytest processes of its own
+
 PG_URL = os.environ.get("ASSAY_TEST_DATABASE_URL")
 BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import CACHE_OPTION, catalog, open_store, out
+from assay.cli.common import CACHE_OPTION, open_store, out
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -59,10 +59,9 @@ def optimize_group(
     if ctx.invoked_subcommand is not None:
         return
     from assay.config import load_eval_config
-    from assay.evaluators.custom import spec_from_file
-    from assay.llm import ModelRegistry
     from assay.optimize.jobs import job_object
     from assay.optimize.search import Optimizer, Settings, State
+    from assay.run.from_config import config_catalog, config_models
 
     config = load_eval_config(config_path)
     options = config.options
@@ -84,11 +83,8 @@ def optimize_group(
         _print_estimate(tasks, settings, config)
         return
     store = open_store()
-    models = ModelRegistry(config.models, cache=store, cache_mode=cache_mode, default=eval_model or config.eval_model,
-                           agents=config.agents)  # fmt: skip
-    evaluators = catalog(store)
-    for name, version, file in config.local_evaluators:
-        evaluators.add(spec_from_file(file, name, version))
+    models = config_models(config, store, cache_mode, default=eval_model)
+    evaluators = config_catalog(config, store)
     jobs = config.path.parent / JOBS
     if resume_id:
         state = _load(config.path.parent, resume_id)

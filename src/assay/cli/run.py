@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli.common import DEFAULT_PROJECT, catalog, counted, open_store, out
+from assay.cli.common import DEFAULT_PROJECT, counted, open_store, out
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -49,10 +49,11 @@ class RunSource:
 def resolve_source(config: EvalConfig, store: Store, resumed: dict[str, Any] | None) -> RunSource:
     """The run's items. Traces are resolved once; a resumed run reuses the traces it started with."""
     from assay.errors import ConfigError
+    from assay.run.from_config import config_dataset
     from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of, trace_dataset
 
     if config.dataset.traces is None:
-        return RunSource(resolve_dataset(config, store))
+        return RunSource(config_dataset(config, store))
     level = config.definition.evaluation_level
     resolved = (resumed or {}).get("options", {}).get("traces")
     if resolved is not None:
@@ -65,20 +66,6 @@ def resolve_source(config: EvalConfig, store: Store, resumed: dict[str, Any] | N
         out.print(f"[dim]traces: {line}[/]")
     dataset = found.dataset(store, DEFAULT_PROJECT, level)
     return RunSource(dataset, config.dataset.traces, {"traces": found.options()})
-
-
-def resolve_dataset(config: EvalConfig, store: Store) -> Dataset:
-    from assay.dataset import Dataset
-
-    ref = config.dataset
-    if ref.local_path is not None:
-        return Dataset.from_path(ref.local_path)
-    assert ref.name is not None
-    record = store.get_dataset(ref.name, ref.version)
-    if record["file_id"]:  # saved by a simulation or a generator, or uploaded through the API
-        content = store.get_file(DEFAULT_PROJECT, record["file_id"], content=True)
-        return Dataset.from_bytes(bytes(content["content"]), content["filename"])
-    return Dataset.from_path(record["uri"])
 
 
 @click.command("run")
@@ -100,13 +87,12 @@ def run_command(
     from assay.cli.interrupt import interruptible
     from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
     from assay.config import load_eval_config
-    from assay.errors import ConfigError, StoreError
-    from assay.evaluators.custom import spec_from_file
-    from assay.llm import ModelRegistry
+    from assay.errors import StoreError
     from assay.report.causes import error_causes
-    from assay.run import RunOptions, check_resumable, finish_run, prepare, start
+    from assay.run import RunOptions, check_resumable, finish_run, start
     from assay.run.engine import DEFAULT_CONCURRENCY
     from assay.run.estimate import estimate as estimate_run
+    from assay.run.from_config import config_catalog, config_models, prepare_config
     from assay.run.runner import summarize
     from assay.simulate.datasets import save_conversations
     from assay.simulate.runs import scenario_dataset
@@ -127,19 +113,8 @@ def run_command(
     simulation = config.target.simulation if config.target is not None else None
     if simulation is not None:
         dataset = scenario_dataset(dataset, simulation)  # each row a scenario, played out before it is judged
-    models = ModelRegistry(
-        config.models, cache=store, cache_mode=mode, default=config.eval_model, agents=config.agents
-    )
-    evaluators = catalog(store)
-    for name, version, file in config.local_evaluators:
-        evaluators.add(spec_from_file(file, name, version))
-    try:
-        prepared = prepare(config.definition, dataset, evaluators, models=models, target=config.target)
-    except ConfigError as exc:
-        line = config.line_of_criterion(exc.criterion_index) if exc.criterion_index is not None else None
-        if line is not None:
-            exc.message = f"{config.path.name}:{line}: {exc.message}"
-        raise
+    models = config_models(config, store, mode)
+    prepared = prepare_config(config, dataset, config_catalog(config, store), models)
     if estimate:
         print_estimate(estimate_run(prepared, models))
         return
