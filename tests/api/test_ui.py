@@ -169,3 +169,51 @@ def test_a_criterion_that_errored_everywhere_says_why(served, browser, llm):
     page.goto(run.report_url)
     assert "– (3 errored, 0 skipped)" in page.locator("svg.pass-rates").text_content()
     assert "3 × model 'judge': 400" in page.locator("#causes").inner_text()
+
+
+def test_items_filter_by_criterion_verdict_sort_search_and_open_in_full(served, browser, llm, tmp_path):
+    llm.script(rules=[{"match": f"question {i}\\n", "reply": {"content": f'{{"reason": "judged {i}", "score": {1 + i % 5}}}'}}
+                      for i in range(30)])  # fmt: skip
+    client = served.client()
+    criteria = [*CRITERIA_F1, {"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
+                               "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+    created = client.evals.create(data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+                                  testing_criteria=criteria)  # fmt: skip
+    rows = [{"item": {"query": f"question {i}", "response": f"answer {i}" + (" Paris" if i % 2 else ""),
+                      "ground_truth": f"answer {i} Paris"}} for i in range(30)]  # fmt: skip
+    run = client.evals.runs.create(eval_id=created.id, name="filters", data_source={"type": "jsonl", "source": {
+        "type": "file_content", "content": rows}})  # fmt: skip
+    run = wait_for(client, created.id, run.id)
+    page = browser.new_page()
+    page.goto(run.report_url)
+    page.select_option("select[name=criterion]", "relevance")
+    page.wait_for_url("**criterion=relevance**")
+    page.select_option("select[name=verdict]", "fail")
+    page.wait_for_url("**verdict=fail**")
+    assert page.locator("#matching").inner_text().startswith("12 matching")  # scores 1 and 2 of 1..5: 12 of 30
+    page.select_option("select[name=sort]", "-score")
+    page.wait_for_url("**sort=-score**")
+    ids = [int(t) for t in page.locator("#items a.item-link").all_inner_texts()]
+    assert ids[:6] == [1, 6, 11, 16, 21, 26]  # the score 2s first, then the 1s
+    page.fill("input[name=q]", "judged 11")
+    page.locator("#filter button").click()
+    page.wait_for_url("**q=judged+11**")
+    assert page.locator("#items a.item-link").all_inner_texts() == ["11"]
+    page.locator("#items a.item-link").first.click()
+    page.wait_for_url(f"**/ui/runs/{run.id}/items/11")
+    verdicts = page.locator("#verdicts").inner_text()
+    assert "relevance" in verdicts and "judged 11" in verdicts and "in /" in verdicts and " ms" in verdicts
+    page.locator("#verdicts details summary", has_text="raw answer").first.click()
+    assert '"score": 2' in page.locator("pre.raw").first.inner_text()
+    assert "question 11" in page.locator("#data").inner_text()
+    page.screenshot(path=str(tmp_path / "item.png"), full_page=True)
+    page.goto(f"{served.url}/ui")
+    listed = page.locator("#runs tr", has_text="filters").inner_text()
+    cells = listed.split("\t")
+    assert cells[1].endswith(" UTC") and cells[2].endswith("s") and cells[3:] == [
+        "completed", "gpt-4.1-mini", "30", "18", "12", "0", "–", "60%"]  # no price configured: no cost
+    missing = page.goto(f"{served.url}/ui/runs/{run.id}/items/999")
+    assert missing is not None and missing.status == 404
+
+
+CRITERIA_F1 = [{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"}]

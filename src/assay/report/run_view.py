@@ -62,6 +62,27 @@ def item_row(row: dict[str, Any], criteria: list[str]) -> dict[str, Any]:
             "transcript": transcript(item)}  # fmt: skip
 
 
+def result_view(result: dict[str, Any]) -> dict[str, Any]:
+    """One criterion's result as the item page shows it: verdict, score, reason, and from its
+    properties the judge's raw answer, tokens and latency (the rest of the properties as JSON)."""
+    properties = dict(result.get("properties") or {})
+    usage = properties.pop("usage", None) or {}
+    raw = properties.pop("raw_answer", None) or properties.pop("raw_answers", None)
+    latency = properties.pop("latency_ms", None)
+    if raw is not None and not isinstance(raw, str):
+        raw = json.dumps(raw, indent=2, ensure_ascii=False)  # a failed judging keeps every answer it got
+    score = result.get("score")
+    return {
+        "name": result["name"], "type": result.get("type"), "metric": result.get("metric"),
+        "status": result.get("status"), "label": result.get("label"), "passed": result.get("passed"),
+        "score": "–" if score is None else f"{score:.4g}", "threshold": result.get("threshold"),
+        "reason": result.get("reason"), "raw": raw,
+        "tokens": f"{usage.get('prompt_tokens', 0)} in / {usage.get('completion_tokens', 0)} out" if usage else None,
+        "model": usage.get("model"), "latency": None if latency is None else f"{latency:.0f} ms",
+        "properties": json.dumps(properties, indent=2, ensure_ascii=False, default=str) if properties else None,
+    }  # fmt: skip
+
+
 def short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -7,7 +7,8 @@ SameSite=Strict cookie scoped to ``/ui``) and sees that key's project only, as t
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Request
@@ -18,7 +19,15 @@ from assay.errors import NotFoundError
 from assay.report.access import KEY_COOKIE, Viewer, back_into_the_ui
 from assay.report.charts import difference_bars
 from assay.report.redteam_view import red_team_section
-from assay.report.run_view import TEMPLATES, criterion_names, item_row, score_histograms, summary_bars, top_causes
+from assay.report.run_view import (
+    TEMPLATES,
+    criterion_names,
+    item_row,
+    result_view,
+    score_histograms,
+    summary_bars,
+    top_causes,
+)
 from assay.results import RunSummary
 
 PAGE_SIZE = 50
@@ -63,7 +72,13 @@ def runs_page(request: Request, viewer: Viewer) -> str:
     for row in context(request).store.list_runs(limit=200, project=viewer):
         summary = RunSummary.model_validate(row["summary"] or {})
         rate = summary.pass_rate()
-        runs.append({**row, "counts": summary.result_counts, "pass_rate": "–" if rate is None else f"{rate:.0%}"})
+        costs = [u.cost_usd for u in summary.per_model_usage if u.cost_usd is not None]
+        seconds = (row["finished_at"] or 0) - row["created_at"] if row.get("finished_at") else None
+        runs.append({**row, "counts": summary.result_counts, "pass_rate": "–" if rate is None else f"{rate:.0%}",
+                     "models": ", ".join(u.model_name for u in summary.per_model_usage) or "–",
+                     "cost": f"${sum(costs):.4f}" if costs else "–",
+                     "duration": "–" if seconds is None else f"{seconds // 60}m {seconds % 60}s" if seconds >= 60
+                     else f"{seconds}s"})  # fmt: skip
     return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs, viewer=viewer)
 
 
@@ -85,25 +100,57 @@ def compare_page(request: Request, viewer: Viewer, a: str, b: str, margin: float
 
 
 @router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
-def run_page(request: Request, viewer: Viewer, run_id: str, status: str = "", after: int | None = None) -> str:
+def run_page(
+    request: Request, viewer: Viewer, run_id: str, status: str = "", criterion: str = "", verdict: str = "",
+    q: str = "", sort: str = "", page: int = 0,
+) -> str:  # fmt: skip
     store = context(request).store
-    run = store.get_run(run_id)
-    if viewer is not None and run["project"] != viewer:
-        raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
+    run = _visible_run(store, run_id, viewer)
     summary = RunSummary.model_validate(run["summary"] or {})
     criteria = criterion_names(store, run, summary)
-    rows = list(store.iter_output_items(run_id, after=after, limit=PAGE_SIZE + 1, status=status or None))
-    items = [item_row(row, criteria) for row in rows[:PAGE_SIZE]]
+    shown = {"status": status, "criterion": criterion if criterion in criteria else "", "verdict": verdict, "q": q,
+             "sort": sort if sort in ("score", "-score") else ""}  # fmt: skip
+    page = max(0, page)
+    rows, total = store.find_output_items(
+        run_id, status=status or None, criterion=shown["criterion"] or None, verdict=verdict or None, text=q or None,
+        sort=shown["sort"] or None, offset=page * PAGE_SIZE, limit=PAGE_SIZE,
+    )  # fmt: skip
     base = f"/ui/runs/{run_id}"
-    next_link = (
-        f"{base}?{urlencode({'status': status, 'after': rows[PAGE_SIZE - 1]['datasource_item_id']})}"
-        if len(rows) > PAGE_SIZE
-        else None
-    )
+    query = {k: v for k, v in shown.items() if v}
+
+    def link(to: int) -> str:
+        return f"{base}?{urlencode({**query, 'page': to})}"
+
     return TEMPLATES.get_template("run.html").render(
         title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=summary_bars(summary), viewer=viewer,
-        histograms=score_histograms(store, run_id), criteria=criteria, items=items, status=status,
-        causes=top_causes(store, run_id), next_link=next_link,
-        first_page_link=f"{base}?{urlencode({'status': status})}" if after is not None else None,
+        histograms=score_histograms(store, run_id), criteria=criteria, items=[item_row(r, criteria) for r in rows],
+        causes=top_causes(store, run_id), shown=shown, total=total, first=page * PAGE_SIZE,
+        next_link=link(page + 1) if (page + 1) * PAGE_SIZE < total else None,
+        previous_link=link(page - 1) if page else None,
         red_team=red_team_section(store, run_id) if summary.red_team is not None else None,
     )  # fmt: skip
+
+
+@router.get("/ui/runs/{run_id}/items/{item_id}", response_class=HTMLResponse, include_in_schema=False)
+def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> str:
+    """One item in full: its data, what the target said, every criterion's verdict with the judge's
+    own answer, tokens and latency."""
+    store = context(request).store
+    run = _visible_run(store, run_id, viewer)
+    found = list(store.iter_output_items(run_id, after=item_id - 1, limit=1))
+    if not found or found[0]["datasource_item_id"] != item_id:
+        raise NotFoundError(f"run {run_id} has no item {item_id}")
+    row = found[0]
+    return TEMPLATES.get_template("item.html").render(
+        title=f"{run['name'] or run_id} · item {item_id}", run=run, row=row, viewer=viewer,
+        item=item_row(row, [r["name"] for r in row["results"]]), results=[result_view(r) for r in row["results"]],
+        data=json.dumps(row["datasource_item"], indent=2, ensure_ascii=False, default=str),
+        sample=None if not row["sample"] else json.dumps(row["sample"], indent=2, ensure_ascii=False, default=str),
+    )  # fmt: skip
+
+
+def _visible_run(store: Any, run_id: str, viewer: str | None) -> dict[str, Any]:
+    run: dict[str, Any] = store.get_run(run_id)
+    if viewer is not None and run["project"] != viewer:
+        raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
+    return run

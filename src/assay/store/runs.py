@@ -186,6 +186,42 @@ class RunsStore(StoreBase):
             if remaining is not None:
                 remaining -= len(rows)
 
+    def find_output_items(
+        self, run_id: str, *, status: str | None = None, criterion: str | None = None, verdict: str | None = None,
+        text: str | None = None, sort: str | None = None, offset: int = 0, limit: int = 50,
+    ) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+        """One page of a run's output items for the UI, and how many match in all.
+
+        ``criterion`` with ``verdict`` (pass, fail, error, skipped) keeps the items that criterion
+        judged so; ``text`` keeps items whose data or results contain it (case-insensitive);
+        ``sort`` is ``score`` or ``-score`` on ``criterion`` (items it did not score last)."""
+        items, res = t.output_items.c, t.results.c
+        query = sa.select(t.output_items).where(items.run_id == run_id)
+        if status:
+            query = query.where(items.status == status)
+        if criterion and (verdict or sort):
+            query = query.join(t.results, sa.and_(res.run_id == items.run_id,
+                                                  res.datasource_item_id == items.datasource_item_id,
+                                                  res.criterion == criterion))  # fmt: skip
+            if verdict in ("pass", "fail"):
+                query = query.where(res.passed.is_(verdict == "pass"), res.status == "completed")
+            elif verdict == "error":
+                query = query.where(res.status == "error")
+            elif verdict == "skipped":
+                query = query.where(res.status == "skipped")
+        if text:
+            pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            searched = sa.func.lower(sa.cast(items.datasource_item, sa.Text) + " " + sa.cast(items.results, sa.Text))
+            query = query.where(searched.like(pattern, escape="\\"))
+        order: list[Any] = [items.datasource_item_id]
+        if criterion and sort in ("score", "-score"):
+            score = res.score.desc() if sort == "-score" else res.score.asc()
+            order = [res.score.is_(None), score, items.datasource_item_id]
+        with self.engine.connect() as conn:
+            total = int(conn.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar_one())
+            rows = [dict(row) for row in conn.execute(query.order_by(*order).offset(offset).limit(limit)).mappings()]
+        return rows, total
+
     def summarize(self, run_id: str, criteria: Sequence[tuple[str, str]]) -> RunSummary:
         """Counts per item status and per criterion, and mean scores, computed by the database."""
         items = t.output_items.c

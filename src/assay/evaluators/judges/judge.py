@@ -9,6 +9,7 @@ latest user message; ``conversation`` judges the whole conversation in one call.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -74,6 +75,7 @@ class CallLog:
     cached_tokens: int = 0
     finish_reason: str | None = None
     raw: list[str] = field(default_factory=list)
+    latency_ms: float = 0.0
 
     def add(self, completion: Completion) -> None:
         self.cache_hits += completion.cached
@@ -193,10 +195,12 @@ async def ask_json(
     spent = CallLog(model=model.config.model)
     params.setdefault("response_format", {"type": "json_object"})
     for attempt in range(2):
+        started = time.perf_counter()
         try:
             completion = await model.generate(prompt, **params)
         except ModelError as exc:
             raise JudgeError(str(exc), spent) from None
+        spent.latency_ms += (time.perf_counter() - started) * 1000
         spent.add(completion)
         try:
             return read(completion.text, spent)
@@ -233,7 +237,9 @@ class JudgeError(ItemError):
 def _verdict(definition: JudgeDefinition, text: str, spent: CallLog) -> Score:
     answer = answer_object(text)
     reason = str(answer.get("reason") or answer.get("explanation") or "")
-    properties: dict[str, Any] = {"usage": spent.usage(), "finish_reason": spent.finish_reason}
+    # The judge's own words and how long it took, for the item page; a cached answer takes ~0 ms.
+    properties: dict[str, Any] = {"usage": spent.usage(), "finish_reason": spent.finish_reason,
+                                  "raw_answer": text, "latency_ms": round(spent.latency_ms, 1)}  # fmt: skip
     if isinstance(answer.get("properties"), dict):
         properties["judge"] = answer["properties"]
     if str(answer.get("status", "")).lower() == "skipped":
