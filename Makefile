@@ -50,6 +50,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/simulation.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/ui_paging.py
 
 clean:
 	rm -rf $(VENV) .assay .pytest_cache .mypy_cache .ruff_cache

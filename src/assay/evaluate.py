@@ -25,7 +25,8 @@ from assay.errors import ConfigError
 from assay.evaluators.base import EvaluatorSpec
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.evaluators.decorator import spec_from_function
-from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
+from assay.llm import ModelRegistry
+from assay.run import EvalDefinition, RunOptions, RunOutcome, finish_run, prepare, start
 from assay.store import Store
 from assay.target import TargetSpec
 
@@ -51,22 +52,9 @@ def evaluate(
     config = dict(evaluator_config or {})
     criteria = [_criterion(alias, ref, config.get(alias) or config.get("default") or {}, catalog)
                 for alias, ref in evaluators.items()]  # fmt: skip
-    dataset = Dataset.from_content(list(data)) if isinstance(data, list) else Dataset.from_path(data)
-    definition = EvalDefinition(
-        name=evaluation_name or "evaluate", testing_criteria=criteria,
-        evaluation_level="conversation" if evaluation_level == "conversation" else "turn",
-    )  # fmt: skip
-    spec = TargetSpec(kind="callable", function=target) if target is not None else None
-    prepared = prepare(definition, dataset, catalog, target=spec)
-    own_store = store is None
-    store = store or Store(f"sqlite:///{Path(tempfile.mkdtemp(prefix='assay-')) / 'evaluate.db'}")
-    try:
-        run = start(prepared, store)
-        outcome = finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency))
-        rows = [_peer_row(item) for item in store.iter_output_items(run["id"])]
-    finally:
-        if own_store:
-            store.close()
+    outcome, items = run_criteria(data, criteria, catalog, target=target, name=evaluation_name,
+                                  level=evaluation_level, store=store, concurrency=concurrency)  # fmt: skip
+    rows = [_peer_row(item) for item in items]
     result = {
         "rows": rows,
         "metrics": _metrics(rows, list(evaluators)),
@@ -76,6 +64,29 @@ def evaluate(
     if output_path is not None:
         _write(result, Path(output_path))
     return result
+
+
+def run_criteria(
+    data: str | Path | list[dict[str, Any]], criteria: list[dict[str, Any]], catalog: Catalog, *,
+    models: ModelRegistry | None = None, target: Callable[..., Any] | None = None, name: str | None = None,
+    level: str = "turn", store: Store | None = None, concurrency: int = 64,
+) -> tuple[RunOutcome, list[dict[str, Any]]]:  # fmt: skip
+    """One run of ``criteria`` over ``data`` (in a throwaway store unless given one): its outcome
+    and its output items."""
+    dataset = Dataset.from_content(list(data)) if isinstance(data, list) else Dataset.from_path(data)
+    definition = EvalDefinition(name=name or "evaluate", testing_criteria=criteria,
+                                evaluation_level="conversation" if level == "conversation" else "turn")  # fmt: skip
+    spec = TargetSpec(kind="callable", function=target) if target is not None else None
+    prepared = prepare(definition, dataset, catalog, models=models, target=spec)
+    own_store = store is None
+    store = store or Store(f"sqlite:///{Path(tempfile.mkdtemp(prefix='assay-')) / 'evaluate.db'}")
+    try:
+        run = start(prepared, store)
+        outcome = finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency))
+        return outcome, list(store.iter_output_items(run["id"]))
+    finally:
+        if own_store:
+            store.close()
 
 
 def _criterion(alias: str, ref: EvaluatorRef, config: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:

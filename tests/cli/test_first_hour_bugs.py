@@ -43,6 +43,12 @@ def test_an_unknown_top_level_key_is_named_at_its_line(tmp_path):
     assert "eval.yaml:3: unknown key 'option'" in result.stderr and "options" in result.stderr
 
 
+def test_a_hints_example_is_printed_whole_not_eaten_as_markup(tmp_path):
+    result = write(tmp_path, "name: x\ndataset: {local_uri: d.jsonl}\nevaluators: []\n")
+    assert result.returncode == 2
+    assert "hint: e.g. evaluators: [builtin.f1_score]" in result.stderr
+
+
 def test_an_unknown_criterion_key_is_named_at_its_own_line(tmp_path):
     result = write(tmp_path, "name: x\ndataset: {local_uri: d.jsonl}\nevaluators:\n  - builtin.f1_score\n"
                              "  - {evaluator_name: builtin.bleu_score, treshold: 0.3}\n")  # fmt: skip

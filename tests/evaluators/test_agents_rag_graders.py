@@ -122,6 +122,19 @@ def test_evaluator_decorator_refuses_var_keyword():
         spec_from_function(loose)
 
 
+def test_named_inputs_beside_var_keyword_are_the_inputs():
+    def length(response, **kwargs):
+        return len(response)
+
+    class Answer:
+        def __call__(self, *, response, ground_truth=None, **kwargs):
+            return {"score": float(response == ground_truth)}
+
+    assert spec_from_function(length).required_inputs == ["response"]
+    spec = spec_from_function(Answer())
+    assert (spec.required_inputs, spec.optional_inputs) == (["response"], ["ground_truth"])
+
+
 def test_coerce_score_shapes():
     assert coerce_score(0.25) == Score(0.25)
     assert coerce_score({"score": 3, "reason": "ok", "extra": 1}) == Score(3.0, reason="ok", properties={"extra": 1})

@@ -69,5 +69,9 @@ def add(name: str, file: Path, version: str) -> None:
 @dataset_group.command("list")
 def list_datasets() -> None:
     """Registered datasets, by name and version."""
-    for record in open_store().list_datasets():
+    store = open_store()
+    records = store.list_datasets()
+    for record in records:
         out.print(f"{record['name']}@{record['version']}  {record['uri']}")
+    if not records:
+        out.print(f"no datasets registered in {store.url}: assay dataset add NAME FILE")

@@ -71,7 +71,8 @@ def _documents(path: Path) -> list[tuple[int, str]]:
 @click.option("--project", default="default", show_default=True)
 def list_traces(agent: str | None, limit: int, project: str) -> None:
     """The newest traces with an agent span."""
-    rows = open_store().list_traces(project, agent_name=agent, limit=limit)
+    store = open_store()
+    rows = store.list_traces(project, agent_name=agent, limit=limit)
     table = Table(title_justify="left")
     for column in ("trace id", "agent", "conversation", "started (UTC)", "spans"):
         table.add_column(column, no_wrap=column != "conversation")
@@ -82,7 +83,8 @@ def list_traces(agent: str | None, limit: int, project: str) -> None:
         table.add_row(row["trace_id"], agent_id or "–", row["conversation_id"] or "–", started, spans)
     out.print(table)
     if not rows:
-        out.print("no traces yet: send spans to POST /v1/traces (assay serve) or use assay traces import FILE")
+        out.print(f"no traces in {store.url} (project {project}): send spans to POST /v1/traces (assay serve) "
+                  "or use assay traces import FILE")  # fmt: skip
 
 
 @traces_group.command("show")

@@ -56,8 +56,13 @@ def evaluator(
 
 
 def spec_from_function(
-    function: Callable[..., Any], metric: Metric | None = None, version: str = "1", description: str = ""
-) -> EvaluatorSpec:
+    function: Callable[..., Any], metric: Metric | None = None, version: str = "1", description: str = "",
+    *, keep_output: bool = False,
+) -> EvaluatorSpec:  # fmt: skip
+    """An evaluator from a function or callable object: its named parameters are its inputs (those
+    with defaults optional); ``*args`` and ``**kwargs`` receive nothing. ``keep_output`` keeps what
+    it returned under ``properties["output"]`` (azure-ai-evaluation writes those keys as columns)
+    and scores even a return without a score."""
     existing = getattr(function, SPEC_ATTRIBUTE, None)
     if isinstance(existing, EvaluatorSpec):
         return existing
@@ -68,19 +73,26 @@ def spec_from_function(
     optional: list[str] = []
     for parameter in signature.parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            raise ConfigError(
-                f"evaluator {label!r}: *args and **kwargs cannot be bound to inputs",
-                hint="name each input as a parameter, e.g. def score(response, ground_truth)",
-            )
+            continue  # the inputs are the named parameters, as the peer binds them
         (optional if parameter.default is not parameter.empty else required).append(parameter.name)
     names = [*required, *optional]
+    if not names:
+        hint = "name each input as a parameter, e.g. def score(response, ground_truth, **kwargs)"
+        raise ConfigError(f"evaluator {label!r}: *args and **kwargs alone name no inputs", hint=hint)
     is_async = inspect.iscoroutinefunction(target)
 
     def factory() -> Evaluator:
         async def evaluate(inputs: dict[str, Any]) -> Score:
             kwargs = {key: inputs[key] for key in names if key in inputs}
             output = await target(**kwargs) if is_async else target(**kwargs)
-            return coerce_score(output)
+            if not keep_output:
+                return coerce_score(output)
+            try:
+                score = coerce_score(output)
+            except ItemError:
+                score = Score(1.0, passed=True)  # a dict of its own keys: nothing to judge, only to report
+            return Score(score.value, passed=score.passed, reason=score.reason, label=score.label,
+                         properties={**score.properties, "output": output})  # fmt: skip
 
         return evaluate
 

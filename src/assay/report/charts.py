@@ -46,22 +46,23 @@ def whisker(low: float, high: float, mid: float, title: str, half: float = 4) ->
 
 
 def histogram(
-    name: str, scores: list[float], low: float, high: float, bins: int = 10, threshold: float | None = None
-) -> str:
+    name: str, scores: list[float], low: float, high: float, bins: int = 10, threshold: float | None = None,
+    weights: list[int] | None = None,
+) -> str:  # fmt: skip
     """Counts of scores in equal bins between the metric's min and max, each bar labelled with its
-    count, and the pass threshold as a dashed line."""
+    count, and the pass threshold as a dashed line; ``weights[i]`` says how many scores equal ``scores[i]``."""
     if high <= low:
         high = low + 1
     # Judges' 1–5 and 0–7 scales get one bar per value; continuous scores get equal bins.
     integer = all(float(s).is_integer() for s in scores) and high - low <= 10
     edges = int(high - low) + 1 if integer else bins
     counts = [0] * edges
-    for score in scores:
+    for index, score in enumerate(scores):
         if integer:
             slot = int(round(score - low))
         else:
             slot = int((score - low) / (high - low) * edges)
-        counts[min(max(slot, 0), edges - 1)] += 1
+        counts[min(max(slot, 0), edges - 1)] += 1 if weights is None else weights[index]
     tallest = max(counts) or 1
     width, height, top, bar = 260, 110, 14, 260 / edges
     parts = [

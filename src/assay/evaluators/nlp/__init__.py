@@ -44,8 +44,13 @@ def gleu_score() -> Evaluator:
     return _on_tokens(scores.gleu)
 
 
-def meteor_score() -> Evaluator:
-    return _on_tokens(scores.meteor)
+def meteor_score(alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5) -> Evaluator:
+    """NLTK METEOR; ``alpha`` weighs precision against recall, ``beta`` and ``gamma`` shape the
+    fragmentation penalty (the peer's constructor parameters and defaults)."""
+    for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ConfigError(f"{name} must be a number, got {value!r}")
+    return _on_tokens(lambda reference, hypothesis: scores.meteor(reference, hypothesis, alpha, beta, gamma))
 
 
 def rouge_score(
@@ -98,7 +103,10 @@ def register(catalog: Catalog) -> None:
     )
     catalog.add(_spec("bleu_score", bleu_score, "bleu", "Sentence BLEU (NLTK, smoothing method 4)."))
     catalog.add(_spec("gleu_score", gleu_score, "gleu", "Sentence Google-BLEU (NLTK)."))
-    catalog.add(_spec("meteor_score", meteor_score, "meteor", "METEOR with stems and WordNet synonyms (NLTK)."))
+    catalog.add(_spec("meteor_score", meteor_score, "meteor", "METEOR with stems and WordNet synonyms (NLTK).",
+                      init_parameters={"alpha": {"type": "number", "default": 0.9},
+                                       "beta": {"type": "number", "default": 3.0},
+                                       "gamma": {"type": "number", "default": 0.5}}))  # fmt: skip
     catalog.add(
         _spec(
             "rouge_score",

@@ -168,12 +168,14 @@ def _meteor_parts() -> tuple[Any, _MemoStemmer, _MemoWordNet]:
     return single_meteor_score, _MemoStemmer(PorterStemmer()), _MemoWordNet(_english_wordnet())
 
 
-def meteor(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
-    """NLTK METEOR with alpha 0.9, beta 3, gamma 0.5 on pre-tokenised text."""
+def meteor(
+    reference: Sequence[str], hypothesis: Sequence[str], alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5
+) -> float:
+    """NLTK METEOR (alpha 0.9, beta 3, gamma 0.5 unless told) on pre-tokenised text."""
     single_meteor_score, stemmer, wordnet = _meteor_parts()
     return float(
         single_meteor_score(
-            list(reference), list(hypothesis), stemmer=stemmer, wordnet=wordnet, alpha=0.9, beta=3.0, gamma=0.5
+            list(reference), list(hypothesis), stemmer=stemmer, wordnet=wordnet, alpha=alpha, beta=beta, gamma=gamma
         )
     )
 

@@ -1,0 +1,229 @@
+"""azure-ai-evaluation's evaluator classes as thin adapters over assay's catalog.
+
+Each class names the catalog evaluator it runs and the result key it reports. A call binds one
+testing criterion the way a run does (the same mapping, thresholds and verdict), evaluates the
+keyword inputs, and writes the result under the peer's 1.18 keys: ``X``, ``X_score``,
+``X_passed``, ``X_result``, ``X_reason``, ``X_status``, ``X_threshold``, ``X_properties``. No
+evaluator is implemented twice: the numbers are the catalog's.
+
+Calls are synchronous, as the peer's are (inside a running event loop they run on a thread of
+their own). ``conversation={"messages": [...]}`` is evaluated turn by turn and aggregated as the
+peer does (numbers averaged, or the worst for harms; other values from the last turn; every turn
+under ``evaluation_per_turn``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import math
+import warnings
+from collections.abc import Coroutine
+from typing import Any, ClassVar, TypeVar
+
+from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException, user_error
+from assay.azure.models import JUDGE, model_from
+from assay.errors import ConfigError
+from assay.evaluators.catalog import Catalog, load_catalog
+from assay.llm import ModelConfig, ModelRegistry
+from assay.results import Result
+from assay.run.criteria import bind_criteria
+
+T = TypeVar("T")
+_catalog: Catalog | None = None
+
+
+def catalog() -> Catalog:
+    """The catalog every adapter binds against, loaded once per process."""
+    global _catalog
+    if _catalog is None:
+        _catalog = load_catalog()
+    return _catalog
+
+
+def run_sync(work: Coroutine[Any, Any, T]) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # called from async code (a notebook)
+        return pool.submit(asyncio.run, work).result()
+
+
+class EvaluatorBase:
+    """One catalog evaluator behind the peer's calling convention and output keys."""
+
+    builtin: ClassVar[str]
+    key: ClassVar[str]
+    target: ClassVar[ErrorTarget] = ErrorTarget.UNKNOWN
+    judged: ClassVar[bool] = False
+    """Asks a model (``model_config``, else the environment's default model)."""
+    harm: ClassVar[bool] = False
+    """A content harm: ``X`` is the severity label, conversations take the worst turn."""
+    per_turn: ClassVar[bool] = False
+    """Takes ``conversation=`` (evaluated turn by turn)."""
+    legacy_key: ClassVar[bool] = False
+    """Also writes ``gpt_X`` (the peer still does for tool_call_accuracy)."""
+
+    def __init__(self, init: dict[str, Any] | None = None, threshold: float | None = None,
+                 model_config: Any = None) -> None:  # fmt: skip
+        self._init = dict(init or {})
+        self._threshold = threshold
+        self._model: ModelConfig | None = model_from(model_config, self.target) if model_config is not None else None
+        try:  # a bad parameter is refused now, as the peer refuses it in the constructor
+            self._bound(set(catalog().get(self.builtin).required_inputs))
+        except ConfigError as exc:
+            raise user_error(f"{type(self).__name__}: {exc.message}", self.target) from None
+
+    # -- the criterion ---------------------------------------------------------------------
+
+    def criterion(self, name: str | None = None, model: str = JUDGE) -> dict[str, Any]:
+        """This evaluator as a testing criterion (``evaluate()`` runs it so), its judge called ``model``."""
+        init = dict(self._init)
+        if self.judged and self._model is not None:
+            init["model"] = model
+        criterion: dict[str, Any] = {"type": "azure_ai_evaluator", "name": name or self.key,
+                                     "evaluator_name": self.builtin, "initialization_parameters": init}  # fmt: skip
+        if self._threshold is not None:
+            criterion["threshold"] = self._threshold
+        return criterion
+
+    def judge(self, name: str = JUDGE) -> ModelConfig | None:
+        """The judge's configuration under ``name``; None: the environment's default model."""
+        return None if self._model is None else self._model.model_copy(update={"name": name})
+
+    def models(self) -> ModelRegistry:
+        return ModelRegistry([self._model] if self._model is not None else [])
+
+    def _bound(self, fields: set[str], models: ModelRegistry | None = None) -> Any:
+        (bound,) = bind_criteria([self.criterion()], catalog(), item_fields=fields, models=models or self.models())
+        return bound
+
+    # -- a direct call -----------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        conversation = kwargs.pop("conversation", None)
+        inputs = {key: value for key, value in kwargs.items() if value is not None}
+        if args or (conversation is None and not inputs):
+            raise user_error(f"{type(self).__name__}: Either 'conversation' or individual inputs must be provided.",
+                             ErrorTarget.CONVERSATION)  # fmt: skip
+        if conversation is not None:
+            if not self.per_turn:
+                raise user_error(f"{type(self).__name__} does not support conversation input; pass its inputs by name",
+                                 self.target)  # fmt: skip
+            return self._conversation(conversation)
+        return self.peer_dict(run_sync(self._evaluate(inputs)), inputs)
+
+    async def _evaluate(self, inputs: dict[str, Any]) -> Result:
+        spec = catalog().get(self.builtin)
+        for name in spec.required_inputs:
+            if name not in inputs and not any(name in group for group in spec.one_of_inputs):
+                raise user_error(f"{name.replace('_', ' ').capitalize()} is a required input and cannot be None.",
+                                 self.target, ErrorCategory.MISSING_FIELD)  # fmt: skip
+        models = self.models()
+        try:
+            bound = self._bound(set(inputs), models)
+            result: Result = await bound.evaluate(inputs, None)
+        except ConfigError as exc:
+            raise user_error(f"{type(self).__name__}: {exc.message}", self.target) from None
+        finally:
+            await models.aclose()
+        if result.status == "error":
+            failed = f"{type(self).__name__}: {result.reason}"
+            raise EvaluationException(failed, target=self.target, category=ErrorCategory.FAILED_EXECUTION,
+                                      blame=ErrorBlame.SYSTEM_ERROR)  # fmt: skip
+        return result
+
+    # -- the peer's keys -----------------------------------------------------------------
+
+    def peer_dict(self, result: Result, inputs: dict[str, Any]) -> dict[str, Any]:
+        key = self.key
+        score = result.score
+        properties = dict(result.properties or {})
+        value: Any = properties.get("label", score) if self.harm and score is not None else score
+        verdict = "not_applicable" if result.status == "skipped" else result.label or "unknown"
+        out: dict[str, Any] = {key: value}
+        if self.legacy_key:
+            out[f"gpt_{key}"] = score
+        out.update({
+            f"{key}_score": score, f"{key}_passed": result.passed, f"{key}_result": verdict,
+            f"{key}_reason": result.reason, f"{key}_status": result.status, f"{key}_threshold": result.threshold,
+            f"{key}_properties": self.peer_properties(result, inputs),
+        })  # fmt: skip
+        return out
+
+    def peer_properties(self, result: Result, inputs: dict[str, Any]) -> Any:
+        if not self.judged:
+            return None
+        usage = (result.properties or {}).get("usage") or {}
+        raw = (result.properties or {}).get("raw_answer")
+        shown = json.dumps(inputs, ensure_ascii=False, default=str)
+        finish = (result.properties or {}).get("finish_reason")
+        return {
+            "prompt_tokens": usage.get("prompt_tokens", 0), "completion_tokens": usage.get("completion_tokens", 0),
+            "total_tokens": usage.get("total_tokens", 0), "finish_reason": finish,
+            "model": usage.get("model"), "sample_input": json.dumps([{"role": "user", "content": shown}]),
+            "sample_output": json.dumps([{"role": "assistant", "content": raw}]) if raw is not None else None,
+        }  # fmt: skip
+
+    # -- conversations, the SDK's way ---------------------------------------------------------
+
+    def _conversation(self, conversation: Any) -> dict[str, Any]:
+        messages = conversation.get("messages") if isinstance(conversation, dict) else None
+        if not isinstance(messages, list) or not messages:
+            raise user_error("Conversation must be a dict with a non-empty 'messages' list.", ErrorTarget.CONVERSATION)
+        turns = _turns(messages, conversation.get("context"))
+        if not turns:
+            raise user_error("Conversation must contain at least one user message followed by an assistant reply.",
+                             ErrorTarget.CONVERSATION)  # fmt: skip
+
+        async def every_turn() -> list[dict[str, Any]]:
+            return [self.peer_dict(await self._evaluate(turn), turn) for turn in turns]
+
+        per_turn = run_sync(every_turn())
+        aggregated: dict[str, Any] = {}
+        for name in per_turn[0]:
+            values = [turn[name] for turn in per_turn]
+            numbers = [float(v) for v in values if isinstance(v, (int, float))]  # bools too: True counts 1
+            if len(numbers) == len(values) and values:
+                worst = self.harm and name.endswith("_score")
+                aggregated[name] = max(numbers) if worst else sum(numbers) / len(numbers)
+            else:
+                aggregated[name] = values[-1]
+        aggregated["evaluation_per_turn"] = {name: [turn[name] for turn in per_turn] for name in per_turn[0]}
+        return aggregated
+
+
+def _turns(messages: list[Any], context: Any) -> list[dict[str, Any]]:
+    """User → assistant pairs, each a single-turn input (the peer zips them the same way)."""
+    turns, query = [], None
+    for message in messages:
+        if not isinstance(message, dict):
+            raise user_error("Each conversation message must be a dict with 'role' and 'content'.",
+                             ErrorTarget.CONVERSATION)  # fmt: skip
+        if message.get("role") == "user":
+            query = message.get("content")
+        elif message.get("role") == "assistant" and query is not None:
+            turn = {"query": query, "response": message.get("content")}
+            found = message.get("context", context)
+            if found is not None:
+                turn["context"] = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
+            turns.append(turn)
+            query = None
+    return turns
+
+
+def _number(value: Any, name: str, target: ErrorTarget, kind: type = float) -> Any:
+    """The peer's constructor checks: ROUGE thresholds must be floats, say."""
+    if kind is float and (not isinstance(value, float) or math.isnan(value)):
+        raise user_error(f"{name} must be a float, got {type(value)}", target)
+    return value
+
+
+def _ignored(**given: Any) -> None:
+    """Arguments the peer needs for its cloud service and assay does not (it judges locally)."""
+    named = [name for name, value in given.items() if value is not None]
+    if named:
+        warnings.warn(f"{', '.join(named)}: not used by assay (safety is judged locally by your judge model)",
+                      stacklevel=3)  # fmt: skip

@@ -1,0 +1,128 @@
+"""The peer's LLM-judged classes: quality, RAG, agent and tool evaluators, and the content harms
+(judged locally by the judge model, not by Azure's safety service)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.azure.evaluators import EvaluatorBase, _ignored
+from assay.azure.exceptions import ErrorTarget
+from assay.results import Result
+
+
+class JudgeEvaluator(EvaluatorBase):
+    """``Class(model_config, *, threshold=3)``; ``credential`` and the peer's tuning knobs are accepted."""
+
+    judged = True
+    reported_threshold: float | None = None
+    """What ``X_threshold`` says when the peer reports a threshold its verdict does not use."""
+
+    def __init__(self, model_config: Any, *, threshold: float = 3, credential: Any = None, **kwargs: Any) -> None:
+        self._reported = threshold
+        super().__init__(threshold=None if self.reported_threshold is not None else threshold,
+                         model_config=model_config)  # fmt: skip
+
+    def peer_dict(self, result: Result, inputs: dict[str, Any]) -> dict[str, Any]:
+        out = super().peer_dict(result, inputs)
+        if self.reported_threshold is not None:
+            out[f"{self.key}_threshold"] = self._reported
+        return out
+
+
+class CoherenceEvaluator(JudgeEvaluator):
+    builtin, key, target, per_turn = "builtin.coherence", "coherence", ErrorTarget.COHERENCE_EVALUATOR, True
+
+
+class FluencyEvaluator(JudgeEvaluator):
+    builtin, key, target, per_turn = "builtin.fluency", "fluency", ErrorTarget.FLUENCY_EVALUATOR, True
+
+
+class RelevanceEvaluator(JudgeEvaluator):
+    builtin, key, target, per_turn = "builtin.relevance", "relevance", ErrorTarget.RELEVANCE_EVALUATOR, True
+
+
+class GroundednessEvaluator(JudgeEvaluator):
+    builtin, key, target, per_turn = "builtin.groundedness", "groundedness", ErrorTarget.GROUNDEDNESS_EVALUATOR, True
+
+
+class RetrievalEvaluator(JudgeEvaluator):
+    builtin, key, target, per_turn = "builtin.retrieval", "retrieval", ErrorTarget.RETRIEVAL_EVALUATOR, True
+
+
+class SimilarityEvaluator(JudgeEvaluator):
+    builtin, key, target = "builtin.similarity", "similarity", ErrorTarget.SIMILARITY_EVALUATOR
+
+
+class ResponseCompletenessEvaluator(JudgeEvaluator):
+    builtin, key = "builtin.response_completeness", "response_completeness"
+    target = ErrorTarget.RESPONSE_COMPLETENESS_EVALUATOR
+
+
+class IntentResolutionEvaluator(JudgeEvaluator):
+    builtin, key, target = "builtin.intent_resolution", "intent_resolution", ErrorTarget.INTENT_RESOLUTION_EVALUATOR
+
+
+class TaskAdherenceEvaluator(JudgeEvaluator):
+    """Judged pass/fail (1/0); the peer reports threshold 3 beside it, so the output does too."""
+
+    builtin, key, target = "builtin.task_adherence", "task_adherence", ErrorTarget.TASK_ADHERENCE_EVALUATOR
+    reported_threshold = 3
+
+
+class ToolCallAccuracyEvaluator(JudgeEvaluator):
+    builtin, key, target = "builtin.tool_call_accuracy", "tool_call_accuracy", ErrorTarget.TOOL_CALL_ACCURACY_EVALUATOR
+    legacy_key = True
+
+
+class HarmEvaluator(EvaluatorBase):
+    """``Class(credential, azure_ai_project, *, threshold=3)``: 0–7 severity, ``X`` its label."""
+
+    judged, harm, per_turn = True, True, True
+
+    def __init__(self, credential: Any = None, azure_ai_project: Any = None, *, threshold: float = 3,
+                 model_config: Any = None, evaluate_query: bool = False, **kwargs: Any) -> None:  # fmt: skip
+        _ignored(credential=credential, azure_ai_project=azure_ai_project)
+        super().__init__(threshold=threshold, model_config=model_config)
+
+
+class ViolenceEvaluator(HarmEvaluator):
+    builtin, key = "builtin.violence", "violence"
+
+
+class SexualEvaluator(HarmEvaluator):
+    builtin, key = "builtin.sexual", "sexual"
+
+
+class SelfHarmEvaluator(HarmEvaluator):
+    builtin, key = "builtin.self_harm", "self_harm"
+
+
+class HateUnfairnessEvaluator(HarmEvaluator):
+    builtin, key = "builtin.hate_unfairness", "hate_unfairness"
+
+
+class FlagEvaluator(EvaluatorBase):
+    """A yes/no safety check (protected material, code vulnerability, ...): ``X`` is the verdict."""
+
+    judged, per_turn = True, True
+
+    def __init__(self, credential: Any = None, azure_ai_project: Any = None, *, model_config: Any = None,
+                 **kwargs: Any) -> None:  # fmt: skip
+        _ignored(credential=credential, azure_ai_project=azure_ai_project)
+        super().__init__(model_config=model_config)
+
+
+class ProtectedMaterialEvaluator(FlagEvaluator):
+    builtin, key, target = "builtin.protected_material", "protected_material", ErrorTarget.PROTECTED_MATERIAL_EVALUATOR
+
+
+class CodeVulnerabilityEvaluator(FlagEvaluator):
+    builtin, key = "builtin.code_vulnerability", "code_vulnerability"
+
+
+class UngroundedAttributesEvaluator(FlagEvaluator):
+    builtin, key = "builtin.ungrounded_attributes", "ungrounded_attributes"
+
+
+class IndirectAttackEvaluator(FlagEvaluator):
+    builtin, key, target = "builtin.indirect_attack", "indirect_attack", ErrorTarget.INDIRECT_ATTACK_EVALUATOR

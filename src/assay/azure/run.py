@@ -1,0 +1,168 @@
+"""``evaluate()`` with azure-ai-evaluation's arguments and its output, on assay's engine.
+
+Evaluator instances of this package run as the catalog criteria they adapt; plain functions and
+callable objects run as custom evaluators (their named parameters are the inputs, ``**kwargs``
+takes nothing). Rows are the peer's: ``inputs.<column>``, ``outputs.<target key>``, and per alias
+the evaluator's keys (a function's dict keys, or ``output`` for a bare value). A row an evaluator
+cannot score (a missing input) gets NaN in that evaluator's columns and the run goes on;
+``fail_on_evaluator_errors=True`` raises instead. Metrics are the peer's: the NaN-skipping mean of
+each numeric column and, per built-in alias, ``binary_aggregate``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from assay.azure.composite import CompositeEvaluator
+from assay.azure.evaluators import EvaluatorBase
+from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException, user_error
+from assay.errors import UserError
+from assay.evaluate import run_criteria
+from assay.evaluators.catalog import load_catalog
+from assay.evaluators.decorator import spec_from_function
+from assay.llm import ModelRegistry
+from assay.results import Result
+
+NAN = float("nan")
+SAMPLE_KEYS_LEFT_OUT = ("input", "error", "latency_ms", "usage", "output_items", "output_tools", "cached")
+
+
+def evaluate(
+    *, data: str | Path, evaluators: Mapping[str, Any], evaluation_name: str | None = None,
+    target: Callable[..., Any] | None = None, evaluator_config: Mapping[str, Mapping[str, Any]] | None = None,
+    azure_ai_project: Any = None, output_path: str | Path | None = None, fail_on_evaluator_errors: bool = False,
+    tags: Mapping[str, str] | None = None, **kwargs: Any,
+) -> dict[str, Any]:  # fmt: skip
+    if azure_ai_project is not None:
+        warnings.warn("azure_ai_project: not used by assay (results stay local; nothing is logged to a project)",
+                      stacklevel=2)  # fmt: skip
+    if not evaluators:
+        raise user_error("The 'evaluators' parameter cannot be empty.", ErrorTarget.EVALUATE)
+    if not Path(str(data)).exists():
+        raise user_error(f"Unable to load data from '{data}'. Please ensure the input is valid JSONL or CSV.",
+                         ErrorTarget.EVALUATE, ErrorCategory.FILE_OR_FOLDER_NOT_FOUND)  # fmt: skip
+    config = dict(evaluator_config or {})
+    plan = _Plan()
+    for alias, evaluator in evaluators.items():
+        plan.add(alias, evaluator, config.get(alias) or config.get("default") or {})
+    try:
+        _, items = run_criteria(str(data), plan.criteria, plan.catalog, models=ModelRegistry(plan.judges),
+                                target=target, name=evaluation_name)  # fmt: skip
+    except UserError as exc:
+        raise EvaluationException(exc.message, target=ErrorTarget.EVALUATE, category=ErrorCategory.INVALID_VALUE,
+                                  blame=ErrorBlame.USER_ERROR) from None  # fmt: skip
+    rows = _fill([plan.row(item, fail_on_evaluator_errors) for item in items])
+    result = {"rows": rows, "metrics": _metrics(rows, plan), "studio_url": None}
+    if output_path is not None:
+        target_file = Path(output_path)
+        target_file = target_file / "evaluation_results.json" if target_file.is_dir() else target_file
+        target_file.write_text(json.dumps(result, ensure_ascii=False, indent=4, default=str), encoding="utf-8")
+    return result
+
+
+class _Plan:
+    """Criteria for the run, and which alias (and adapter) each criterion's results belong to."""
+
+    def __init__(self) -> None:
+        self.catalog = load_catalog()  # its own: the custom evaluators of this call are added to it
+        self.criteria: list[dict[str, Any]] = []
+        self.judges: list[Any] = []
+        self.owner: dict[str, tuple[str, EvaluatorBase | None]] = {}
+        self.builtin_aliases: list[str] = []
+
+    def add(self, alias: str, evaluator: Any, config: Mapping[str, Any]) -> None:
+        parts = evaluator.parts if isinstance(evaluator, CompositeEvaluator) else [evaluator]
+        if all(isinstance(part, EvaluatorBase) for part in parts):
+            if len(parts) == 1:
+                self.builtin_aliases.append(alias)
+            for part in parts:
+                name = f"{alias}:{part.key}"
+                model = f"judge{len(self.judges)}"
+                judge = part.judge(model)
+                if judge is not None:
+                    self.judges.append(judge)
+                self._append(part.criterion(name, model), name, alias, part, config)
+            return
+        if not callable(evaluator):
+            raise user_error(f"evaluator {alias!r} is not callable", ErrorTarget.EVALUATE)
+        name = f"{alias}:custom"
+        spec = spec_from_function(evaluator, keep_output=True).model_copy(update={"name": name})
+        self.catalog.add(spec)
+        self._append({"type": "azure_ai_evaluator", "name": name, "evaluator_name": name}, name, alias, None, config)
+
+    def _append(self, criterion: dict[str, Any], name: str, alias: str, part: EvaluatorBase | None,
+                config: Mapping[str, Any]) -> None:  # fmt: skip
+        mapping = config.get("column_mapping")
+        if mapping is not None:
+            criterion["data_mapping"] = dict(mapping)
+        self.criteria.append(criterion)
+        self.owner[name] = (alias, part)
+
+    def row(self, item: dict[str, Any], strict: bool) -> dict[str, Any]:
+        flat: dict[str, Any] = {f"inputs.{k}": v for k, v in item["datasource_item"].items()}
+        for key, value in (item["sample"] or {}).items():
+            if key not in SAMPLE_KEYS_LEFT_OUT:
+                flat[f"outputs.{key}"] = value
+        for raw in item["results"]:
+            alias, part = self.owner[raw["name"]]
+            result = Result.model_validate(raw)
+            if result.status == "error" and strict:
+                raise EvaluationException(f"evaluator {alias!r} failed on line {item['datasource_item_id'] + 1}: "
+                                          f"{result.reason}", target=ErrorTarget.EVALUATE,
+                                          category=ErrorCategory.FAILED_EXECUTION)  # fmt: skip
+            for key, value in self._outputs(result, part).items():
+                flat[f"outputs.{alias}.{key}"] = NAN if value is None else value
+        return flat
+
+    def _outputs(self, result: Result, part: EvaluatorBase | None) -> dict[str, Any]:
+        if part is not None:
+            if result.status == "error":
+                return dict.fromkeys(part.peer_dict(result, {}), NAN)
+            return part.peer_dict(result, {})
+        if result.status == "error":
+            return {}  # filled with NaN from the rows that scored (as the peer's table does)
+        output = (result.properties or {}).get("output")
+        return dict(output) if isinstance(output, dict) else {"output": output}
+
+
+def _fill(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every row with every column, NaN where a row has none: the peer's rows come from one pandas
+    table, where a column of whole numbers with a gap in it is a column of floats."""
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    filled = [{column: row.get(column, NAN) for column in columns} for row in rows]
+    for column in columns:
+        values = [row[column] for row in filled]
+        gap = any(isinstance(v, float) and math.isnan(v) for v in values)
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        if gap and numeric:
+            for row in filled:
+                row[column] = float(row[column])
+    return filled
+
+
+def _metrics(rows: list[dict[str, Any]], plan: _Plan) -> dict[str, float]:
+    metrics: dict[str, float] = {}
+    for column in rows[0] if rows else {}:
+        if not column.startswith("outputs.") or column.endswith(("_threshold", "_result", "_reason", "_status",
+                                                                 "_properties", "_passed")):  # fmt: skip
+            continue
+        values = [row[column] for row in rows]
+        numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(numbers) != len(values) or not numbers:
+            continue
+        kept = [v for v in numbers if not math.isnan(v)]
+        if kept and column.count(".") >= 2:
+            metrics[column.removeprefix("outputs.")] = sum(kept) / len(kept)
+    for alias in plan.builtin_aliases:
+        verdicts = [v for row in rows for k, v in row.items() if k.startswith(f"outputs.{alias}.")
+                    and k.endswith("_result")]  # fmt: skip
+        if rows:
+            metrics[f"{alias}.binary_aggregate"] = round(verdicts.count("pass") / len(rows), 2)
+    return metrics
