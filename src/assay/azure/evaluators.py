@@ -118,9 +118,13 @@ class EvaluatorBase:
     async def _evaluate(self, inputs: dict[str, Any]) -> Result:
         spec = catalog().get(self.builtin)
         for name in spec.required_inputs:
-            if name not in inputs and not any(name in group for group in spec.one_of_inputs):
-                raise user_error(f"{name.replace('_', ' ').capitalize()} is a required input and cannot be None.",
-                                 self.target, ErrorCategory.MISSING_FIELD)  # fmt: skip
+            if name in inputs or any(name in group for group in spec.one_of_inputs):
+                continue
+            if not self.judged:  # the peer's words for its model-free evaluators
+                raise user_error(f"{type(self).__name__}: Either 'conversation' or individual inputs must be "
+                                 "provided.", ErrorTarget.CONVERSATION)  # fmt: skip
+            raise user_error(f"{name.replace('_', ' ').capitalize()} is a required input and cannot be None.",
+                             self.target, ErrorCategory.MISSING_FIELD)  # fmt: skip
         models = self.models()
         try:
             bound = self._bound(set(inputs), models)
@@ -148,7 +152,8 @@ class EvaluatorBase:
             out[f"gpt_{key}"] = score
         out.update({
             f"{key}_score": score, f"{key}_passed": result.passed, f"{key}_result": verdict,
-            f"{key}_reason": result.reason, f"{key}_status": result.status, f"{key}_threshold": result.threshold,
+            f"{key}_reason": result.reason, f"{key}_status": result.status,
+            f"{key}_threshold": result.threshold if self._threshold is None else self._threshold,
             f"{key}_properties": self.peer_properties(result, inputs),
         })  # fmt: skip
         return out

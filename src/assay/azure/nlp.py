@@ -107,6 +107,11 @@ class DocumentRetrievalEvaluator(EvaluatorBase):
                           "ground_truth_label_max": ground_truth_label_max, "ndcg_threshold": ndcg_threshold,
                           "xdcg_threshold": xdcg_threshold, "fidelity_threshold": fidelity_threshold})  # fmt: skip
 
+    def peer_dict(self, result: Result, inputs: dict[str, Any]) -> dict[str, Any]:
+        out = super().peer_dict(result, inputs)
+        out["document_retrieval_threshold"] = self._thresholds["ndcg@3"]
+        return out
+
     def peer_properties(self, result: Result, inputs: dict[str, Any]) -> Any:
         found = result.properties or {}
         shown: dict[str, Any] = {name: found.get(name) for name in RETRIEVAL_METRICS}

@@ -116,7 +116,7 @@ class _Plan:
                                           f"{result.reason}", target=ErrorTarget.EVALUATE,
                                           category=ErrorCategory.FAILED_EXECUTION)  # fmt: skip
             for key, value in self._outputs(result, part).items():
-                flat[f"outputs.{alias}.{key}"] = NAN if value is None else value
+                flat[f"outputs.{alias}.{key}"] = value
         return flat
 
     def _outputs(self, result: Result, part: EvaluatorBase | None) -> dict[str, Any]:
@@ -132,7 +132,7 @@ class _Plan:
 
 def _fill(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every row with every column, NaN where a row has none: the peer's rows come from one pandas
-    table, where a column of whole numbers with a gap in it is a column of floats."""
+    table, where a column with a gap in it has NaN for None too, and whole numbers become floats."""
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
@@ -140,9 +140,13 @@ def _fill(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for column in columns:
         values = [row[column] for row in filled]
         gap = any(isinstance(v, float) and math.isnan(v) for v in values)
-        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        if gap and numeric:
-            for row in filled:
+        if not gap:
+            continue
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in values)
+        for row in filled:
+            if row[column] is None:
+                row[column] = NAN
+            elif numeric:
                 row[column] = float(row[column])
     return filled
 
@@ -151,12 +155,13 @@ def _metrics(rows: list[dict[str, Any]], plan: _Plan) -> dict[str, float]:
     metrics: dict[str, float] = {}
     for column in rows[0] if rows else {}:
         if not column.startswith("outputs.") or column.endswith(("_threshold", "_result", "_reason", "_status",
-                                                                 "_properties", "_passed")):  # fmt: skip
+                                                                 "_properties")):  # fmt: skip
             continue
         values = [row[column] for row in rows]
-        numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if len(numbers) != len(values) or not numbers:
-            continue
+        numbers = [float(v) for v in values if isinstance(v, (int, float))]  # True counts 1
+        gap = any(math.isnan(v) for v in numbers)
+        if len(numbers) != len(values) or not numbers or gap and any(isinstance(v, bool) for v in values):
+            continue  # text, or yes/no with a gap (a column of objects to pandas): no mean
         kept = [v for v in numbers if not math.isnan(v)]
         if kept and column.count(".") >= 2:
             metrics[column.removeprefix("outputs.")] = sum(kept) / len(kept)
