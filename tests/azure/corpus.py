@@ -285,6 +285,30 @@ result = evaluate(data=DATA + "/qa.jsonl", evaluators={
                       "relevance": {"column_mapping": {"response": "${data.response}", "query": "${data.query}"}}})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
 """),
+    ("evaluate_conversation_column", JUDGED, """
+import json
+from azure.ai.evaluation import evaluate, CoherenceEvaluator, F1ScoreEvaluator
+chats = [{"conversation": {"messages": [{"role": "user", "content": "Hi, where is my order?"},
+                                        {"role": "assistant", "content": "It shipped yesterday."},
+                                        {"role": "user", "content": "When will it arrive?"},
+                                        {"role": "assistant", "content": "On Friday."}]}},
+         {"conversation": {"messages": [{"role": "user", "content": "Cancel it."},
+                                        {"role": "assistant", "content": "Done."}]}}]
+open(DATA + "/chats.jsonl", "w").write("".join(json.dumps(c) + "\\n" for c in chats))
+result = evaluate(data=DATA + "/chats.jsonl", evaluators={"coherence": CoherenceEvaluator(MODEL_CONFIG)})
+result = {"rows": result["rows"], "metrics": result["metrics"]}
+"""),
+    ("evaluate_strict_errors", RAISES, """
+import json
+from azure.ai.evaluation import evaluate, F1ScoreEvaluator
+from azure.ai.evaluation._exceptions import EvaluationException
+open(DATA + "/gap.jsonl", "w").write(json.dumps({"response": "a", "ground_truth": "a"}) + "\\n" + json.dumps({"ground_truth": "b"}) + "\\n")
+try:
+    evaluate(data=DATA + "/gap.jsonl", evaluators={"f1": F1ScoreEvaluator()}, fail_on_evaluator_errors=True)
+    result = "no error"
+except EvaluationException as exc:
+    result = {"caught": "an EvaluationException"}
+"""),
     ("evaluate_no_evaluators", RAISES, """
 from azure.ai.evaluation import evaluate
 from azure.ai.evaluation._exceptions import EvaluationException

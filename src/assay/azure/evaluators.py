@@ -187,6 +187,8 @@ class EvaluatorBase:
             return [self.peer_dict(await self._evaluate(turn), turn) for turn in turns]
 
         per_turn = run_sync(every_turn())
+        if len(per_turn) == 1:
+            return per_turn[0]  # one turn is reported as it is, as the peer does
         aggregated: dict[str, Any] = {}
         for name in per_turn[0]:
             values = [turn[name] for turn in per_turn]

@@ -47,7 +47,7 @@ def evaluate(
         raise user_error(f"Unable to load data from '{data}'. Please ensure the input is valid JSONL or CSV.",
                          ErrorTarget.EVALUATE, ErrorCategory.FILE_OR_FOLDER_NOT_FOUND)  # fmt: skip
     config = dict(evaluator_config or {})
-    plan = _Plan()
+    plan = _Plan(conversations="conversation" in _first_row(Path(str(data))))
     for alias, evaluator in evaluators.items():
         plan.add(alias, evaluator, config.get(alias) or config.get("default") or {})
     try:
@@ -68,7 +68,9 @@ def evaluate(
 class _Plan:
     """Criteria for the run, and which alias (and adapter) each criterion's results belong to."""
 
-    def __init__(self) -> None:
+    def __init__(self, conversations: bool) -> None:
+        self.conversations = conversations
+        """The data has a ``conversation`` column."""
         self.catalog = load_catalog()  # its own: the custom evaluators of this call are added to it
         self.criteria: list[dict[str, Any]] = []
         self.judges: list[Any] = []
@@ -77,6 +79,15 @@ class _Plan:
 
     def add(self, alias: str, evaluator: Any, config: Mapping[str, Any]) -> None:
         parts = evaluator.parts if isinstance(evaluator, CompositeEvaluator) else [evaluator]
+        if self.conversations and all(isinstance(part, EvaluatorBase) and part.per_turn for part in parts):
+            # A conversation column: each conversation is evaluated turn by turn, by the class itself.
+            self.builtin_aliases.append(alias)
+
+            def per_turn(conversation: Any) -> dict[str, Any]:
+                return dict(evaluator(conversation=conversation))
+
+            self._custom(alias, per_turn, config)
+            return
         if all(isinstance(part, EvaluatorBase) for part in parts):
             if len(parts) == 1:
                 self.builtin_aliases.append(alias)
@@ -90,6 +101,9 @@ class _Plan:
             return
         if not callable(evaluator):
             raise user_error(f"evaluator {alias!r} is not callable", ErrorTarget.EVALUATE)
+        self._custom(alias, evaluator, config)
+
+    def _custom(self, alias: str, evaluator: Callable[..., Any], config: Mapping[str, Any]) -> None:
         name = f"{alias}:custom"
         spec = spec_from_function(evaluator, keep_output=True).model_copy(update={"name": name})
         self.catalog.add(spec)
@@ -127,7 +141,21 @@ class _Plan:
         if result.status == "error":
             return {}  # filled with NaN from the rows that scored (as the peer's table does)
         output = (result.properties or {}).get("output")
-        return dict(output) if isinstance(output, dict) else {"output": output}
+        if not isinstance(output, dict):
+            return {"output": output}
+        flat = {key: value for key, value in output.items() if key != "evaluation_per_turn"}
+        for key, values in (output.get("evaluation_per_turn") or {}).items():
+            flat[f"evaluation_per_turn.{key}"] = values
+        return flat
+
+
+def _first_row(path: Path) -> dict[str, Any]:
+    from assay.dataset import Dataset
+
+    try:
+        return next(iter(Dataset.from_path(path).items()), {})
+    except UserError:
+        return {}  # a bad line is reported by the run itself, with its line number
 
 
 def _fill(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -140,13 +168,14 @@ def _fill(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for column in columns:
         values = [row[column] for row in filled]
         gap = any(isinstance(v, float) and math.isnan(v) for v in values)
-        if not gap:
-            continue
         numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in values)
+        floats = numeric and any(isinstance(v, float) for v in values)  # ints beside floats are floats
+        if not gap and not floats:
+            continue
         for row in filled:
-            if row[column] is None:
+            if row[column] is None and gap:
                 row[column] = NAN
-            elif numeric:
+            elif numeric and row[column] is not None:
                 row[column] = float(row[column])
     return filled
 
@@ -159,9 +188,9 @@ def _metrics(rows: list[dict[str, Any]], plan: _Plan) -> dict[str, float]:
             continue
         values = [row[column] for row in rows]
         numbers = [float(v) for v in values if isinstance(v, (int, float))]  # True counts 1
-        gap = any(math.isnan(v) for v in numbers)
-        if len(numbers) != len(values) or not numbers or gap and any(isinstance(v, bool) for v in values):
-            continue  # text, or yes/no with a gap (a column of objects to pandas): no mean
+        yes_no = sum(isinstance(v, bool) for v in values)
+        if len(numbers) != len(values) or not numbers or 0 < yes_no < len(values):
+            continue  # text, or yes/no beside numbers or gaps (a column of objects to pandas): no mean
         kept = [v for v in numbers if not math.isnan(v)]
         if kept and column.count(".") >= 2:
             metrics[column.removeprefix("outputs.")] = sum(kept) / len(kept)
