@@ -30,7 +30,15 @@ from assay.azure.judges import (
     UngroundedAttributesEvaluator,
     ViolenceEvaluator,
 )
-from assay.azure.models import AzureAIProject, AzureOpenAIModelConfiguration, OpenAIModelConfiguration
+from assay.azure.models import (
+    AzureAIProject,
+    AzureOpenAIModelConfiguration,
+    Conversation,
+    EvaluationResult,
+    EvaluatorConfig,
+    Message,
+    OpenAIModelConfiguration,
+)
 from assay.azure.nlp import (
     BleuScoreEvaluator,
     DocumentRetrievalEvaluator,
@@ -49,11 +57,14 @@ __all__ = [
     "CodeVulnerabilityEvaluator",
     "CoherenceEvaluator",
     "ContentSafetyEvaluator",
+    "Conversation",
     "DocumentRetrievalEvaluator",
     "ErrorBlame",
     "ErrorCategory",
     "ErrorTarget",
     "EvaluationException",
+    "EvaluationResult",
+    "EvaluatorConfig",
     "F1ScoreEvaluator",
     "FluencyEvaluator",
     "GleuScoreEvaluator",
@@ -61,6 +72,7 @@ __all__ = [
     "HateUnfairnessEvaluator",
     "IndirectAttackEvaluator",
     "IntentResolutionEvaluator",
+    "Message",
     "MeteorScoreEvaluator",
     "OpenAIModelConfiguration",
     "ProtectedMaterialEvaluator",

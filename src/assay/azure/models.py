@@ -33,6 +33,33 @@ class AzureAIProject(TypedDict):
     project_name: str
 
 
+class Message(TypedDict):
+    role: str
+    content: str | list[dict[str, Any]]
+    context: NotRequired[str | dict[str, Any]]
+
+
+class Conversation(TypedDict):
+    """``conversation=`` of a class that evaluates turn by turn."""
+
+    messages: list[Message] | list[dict[str, Any]]
+    context: NotRequired[str | dict[str, Any]]
+
+
+class EvaluatorConfig(TypedDict, total=False):
+    """One alias's entry in ``evaluate(evaluator_config=...)``."""
+
+    column_mapping: dict[str, str]
+
+
+class EvaluationResult(TypedDict):
+    """What ``evaluate()`` returns."""
+
+    metrics: dict[str, float]
+    studio_url: str | None
+    rows: list[dict[str, Any]]
+
+
 JUDGE = "judge"
 """The name the adapted evaluator's criterion calls its model by."""
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from assay.run.estimate import Estimate
     from assay.store import Store
 
+
 def parse_fail_on(value: str | None) -> float | None:
     """``any-failure`` → every item must pass; ``pass-rate=0.9`` → at least that share."""
     if value is None:

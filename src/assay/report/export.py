@@ -33,7 +33,6 @@ HTML_ITEMS = 5_000
 """Items written into the HTML file; past that it says how many more the store holds."""
 
 
-
 def html_report(store: Any, run_id: str) -> str:
     run = store.get_run(run_id)
     summary = RunSummary.model_validate(run["summary"] or {})
