@@ -6,8 +6,10 @@ Two stores are filled with output items directly (two criteria each, a score and
 the UI's run page is requested through the real app (FastAPI's test client: no socket, so the
 figures are the page's own cost) for the first page, a deep page, a criterion + verdict filter,
 a sort by score and a text search. Printed: the median time per request at each size and the
-ratio. Target: every ratio ≤ 5 (server-side paging and search keep a page's cost far from
-linear: 100× the items must not cost 100×).
+ratio. Targets: a plain page ≤ 3× (its cost does not grow with the run: counts and charts come
+from the finished run's summary, items by index), a filtered, sorted or searched page ≤ 15×:
+it scans the run's rows in the database (never in Python), so it does grow with the run, from a
+fixed cost that dominates at 1,000 items; about 0.1–0.2 s at 100,000 items on these machines.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def filled(folder: Path, items: int) -> tuple[Store, str]:
             batch = []
     if batch:
         store.add_output_items(run["id"], batch)
-    store.update_run(run["id"], status="completed")
+    summary = store.summarize(run["id"], [("exact", "exact"), ("near", "near")])  # as a finished run has
+    store.update_run(run["id"], status="completed", summary=summary.model_dump())
     return store, run["id"]
 
 
@@ -75,13 +78,14 @@ def main() -> None:
         queries = {"first page": "", "page 10": "?page=10", "criterion=exact, verdict=fail":
                    "?criterion=exact&verdict=fail", "sorted by score": "?criterion=near&sort=-score",
                    "search 'question 77'": "?q=question+77"}  # fmt: skip
-        worst = 0.0
+        met = True
         for label, query in queries.items():
             small, large = (median_ms(c, f"/ui/runs/{run}{query}", args.repeats) for c, run in sizes.values())
-            ratio = large / small
-            worst = max(worst, ratio)
-            print(f"{label:32} {small:7.1f} ms at {SMALL:,}  {large:7.1f} ms at {args.items:,}  {ratio:5.1f}×")
-    print(f"worst ratio {worst:.1f}× ({'target met' if worst <= 5 else 'target missed'}: ≤ 5×)")
+            ratio, target = large / small, 3 if "page" in label else 15
+            met &= ratio <= target
+            print(f"{label:32} {small:7.1f} ms at {SMALL:,}  {large:7.1f} ms at {args.items:,}  {ratio:5.1f}×"
+                  f"  (target ≤ {target}×)")  # fmt: skip
+    print("targets met" if met else "target missed")
 
 
 if __name__ == "__main__":

@@ -82,3 +82,17 @@ def test_the_python_api_snippet_runs_as_written(workspace, monkeypatch):
     assert isinstance(result, dict)
     assert result["rows"][0]["outputs.f1.f1_score"] == 1.0
     assert result["metrics"]["f1.binary_aggregate"] == 0.5
+
+
+def test_the_pytest_plugin_snippet_runs_as_written(pytester, monkeypatch, tmp_path):
+    (snippet,) = blocks("Reports and CI", "python")
+    rows = [{"response": f"The answer is {i}.", "ground_truth": f"The answer is {i}."} for i in range(5)]
+    (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (pytester.path / "eval.yaml").write_text("name: answers\ndataset: {local_uri: data.jsonl}\n"
+                                             "evaluators: [builtin.f1_score]\n", encoding="utf-8")  # fmt: skip
+    pytester.makepyfile(test_readme=snippet)
+    monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    assert result.parseoutcomes()["passed"] == 1

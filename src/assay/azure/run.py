@@ -129,15 +129,15 @@ class _Plan:
                 raise EvaluationException(f"evaluator {alias!r} failed on line {item['datasource_item_id'] + 1}: "
                                           f"{result.reason}", target=ErrorTarget.EVALUATE,
                                           category=ErrorCategory.FAILED_EXECUTION)  # fmt: skip
-            for key, value in self._outputs(result, part).items():
+            for key, value in self._outputs(result, part, item["datasource_item"]).items():
                 flat[f"outputs.{alias}.{key}"] = value
         return flat
 
-    def _outputs(self, result: Result, part: EvaluatorBase | None) -> dict[str, Any]:
+    def _outputs(self, result: Result, part: EvaluatorBase | None, item: dict[str, Any]) -> dict[str, Any]:
         if part is not None:
             if result.status == "error":
-                return dict.fromkeys(part.peer_dict(result, {}), NAN)
-            return part.peer_dict(result, {})
+                return dict.fromkeys(part.peer_dict(result, item), NAN)
+            return part.peer_dict(result, item)
         if result.status == "error":
             return {}  # filled with NaN from the rows that scored (as the peer's table does)
         output = (result.properties or {}).get("output")

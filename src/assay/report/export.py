@@ -21,6 +21,7 @@ from typing import Any
 from assay.report.run_view import (
     TEMPLATES,
     criterion_names,
+    finished_summary,
     item_row,
     judged_criteria,
     score_histograms,
@@ -45,7 +46,8 @@ def html_report(store: Any, run_id: str) -> str:
                      "run": {k: run[k] for k in ("name", "data_source", "options", "metadata")}}  # fmt: skip
     return TEMPLATES.get_template("report.html").render(
         title=run["name"] or run_id, run=run, counts=summary.result_counts, summary=summary, criteria=criteria,
-        bars=summary_bars(summary), histograms=score_histograms(store, run_id), causes=top_causes(store, run_id),
+        bars=summary_bars(summary), histograms=score_histograms(store, run_id, finished_summary(run, summary)),
+        causes=top_causes(store, run_id, finished_summary(run, summary)),
         items=items, more=len(rows) > HTML_ITEMS, configuration=json.dumps(configuration, indent=2, default=str),
         written=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), duration=_duration(run),
     )  # fmt: skip

@@ -8,14 +8,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from assay.report.causes import error_causes
 from assay.report.charts import histogram, pass_rate_bars
 from assay.report.transcript import transcript
 from assay.results import CriterionSummary, RunSummary
-from assay.store import tables as t
 
 TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
 TEMPLATES.filters["datetime"] = lambda seconds: time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds)) + " UTC"
@@ -40,7 +38,15 @@ def summary_bars(summary: RunSummary) -> str:
                           {c.testing_criteria: c.pass_rate_ci for c in judged})  # fmt: skip
 
 
-def top_causes(store: Any, run_id: str) -> dict[str, list[tuple[str, int]]]:
+def finished_summary(run: dict[str, Any], summary: RunSummary) -> RunSummary | None:
+    """The summary when it is final (a run still going has none worth trusting for the charts)."""
+    return summary if run["status"] in ("completed", "failed", "canceled") else None
+
+
+def top_causes(store: Any, run_id: str, summary: RunSummary | None = None) -> dict[str, list[tuple[str, int]]]:
+    """The commonest error causes per criterion; none to look for when a final summary counts no error."""
+    if summary is not None and not any(c.errored for c in summary.per_testing_criteria_results):
+        return {}
     return {name: counter.most_common(3) for name, counter in error_causes(store, run_id).items()}
 
 
@@ -88,26 +94,17 @@ def short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def score_histograms(store: Any, run_id: str) -> list[tuple[str, str]]:
-    """One histogram per criterion with scores, on the scale the scores use (0–1, 1–5 or 0–7).
-
-    The database counts the scores in steps of 0.001 (a floor), so a page costs the same at a
-    thousand items as at a million; no bin edge of the charts falls inside a step."""
-    res = t.results.c
-    floor = sa.func.floor if store.engine.dialect.name == "postgresql" else lambda x: sa.cast(x, sa.Integer)
-    step = floor(res.score * 1000)
-    query = (sa.select(res.criterion, step, sa.func.count()).where(res.run_id == run_id, res.score.is_not(None))
-             .group_by(res.criterion, step))  # fmt: skip
-    scores: dict[str, tuple[list[float], list[int]]] = {}
-    with store.engine.connect() as conn:
-        for criterion, thousandths, count in conn.execute(query):
-            values, weights = scores.setdefault(criterion, ([], []))
-            values.append(float(thousandths) / 1000)
-            weights.append(int(count))
+def score_histograms(store: Any, run_id: str, summary: RunSummary | None = None) -> list[tuple[str, str]]:
+    """One histogram per criterion with scores, on the scale the scores use (0–1, 1–5 or 0–7): from
+    the finished run's summary, else counted now."""
+    steps = summary.score_steps if summary is not None and summary.score_steps is not None else None
+    if steps is None:
+        steps = store.score_steps(run_id)
     first = next(iter(store.iter_output_items(run_id, limit=1)), None)
     thresholds = {r["name"]: r.get("threshold") for r in (first or {}).get("results", [])}
     charts = []
-    for name, (values, weights) in sorted(scores.items()):
+    for name, counted in sorted(steps.items()):
+        values, weights = [value for value, _ in counted], [count for _, count in counted]
         low, high = min(0.0, min(values)), max(1.0, max(values))
         if high > 1 and high <= 7:
             low, high = (1.0, 5.0) if min(values) >= 1 and high <= 5 else (0.0, 7.0)

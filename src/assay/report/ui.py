@@ -22,6 +22,7 @@ from assay.report.redteam_view import red_team_section
 from assay.report.run_view import (
     TEMPLATES,
     criterion_names,
+    finished_summary,
     item_row,
     result_view,
     score_histograms,
@@ -107,6 +108,7 @@ def run_page(
     store = context(request).store
     run = _visible_run(store, run_id, viewer)
     summary = RunSummary.model_validate(run["summary"] or {})
+    final = finished_summary(run, summary)
     criteria = criterion_names(store, run, summary)
     shown = {"status": status, "criterion": criterion if criterion in criteria else "", "verdict": verdict, "q": q,
              "sort": sort if sort in ("score", "-score") else ""}  # fmt: skip
@@ -123,8 +125,9 @@ def run_page(
 
     return TEMPLATES.get_template("run.html").render(
         title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=summary_bars(summary), viewer=viewer,
-        histograms=score_histograms(store, run_id), criteria=criteria, items=[item_row(r, criteria) for r in rows],
-        causes=top_causes(store, run_id), shown=shown, total=total, first=page * PAGE_SIZE,
+        histograms=score_histograms(store, run_id, final), criteria=criteria,
+        items=[item_row(r, criteria) for r in rows], causes=top_causes(store, run_id, final), shown=shown,
+        total=total, first=page * PAGE_SIZE,
         next_link=link(page + 1) if (page + 1) * PAGE_SIZE < total else None,
         previous_link=link(page - 1) if page else None,
         red_team=red_team_section(store, run_id) if summary.red_team is not None else None,

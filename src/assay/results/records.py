@@ -130,6 +130,8 @@ class RunSummary(BaseModel):
     red_team: dict[str, Any] | None = None
     """A red-team run's scorecard (``assay.redteam.scorecard``)."""
     tasks: TaskSummary | None = None
+    score_steps: dict[str, list[tuple[float, int]]] | None = None
+    """Per criterion, its scores counted in steps of 0.001 (for the charts; not on the wire)."""
 
     def pass_rate(self) -> float | None:
         counts = self.result_counts

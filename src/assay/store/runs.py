@@ -269,8 +269,22 @@ class RunsStore(StoreBase):
                 summary.mean_score_ci = list(spread) if spread else None
         return RunSummary(
             result_counts=counts, per_testing_criteria_results=list(summaries.values()),
-            per_model_usage=self._model_usage(run_id),
+            per_model_usage=self._model_usage(run_id), score_steps=self.score_steps(run_id),
         )  # fmt: skip
+
+    def score_steps(self, run_id: str) -> dict[str, list[tuple[float, int]]]:
+        """Each criterion's scores counted by the database in steps of 0.001 (a floor): the charts'
+        input at a size that does not grow with the run. No chart's bin edge falls inside a step."""
+        res = t.results.c
+        floor = sa.func.floor if self.engine.dialect.name == "postgresql" else lambda x: sa.cast(x, sa.Integer)
+        step = floor(res.score * 1000)
+        query = (sa.select(res.criterion, step, sa.func.count()).where(res.run_id == run_id, res.score.is_not(None))
+                 .group_by(res.criterion, step))  # fmt: skip
+        steps: dict[str, list[tuple[float, int]]] = {}
+        with self.engine.connect() as conn:
+            for criterion, thousandths, count in conn.execute(query):
+                steps.setdefault(criterion, []).append((float(thousandths) / 1000, int(count)))
+        return steps
 
     def _model_usage(self, run_id: str) -> list[ModelUsage]:
         """Judges' calls (per result) and targets' calls (per output item), summed per model."""
