@@ -96,3 +96,32 @@ def test_the_pytest_plugin_snippet_runs_as_written(pytester, monkeypatch, tmp_pa
     result = pytester.runpytest_subprocess("-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
     assert result.parseoutcomes()["passed"] == 1
+
+
+def yaml_block(section: str, starts: str) -> str:
+    (found,) = [b for b in blocks(section, "yaml") if b.startswith(starts)]
+    return found
+
+
+def test_the_config_fragments_run_against_the_scripted_server(workspace, llm):
+    """The models:, target: and agents: fragments, completed with a name and a dataset (and the
+    scripted server's address where the README names a local endpoint), run as eval.yaml does."""
+    from assay.cli.serve import models_from_file
+
+    folder, env = workspace
+    llm.script(default={"content": '{"reason": "scripted", "score": 4}'})
+    rows = [{"query": "Where is my order?", "response": "It shipped today.", "context": "Order 1042 shipped."}]
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    head = "name: readme\ndataset: {local_uri: data.jsonl}\n"
+    models = yaml_block("Models (judges)", "models:").replace("http://localhost:8000/v1", llm.base_url)
+    bot = f"models:\n  bot: {{model: gpt-4.1-mini, base_url: '{llm.base_url}', api_key: test}}\n"
+    for name, text in (("models.yaml", head + models), ("target.yaml", head + bot + yaml_block(
+            "Targets: generate, then evaluate", "target:"))):  # fmt: skip
+        (folder / name).write_text(text, encoding="utf-8")
+        ran = run_shell(f".venv/bin/assay run {name}", folder, {**env, "OPENAI_API_KEY": "test"})
+        assert ran.returncode == 0, (name, ran.stdout[-2000:], ran.stderr[-2000:])
+        assert "readme — completed" in ran.stdout and "1 errored" not in ran.stdout, name
+    (folder / "agents.yaml").write_text(yaml_block("Targets: generate, then evaluate", "agents:"), encoding="utf-8")
+    agents = models_from_file(folder / "agents.yaml").agents
+    assert [(a.name, a.version, a.protocol) for a in agents] == [("support", "2", "responses"),
+                                                                 ("intake", "1", "invocations")]  # fmt: skip
