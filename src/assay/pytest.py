@@ -84,7 +84,12 @@ def assay_eval(request: pytest.FixtureRequest) -> Callable[..., EvalResult]:
         path = Path(eval_yaml)
         if not path.is_absolute() and not path.exists() and (here / path).exists():
             path = here / path
-        result = _run(path, cache_mode or cache, limit)
+        from assay.errors import UserError
+
+        try:
+            result = _run(path, cache_mode or cache, limit)
+        except UserError as exc:  # a bad eval.yaml or dataset: its message and hint, not a traceback
+            pytest.fail(str(exc), pytrace=False)
         tolerated = fail_on is not None and fail_on.startswith("pass-rate=")
         failed = []
         for item in result.items:

@@ -177,7 +177,7 @@ def view(run_id: str | None, host: str, port: int, no_browser: bool) -> None:
     except OSError:
         listener.bind((host, 0))
     listener.listen(128)  # from here connections wait for the server instead of being refused
-    base = f"http://{host}:{listener.getsockname()[1]}"
+    base = f"http://{f'[{host}]' if ':' in host else host}:{listener.getsockname()[1]}"
     _serve_read_only(store, listener, base, page, open_browser=not no_browser)
 
 

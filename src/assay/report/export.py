@@ -21,6 +21,7 @@ from typing import Any
 from assay.report.run_view import (
     TEMPLATES,
     criterion_names,
+    duration_of,
     finished_summary,
     item_row,
     judged_criteria,
@@ -49,7 +50,7 @@ def html_report(store: Any, run_id: str) -> str:
         bars=summary_bars(summary), histograms=score_histograms(store, run_id, finished_summary(run, summary)),
         causes=top_causes(store, run_id, finished_summary(run, summary)),
         items=items, more=len(rows) > HTML_ITEMS, configuration=json.dumps(configuration, indent=2, default=str),
-        written=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), duration=_duration(run),
+        written=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), duration=duration_of(run),
     )  # fmt: skip
 
 
@@ -61,13 +62,6 @@ def _sample(row: dict[str, Any]) -> str | None:
     """The target's output, when the run generated one."""
     sample = row.get("sample")
     return None if not sample else _pretty(sample)
-
-
-def _duration(run: dict[str, Any]) -> str:
-    if not run.get("finished_at") or not run.get("created_at"):
-        return "–"
-    seconds = max(0, int(run["finished_at"]) - int(run["created_at"]))
-    return f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
 
 
 def junit_report(store: Any, run_id: str) -> str:

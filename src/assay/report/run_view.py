@@ -38,6 +38,14 @@ def summary_bars(summary: RunSummary) -> str:
                           {c.testing_criteria: c.pass_rate_ci for c in judged})  # fmt: skip
 
 
+def duration_of(run: dict[str, Any]) -> str:
+    """How long a finished run took (``42 s``, ``3 min 5 s``); ``–`` while it runs."""
+    if not run.get("finished_at") or not run.get("created_at"):
+        return "–"
+    seconds = max(0, int(run["finished_at"]) - int(run["created_at"]))
+    return f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
+
+
 def finished_summary(run: dict[str, Any], summary: RunSummary) -> RunSummary | None:
     """The summary when it is final (a run still going has none worth trusting for the charts)."""
     return summary if run["status"] in ("completed", "failed", "canceled") else None

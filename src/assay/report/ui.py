@@ -22,6 +22,7 @@ from assay.report.redteam_view import red_team_section
 from assay.report.run_view import (
     TEMPLATES,
     criterion_names,
+    duration_of,
     finished_summary,
     item_row,
     result_view,
@@ -74,12 +75,9 @@ def runs_page(request: Request, viewer: Viewer) -> str:
         summary = RunSummary.model_validate(row["summary"] or {})
         rate = summary.pass_rate()
         costs = [u.cost_usd for u in summary.per_model_usage if u.cost_usd is not None]
-        seconds = (row["finished_at"] or 0) - row["created_at"] if row.get("finished_at") else None
         runs.append({**row, "counts": summary.result_counts, "pass_rate": "–" if rate is None else f"{rate:.0%}",
                      "models": ", ".join(u.model_name for u in summary.per_model_usage) or "–",
-                     "cost": f"${sum(costs):.4f}" if costs else "–",
-                     "duration": "–" if seconds is None else f"{seconds // 60}m {seconds % 60}s" if seconds >= 60
-                     else f"{seconds}s"})  # fmt: skip
+                     "cost": f"${sum(costs):.4f}" if costs else "–", "duration": duration_of(row)})  # fmt: skip
     return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs, viewer=viewer)
 
 
@@ -140,10 +138,7 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
     own answer, tokens and latency."""
     store = context(request).store
     run = _visible_run(store, run_id, viewer)
-    found = list(store.iter_output_items(run_id, after=item_id - 1, limit=1))
-    if not found or found[0]["datasource_item_id"] != item_id:
-        raise NotFoundError(f"run {run_id} has no item {item_id}")
-    row = found[0]
+    row = store.get_output_item(run_id, item_id)
     return TEMPLATES.get_template("item.html").render(
         title=f"{run['name'] or run_id} · item {item_id}", run=run, row=row, viewer=viewer,
         item=item_row(row, [r["name"] for r in row["results"]]), results=[result_view(r) for r in row["results"]],
