@@ -39,3 +39,22 @@ def test_the_multi_grader_json_is_accepted_and_combines_its_graders(served, llm)
     assert done.status == "completed", done.error
     assert (done.result_counts.passed, done.result_counts.failed) == (1, 1)
     assert re.search(r"0\.7 \* exact", text)
+
+
+def test_the_capture_block_captures_a_response_and_evaluates_it_by_id(served, llm, monkeypatch):
+    """Capturing, then evaluating by id: the model the block names is found through the environment
+    (OPENAI_BASE_URL, here the scripted server), as the README says a name not in --models is."""
+    (snippet,) = blocks("Capturing responses, then evaluating them by id", "python")
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    llm.script(rules=[{"match": "# Property: coherence", "reply": {"content": '{"reason": "clear", "score": 4}'}}],
+               default={"content": "It shipped on Monday."})  # the judge, and the model answering the user
+    namespace: dict[str, object] = {}
+    exec(compile(snippet.replace("http://127.0.0.1:8000", served.url), "README.md: capture", "exec"), namespace)  # noqa: S102
+    client, ev = namespace["client"], namespace["ev"]
+    runs = client.evals.runs.list(eval_id=ev.id).data  # type: ignore[attr-defined]
+    done = wait_for(client, ev.id, runs[0].id)  # type: ignore[arg-type, attr-defined]
+    assert done.status == "completed" and done.result_counts.passed == 1, done
+    items = client.evals.runs.output_items.list(run_id=runs[0].id, eval_id=ev.id).data  # type: ignore[attr-defined]
+    assert "It shipped on Monday." in json.dumps(items[0].datasource_item)
+    client.close()  # type: ignore[attr-defined]
