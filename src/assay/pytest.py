@@ -145,18 +145,20 @@ def _problems(item: dict[str, Any]) -> Iterator[str]:
 
 def _gate(result: EvalResult, fail_on: str | None) -> str | None:
     """What the gate says about the run: None when it holds (or there is none)."""
-    if fail_on is None:
+    import click
+
+    from assay.cli.run import parse_fail_on  # the gate of `assay run --fail-on`, read the same way
+
+    try:
+        required = parse_fail_on(fail_on)
+    except click.BadParameter:
+        hint = "use any-failure or pass-rate=<0..1>, e.g. pass-rate=0.9"
+        raise pytest.UsageError(f"fail_on={fail_on!r}: {hint}") from None
+    if required is None:
         return None
     counts = result.summary.result_counts
     if fail_on == "any-failure":
         bad = counts.failed + counts.errored
         return f"{bad} of {counts.total} items failed or errored (fail_on=any-failure)" if bad else None
-    if fail_on.startswith("pass-rate="):
-        try:
-            required = float(fail_on.split("=", 1)[1])
-        except ValueError:
-            required = -1.0
-        if 0 <= required <= 1:
-            rate = result.pass_rate() or 0.0
-            return f"pass rate {rate:.1%} is below {required:.1%}" if rate < required else None
-    raise pytest.UsageError(f"fail_on={fail_on!r}: use any-failure or pass-rate=<0..1>, e.g. pass-rate=0.9")
+    rate = result.pass_rate() or 0.0
+    return f"pass rate {rate:.1%} is below {required:.1%}" if rate < required else None

@@ -67,9 +67,12 @@ class EvaluatorBase:
     """Also writes ``gpt_X`` (the peer still does for tool_call_accuracy)."""
 
     def __init__(self, init: dict[str, Any] | None = None, threshold: float | None = None,
-                 model_config: Any = None) -> None:  # fmt: skip
+                 model_config: Any = None, reported_threshold: float | None = None) -> None:  # fmt: skip
+        """``threshold`` decides the verdict; ``reported_threshold`` is only what ``X_threshold`` says,
+        where the peer reports one its verdict does not use (ROUGE's F1 threshold, say)."""
         self._init = dict(init or {})
         self._threshold = threshold
+        self._reported = reported_threshold if reported_threshold is not None else threshold
         self._model: ModelConfig | None = model_from(model_config, self.target) if model_config is not None else None
         try:  # a bad parameter is refused now, as the peer refuses it in the constructor
             self._bound(set(catalog().get(self.builtin).required_inputs))
@@ -153,7 +156,7 @@ class EvaluatorBase:
         out.update({
             f"{key}_score": score, f"{key}_passed": result.passed, f"{key}_result": verdict,
             f"{key}_reason": result.reason, f"{key}_status": result.status,
-            f"{key}_threshold": result.threshold if self._threshold is None else self._threshold,
+            f"{key}_threshold": result.threshold if self._reported is None else self._reported,
             f"{key}_properties": self.peer_properties(result, inputs),
         })  # fmt: skip
         return out

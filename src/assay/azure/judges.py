@@ -7,26 +7,18 @@ from typing import Any
 
 from assay.azure.evaluators import EvaluatorBase, _ignored
 from assay.azure.exceptions import ErrorTarget
-from assay.results import Result
 
 
 class JudgeEvaluator(EvaluatorBase):
     """``Class(model_config, *, threshold=3)``; ``credential`` and the peer's tuning knobs are accepted."""
 
     judged = True
-    reported_threshold: float | None = None
-    """What ``X_threshold`` says when the peer reports a threshold its verdict does not use."""
+    threshold_only_reported: bool = False
+    """The peer reports the threshold but its verdict does not use it (a pass/fail judge)."""
 
     def __init__(self, model_config: Any, *, threshold: float = 3, credential: Any = None, **kwargs: Any) -> None:
-        self._reported = threshold
-        super().__init__(threshold=None if self.reported_threshold is not None else threshold,
-                         model_config=model_config)  # fmt: skip
-
-    def peer_dict(self, result: Result, inputs: dict[str, Any]) -> dict[str, Any]:
-        out = super().peer_dict(result, inputs)
-        if self.reported_threshold is not None:
-            out[f"{self.key}_threshold"] = self._reported
-        return out
+        super().__init__(threshold=None if self.threshold_only_reported else threshold, model_config=model_config,
+                         reported_threshold=threshold)  # fmt: skip
 
 
 class CoherenceEvaluator(JudgeEvaluator):
@@ -66,7 +58,7 @@ class TaskAdherenceEvaluator(JudgeEvaluator):
     """Judged pass/fail (1/0); the peer reports threshold 3 beside it, so the output does too."""
 
     builtin, key, target = "builtin.task_adherence", "task_adherence", ErrorTarget.TASK_ADHERENCE_EVALUATOR
-    reported_threshold = 3
+    threshold_only_reported = True
 
 
 class ToolCallAccuracyEvaluator(JudgeEvaluator):

@@ -63,12 +63,7 @@ class RougeScoreEvaluator(EvaluatorBase):
             _number(value, name, self.target)
         kind = rouge_type.value if isinstance(rouge_type, RougeType) else str(rouge_type)
         self._thresholds = {part: thresholds[f"{part}_threshold"] for part in ROUGE_PARTS}
-        super().__init__({"rouge_type": kind, **thresholds})
-
-    def peer_dict(self, result: Result, inputs: dict[str, Any]) -> dict[str, Any]:
-        out = super().peer_dict(result, inputs)
-        out["rouge_threshold"] = self._thresholds["f1_score"]
-        return out
+        super().__init__({"rouge_type": kind, **thresholds}, reported_threshold=f1_score_threshold)
 
     def peer_properties(self, result: Result, inputs: dict[str, Any]) -> Any:
         found = result.properties or {}
@@ -105,12 +100,8 @@ class DocumentRetrievalEvaluator(EvaluatorBase):
         }  # fmt: skip
         super().__init__({"ground_truth_label_min": ground_truth_label_min,
                           "ground_truth_label_max": ground_truth_label_max, "ndcg_threshold": ndcg_threshold,
-                          "xdcg_threshold": xdcg_threshold, "fidelity_threshold": fidelity_threshold})  # fmt: skip
-
-    def peer_dict(self, result: Result, inputs: dict[str, Any]) -> dict[str, Any]:
-        out = super().peer_dict(result, inputs)
-        out["document_retrieval_threshold"] = self._thresholds["ndcg@3"]
-        return out
+                          "xdcg_threshold": xdcg_threshold, "fidelity_threshold": fidelity_threshold},
+                         reported_threshold=ndcg_threshold)  # fmt: skip
 
     def peer_properties(self, result: Result, inputs: dict[str, Any]) -> Any:
         found = result.properties or {}
