@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -66,3 +68,21 @@ def test_agreement_statistics():
     assert stats.icc_2_1(shrout_fleiss) == pytest.approx(0.29, abs=5e-3)  # Shrout & Fleiss (1979), table 4
     assert stats.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert stats.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+
+
+def test_clustered_intervals_count_clusters_not_items():
+    from assay.stats import clustered_mean_interval, clustered_rate_interval, t_quantile, wilson
+
+    # 10 documents × 5 questions, each document's questions all passed or all failed: the 50 verdicts
+    # are worth 9 independent ones (CR1: 10/9 · Σ(y_g - p̂·n_g)² / N² = 0.01778; 0.16 / 0.01778 = 9).
+    whole = [(5, 5)] * 8 + [(0, 5)] * 2
+    assert clustered_rate_interval(whole) == pytest.approx(wilson(7.2, 9))
+    assert clustered_rate_interval(whole)[0] < wilson(40, 50)[0] - 0.15  # far wider than 50 items suggest
+    # Clusters as mixed as the whole: no effective loss, Wilson at the plain n.
+    mixed = [(4, 5)] * 10
+    assert clustered_rate_interval(mixed) == pytest.approx(wilson(40, 50))
+    # Means: t with G-1 = 9 degrees of freedom over the clusters' residuals.
+    low, high = clustered_mean_interval([(5.0, 5)] * 8 + [(0.0, 5)] * 2)
+    assert (low + high) / 2 == pytest.approx(0.8)
+    assert (high - low) / 2 == pytest.approx(t_quantile(0.975, 9) * math.sqrt(10 / 9 * 40 / 2500))
+    assert clustered_rate_interval([(3, 5)]) is None  # one cluster: nothing to say

@@ -29,6 +29,7 @@ import yaml
 from assay.agentconfig import AgentDefinition, load_agent_config
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
+from assay.run.clusters import check_cluster_by
 from assay.run.repeats import check_repeats
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of
@@ -46,7 +47,7 @@ TOP_KEYS = {
     "name", "description", "dataset", "dataset_file", "dataset_reference", "evaluators", "models", "agents", "target",
     "simulation", "options", "evaluation_level", "item_schema", "metadata",
     # azd's eval.yaml (seed 002): read by the optimizer's commands, kept here so those files load.
-    "agent", "max_samples", "trace_days", "tasks", "repeats",
+    "agent", "max_samples", "trace_days", "tasks", "repeats", "cluster_by",
 }  # fmt: skip
 
 
@@ -166,6 +167,8 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     schema = raw.get("item_schema")
     try:
         repeats = check_repeats(raw.get("repeats", options.get("repeats")), "repeats")
+        cluster_by = raw.get("cluster_by", options.get("cluster_by"))
+        cluster_by = check_cluster_by(cluster_by, "cluster_by") if cluster_by is not None else None
     except ConfigError as exc:
         raise fail(raw, exc.message) from None
     definition = EvalDefinition(
@@ -174,10 +177,12 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
         item_schema=_strip_lines(schema) if schema is not None else None,
         evaluation_level=level,
         repeats=repeats,
+        cluster_by=cluster_by,
     )
     clean_options = _strip_lines(options)
     clean_options.pop("evaluation_level", None)
     clean_options.pop("repeats", None)
+    clean_options.pop("cluster_by", None)
     models = parse_models(raw.get("models"), where=f"{path.name}:{_line(raw.get('models'), raw)}: models")
     local = [
         (str(e["name"]), str(e.get("version", "local")), path.parent / str(e["local_uri"]))

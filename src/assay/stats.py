@@ -13,8 +13,9 @@ Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal."""
 
 
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """The Wilson score interval for ``successes`` out of ``n``, as fractions; None when n is 0."""
+def wilson(successes: float, n: float, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval for ``successes`` out of ``n``, as fractions; None when n is 0.
+    Both may be fractional: a clustered rate's effective sample size (``clustered_rate_interval``)."""
     if n <= 0:
         return None
     if not 0 <= successes <= n:
@@ -111,6 +112,45 @@ def t_interval_from_moments(n: int, total: float, squares: float, level: float =
     variance = max((squares - n * mean * mean) / (n - 1), 0.0)
     half = t_quantile(1 - (1 - level) / 2, n - 1) * math.sqrt(variance / n)
     return mean - half, mean + half
+
+
+def _clustered(clusters: list[tuple[float, int]]) -> tuple[float, float, int] | None:
+    """The mean of every value and the variance of that mean when values come in clusters that
+    need not be independent inside (the questions of one document, the turns of one conversation):
+    the ratio estimator's cluster-robust variance with the CR1 factor G/(G-1). ``clusters`` holds
+    each cluster's sum and count. None with fewer than two clusters."""
+    clusters = [(total, count) for total, count in clusters if count]
+    groups, n = len(clusters), sum(count for _, count in clusters)
+    if groups < 2:
+        return None
+    mean = sum(total for total, _ in clusters) / n
+    residuals = sum((total - mean * count) ** 2 for total, count in clusters)
+    return mean, groups / (groups - 1) * residuals / (n * n), groups
+
+
+def clustered_mean_interval(clusters: list[tuple[float, int]], level: float = 0.95) -> tuple[float, float] | None:
+    """A t interval (G-1 degrees of freedom) for the mean of clustered values; see ``_clustered``."""
+    found = _clustered(clusters)
+    if found is None:
+        return None
+    mean, variance, groups = found
+    half = t_quantile(1 - (1 - level) / 2, groups - 1) * math.sqrt(variance)
+    return mean - half, mean + half
+
+
+def clustered_rate_interval(clusters: list[tuple[int, int]]) -> tuple[float, float] | None:
+    """Wilson's interval for a pass rate over clustered items, at the effective sample size
+    p(1-p)/variance (the design effect divided out): as many independent items as the clusters are
+    worth. ``clusters`` holds each cluster's passes and decided items."""
+    found = _clustered([(float(passed), count) for passed, count in clusters])
+    if found is None:
+        return None
+    rate, variance, _ = found
+    n = sum(count for _, count in clusters)
+    # All alike (variance 0: every item passed, or every one failed): the plain n. Capped at n, since
+    # clusters more mixed inside than out would otherwise claim more items than there are.
+    effective = float(n) if variance <= 0 else min(float(n), rate * (1 - rate) / variance)
+    return wilson(rate * effective, effective)
 
 
 def mcnemar(b: int, c: int) -> float:

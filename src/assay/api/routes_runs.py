@@ -16,6 +16,7 @@ from assay.api.wire import item_index, output_item_id, output_item_object, page,
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import attacked_risks, check_judged
+from assay.run.clusters import check_cluster_by
 from assay.run.repeats import check_repeats
 from assay.run.sources import WRITTEN_AT_START, check_data_source, dataset_for, lookup_in, target_for
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
@@ -52,6 +53,8 @@ def queue_run(
     options: dict[str, Any] = {"evaluation_level": level, **(extra or {})}
     if body.get("repeats") is not None:  # an assay extension: each judge scores each item K times
         options["repeats"] = check_repeats(body["repeats"], "repeats")
+    if body.get("cluster_by") is not None:  # an assay extension: intervals over clusters of items
+        options["cluster_by"] = check_cluster_by(body["cluster_by"], "cluster_by")
     if mode := fields.cache_mode(metadata):
         options["cache"] = mode
     if data_source["type"] in TRACE_SOURCES:

@@ -66,6 +66,7 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
          "passed": c.passed, "failed": c.failed, "errored": c.errored, "skipped": c.skipped, "pass_rate": c.pass_rate,
          **({"pass_rate_ci": c.pass_rate_ci} if c.pass_rate_ci else {}),
          **({"flaky_items": c.flaky} if c.flaky is not None else {}),
+         **({"clusters": c.clusters} if c.clusters is not None else {}),
          **({"mean_score": c.mean_score, "mean_score_ci": c.mean_score_ci} if c.mean_score is not None else {}),
          **({"attack_strategy": c.attack_strategy} if c.attack_strategy else {})}
         for c in summary.per_testing_criteria_results

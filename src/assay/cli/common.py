@@ -15,6 +15,7 @@ from rich.console import Console
 
 if TYPE_CHECKING:
     from assay.evaluators.catalog import Catalog
+    from assay.run.engine import Executor
     from assay.store import Store
 
 DEFAULT_PROJECT = "default"
@@ -26,6 +27,34 @@ CACHE_OPTION = click.option(
     "--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]), default="use", show_default=True,
     help="Model-call cache for runs (a run's metadata 'assay.cache' chooses its own).",
 )
+
+
+def executor_options(command: Any) -> Any:
+    """``--executor local|ray``, ``--ray-address``, ``--actors``: where a run's items are evaluated."""
+    options = [
+        click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="ray: spread the items over Ray actors (pip install 'assay[ray]')."),
+        click.option("--ray-address", metavar="ADDR",
+                     help="The Ray cluster to join (default RAY_ADDRESS, else a local one)."),
+        click.option("--actors", type=click.IntRange(1), help="Ray actors (default: one per CPU of the cluster)."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def make_executor(
+    executor: str, ray_address: str | None, actors: int | None, concurrency: int | None = None
+) -> Executor | None:
+    """The run option ``executor`` for these flags: None runs the items in this process.
+    ``concurrency``: items in flight across all actors (default 64 per actor)."""
+    if executor != "ray":
+        return None
+    from assay.ray import require_ray
+    from assay.ray.executor import RayExecutor
+
+    require_ray()  # fail before anything is stored, with the install command
+    return RayExecutor(address=ray_address, actors=actors, concurrency=concurrency)
 
 
 def open_store() -> Store:

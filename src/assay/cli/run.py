@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli.common import DEFAULT_PROJECT, counted, open_store, out
+from assay.cli.common import DEFAULT_PROJECT, counted, executor_options, make_executor, open_store, out
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -80,9 +80,11 @@ def resolve_source(config: EvalConfig, store: Store, resumed: dict[str, Any] | N
 @click.option("--estimate", is_flag=True, help="Print the calls, tokens and cost the run would need; call nothing.")
 @click.option("--repeats", type=click.IntRange(1, 50), help="Judge each item K times (eval.yaml repeats:).")
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the first N items: a quick look first.")
+@executor_options
 def run_command(
     eval_yaml: Path, resume_id: str | None, retry_errors: bool, concurrency: int | None, fail_on: str | None,
-    cache_mode: CacheMode | None, estimate: bool, repeats: int | None, limit: int | None,
+    cache_mode: CacheMode | None, estimate: bool, repeats: int | None, limit: int | None, executor: str,
+    ray_address: str | None, actors: int | None,
 ) -> None:  # fmt: skip
     """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
     from assay.cli.interrupt import interruptible
@@ -99,6 +101,7 @@ def run_command(
     from assay.simulate.runs import scenario_dataset
 
     gate = parse_fail_on(fail_on)
+    run_executor = make_executor(executor, ray_address, actors, concurrency)
     config = load_eval_config(eval_yaml)
     if repeats is not None:
         config.definition.repeats = repeats
@@ -129,7 +132,8 @@ def run_command(
         run = start(prepared, store, source.data_source, {**source.options, "cache": mode})
     total = prepared.report.rows
     done = len(store.done_item_ids(run["id"]))
-    options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)))
+    options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)),
+                         executor=run_executor)  # fmt: skip
     if done:
         out.print(f"[dim]resuming: {done} items already stored are kept[/]")
     criteria = counted(len(prepared.criteria), "criterion", "criteria")
@@ -151,7 +155,7 @@ def run_command(
             progress.advance(task)
 
         def mark_canceled() -> None:
-            summary = summarize(store, run["id"], prepared.criteria, prepared.models)
+            summary = summarize(store, run["id"], prepared.criteria, prepared.models, prepared.definition.cluster_by)
             store.update_run(run["id"], status="canceled", summary=summary.model_dump())
 
         try:
@@ -228,7 +232,7 @@ def finish_with_progress(
         task = progress.add_task(label, total=prepared.report.rows, completed=done, resumed=done)
 
         def mark_canceled() -> None:
-            summary = summarize(store, run["id"], prepared.criteria, prepared.models)
+            summary = summarize(store, run["id"], prepared.criteria, prepared.models, prepared.definition.cluster_by)
             store.update_run(run["id"], status="canceled", summary=summary.model_dump())
 
         try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli.common import CACHE_OPTION, catalog, open_store, out
+from assay.cli.common import CACHE_OPTION, catalog, executor_options, make_executor, open_store, out
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -121,16 +121,23 @@ def serve(
 )
 @click.option("--threads", default=2, show_default=True, help="Runs executed at once by this process.")
 @CACHE_OPTION
-def worker(models_file: Path | None, threads: int, cache_mode: CacheMode) -> None:
+@executor_options
+def worker(
+    models_file: Path | None, threads: int, cache_mode: CacheMode, executor: str, ray_address: str | None,
+    actors: int | None,
+) -> None:  # fmt: skip
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
     from assay.run.worker import start_workers
 
+    make_executor(executor, ray_address, actors)  # a missing Ray fails here, with the install command
     store = open_store()
     registry = models_from_file(models_file, store, cache_mode)
     _require_sandbox_with_keys(store.has_keys())
-    stop, running = start_workers(store, lambda project: catalog(store, project), lambda: registry, threads)
+    stop, running = start_workers(store, lambda project: catalog(store, project), lambda: registry, threads,
+                                  executor=lambda: make_executor(executor, ray_address, actors))  # fmt: skip
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    out.print(f"assay worker: {threads} threads on {store.url}")
+    on = f" (items on Ray actors{f' at {ray_address}' if ray_address else ''})" if executor == "ray" else ""
+    out.print(f"assay worker: {threads} threads on {store.url}{on}")
     try:
         while any(t.is_alive() for t in running):
             stop.wait(0.5)

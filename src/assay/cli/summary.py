@@ -55,7 +55,9 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
         rate = f"{_bar(c.pass_rate, 4)} {_percent(c.pass_rate):>4} {_interval(c.pass_rate_ci)}".rstrip()
         table.add_row(c.testing_criteria, c.metric, rate, mean, f"{c.passed}/{c.failed}/{c.errored}/{c.skipped}")
     out.print(table)
-    out.print("[dim]p/f/e/s: items passed, failed, errored, skipped; [95%]: Wilson interval[/]")
+    clusters = next((c.clusters for c in summary.per_testing_criteria_results if c.clusters), None)
+    over = f" over {clusters} clusters of items" if clusters else ""
+    out.print(f"[dim]p/f/e/s: items passed, failed, errored, skipped; [95%]: Wilson interval{over}[/]")
     counts = summary.result_counts
     out.print(
         f"items: {counts.total} total, [green]{counts.passed} passed[/], [red]{counts.failed} failed[/], "

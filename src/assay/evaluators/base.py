@@ -13,6 +13,7 @@ engine turns a ``Score`` into a ``Result`` using the metric's threshold and dire
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -91,6 +92,11 @@ class EvaluatorSpec(BaseModel):
     @property
     def inputs(self) -> list[str]:
         return [*self.required_inputs, *self.optional_inputs]
+
+    @property
+    def uses_model(self) -> bool:
+        """Whether it calls a model (its factory takes one): waits on the network rather than the CPU."""
+        return "model" in inspect.signature(self.factory).parameters
 
     def describe(self) -> dict[str, Any]:
         """The Foundry ``EvaluatorVersion`` shape, for the CLI and the catalog API."""

@@ -11,6 +11,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from assay.llm.config import ModelConfig
 
 
 class AdaptiveLimiter:
@@ -59,7 +63,9 @@ class Budget:
     """A token bucket refilled continuously, holding one second's allowance.
 
     Providers enforce per-minute limits over much shorter windows, so a minute's worth sent at
-    once would only come back as 429s.
+    once would only come back as 429s. Reservation-style: ``reserve`` takes the amount at once
+    (the bucket may go below zero) and says how long to wait before sending, so callers queue in
+    the order they asked and the bucket itself never blocks (one can serve a whole Ray cluster).
     """
 
     def __init__(self, per_minute: float) -> None:
@@ -67,23 +73,48 @@ class Budget:
         self.available = self.capacity
         self.rate = per_minute / 60.0
         self.updated = time.monotonic()
-        self._lock = asyncio.Lock()
 
     def _refill(self) -> None:
         now = time.monotonic()
         self.available = min(self.capacity, self.available + (now - self.updated) * self.rate)
         self.updated = now
 
+    def reserve(self, amount: float) -> float:
+        """Take ``amount``; the seconds to wait before using it."""
+        self._refill()
+        self.available -= min(amount, self.capacity)
+        return max(0.0, -self.available / self.rate)
+
     async def take(self, amount: float) -> None:
-        amount = min(amount, self.capacity)
-        async with self._lock:
-            self._refill()
-            while self.available < amount:
-                await asyncio.sleep((amount - self.available) / self.rate)
-                self._refill()
-            self.available -= amount
+        wait = self.reserve(amount)
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     def give_back(self, amount: float) -> None:
         """Return an over-estimate once the real token count is known."""
         self._refill()
         self.available = min(self.capacity, self.available + amount)
+
+    def hold(self, seconds: float) -> None:
+        """Send nothing for ``seconds`` (the provider said Retry-After): everyone sharing the bucket waits."""
+        self._refill()
+        self.available = min(self.available, -seconds * self.rate)
+
+
+class SharedBudget(Protocol):
+    """A budget as a model call sees it: ``Budget`` in this process, or one held elsewhere (a Ray
+    limiter actor) that every process calling the same provider, key and model shares."""
+
+    async def take(self, amount: float) -> None: ...
+    def give_back(self, amount: float) -> None: ...
+    def hold(self, seconds: float) -> None: ...
+
+
+class Budgets(Protocol):
+    """Makes the budgets of a model: ``kind`` is "requests" or "tokens"."""
+
+    def __call__(self, config: ModelConfig, kind: str, per_minute: float) -> SharedBudget: ...
+
+
+def local_budget(config: ModelConfig, kind: str, per_minute: float) -> SharedBudget:
+    return Budget(per_minute)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from assay.errors import AssayError, ConfigError
 from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
-from assay.llm.limits import AdaptiveLimiter, Budget
+from assay.llm.limits import AdaptiveLimiter, Budgets, SharedBudget, local_budget
 from assay.llm.retry import backoff, classify
 
 if TYPE_CHECKING:
@@ -71,13 +71,17 @@ class _LoopState:
     """None with ``transport: sdk``."""
     cache: BatchedCache | None
     limiter: AdaptiveLimiter
-    requests: Budget | None
-    tokens: Budget | None
+    requests: SharedBudget | None
+    tokens: SharedBudget | None
 
 
 class Model:
-    def __init__(self, config: ModelConfig, *, cache: CallCache | None = None, cache_mode: CacheMode = "use") -> None:
+    def __init__(
+        self, config: ModelConfig, *, cache: CallCache | None = None, cache_mode: CacheMode = "use",
+        budgets: Budgets = local_budget,
+    ) -> None:  # fmt: skip
         self.config = config
+        self.budgets = budgets
         self.cache = cache if cache_mode != "off" else None
         self.cache_mode = cache_mode
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
@@ -187,6 +191,8 @@ class Model:
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise ModelError(f"model {self.name!r}: {failure.message}{tries}", failure.status) from None
                 delay = backoff(attempt, failure.delay)
+                if throttled and failure.delay and state.requests:
+                    state.requests.hold(failure.delay)  # Retry-After holds every caller of the budget
             finally:
                 await state.limiter.release(throttled=throttled)
             attempt += 1
@@ -226,8 +232,8 @@ class Model:
                 poster=poster,
                 cache=cache,
                 limiter=AdaptiveLimiter(config.max_concurrency),
-                requests=Budget(config.rpm) if config.rpm else None,
-                tokens=Budget(config.tpm) if config.tpm else None,
+                requests=self.budgets(config, "requests", config.rpm) if config.rpm else None,
+                tokens=self.budgets(config, "tokens", config.tpm) if config.tpm else None,
             )
             self._states[loop] = state
         return state

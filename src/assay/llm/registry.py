@@ -7,6 +7,7 @@ from typing import Any
 
 from assay.llm.cache import CallCache
 from assay.llm.config import ModelConfig, from_environment
+from assay.llm.limits import Budgets, local_budget
 from assay.llm.model import CacheMode, Model
 
 
@@ -15,9 +16,11 @@ class ModelRegistry:
 
     def __init__(
         self, configs: Iterable[ModelConfig] = (), *, cache: CallCache | None = None, cache_mode: CacheMode = "use",
-        default: str | None = None, agents: Iterable[Any] = (),
+        default: str | None = None, agents: Iterable[Any] = (), budgets: Budgets = local_budget,
     ) -> None:  # fmt: skip
         self.configs = {config.name: config for config in configs}
+        self.budgets = budgets
+        """Where the models' request and token budgets live (a Ray limiter actor shares them across processes)."""
         self.cache = cache
         self.cache_mode = cache_mode
         self.default = default or (next(iter(self.configs)) if len(self.configs) == 1 else None)
@@ -29,7 +32,7 @@ class ModelRegistry:
         name = name or self.default or "gpt-4.1-mini"
         if name not in self._models:
             config = self.configs.get(name) or from_environment(name)
-            self._models[name] = Model(config, cache=self.cache, cache_mode=self.cache_mode)
+            self._models[name] = Model(config, cache=self.cache, cache_mode=self.cache_mode, budgets=self.budgets)
         return self._models[name]
 
     def with_cache_mode(self, mode: CacheMode) -> ModelRegistry:
@@ -38,7 +41,7 @@ class ModelRegistry:
         if mode == self.cache_mode:
             return self
         registry = ModelRegistry(self.configs.values(), cache=self.cache, cache_mode=mode, default=self.default,
-                                 agents=self.agents)  # fmt: skip
+                                 agents=self.agents, budgets=self.budgets)  # fmt: skip
         return registry
 
     def models(self) -> list[Model]:

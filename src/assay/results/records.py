@@ -77,6 +77,8 @@ class CriterionSummary(BaseModel):
     mean_score: float | None = None
     mean_score_ci: list[float] | None = None
     """Student's t 95% interval of the mean score."""
+    clusters: int | None = None
+    """With ``cluster_by``: the clusters the intervals are over (n counts the items in them)."""
     flaky: int | None = None
     """With repeats: the items whose repeats disagreed on the verdict."""
     attack_strategy: str | None = None

@@ -20,7 +20,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from assay.dataset import Dataset
 from assay.dataset.readers import Row
@@ -30,6 +30,9 @@ from assay.results import OutputItem
 from assay.run.criteria import BoundCriterion
 from assay.store import Store
 from assay.target.base import Target, target_failed
+
+if TYPE_CHECKING:
+    from assay.run.runner import RunBinding
 
 ProgressCallback = Callable[[OutputItem], None]
 SampleCallback = Callable[[dict[str, Any]], None]
@@ -44,6 +47,14 @@ STORE_OUTAGE_SECONDS = float(os.environ.get("ASSAY_STORE_OUTAGE_SECONDS", "120")
 """How long a run waits for a database that went away before it fails (resumable)."""
 
 
+class Executor(Protocol):
+    """Evaluates rows from ``rows`` (None: no more) and puts each output item on ``finished``."""
+
+    async def __call__(
+        self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob
+    ) -> None: ...
+
+
 @dataclass
 class RunOptions:
     concurrency: int = DEFAULT_CONCURRENCY
@@ -54,6 +65,8 @@ class RunOptions:
     check_seconds: float = 1.0
     worker: str | None = None
     """The worker holding the run's lease: each write is conditional on it still holding it."""
+    executor: Executor | None = None
+    """Evaluates the queued rows instead of the local pool of ``concurrency`` tasks (``assay.ray``)."""
     before_complete: Callable[[], None] | None = None
     """Called once every item is stored, before the run is marked completed (a simulation saves
     its conversations as a dataset here, so a completed run already names it)."""
@@ -79,6 +92,8 @@ class RunJob:
     """Set when another worker took the run over: this one stops and writes nothing more."""
     write_error: Exception | None = None
     """Why the store refused a batch; the run stops and ``execute`` raises it."""
+    binding: RunBinding | None = None
+    """What the criteria and target were bound from, for an executor that binds them again elsewhere."""
 
 
 async def evaluate_item(
@@ -116,7 +131,10 @@ async def execute(job: RunJob) -> int:
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
     finished: asyncio.Queue[OutputItem | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
-    workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(job.options.concurrency)]
+    if job.options.executor is not None:
+        workers = [asyncio.create_task(job.options.executor(rows, finished, job))]
+    else:
+        workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(job.options.concurrency)]
     writer = asyncio.create_task(_write(finished, job))
     watcher = asyncio.create_task(_watch(job)) if job.options.keep_going is not None else None
     evaluated = 0

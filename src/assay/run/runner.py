@@ -23,6 +23,7 @@ from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.results import RunSummary
 from assay.results.records import SimulationSummary
+from assay.run.clusters import cluster_intervals
 from assay.run.criteria import BoundCriterion, bind_criteria
 from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback, execute
 from assay.run.tasks import PREFIX as TASK_PREFIX
@@ -44,6 +45,9 @@ class EvalDefinition:
     metadata: dict[str, Any] = field(default_factory=dict)
     repeats: int = 1
     """How many times each judge scores each item (``assay.run.repeats``)."""
+    cluster_by: str | None = None
+    """An item field whose equal values make a cluster (one document's questions): the intervals
+    then treat a cluster, not an item, as the independent unit."""
 
     def data_source_config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"type": "custom", "include_sample_schema": False}
@@ -62,6 +66,20 @@ class PreparedRun:
     criteria: list[BoundCriterion]
     models: ModelRegistry | None = None
     target: Target | None = None
+    binding: RunBinding | None = None
+    """What the criteria and target were built from, for an executor that builds them again elsewhere."""
+
+
+@dataclass
+class RunBinding:
+    """Everything criteria and a target are built from, and nothing else: it pickles, so Ray actors
+    bind the same criteria as the driver (``bind_run``) without the dataset or the store."""
+
+    definition: EvalDefinition
+    catalog: Catalog
+    target: TargetSpec | None
+    fields: set[str] | None
+    has_tasks: bool
 
 
 @dataclass
@@ -85,19 +103,27 @@ def prepare(
     fields = schema.known_fields() or report.fields_in_some_item
     if target is not None and fields is not None:
         fields = set(fields) | target.supplied_fields
+    binding = RunBinding(definition, catalog, target, fields, has_tasks=bool(check_tasks(dataset)))
+    criteria, generate = bind_run(binding, models)
+    return PreparedRun(definition, dataset, report, criteria, models, generate, binding)
+
+
+def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[BoundCriterion], Target | None]:
+    """The criteria and the target of a run, built against ``models``."""
+    definition, catalog, target, fields = binding.definition, binding.catalog, binding.target, binding.fields
     criteria = bind_criteria(
         definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models,
         has_sample=target is not None, repeats=definition.repeats,
     )  # fmt: skip
     generate = build_target(target, models) if target is not None else None
-    if check_tasks(dataset):  # task-level criteria, each judged on its own
+    if binding.has_tasks:  # task-level criteria, each judged on its own
         criteria.append(task_criteria(definition.testing_criteria, criteria, catalog, models, item_fields=fields,
                                       has_sample=target is not None, level=definition.evaluation_level))  # fmt: skip
     if target is not None and target.red_team is not None:
         from assay.redteam.judging import attack_criteria
 
         criteria = attack_criteria(criteria)  # each risk's criterion judges the attacks on it
-    return PreparedRun(definition, dataset, report, criteria, models, generate)
+    return criteria, generate
 
 
 def start(
@@ -112,7 +138,8 @@ def start(
     )  # fmt: skip
     data_source = data_source or {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
     options = {**(options or {}), "evaluation_level": definition.evaluation_level, "total_items": prepared.report.rows,
-               **({"repeats": definition.repeats} if definition.repeats > 1 else {})}
+               **({"repeats": definition.repeats} if definition.repeats > 1 else {}),
+               **({"cluster_by": definition.cluster_by} if definition.cluster_by else {})}
     return store.create_run(eval_id=stored_eval["id"], data_source=data_source, options=options, name=definition.name)
 
 
@@ -131,7 +158,7 @@ def finish_run(
     options = options or RunOptions()
     job = RunJob(
         run["id"], prepared.dataset, prepared.criteria, store, options, on_item, prepared.models,
-        prepared.target, on_sample,
+        prepared.target, on_sample, binding=prepared.binding,
     )  # fmt: skip
     close = functools.partial(_close, store, run["id"], prepared, worker=options.worker)
     try:
@@ -179,16 +206,19 @@ def _close(
     worker: str | None = None,
 ) -> RunSummary:
     """Store the run's end; a worker that no longer holds the run's lease changes nothing."""
-    summary = summarize(store, run_id, prepared.criteria, prepared.models)
+    summary = summarize(store, run_id, prepared.criteria, prepared.models, prepared.definition.cluster_by)
     store.update_run(run_id, worker=worker, status=status, error=error, summary=summary.model_dump())
     return summary
 
 
 def summarize(
-    store: Store, run_id: str, criteria: list[BoundCriterion], models: ModelRegistry | None = None
+    store: Store, run_id: str, criteria: list[BoundCriterion], models: ModelRegistry | None = None,
+    cluster_by: str | None = None,
 ) -> RunSummary:
     # Task criteria report one row per check (criteria.<name>), not one for themselves.
     summary = store.summarize(run_id, [(c.name, c.metric) for c in criteria if not isinstance(c, TaskCriteria)])
+    if cluster_by:
+        cluster_intervals(store, run_id, summary, cluster_by)
     for row in summary.per_testing_criteria_results:
         if row.testing_criteria.startswith(TASK_PREFIX) and not row.metric:
             row.metric = "task_adherence"

@@ -20,7 +20,7 @@ from assay.errors import AssayError, ConfigError
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.redteam.runs import attack_rows, plan_objectives, red_team_settings, save_attacks
-from assay.run.engine import RunOptions
+from assay.run.engine import Executor, RunOptions
 from assay.run.runner import finish_run, prepare
 from assay.run.sources import dataset_for, definition_for, lookup_in, target_for
 from assay.simulate.datasets import output_dataset, save_conversations
@@ -39,9 +39,11 @@ log = logging.getLogger("assay.worker")
 class Worker:
     def __init__(
         self, store: Store, catalog: Callable[[str], Catalog], models: Callable[[], ModelRegistry], *,
-        name: str | None = None, poll_seconds: float = 0.5,
+        name: str | None = None, poll_seconds: float = 0.5, executor: Callable[[], Executor | None] | None = None,
     ) -> None:  # fmt: skip
         self.store = store
+        self.executor = executor
+        """Makes each claimed run's executor (``assay worker --executor ray``); None: in this process."""
         self.catalog = catalog
         self.models = models
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
@@ -81,6 +83,7 @@ class Worker:
             keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress",
             worker=self.name,
             before_complete=self._outputs_of(run, target),
+            executor=self.executor() if self.executor is not None else None,
         )
         try:
             finish_run(prepared, run, self.store, options=options, claimed=True)
@@ -144,12 +147,13 @@ class Worker:
 
 
 def start_workers(
-    store: Store, catalog: Callable[[str], Catalog], models: Callable[[], ModelRegistry], count: int
+    store: Store, catalog: Callable[[str], Catalog], models: Callable[[], ModelRegistry], count: int,
+    executor: Callable[[], Executor | None] | None = None,
 ) -> tuple[threading.Event, list[threading.Thread]]:
     """``count`` worker threads, each with a name of its own; set the event to stop them."""
     stop = threading.Event()
     prefix = f"{socket.gethostname()}:{os.getpid()}"
-    workers = [Worker(store, catalog, models, name=f"{prefix}:{i}") for i in range(count)]
+    workers = [Worker(store, catalog, models, name=f"{prefix}:{i}", executor=executor) for i in range(count)]
     threads = [threading.Thread(target=w.serve, args=(stop,), name=f"assay-{w.name}", daemon=True) for w in workers]
     for thread in threads:
         thread.start()

@@ -1,0 +1,204 @@
+"""``--executor ray`` on this machine: CPU scaling, judge throughput, one shared budget, and parity.
+
+    python bench/ray_scale.py [--items 10000] [--cpu-items 3000] [--calls 3000]
+
+1. **CPU scaling**: a run of NLP metrics only (METEOR, ROUGE, BLEU, GLEU, F1) on 1 and on 2 actors
+   that reserve a CPU each; items per second in the steady state (from the first tenth of the items
+   stored to the last, so actor start-up is left out; it is printed apart). Target ≥ 1.7× on 2 cores.
+2. **Judge throughput**: a ``builtin.relevance`` judge against the scripted server (50 ms a call),
+   64 items in flight: in one process, and over 2 actors × 32 in flight. Target ≥ 0.9 of the first.
+3. **One budget**: 4 actors behind a 300 requests/s budget (``rpm: 18000``): calls per second after
+   the first second (the bucket starts with one second's burst), against the budget. Target ≤ 1.10×.
+4. **Parity**: the same ``--items`` run (NLP metrics + a judge whose answer follows from each item)
+   on the local executor and on 2 actors, one of which is killed mid-run: identical output items,
+   none lost, none doubled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+from tests.support.fixtures import LLMServer, poll, start_llm_server  # noqa: E402
+
+import ray  # noqa: E402
+from assay.dataset import Dataset  # noqa: E402
+from assay.evaluators import load_catalog  # noqa: E402
+from assay.llm import ModelConfig, ModelRegistry  # noqa: E402
+from assay.ray.executor import RayExecutor  # noqa: E402
+from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start  # noqa: E402
+from assay.store import Store  # noqa: E402
+
+WORDS = ("the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing matches near "
+         "the old river bank and every answer grows longer than the question asked").split()  # fmt: skip
+NLP = ["meteor_score", "rouge_score", "bleu_score", "gleu_score", "f1_score"]
+
+
+def text(i: int, n: int) -> str:
+    return " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(n))
+
+
+def rows(count: int) -> list[dict]:
+    return [{"query": f"question {i}", "response": f"{text(i, 40)} item {i}", "ground_truth": text(i + 1, 40)}
+            for i in range(count)]  # fmt: skip
+
+
+def criteria(names: list[str], judge: bool) -> list[dict]:
+    found = [{"type": "azure_ai_evaluator", "name": n, "evaluator_name": f"builtin.{n}",
+              **({"initialization_parameters": {"rouge_type": "rougeL"}} if n == "rouge_score" else {})}
+             for n in names]  # fmt: skip
+    if judge:
+        found.append({"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
+                      "initialization_parameters": {"model": "judge"}})  # fmt: skip
+    return found
+
+
+class Timed:
+    """When each item was stored: the steady-state rate leaves the actors' start-up out."""
+
+    def __init__(self) -> None:
+        self.stamps: list[float] = []
+
+    def __call__(self, _item: object) -> None:
+        self.stamps.append(time.perf_counter())
+
+    def steady_rate(self) -> float:
+        first = len(self.stamps) // 10
+        return (len(self.stamps) - 1 - first) / (self.stamps[-1] - self.stamps[first])
+
+
+def run(store: Store, items: list[dict], crit: list[dict], models: ModelRegistry | None, executor=None,
+        concurrency: int = 64) -> tuple[dict, Timed, float]:  # fmt: skip
+    prepared = prepare(EvalDefinition("bench", crit), Dataset.from_content(items), load_catalog(), models=models)
+    timed = Timed()
+    started = time.perf_counter()
+    outcome = finish_run(prepared, start(prepared, store), store, on_item=timed,
+                         options=RunOptions(concurrency=concurrency, executor=executor))  # fmt: skip
+    return outcome.run, timed, time.perf_counter() - started
+
+
+def judge_models(llm: LLMServer, store: Store, **limits: int) -> ModelRegistry:
+    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="bench", max_retries=6,
+                         **limits)  # fmt: skip
+    return ModelRegistry([config], cache=store, cache_mode="off")
+
+
+def cpu_scaling(store: Store, count: int) -> None:
+    items, crit = rows(count), criteria(NLP, judge=False)
+    figures = {}
+    for actors in (1, 2):
+        _, timed, wall = run(store, items, crit, None, RayExecutor(actors=actors))
+        figures[actors] = timed.steady_rate()
+        print(f"  {actors} actor(s): {figures[actors]:7.1f} items/s steady, {wall:5.1f} s wall for {count} items")
+    _, timed, wall = run(store, items, crit, None)
+    print(f"  in-process (reference): {timed.steady_rate():7.1f} items/s, {wall:5.1f} s wall")
+    print(f"  2 actors / 1 actor: {figures[2] / figures[1]:.2f}x (target >= 1.7; 2 cores)")
+
+
+def judge_throughput(store: Store, llm: LLMServer, count: int) -> None:
+    items, crit = rows(count), [criteria([], judge=True)[0]]
+    llm.reset()
+    llm.script(latency_ms=50, default={"content": '{"reason": "on topic", "score": 4}'})
+    models = judge_models(llm, store)
+    _, local, _ = run(store, items, crit, models, concurrency=64)
+    _, spread, _ = run(store, items, crit, models, RayExecutor(actors=2, concurrency=64))
+    print(f"  in one process, 64 in flight: {local.steady_rate():7.1f} calls/s (ceiling 1280)")
+    print(f"  2 actors, 64 in flight:      {spread.steady_rate():7.1f} calls/s")
+    print(f"  Ray / one process: {spread.steady_rate() / local.steady_rate():.2f} (target >= 0.9)")
+
+
+def one_budget(store: Store, llm: LLMServer, count: int) -> None:
+    items, crit = rows(count), [criteria([], judge=True)[0]]
+    llm.reset()
+    llm.script(default={"content": '{"reason": "on topic", "score": 4}'})
+    models = judge_models(llm, store, rpm=18_000)
+    executor = RayExecutor(actors=4, concurrency=256)
+    _, timed, _ = run(store, items, crit, models, executor)
+    start_at = timed.stamps[0] + 1.0
+    later = [t for t in timed.stamps if t >= start_at]
+    rate = (len(later) - 1) / (later[-1] - later[0])
+    reserved = sum(executor.limiter_stats.values())
+    print(f"  4 actors, budget 300/s: {rate:6.1f} calls/s after the first second = {rate / 300:.3f} of the budget"
+          f" (target <= 1.10); {reserved} reservations for {count} calls, {llm.stats()['by_status']}")
+
+
+def parity(store: Store, llm: LLMServer, count: int) -> None:
+    items, crit = rows(count), criteria(["f1_score", "bleu_score"], judge=True)
+    llm.reset()
+    rules = [{"match": f"item {i}\\n", "reply": {"content": f'{{"reason": "r{i}", "score": {1 + i % 5}}}'}}
+             for i in range(count)]  # fmt: skip
+    llm.script(rules=rules)
+    models = judge_models(llm, store)
+    local_run, _, local_wall = run(store, items, crit, models)
+    calls_before = llm.stats()["requests"]
+    llm.script(rules=rules, hold_after=calls_before + count // 3)
+    executor = RayExecutor(actors=2)
+
+    def kill_one() -> None:
+        poll(llm.stats, lambda s: s["requests"] > calls_before + count // 3, seconds=300)
+        ray.kill(executor.handles[0], no_restart=False)
+        llm.script(rules=rules)
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    ray_run, _, ray_wall = run(store, items, crit, models, executor)
+    killer.join()
+    local_items = comparable(store, local_run["id"])
+    ray_items = comparable(store, ray_run["id"])
+    ids = [item["datasource_item_id"] for item in ray_items]
+    redone = llm.stats()["requests"] - calls_before - count
+    print(f"  {count} items: local {local_wall:.1f} s, 2 actors {ray_wall:.1f} s (one killed at a third, "
+          f"{redone} judge calls redone)")
+    once = sorted(ids) == list(range(count))
+    print(f"  stored once each: {once}; identical output items: {local_items == ray_items}")
+
+
+def comparable(store: Store, run_id: str) -> list[dict]:
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in ("latency_ms", "duration_ms")}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    keep = ("datasource_item_id", "datasource_item", "sample", "status", "results")
+    items = [strip({k: item[k] for k in keep}) for item in store.iter_output_items(run_id)]
+    return sorted(items, key=lambda item: item["datasource_item_id"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--cpu-items", type=int, default=3000)
+    parser.add_argument("--calls", type=int, default=3000)
+    args = parser.parse_args()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=256 * 1024**2)
+    llm = start_llm_server()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(f"sqlite:///{tmp}/bench.db")
+        try:
+            print("1. CPU-bound NLP metrics")
+            cpu_scaling(store, args.cpu_items)
+            print("2. judge throughput")
+            judge_throughput(store, llm, args.calls)
+            print("3. one budget for every actor")
+            one_budget(store, llm, args.calls)
+            print("4. parity with the local executor")
+            parity(store, llm, args.items)
+        finally:
+            store.close()
+            llm.stop()
+            ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

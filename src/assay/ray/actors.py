@@ -1,0 +1,82 @@
+"""The actor that evaluates items: the local engine's ``evaluate_item``, in another process.
+
+It binds its criteria and target from the run's ``RunBinding`` (what the driver bound its own from)
+and builds its models from their configs, so nothing holding a connection or an event loop crosses
+process boundaries; items go in as dataset rows and come back as output items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.dataset.readers import Row
+from assay.llm import CacheMode, ModelRegistry
+from assay.llm.config import ModelConfig
+from assay.llm.limits import Budgets, local_budget
+from assay.ray.limiter import RemoteBudgets
+from assay.results import OutputItem
+from assay.run.engine import evaluate_item
+from assay.run.runner import RunBinding, bind_run
+
+log = logging.getLogger("assay.ray")
+
+
+@dataclass
+class ActorSetup:
+    """What an actor builds its part of the run from; it pickles."""
+
+    binding: RunBinding
+    models: list[ModelConfig] = field(default_factory=list)
+    default_model: str | None = None
+    agents: list[Any] = field(default_factory=list)
+    cache_mode: CacheMode = "use"
+    cache_url: str | None = None
+    """The store holding the model-call cache; None runs without it (or calls no model)."""
+    has_registry: bool = False
+    """The driver bound its criteria against a model registry (else against none)."""
+
+
+class EvalActor:
+    """Wrapped by ``ray.remote`` at run time (importing assay does not import Ray)."""
+
+    def __init__(self, setup: ActorSetup, limiter: Any | None) -> None:
+        budgets: Budgets = RemoteBudgets(limiter) if limiter is not None else local_budget
+        self.store = _cache_store(setup.cache_url)
+        self.models = None
+        if setup.has_registry:
+            self.models = ModelRegistry(setup.models, cache=self.store, cache_mode=setup.cache_mode,
+                                        default=setup.default_model, agents=setup.agents, budgets=budgets)  # fmt: skip
+        self.criteria, self.target = bind_run(setup.binding, self.models)
+
+    async def evaluate(self, rows: list[Row]) -> list[OutputItem]:
+        return list(await asyncio.gather(*(evaluate_item(row, self.criteria, self.target) for row in rows)))
+
+    async def close(self) -> None:
+        """Write the cache's queued answers and close the clients."""
+        if self.models is not None:
+            await self.models.aclose()
+        close_target = getattr(self.target, "aclose", None)
+        if close_target is not None:
+            await close_target()
+        if self.store is not None:
+            self.store.close()
+
+    def ready(self) -> bool:
+        return True
+
+
+def _cache_store(url: str | None) -> Any:
+    """The store, as the model-call cache. A SQLite file this machine does not have (an actor on
+    another node) means no cache there, not an empty database made beside it."""
+    if url is None:
+        return None
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        log.warning("the store %s is not on this node: its actors run without the model-call cache", url)
+        return None
+    from assay.store import Store
+
+    return Store(url)

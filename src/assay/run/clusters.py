@@ -1,0 +1,58 @@
+"""Intervals over clusters: when items share a document or a conversation (``cluster_by``), their
+verdicts are not independent, and intervals computed as if they were are too narrow. Each
+criterion's pass-rate and mean-score intervals are recomputed with the cluster as the unit
+(``assay.stats.clustered_rate_interval``, ``clustered_mean_interval``); an item without the field
+is a cluster of its own. Repeats need nothing of this: an item's repeats are reduced to one result
+before any interval is taken, so those intervals are already over items."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import ConfigError
+from assay.stats import clustered_mean_interval, clustered_rate_interval
+
+if TYPE_CHECKING:
+    from assay.results import RunSummary
+    from assay.store import Store
+
+
+def cluster_intervals(store: Store, run_id: str, summary: RunSummary, field: str) -> None:
+    rates: dict[str, dict[str, list[int]]] = {}
+    scores: dict[str, dict[str, list[float]]] = {}
+    for row in store.iter_output_items(run_id):
+        cluster = _cluster_of(row, field)
+        for result in row["results"]:
+            if result.get("status") != "completed":
+                continue
+            if result.get("passed") is not None:
+                tally = rates.setdefault(result["name"], {}).setdefault(cluster, [0, 0])
+                tally[0] += bool(result["passed"])
+                tally[1] += 1
+            if isinstance(result.get("score"), int | float) and not isinstance(result["score"], bool):
+                total = scores.setdefault(result["name"], {}).setdefault(cluster, [0.0, 0])
+                total[0] += float(result["score"])
+                total[1] += 1
+    for criterion in summary.per_testing_criteria_results:
+        name = criterion.testing_criteria
+        by_rate = [(int(p), int(n)) for p, n in rates.get(name, {}).values()]
+        rate = clustered_rate_interval(by_rate)
+        criterion.pass_rate_ci = list(rate) if rate else None
+        by_score = [(total, int(n)) for total, n in scores.get(name, {}).values()]
+        mean = clustered_mean_interval(by_score)
+        criterion.mean_score_ci = list(mean) if mean else None
+        criterion.clusters = len(by_rate) or len(by_score)
+
+
+def check_cluster_by(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: name the item field whose equal values make a cluster, e.g. cluster_by: doc_id")
+    return value
+
+
+def _cluster_of(row: dict[str, Any], field: str) -> str:
+    value = (row.get("datasource_item") or {}).get(field)
+    if value is None:
+        return f"\0item {row['datasource_item_id']}"  # not in any cluster: one of its own
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -1,0 +1,17 @@
+"""One local Ray cluster for the whole session: starting one costs seconds, and Ray allows one per process."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # no token file written under ~/.ray
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=256 * 1024**2)
+    yield ray
+    ray.shutdown()
