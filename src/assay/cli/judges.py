@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
-from assay.cli.common import dumps, open_store, out
+from assay.cli.common import CACHE_OPTION, dumps, open_store, out
 from assay.errors import ConfigError
 from assay.stats import cohen_kappa, icc_2_1, krippendorff_alpha_nominal, spearman
+
+if TYPE_CHECKING:
+    from assay.llm import CacheMode, ModelRegistry
 
 
 @click.group("judges")
 def judges_group() -> None:
-    """Check the judges against human labels."""
+    """Check the judges: agreement with people, bias probes."""
 
 
 @judges_group.command("agreement")
@@ -111,3 +114,103 @@ def agreement(
         "spearman": spearman([h for h, _ in scored], [j for _, j in scored]),
         "icc": icc_2_1([[h, j] for h, j in scored]),
     }  # fmt: skip
+
+
+@judges_group.command("bias")
+@click.argument("run_id")
+@click.option("--check", "checks", default="length", show_default=True, metavar="length,position",
+              help="The probes: length (scores against response length), position (pairwise order swap).")
+@click.option("--against", "other_run", metavar="RUN", help="position: the run whose responses meet RUN's.")
+@click.option("--model", "model_name", help="position: the pairwise judge (a name in --models, or the environment's).")
+@click.option("--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with models:.")
+@click.option("--limit", type=click.IntRange(1), default=200, show_default=True, help="position: items compared.")
+@CACHE_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def bias_command(
+    run_id: str, checks: str, other_run: str | None, model_name: str | None, models_file: Path | None, limit: int,
+    cache_mode: CacheMode, as_json: bool,
+) -> None:  # fmt: skip
+    """Probe RUN's judges for length bias and (against a second run) position bias."""
+    from assay.bias import length_bias
+    from assay.cli.serve import models_from_file
+
+    wanted = [c.strip() for c in checks.split(",") if c.strip()]
+    unknown = sorted(set(wanted) - {"length", "position"})
+    if unknown or not wanted:
+        raise ConfigError(f"--check: unknown probe {', '.join(unknown) or '(none)'}", hint="--check length,position")
+    if "position" in wanted and other_run is None:
+        raise ConfigError("--check position compares two runs' responses", hint="add --against RUN_B")
+    store = open_store()
+    run_id = store.run_id_for(run_id)
+    found: dict[str, Any] = {"run": run_id}
+    if "length" in wanted:
+        found["length"] = length_bias(store.iter_output_items(run_id))
+    if "position" in wanted:
+        assert other_run is not None
+        found["position"] = _position(store, run_id, store.run_id_for(other_run), model_name,
+                                      models_from_file(models_file, store, cache_mode), limit)
+    if as_json:
+        out.print_json(dumps(found))
+        return
+    if "length" in found:
+        _print_length(found["length"])
+    if "position" in found:
+        _print_position(found["position"])
+
+
+def _position(store: Any, run_a: str, run_b: str, model_name: str | None, registry: ModelRegistry,
+              limit: int) -> dict[str, Any]:  # fmt: skip
+    from assay.bias import position_probe, query_of, response_of
+    from assay.run.runner import run_sync
+
+    theirs = {row["datasource_item_id"]: row for row in store.iter_output_items(run_b)}
+    ours = [row for row in store.iter_output_items(run_a) if row["datasource_item_id"] in theirs][:limit]
+    pairs = [(row["datasource_item_id"], query_of(row), response_of(row),
+              response_of(theirs[row["datasource_item_id"]])) for row in ours]  # fmt: skip
+    if not pairs:
+        raise ConfigError(f"{run_a} and {run_b} have no item in common", hint="compare two runs of the same dataset")
+    model = registry.get(model_name)
+    model.check_credentials()
+
+    async def probe() -> Any:
+        try:
+            return await position_probe(model, pairs)
+        finally:
+            await registry.aclose()
+
+    return {"against": run_b, "model": model.name, **run_sync(probe()).as_dict()}
+
+
+def _print_length(rows: list[dict[str, Any]]) -> None:
+    table = Table(title="length bias: scores against response length (words)", title_justify="left")
+    for column in ("criterion", "n", "ρ", "slope/100 words", "p"):
+        table.add_column(column, justify="left" if column == "criterion" else "right", no_wrap=True)
+    for row in rows:
+        slope = row["slope_per_100_words"]
+        table.add_row(row["criterion"], str(row["n"]), _fmt(row["spearman"]), "–" if slope is None else f"{slope:+.3f}",
+                      "–" if row["p_value"] is None else f"{row['p_value']:.3g}")  # fmt: skip
+    out.print(table)
+    biased = [r["criterion"] for r in rows if r["p_value"] is not None and r["p_value"] < 0.05 and r["spearman"] > 0]
+    if biased:
+        out.print(f"[yellow]scores rise with length[/] (p < 0.05): {', '.join(biased)} — check for verbosity bias")
+    else:
+        out.print("[dim]no criterion's scores rise significantly with length (p < 0.05)[/]")
+
+
+def _print_position(found: dict[str, Any]) -> None:
+    rate, ci = found["first_slot_rate"], found["first_slot_ci"]
+    out.print(f"position bias ({found['model']}, {found['n']} items of {found['against']} swapped):")
+    out.print(f"  consistent under the swap: {_percent(found['consistency'])}")
+    shown = "–" if rate is None else f"{rate:.0%} [{ci[0]:.0%}–{ci[1]:.0%}]"
+    out.print(f"  picks of the response shown first: {shown} (0.5 means no preference)")
+    if found["unparsed"]:
+        out.print(f"  [yellow]{found['unparsed']} items left out: a verdict could not be read[/]")
+    if found["position_bias"]:
+        out.print("  [yellow]the judge prefers a position[/]: its verdicts follow the order, not the responses")
+    if found["flipped"]:
+        out.print(f"  flipped with the order: items {', '.join(map(str, found['flipped'][:20]))}"
+                  f"{' …' if len(found['flipped']) > 20 else ''}")  # fmt: skip
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"

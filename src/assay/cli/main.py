@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "generate": ("assay.cli.generate", "generate_group", "Synthetic test data."),
     "init": ("assay.cli.init", "init_command",
              "Write a runnable eval.yaml and a small dataset into DIR (default: here)."),
-    "judges": ("assay.cli.judges", "judges_group", "Check the judges against human labels."),
+    "judges": ("assay.cli.judges", "judges_group", "Check the judges: agreement with people, bias probes."),
     "keys": ("assay.cli.serve", "keys_group", "API keys for `assay serve`."),
     "optimize": ("assay.cli.optimize", "optimize_group",
                  "Search for a better agent configuration, scored by the eval in eval.yaml."),
