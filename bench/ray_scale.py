@@ -5,10 +5,11 @@
 1. **CPU scaling**: a run of NLP metrics only (METEOR, ROUGE, BLEU, GLEU, F1) on 1 and on 2 actors
    that reserve a CPU each; items per second in the steady state (from the first tenth of the items
    stored to the last, so actor start-up is left out; it is printed apart). Target ≥ 1.7× on 2 cores.
-2. **Judge throughput**: a ``builtin.relevance`` judge against the scripted server (50 ms a call),
-   64 items in flight: in one process, and over 2 actors × 32 in flight. Target ≥ 0.9 of the first.
-3. **One budget**: 4 actors behind a 300 requests/s budget (``rpm: 18000``): calls per second after
-   the first second (the bucket starts with one second's burst), against the budget. Target ≤ 1.10×.
+2. **Judge throughput**: a ``builtin.relevance`` judge against the scripted server (250 ms a call,
+   as a judge model answers), 64 items in flight: in one process, and over 2 actors together
+   holding 64 in flight. Target ≥ 0.9 of the first.
+3. **One budget**: 4 actors behind a 300 requests/s budget (``rpm: 18000``): calls per second as the
+   server counted them, once the bucket's one-second burst is spent. Target within 10% of the budget.
 4. **Parity**: the same ``--items`` run (NLP metrics + a judge whose answer follows from each item)
    on the local executor and on 2 actors, one of which is killed mid-run: identical output items,
    none lost, none doubled.
@@ -17,6 +18,7 @@
 from __future__ import annotations
 
 import argparse
+import bisect
 import os
 import sys
 import tempfile
@@ -47,8 +49,8 @@ def text(i: int, n: int) -> str:
     return " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(n))
 
 
-def rows(count: int) -> list[dict]:
-    return [{"query": f"question {i}", "response": f"{text(i, 40)} item {i}", "ground_truth": text(i + 1, 40)}
+def rows(count: int, words: int = 40) -> list[dict]:
+    return [{"query": f"question {i}", "response": f"{text(i, words)} item {i}", "ground_truth": text(i + 1, words)}
             for i in range(count)]  # fmt: skip
 
 
@@ -93,25 +95,29 @@ def judge_models(llm: LLMServer, store: Store, **limits: int) -> ModelRegistry:
 
 
 def cpu_scaling(store: Store, count: int) -> None:
-    items, crit = rows(count), criteria(NLP, judge=False)
-    figures = {}
-    for actors in (1, 2):
-        _, timed, wall = run(store, items, crit, None, RayExecutor(actors=actors))
-        figures[actors] = timed.steady_rate()
-        print(f"  {actors} actor(s): {figures[actors]:7.1f} items/s steady, {wall:5.1f} s wall for {count} items")
-    _, timed, wall = run(store, items, crit, None)
-    print(f"  in-process (reference): {timed.steady_rate():7.1f} items/s, {wall:5.1f} s wall")
-    print(f"  2 actors / 1 actor: {figures[2] / figures[1]:.2f}x (target >= 1.7; 2 cores)")
+    """The driver spends about 0.5 ms of CPU per item (receiving, writing) on one of the same two
+    cores, so the longer the texts, the nearer 2x: both lengths are shown."""
+    crit = criteria(NLP, judge=False)
+    for words in (40, 150):
+        items, figures = rows(count, words), {}
+        for actors in (1, 2):
+            _, timed, wall = run(store, items, crit, None, RayExecutor(actors=actors))
+            figures[actors] = timed.steady_rate()
+            print(f"  {words}-word texts, {actors} actor(s): {figures[actors]:7.1f} items/s steady "
+                  f"({wall:5.1f} s wall for {count} items)")
+        _, timed, wall = run(store, items, crit, None)
+        print(f"  {words}-word texts, in-process (reference): {timed.steady_rate():7.1f} items/s")
+        print(f"  {words}-word texts, 2 actors / 1 actor: {figures[2] / figures[1]:.2f}x (target >= 1.7; 2 cores)")
 
 
 def judge_throughput(store: Store, llm: LLMServer, count: int) -> None:
     items, crit = rows(count), [criteria([], judge=True)[0]]
     llm.reset()
-    llm.script(latency_ms=50, default={"content": '{"reason": "on topic", "score": 4}'})
+    llm.script(latency_ms=250, default={"content": '{"reason": "on topic", "score": 4}'})
     models = judge_models(llm, store)
     _, local, _ = run(store, items, crit, models, concurrency=64)
     _, spread, _ = run(store, items, crit, models, RayExecutor(actors=2, concurrency=64))
-    print(f"  in one process, 64 in flight: {local.steady_rate():7.1f} calls/s (ceiling 1280)")
+    print(f"  in one process, 64 in flight: {local.steady_rate():7.1f} calls/s (ceiling 256)")
     print(f"  2 actors, 64 in flight:      {spread.steady_rate():7.1f} calls/s")
     print(f"  Ray / one process: {spread.steady_rate() / local.steady_rate():.2f} (target >= 0.9)")
 
@@ -123,12 +129,17 @@ def one_budget(store: Store, llm: LLMServer, count: int) -> None:
     models = judge_models(llm, store, rpm=18_000)
     executor = RayExecutor(actors=4, concurrency=256)
     _, timed, _ = run(store, items, crit, models, executor)
-    start_at = timed.stamps[0] + 1.0
-    later = [t for t in timed.stamps if t >= start_at]
-    rate = (len(later) - 1) / (later[-1] - later[0])
+    stats = llm.stats()
+    # The server's arrival times. The bucket starts full, so the first 1.5 s hold its one-second burst;
+    # after that, every one-second window (sliding, one per arrival) and the mean over all of them.
+    arrivals = sorted(stats["arrivals"])
+    after = [t for t in arrivals if t >= arrivals[0] + 1.5]
+    windows = [bisect.bisect_left(after, t + 1.0) - i for i, t in enumerate(after) if t + 1.0 <= after[-1]]
+    mean = (len(after) - 1) / (after[-1] - after[0])
     reserved = sum(executor.limiter_stats.values())
-    print(f"  4 actors, budget 300/s: {rate:6.1f} calls/s after the first second = {rate / 300:.3f} of the budget"
-          f" (target <= 1.10); {reserved} reservations for {count} calls, {llm.stats()['by_status']}")
+    print(f"  4 actors, budget 300/s, after the first 1.5 s: mean {mean:.1f} calls/s = {mean / 300:.3f} of the budget; "
+          f"any one second {min(windows)}–{max(windows)} ({max(windows) / 300:.3f} at most; target within 10%); "
+          f"{reserved} reservations for {count} calls, {stats['by_status']}")
 
 
 def parity(store: Store, llm: LLMServer, count: int) -> None:

@@ -15,7 +15,7 @@ OpenAI streams them. Tests control it over HTTP:
   script is replaced or reset (a provider that stops answering, for tests that must interrupt a run
   mid-way without racing it); ``refuse_json_schema: true`` answers 400 to any request asking for
   ``response_format: json_schema`` (a server without structured output); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
-- ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "last": {...},
+- ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...},
   "last_request": {path, query, headers, api_key, authorization}}``.
 - ``POST /_reset`` clears the script and the counters.
 """
@@ -44,6 +44,8 @@ class State:
         self.requests = 0
         self.completions = 0
         self.by_status: Counter[int] = Counter()
+        self.arrivals: list[float] = []
+        """When each request arrived (monotonic seconds): rates as the provider sees them."""
         self.last: dict[str, Any] = {}
         self.last_request: dict[str, Any] = {}
         self.tokens = 0.0
@@ -53,6 +55,7 @@ class State:
         """The reply for this request: a fault, an over-budget 429, a matching rule or the default."""
         with self.lock:
             self.requests += 1
+            self.arrivals.append(time.monotonic())
             self.last = body
             if self.requests > self.script.get("hold_after", self.requests):
                 return {"hold": self.script}
@@ -97,7 +100,8 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
         with STATE.lock:
             stats = {"requests": STATE.requests, "completions": STATE.completions,
                      "by_status": {str(k): v for k, v in STATE.by_status.items()}, "last": STATE.last,
-                     "last_request": STATE.last_request}  # fmt: skip
+                     "last_request": STATE.last_request,
+                     "arrivals": STATE.arrivals}  # fmt: skip
         return 200, stats, {}
     if method == "POST" and path == "/_script":
         with STATE.lock:

@@ -61,10 +61,14 @@ class RayExecutor:
         if job.models is not None and any(c.rpm or c.tpm for c in job.models.configs.values()):
             self.limiter = ray.remote(Limiter).options(num_cpus=0).remote()
         actor = ray.remote(EvalActor).options(
-            # CPU-bound metrics reserve a core each; model calls wait on the network and reserve none.
-            num_cpus=1 if cpu_bound else 0, max_restarts=-1, max_task_retries=-1,
+            # CPU-bound metrics reserve a core each and take one batch at a time (interleaving batches
+            # that never wait only thrashes the caches; the next batch waits queued in the actor);
+            # model calls wait on the network, reserve no core and share one event loop.
+            num_cpus=1 if cpu_bound else 0, max_concurrency=1 if cpu_bound else 1000,
+            max_restarts=-1, max_task_retries=-1,
         )  # fmt: skip
-        setup = _setup(job, cache=not cpu_bound)
+        # Held in the object store for the whole run: an actor Ray restarts is built from it again.
+        setup = ray.put(_setup(job, cache=not cpu_bound))
         self.handles = [actor.remote(setup, self.limiter) for _ in range(count)]
         log.info("run %s: %d Ray actors (%s)", job.run_id, count, "1 CPU each" if cpu_bound else "no CPUs reserved")
         try:
