@@ -21,10 +21,41 @@ ROOT = Path(__file__).resolve().parents[2]
 def assay(
     *args, home: Path, check: bool = False, env_extra: dict[str, str] | None = None, **kwargs
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ASSAY_HOME": str(home), "COLUMNS": "160", **(env_extra or {})}
-    env.pop("ASSAY_DATABASE_URL", None)
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env,
-                          check=check, timeout=300, **kwargs)  # fmt: skip
+    """``assay ARGS`` with ASSAY_HOME=home: in this process (a new interpreter costs a second or two of
+    CPU, and the suite runs this a hundred times), or in a real one when given process arguments
+    (``cwd``, ``input``...) or ASSAY_TEST_SUBPROCESS=1."""
+    env = {"ASSAY_HOME": str(home), "COLUMNS": "160", **(env_extra or {})}
+    if kwargs or os.environ.get("ASSAY_TEST_SUBPROCESS"):
+        full = {**os.environ, **env}
+        full.pop("ASSAY_DATABASE_URL", None)
+        return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=full,
+                              check=check, timeout=300, **kwargs)  # fmt: skip
+    return _in_process([str(a) for a in args], env, check)
+
+
+def _in_process(args: list[str], env: dict[str, str], check: bool) -> subprocess.CompletedProcess[str]:
+    import traceback
+
+    from click.testing import CliRunner
+
+    from assay.cli.common import out
+    from assay.cli.main import cli
+
+    saved = out._width
+    out.width = int(env["COLUMNS"])  # rich reads COLUMNS once, when the console is made at import
+    try:
+        result = CliRunner().invoke(cli, args, env={**env, "ASSAY_DATABASE_URL": None})
+    finally:
+        out._width = saved
+    code, stderr = result.exit_code, result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        # What a process would do with an uncaught exception: its traceback on stderr, exit 1.
+        stderr += "".join(traceback.format_exception(result.exception))
+        code = 1
+    done = subprocess.CompletedProcess(["assay", *args], code, result.stdout, stderr)
+    if check:
+        done.check_returncode()
+    return done
 
 
 def run_count(home: Path) -> int:

@@ -39,3 +39,10 @@ def test_the_command_line_names_the_stores_default_project():
     from assay.store import DEFAULT_PROJECT as STORE_DEFAULT
 
     assert DEFAULT_PROJECT == STORE_DEFAULT
+
+
+def test_a_finished_run_prints_its_summary_without_the_web_server():
+    """``assay run`` ends by asking whether a server runs on its store: that must not load FastAPI."""
+    probe = "import sys, assay.cli.summary; print(sorted(m for m in ('fastapi', 'uvicorn', 'assay.api.app') if m in sys.modules))"
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert found.stdout.strip() == "[]"

@@ -34,8 +34,8 @@ def script_judge(llm) -> None:
     llm.script(rules=llm_rules())
 
 
-def run(store, models, executor=None, rows=ROWS):
-    prepared = prepare(EvalDefinition("ray", CRITERIA), Dataset.from_content(rows), load_catalog(), models=models)
+def run(store, models, executor=None, rows=ROWS, criteria=CRITERIA):
+    prepared = prepare(EvalDefinition("ray", criteria), Dataset.from_content(rows), load_catalog(), models=models)
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(executor=executor))
     return outcome, list(store.iter_output_items(outcome.run["id"]))
 
@@ -83,7 +83,7 @@ def test_an_actor_killed_mid_run_loses_and_doubles_nothing(tmp_path, llm, ray_cl
 
     killer = threading.Thread(target=kill_one_then_release)
     killer.start()
-    outcome, items = run(store, models, executor)
+    outcome, items = run(store, models, executor, criteria=CRITERIA[2:])  # the judge alone: actors start faster
     killer.join()
     ids = [item["datasource_item_id"] for item in items]
     assert sorted(ids) == list(range(len(ROWS))) and outcome.run["status"] == "completed"
@@ -99,17 +99,21 @@ def llm_rules() -> list[dict]:
 
 
 @pytest.mark.usefixtures("ray_cluster")
-def test_every_actor_draws_on_one_budget(store, llm):
+def test_every_actor_draws_on_one_budget(tmp_path, llm):
+    from assay.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
     llm.reset()
     script_judge(llm)
     config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="test", rpm=60_000)
     models = ModelRegistry([config], cache=store, cache_mode="off")
     executor = RayExecutor(actors=4)
-    outcome, items = run(store, models, executor, rows=ROWS[:120])
+    outcome, items = run(store, models, executor, rows=ROWS[:120], criteria=CRITERIA[2:])
     assert outcome.summary.result_counts.errored == 0 and len(items) == 120
     (key, reserved), = executor.limiter_stats.items()
     assert key.startswith("requests|") and key.endswith("|gpt-4.1-mini") and "test" not in key
     assert reserved == llm.stats()["requests"] == 120
+    store.close()
 
 
 def test_a_missing_ray_says_how_to_install_it(monkeypatch):
@@ -127,7 +131,8 @@ def test_assay_run_with_executor_ray_joins_the_cluster(tmp_path, ray_cluster):
     data.write_text("".join(json.dumps(row) + "\n" for row in ROWS[:40]), encoding="utf-8")
     config = write_eval(tmp_path, str(data), "  - builtin.f1_score\n  - builtin.bleu_score\n")
     address = ray_cluster.get_runtime_context().gcs_address
-    done = assay("run", str(config), "--executor", "ray", "--actors", "2", home=tmp_path / "home",
+    # A process of its own (cwd= makes the helper spawn one): it joins the cluster by its address.
+    done = assay("run", str(config), "--executor", "ray", "--actors", "2", home=tmp_path / "home", cwd=tmp_path,
                  env_extra={"RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "40 items" in done.stdout and "f1_score" in done.stdout

@@ -1,0 +1,34 @@
+"""A store opens without alembic when its database is at the newest migration, so the revision it
+compares with must be alembic's own head; an older database is still migrated."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+
+from assay.store import Store
+from assay.store.base import HEAD_REVISION, MIGRATIONS
+
+
+def test_the_head_revision_is_alembics():
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == HEAD_REVISION
+
+
+def test_an_older_database_is_migrated_on_open(tmp_path):
+    url = f"sqlite:///{tmp_path / 'assay.db'}"
+    Store(url).close()
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE evaluation_taxonomies"))
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
+    engine.dispose()
+    store = Store(url)
+    try:
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one() == HEAD_REVISION
+            conn.execute(sa.text("SELECT count(*) FROM evaluation_taxonomies")).scalar_one()
+    finally:
+        store.close()
