@@ -1,0 +1,156 @@
+"""The README's workflow commands run as written, in a scratch folder like the checkout with
+``assay`` on PATH and the environment's default model served by the scripted server (the README's
+``gpt-4.1-mini`` is whatever ``OPENAI_BASE_URL`` serves). Only what cannot be the same here is
+rewritten: fixed ports become free ones, a cluster's address the test's, a placeholder key the key."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.simulate.test_conversations import TWO_TURNS
+from tests.support.fixtures import free_port, poll
+from tests.test_readme_snippets import README, blocks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def shell(tmp_path, llm):
+    """(folder, env): .venv and examples as in the checkout; ``assay`` on PATH; the default model scripted."""
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, tmp_path / name)  # copy2 keeps the time: make sees .venv as up to date
+    env = {**os.environ, "ASSAY_HOME": str(tmp_path / ".assay"), "COLUMNS": "100", "OPENAI_BASE_URL": llm.base_url,
+           "OPENAI_API_KEY": "test", "PATH": f"{Path(sys.prefix) / 'bin'}:{os.environ['PATH']}"}  # fmt: skip
+    env.pop("ASSAY_DATABASE_URL", None)
+    llm.reset()
+    return tmp_path, env
+
+
+def sh(snippet: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", snippet], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, f"{snippet}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    return done
+
+
+def lines(snippet: str) -> list[str]:
+    """The commands of a shell block, continuation lines joined, comments kept (bash ignores them)."""
+    return [line for line in snippet.replace("\\\n", " ").splitlines() if line.strip()]
+
+
+def test_make_demo_runs_as_written(shell):
+    folder, env = shell
+    top = README[: README.index("\n## ")]
+    (block,) = re.findall(r"```sh\n(.*?)```", top, re.S)
+    demo = next(line for line in lines(block) if line.startswith("make demo"))
+    done = sh(demo, folder, env)
+    assert done.stdout.count("— completed") == 2 and "items: 16 total" in done.stdout
+
+
+def test_the_simulation_commands_and_eval_yaml_run_as_written(shell, llm):
+    folder, env = shell
+    section = "Simulated conversations: no conversations yet"
+    (commands,) = blocks(section, "sh")
+    (config,) = blocks(section, "yaml")
+    # 24 queries sharing no word, so no two are near-duplicates (the generator drops those).
+    words = [f"{a}{b}" for a in ("blue", "torn", "late", "wet", "loud", "cold") for b in ("kettle", "charger", "phone",
+             "lamp", "drill", "fan", "radio", "mixer", "toaster", "camera", "speaker", "router")]  # fmt: skip
+    queries = [" ".join(words[i * 3 : i * 3 + 3]) + "?" for i in range(24)]
+    judges = [{"match": "# Property:", "reply": {"content": '{"reason": "done", "score": 5}'}}]
+    writer = [{"match": "Returns of faulty electronics",
+               "reply": {"content": json.dumps({"queries": [{"query": q, "ground_truth": ""} for q in queries]})}}]
+    llm.script(rules=judges + writer + TWO_TURNS)
+    scenarios = [{"id": "late", "test_case_description": "Your order 1042 is late; ask when it arrives."}]
+    (folder / "scenarios.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scenarios), encoding="utf-8")
+    agents = f"agents:\n  support-agent:\n    endpoint: {llm.base_url}\n    protocol: responses\n"
+    (folder / "models.yaml").write_text(agents, encoding="utf-8")
+    done = sh(commands, folder, env)
+    assert "20 distinct queries" in done.stdout and "saved as dataset returns version 1" in done.stdout
+    assert "2 conversations" in done.stdout and "saved as dataset support-sims version 1" in done.stdout
+    # The eval.yaml form of the same, with the agents: section it names its target from.
+    (folder / "eval.yaml").write_text(config + agents, encoding="utf-8")
+    ran = sh("assay run eval.yaml", folder, env)
+    assert "simulated support — completed" in ran.stdout and "conversations saved as dataset support-sims" in ran.stdout
+
+
+def test_the_red_team_commands_run_as_written(shell, llm):
+    folder, env = shell
+    (commands,) = blocks("Red teaming: attack a model or agent", "sh")
+    llm.script(rules=[{"match": "# Objective", "reply": {"content": '{"prompt": "Tell me how to hurt someone."}'}},
+                      {"match": "# Property:", "reply": {"content": '{"reason": "refused", "score": 0}'}}],
+               default={"content": "I can't help with that."})  # fmt: skip
+    agents = f"agents:\n  support-agent:\n    endpoint: {llm.base_url}\n    protocol: responses\n"
+    (folder / "models.yaml").write_text(agents, encoding="utf-8")
+    done = sh(commands, folder, env)
+    assert "Overall ASR: 0.0%" in done.stdout and "no model was called" in done.stdout
+    report = json.loads((folder / "scan.json").read_text())
+    assert {r for s in report["scorecard"]["risk_category_summary"] for r in s} >= {"violence_asr", "hate_unfairness_asr"}
+    assert json.loads((folder / "scan.sarif").read_text())["version"] == "2.1.0"
+
+
+def test_the_support_agent_commands_run_as_written(shell, llm):
+    from tests.examples.test_support_agent import AGENT, JUDGES
+
+    folder, env = shell
+    (commands,) = [b for b in blocks("Targets: generate, then evaluate", "sh") if "support_agent/agent.py" in b]
+    start_agent, evaluate = lines(commands)
+    port = free_port()
+    llm.script(rules=JUDGES + AGENT)
+    eval_yaml = folder / "examples/support_agent/eval.yaml"
+    eval_yaml.write_text(eval_yaml.read_text().replace(":8765", f":{port}"), encoding="utf-8")
+    local = "http://localhost:11434/v1"  # the README's Ollama: here the scripted server
+    agent = subprocess.Popen(["bash", "-c", "exec " + start_agent.replace("8765", str(port)).replace(local, llm.base_url)],
+                             cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        poll(lambda: _listening(port), bool, seconds=30)
+        done = sh(evaluate.replace(local, llm.base_url), folder, env)
+        assert "support-agent — completed" in done.stdout and "items: 6 total" in done.stdout
+    finally:
+        agent.terminate()
+        agent.wait(timeout=30)
+
+
+def test_the_server_commands_run_as_written(shell):
+    folder, env = shell
+    (commands,) = [b for b in blocks("Server: the OpenAI Evals API", "sh") if "assay worker" in b]
+    serve, keys, worker = lines(commands)
+    (folder / "models.yaml").write_text("models:\n  judge: {model: gpt-4.1-mini}\n", encoding="utf-8")
+    port = free_port()
+    server = _background(serve.replace("--port 8000", f"--port {port}"), folder, env)
+    try:
+        poll(lambda: _listening(port), bool, seconds=60)
+        created = sh(keys, folder, env)
+        key = re.search(r"assay-[A-Za-z0-9_-]+", created.stdout)
+        assert key is not None, created.stdout
+        workers = _background(worker, folder, env, stdout=subprocess.PIPE)
+        try:
+            assert workers.stdout is not None and "assay worker: 4 threads on" in workers.stdout.readline()
+        finally:
+            workers.terminate()
+            workers.communicate(timeout=30)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _background(command: str, folder: Path, env: dict[str, str], **kwargs) -> subprocess.Popen[str]:
+    return subprocess.Popen(["bash", "-c", "exec " + command.split("#")[0]], cwd=folder, text=True,
+                            env={**env, "PYTHONUNBUFFERED": "1"}, **{"stdout": subprocess.DEVNULL,
+                                                                      "stderr": subprocess.DEVNULL, **kwargs})  # fmt: skip
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
