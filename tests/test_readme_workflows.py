@@ -154,3 +154,80 @@ def _listening(port: int) -> bool:
 
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _wait_done(client, eval_id: str, run_id: str) -> object:
+    return poll(lambda: client.evals.runs.retrieve(run_id=run_id, eval_id=eval_id),
+                lambda run: run.status in ("completed", "failed", "canceled"), seconds=60)  # fmt: skip
+
+
+def test_the_tls_commands_and_foundrys_sdk_block_run_as_written(shell, llm, monkeypatch):
+    import gc
+
+    folder, env = shell
+    section = "Server: the OpenAI Evals API"
+    (commands,) = [b for b in blocks(section, "sh") if "--tls" in b]
+    (code,) = [b for b in blocks(section, "python") if "AIProjectClient" in b]
+    keys, serve, export = lines(commands)
+    llm.script(default={"content": "unused"})
+    (folder / "models.yaml").write_text("models:\n  judge: {model: gpt-4.1-mini}\n", encoding="utf-8")
+    (folder / "data.jsonl").write_text('{"response": "Paris", "ground_truth": "Paris"}\n', encoding="utf-8")
+    key = re.search(r"assay-[A-Za-z0-9_-]+", sh(keys, folder, env).stdout)
+    assert key is not None
+    port = free_port()
+    server = _background(serve.split("#")[0].replace("assay serve", f"assay serve --port {port}"), folder, env)
+    try:
+        poll(lambda: _listening(port), bool, seconds=60)
+        for name, value in re.findall(r"(\w+)=(\S+)", export.removeprefix("export ")):
+            monkeypatch.setenv(name, value.replace("$PWD", str(folder)))
+        monkeypatch.chdir(folder)
+        namespace: dict[str, object] = {}
+        exec(compile(code.replace("8000", str(port)).replace("<the key>", key.group()), "README.md: Foundry", "exec"),
+             namespace)  # noqa: S102 - the README's own code  # fmt: skip
+        openai_client, ev, run = namespace["openai_client"], namespace["ev"], namespace["run"]
+        done = _wait_done(openai_client, ev.id, run.id)
+        assert done.status == "completed" and done.result_counts.passed == 1
+        openai_client.close()
+        namespace["project_client"].close()
+        namespace.clear()
+        gc.collect()  # azure-core keeps a pooled TLS socket alive until its objects are collected
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_the_traces_block_runs_as_written(shell, llm, monkeypatch):
+    import time
+    import urllib.request
+
+    from tests.traces import otlp_fixtures as fx
+
+    folder, env = shell
+    (code,) = blocks("Traces: evaluate what agents actually did", "python")
+    llm.script(default={"content": '{"reason": "resolved", "score": 1}'})  # task_completion is pass (1) or fail (0)
+    (folder / "models.yaml").write_text("models:\n  judge: {model: gpt-4.1-mini}\n", encoding="utf-8")
+    port = free_port()
+    server = _background(f"assay serve --port {port} --models models.yaml", folder, env)
+    try:
+        poll(lambda: _listening(port), bool, seconds=60)
+        # An agent's trace from a minute ago, named as the block names its agent.
+        document = json.loads(json.dumps(fx.current()).replace('"weather"', '"support-agent"')
+                              .replace('"weather:1"', '"support-agent:1"').replace("invoke_agent weather", "invoke_agent support-agent"))  # fmt: skip
+        start = (int(time.time()) - 60) * 1_000_000_000
+        for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            span["startTimeUnixNano"], span["endTimeUnixNano"] = str(start), str(start + 900_000_000)
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/traces", data=json.dumps(document).encode(),
+                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            assert reply.status == 200
+        namespace: dict[str, object] = {}
+        exec(compile(code.replace("http://127.0.0.1:8000", f"http://127.0.0.1:{port}"), "README.md: traces", "exec"),
+             namespace)  # noqa: S102 - the README's own code  # fmt: skip
+        client, ev = namespace["client"], namespace["ev"]
+        (run,) = client.evals.runs.list(eval_id=ev.id).data
+        done = _wait_done(client, ev.id, run.id)
+        assert done.status == "completed" and done.result_counts.total == 1 and done.result_counts.passed == 1
+        client.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
