@@ -194,7 +194,8 @@ def main() -> None:
     parser.add_argument("--cpu-items", type=int, default=6000)
     parser.add_argument("--calls", type=int, default=3000)
     args = parser.parse_args()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=256 * 1024**2)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=256 * 1024**2,
+             _node_ip_address="127.0.0.1")
     llm = start_llm_server()
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{tmp}/bench.db")

@@ -231,3 +231,22 @@ def test_the_traces_block_runs_as_written(shell, llm, monkeypatch):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_agent_commands_run_as_written(shell, llm):
+    from tests.cli.test_eval_generate import RULES
+
+    folder, env = shell
+    (commands,) = blocks("Agents: tasks, generated evals, and the optimizer", "sh")
+    for name in ("instructions.md", "tools.json"):
+        shutil.copy(ROOT / "examples/support_agent" / name, folder / name)
+    llm.script(rules=RULES, default={"content": "Let me look that order up for you."})
+    generate, run, lint, update, optimize = lines(commands)
+    sh(generate, folder, env)
+    assert "completed" in sh(run, folder, env).stdout
+    # lint exits 1 when it flags criteria; this judge passes anything, even an empty answer, so it flags all.
+    linted = subprocess.run(["bash", "-c", lint], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    assert linted.returncode == 1 and "criteria flagged" in linted.stdout, linted.stderr
+    sh(update, folder, env)
+    optimized = sh(optimize, folder, env)
+    assert "baseline" in optimized.stdout

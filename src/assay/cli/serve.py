@@ -137,7 +137,7 @@ def worker(
                                   executor=lambda: make_executor(executor, ray_address, actors))  # fmt: skip
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     on = f" (items on Ray actors{f' at {ray_address}' if ray_address else ''})" if executor == "ray" else ""
-    out.print(f"assay worker: {threads} threads on {store.url}{on}")
+    out.print(f"assay worker: {threads} threads on {store.url}{on}", soft_wrap=True)
     try:
         while any(t.is_alive() for t in running):
             stop.wait(0.5)

@@ -21,9 +21,10 @@ class Catalog:
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, EvaluatorSpec]] = {}
 
-    def add(self, spec: EvaluatorSpec) -> None:
+    def add(self, spec: EvaluatorSpec, *, replace: bool = False) -> None:
+        """``replace``: the spec stands in for a registered one of the same name and version."""
         versions = self._entries.setdefault(spec.name, {})
-        if spec.version in versions:
+        if spec.version in versions and not replace:
             raise ConfigError(f"evaluator {spec.name}@{spec.version} is registered twice")
         versions[spec.version] = spec
 

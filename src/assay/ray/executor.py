@@ -57,20 +57,23 @@ class RayExecutor:
             if not ray.is_initialized():
                 ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
         cpu_bound = job.target is None and not any(c.spec.uses_model or c.type == "multi" for c in job.criteria)
-        count = self.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        cpus = float(ray.cluster_resources().get("CPU", 1))
+        count = self.actors or max(1, int(cpus))
+        # More CPU-bound actors than the cluster has cores would wait for cores for ever: they share them.
+        reserve = min(1.0, cpus / count) if cpu_bound else 0
         if job.models is not None and any(c.rpm or c.tpm for c in job.models.configs.values()):
             self.limiter = ray.remote(Limiter).options(num_cpus=0).remote()
         actor = ray.remote(EvalActor).options(
             # CPU-bound metrics reserve a core each and take one batch at a time (interleaving batches
             # that never wait only thrashes the caches; the next batch waits queued in the actor);
             # model calls wait on the network, reserve no core and share one event loop.
-            num_cpus=1 if cpu_bound else 0, max_concurrency=1 if cpu_bound else 1000,
+            num_cpus=reserve, max_concurrency=1 if cpu_bound else 1000,
             max_restarts=-1, max_task_retries=-1,
         )  # fmt: skip
         # Held in the object store for the whole run: an actor Ray restarts is built from it again.
         setup = ray.put(_setup(job, cache=not cpu_bound))
         self.handles = [actor.remote(setup, self.limiter) for _ in range(count)]
-        log.info("run %s: %d Ray actors (%s)", job.run_id, count, "1 CPU each" if cpu_bound else "no CPUs reserved")
+        log.info("run %s: %d Ray actors, %s CPU each", job.run_id, count, f"{reserve:g}")
         try:
             if self.on_started is not None:
                 self.on_started(self)

@@ -44,7 +44,9 @@ def config_catalog(config: EvalConfig, store: Store) -> Catalog:
     """Built-ins, plugins, the store's registered evaluators and eval.yaml's local ones."""
     evaluators = load_catalog(store, DEFAULT_PROJECT)
     for name, version, file in config.local_evaluators:
-        evaluators.add(spec_from_file(file, name, version))
+        # `assay eval update` registers the file as this version and writes the version into eval.yaml:
+        # the file beside eval.yaml is that evaluator (and, edited since, what the user means by it).
+        evaluators.add(spec_from_file(file, name, version), replace=True)
     return evaluators
 
 
