@@ -109,6 +109,16 @@ class StoreError(AssayError):
         self.hint = hint
 
 
+class ExecutorError(AssayError):
+    """The executor lost part of a run (a Ray actor that could not be restarted); what was stored is
+    kept, and the run can be resumed."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
 def store_failure(exc: BaseException, action: str) -> StoreError:
     """A database error as one clear line: the driver's own first line, never the SQL."""
     cause = getattr(exc, "orig", None) or exc

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from assay.dataset import Dataset
-from assay.errors import ConfigError
+from assay.errors import ConfigError, ExecutorError
 from assay.evaluators import load_catalog
 from assay.llm import ModelConfig, ModelRegistry
 from assay.ray import require_ray
@@ -161,3 +161,34 @@ def test_a_worker_runs_a_claimed_run_on_ray_actors(store, models, llm):
     assert run["status"] == "completed", run.get("error")
     assert len(executors) == 1 and len(executors[0].handles) == 2  # the items went to two actors
     assert sorted(i["datasource_item_id"] for i in store.iter_output_items(run_id)) == list(range(50))
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_an_actor_lost_for_good_fails_the_run_and_a_resume_finishes_it(tmp_path, llm, ray_cluster):
+    from assay.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
+    llm.reset()
+    llm.script(rules=llm_rules(), hold_after=40)
+    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="test", max_retries=0)
+    models = ModelRegistry([config], cache=store, cache_mode="off")
+    executor = RayExecutor(actors=2)
+    prepared = prepare(EvalDefinition("ray", CRITERIA[2:]), Dataset.from_content(ROWS), load_catalog(), models=models)
+    run = start(prepared, store)
+
+    def kill_one_for_good() -> None:
+        poll(llm.stats, lambda s: s["requests"] > 40, seconds=60)
+        ray_cluster.kill(executor.handles[0], no_restart=True)
+        llm.script(rules=llm_rules())
+
+    killer = threading.Thread(target=kill_one_for_good)
+    killer.start()
+    with pytest.raises(ExecutorError, match="a Ray actor failed and could not be restarted"):
+        finish_run(prepared, run, store, options=RunOptions(executor=executor))
+    killer.join()
+    assert store.get_run(run["id"])["status"] == "failed"
+    resumed = finish_run(prepare(EvalDefinition("ray", CRITERIA[2:]), Dataset.from_content(ROWS), load_catalog(),
+                                 models=models), store.get_run(run["id"]), store)  # fmt: skip
+    assert resumed.run["status"] == "completed"
+    assert sorted(i["datasource_item_id"] for i in store.iter_output_items(run["id"])) == list(range(len(ROWS)))
+    store.close()

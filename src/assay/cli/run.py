@@ -90,7 +90,7 @@ def run_command(
     from assay.cli.interrupt import interruptible
     from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
     from assay.config import load_eval_config
-    from assay.errors import StoreError
+    from assay.errors import ExecutorError, StoreError
     from assay.report.causes import error_causes
     from assay.run import RunOptions, check_resumable, finish_run, start
     from assay.run.engine import DEFAULT_CONCURRENCY
@@ -168,6 +168,10 @@ def run_command(
         except StoreError as exc:
             progress.stop()
             exc.hint = f"nothing stored is lost; once there is room, resume: assay run {eval_yaml} --resume {run['id']}"
+            raise
+        except ExecutorError as exc:
+            progress.stop()
+            exc.hint = f"what was stored is kept; resume: assay run {eval_yaml} --resume {run['id']}"
             raise
     print_summary(outcome.run, outcome.summary, store.url)
     print_error_causes(error_causes(store, run["id"]), outcome.summary)

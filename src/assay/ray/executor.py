@@ -13,13 +13,12 @@ import asyncio
 import logging
 import math
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.dataset.readers import Row
-from assay.errors import ConfigError
+from assay.errors import ConfigError, ExecutorError
 from assay.ray import require_ray
 from assay.ray.actors import ActorSetup, EvalActor
 from assay.ray.limiter import Limiter
@@ -43,9 +42,8 @@ class RayExecutor:
     batch_size: int = 16
     concurrency: int | None = None
     """Items in flight across all actors; by default 64 per actor (an actor's calls wait on the network together)."""
-    on_started: Callable[[RayExecutor], None] | None = None
-    """Told once the actors exist (tests kill one mid-run)."""
     handles: list[Any] = field(default_factory=list)
+    """The actors of the run in progress."""
     limiter: Any = None
     limiter_stats: dict[str, int] = field(default_factory=dict)
     """Reservations per budget, as the limiter counted them by the end of the run."""
@@ -75,8 +73,6 @@ class RayExecutor:
         self.handles = [actor.remote(setup, self.limiter) for _ in range(count)]
         log.info("run %s: %d Ray actors, %s CPU each", job.run_id, count, f"{reserve:g}")
         try:
-            if self.on_started is not None:
-                self.on_started(self)
             await self._dispatch(rows, finished, job)
             await asyncio.gather(*(handle.close.remote() for handle in self.handles))
             if self.limiter is not None:
@@ -92,15 +88,17 @@ class RayExecutor:
         load = [0] * len(self.handles)
         batches: set[asyncio.Task[None]] = set()
 
+        failures: list[Exception] = []
+
         async def evaluate(index: int, batch: list[Row]) -> None:
             try:
                 for item in await self.handles[index].evaluate.remote(batch):
                     if job.on_sample is not None and job.target is not None and item.sample is not None:
                         job.on_sample(item.sample)  # the progress bar's "generating", told late
                     await finished.put(item)
-            except BaseException:
-                job.stopped = True  # the rest is drained unevaluated; gather below raises why
-                raise
+            except Exception as exc:  # noqa: BLE001 - raised below, once every batch in flight is done
+                failures.append(exc)  # an actor that cannot be restarted, an error Ray could not retry
+                job.stopped = True  # the rest is drained unevaluated
             finally:
                 load[index] -= 1
                 slots.release()
@@ -128,6 +126,10 @@ class RayExecutor:
         finally:
             for task in batches:
                 task.cancel()
+        if failures:
+            first = (str(failures[0]).strip().splitlines() or [type(failures[0]).__name__])[0]
+            raise ExecutorError(f"a Ray actor failed and could not be restarted: {first}",
+                                hint="what was stored is kept; resume the run (--resume)") from failures[0]  # fmt: skip
 
 
 def _setup(job: RunJob, *, cache: bool) -> ActorSetup:
