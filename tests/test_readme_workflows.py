@@ -48,13 +48,15 @@ def lines(snippet: str) -> list[str]:
     return [line for line in snippet.replace("\\\n", " ").splitlines() if line.strip()]
 
 
-def test_make_demo_runs_as_written(shell):
+def test_make_demo_and_the_quickstart_block_run_as_written(shell):
     folder, env = shell
     top = README[: README.index("\n## ")]
     (block,) = re.findall(r"```sh\n(.*?)```", top, re.S)
+    (quickstart,) = [b for b in blocks("Quickstart", "sh") if "make demo" in b]
     demo = next(line for line in lines(block) if line.startswith("make demo"))
-    done = sh(demo, folder, env)
-    assert done.stdout.count("— completed") == 2 and "items: 16 total" in done.stdout
+    assert demo.split("#")[0].strip() == lines(quickstart)[0].strip()  # the same command, said twice
+    done = sh(quickstart, folder, env)  # make demo, then the run it stands for
+    assert done.stdout.count("— completed") == 3 and "items: 16 total" in done.stdout
 
 
 def test_the_simulation_commands_and_eval_yaml_run_as_written(shell, llm):
@@ -250,3 +252,41 @@ def test_the_agent_commands_run_as_written(shell, llm):
     sh(update, folder, env)
     optimized = sh(optimize, folder, env)
     assert "baseline" in optimized.stdout
+
+
+# Every code block of the README, by section and language, and the test that runs it: a block added
+# without a test fails here.
+RUN_BY = {
+    ("", "sh"): "test_make_demo_and_the_quickstart_block_run_as_written (make test is CI itself)",
+    ("Quickstart", "sh"): "test_make_demo_and_the_quickstart_block_run_as_written, test_the_quickstart_and_report_snippets_run_as_written",
+    ("Quickstart", "yaml"): "test_the_readme_quickstart_yaml_is_the_file",
+    ("Reports and CI", "sh"): "test_the_quickstart_and_report_snippets_run_as_written",
+    ("Reports and CI", "python"): "test_the_pytest_plugin_snippet_runs_as_written",
+    ("Models (judges)", "yaml"): "test_the_config_fragments_run_against_the_scripted_server",
+    ("Targets: generate, then evaluate", "yaml"): "test_the_config_fragments_run_against_the_scripted_server",
+    ("Targets: generate, then evaluate", "sh"): "test_the_support_agent_commands_run_as_written",
+    ("Capturing responses, then evaluating them by id", "python"): "tests/api/test_readme_server_snippets.py",
+    ("Simulated conversations: no conversations yet", "json"): "tests/api/test_readme_simulation_json.py",
+    ("Simulated conversations: no conversations yet", "yaml"): "test_the_simulation_commands_and_eval_yaml_run_as_written",
+    ("Simulated conversations: no conversations yet", "sh"): "test_the_simulation_commands_and_eval_yaml_run_as_written",
+    ("Red teaming: attack a model or agent", "sh"): "test_the_red_team_commands_run_as_written",
+    ("Agents: tasks, generated evals, and the optimizer", "sh"): "test_the_agent_commands_run_as_written",
+    ("Traces: evaluate what agents actually did", "python"): "test_the_traces_block_runs_as_written",
+    ("Python API", "python"): "test_the_python_api_snippet_runs_as_written",
+    ("Server: the OpenAI Evals API", "sh"): "test_the_server_commands_run_as_written, test_the_tls_commands_...",
+    ("Server: the OpenAI Evals API", "python"): "tests/api/test_readme_server_snippets.py, test_the_tls_commands_...",
+    ("Server: the OpenAI Evals API", "json"): "tests/api/test_readme_server_snippets.py",
+    ("Scale out: one run on a Ray cluster", "sh"): "tests/ray/test_readme_ray.py",
+}
+
+
+def test_every_readme_code_block_is_run_by_a_test():
+    found = set()
+    section = ""
+    for line in README.splitlines():
+        if line.startswith("## "):
+            section = line[3:]
+        elif re.fullmatch(r"```[a-z]+", line):
+            found.add((section, line[3:]))
+    assert found - set(RUN_BY) == set(), "a README block no test runs: add one, and name it in RUN_BY"
+    assert set(RUN_BY) - found == set(), "RUN_BY names a block the README no longer has"
