@@ -65,9 +65,6 @@ class EvalActor:
         if self.store is not None:
             self.store.close()
 
-    def ready(self) -> bool:
-        return True
-
 
 def _cache_store(url: str | None) -> Any:
     """The store, as the model-call cache. A SQLite file this machine does not have (an actor on
