@@ -159,7 +159,7 @@ def test_a_worker_runs_a_claimed_run_on_ray_actors(store, models, llm):
     assert worker.work_once() is True
     run = store.get_run(run_id)
     assert run["status"] == "completed", run.get("error")
-    assert len(executors) == 1 and len(executors[0].handles) == 2  # the items went to two actors
+    assert len(executors) == 1 and len(executors[0].handles) == 4  # 2 actors calling the judge, 2 for the metrics
     assert sorted(i["datasource_item_id"] for i in store.iter_output_items(run_id)) == list(range(50))
 
 
@@ -191,4 +191,30 @@ def test_an_actor_lost_for_good_fails_the_run_and_a_resume_finishes_it(tmp_path,
                                  models=models), store.get_run(run["id"]), store)  # fmt: skip
     assert resumed.run["status"] == "completed"
     assert sorted(i["datasource_item_id"] for i in store.iter_output_items(run["id"])) == list(range(len(ROWS)))
+    store.close()
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_target_then_cpu_metrics_in_two_stages_gives_the_local_items(tmp_path, llm):
+    from assay.store import Store
+    from assay.target import TargetSpec
+
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
+    llm.reset()
+    # A rule per item (the quote ends "question 1" apart from "question 10"): any order, the same answers.
+    llm.script(rules=[{"match": f'question {i}"', "reply": {"content": f"the cat sat on mat {i}"}} for i in range(40)])
+    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="test")
+    models = ModelRegistry([config], cache=store, cache_mode="off")
+    target = TargetSpec(kind="model", model="judge")
+    rows = [{"query": row["query"], "ground_truth": row["ground_truth"]} for row in ROWS[:40]]
+    found = []
+    for executor in (None, RayExecutor(actors=2)):
+        prepared = prepare(EvalDefinition("staged", CRITERIA[:2]), Dataset.from_content(rows), load_catalog(),
+                           models=models, target=target)  # fmt: skip
+        outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(executor=executor))
+        found.append(comparable(list(store.iter_output_items(outcome.run["id"]))))
+    local, spread = found
+    assert spread == local and len(spread) == 40
+    assert {r["name"] for item in spread for r in item["results"]} == {"f1", "bleu"}
+    assert all(item["sample"]["output_text"].startswith("the cat sat") for item in spread)
     store.close()

@@ -19,7 +19,7 @@ from assay.llm.config import ModelConfig
 from assay.llm.limits import Budgets, local_budget
 from assay.ray.limiter import RemoteBudgets
 from assay.results import OutputItem
-from assay.run.engine import evaluate_item
+from assay.run.engine import Part, evaluate_item, evaluate_part
 from assay.run.runner import RunBinding, bind_run
 
 log = logging.getLogger("assay.ray")
@@ -54,6 +54,12 @@ class EvalActor:
 
     async def evaluate(self, rows: list[Row]) -> list[OutputItem]:
         return list(await asyncio.gather(*(evaluate_item(row, self.criteria, self.target) for row in rows)))
+
+    async def evaluate_part(self, rows: list[Row], indices: list[int], generate: bool) -> list[Part]:
+        """The criteria at ``indices`` (and the target first, when ``generate``): one stage of a run
+        whose model calls and CPU-bound metrics run in actors of their own."""
+        target = self.target if generate else None
+        return list(await asyncio.gather(*(evaluate_part(row, self.criteria, indices, target) for row in rows)))
 
     async def close(self) -> None:
         """Write the cache's queued answers and close the clients."""

@@ -1,9 +1,11 @@
 """The driver's side of ``--executor ray``: actors started, rows dispatched, results handed to the writer.
 
 The engine's writer, resume and cancel logic are unchanged: this replaces only its pool of local
-workers. Rows go out in batches to the actor with the fewest in flight, at most ``in_flight``
-batches at a time (so memory stays flat whatever the dataset size); finished output items go to
-the engine's single writer, which stores them keyed by item. Actors are restarted by Ray when they
+workers. Rows go out in batches to the actor with the fewest in flight, a bounded number of batches
+at a time (so memory stays flat whatever the dataset size); finished output items go to the
+engine's single writer, which stores them keyed by item. Model calls (target, judges) and CPU-bound
+criteria run in actors of their own kind; a run with both sends each batch through one, then the
+other (``_Plan``), and assembles each item from its two parts. Actors are restarted by Ray when they
 die (``max_restarts``) and their batches retried (``max_task_retries``): at least once, stored once.
 """
 
@@ -23,6 +25,7 @@ from assay.ray import require_ray
 from assay.ray.actors import ActorSetup, EvalActor
 from assay.ray.limiter import Limiter
 from assay.results import OutputItem
+from assay.run.engine import Part, assemble
 
 if TYPE_CHECKING:
     from assay.run.engine import RunJob
@@ -54,26 +57,24 @@ class RayExecutor:
         with _joining:  # a worker's threads may start runs at once; Ray is joined once per process
             if not ray.is_initialized():
                 ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
-        cpu_bound = job.target is None and not any(c.spec.uses_model or c.type == "multi" for c in job.criteria)
+        plan = _Plan.of(job)
         cpus = float(ray.cluster_resources().get("CPU", 1))
-        count = self.actors or max(1, int(cpus))
-        # More CPU-bound actors than the cluster has cores would wait for cores for ever: they share them.
-        reserve = min(1.0, cpus / count) if cpu_bound else 0
         if job.models is not None and any(c.rpm or c.tpm for c in job.models.configs.values()):
             self.limiter = ray.remote(Limiter).options(num_cpus=0).remote()
-        actor = ray.remote(EvalActor).options(
-            # CPU-bound metrics reserve a core each and take one batch at a time (interleaving batches
-            # that never wait only thrashes the caches; the next batch waits queued in the actor);
-            # model calls wait on the network, reserve no core and share one event loop.
-            num_cpus=reserve, max_concurrency=1 if cpu_bound else 1000,
-            max_restarts=-1, max_task_retries=-1,
-        )  # fmt: skip
-        # Held in the object store for the whole run: an actor Ray restarts is built from it again.
-        setup = ray.put(_setup(job, cache=not cpu_bound))
-        self.handles = [actor.remote(setup, self.limiter) for _ in range(count)]
-        log.info("run %s: %d Ray actors, %s CPU each", job.run_id, count, f"{reserve:g}")
+        io = cpu = None
+        if plan.calls_models:  # model calls wait on the network: no core reserved, one event loop for many
+            io = self._pool(ray, job, self.actors or max(1, int(cpus)), num_cpus=0, concurrency=1000, cache=True)
+        if plan.cpu_indices:
+            # CPU-bound metrics reserve a core each (more actors than cores share them: they would wait
+            # for cores for ever) and take one batch at a time (interleaving batches that never wait
+            # only thrashes the caches; the next batch waits queued in the actor).
+            count = (None if plan.calls_models else self.actors) or max(1, int(cpus))
+            cpu = self._pool(ray, job, count, num_cpus=min(1.0, cpus / count), concurrency=1, cache=False)
+        self.handles = [*(io.handles if io else []), *(cpu.handles if cpu else [])]
+        log.info("run %s: %d Ray actors calling models, %d for CPU-bound metrics", job.run_id,
+                 len(io.handles) if io else 0, len(cpu.handles) if cpu else 0)  # fmt: skip
         try:
-            await self._dispatch(rows, finished, job)
+            await self._dispatch(rows, finished, job, plan, io, cpu)
             await asyncio.gather(*(handle.close.remote() for handle in self.handles))
             if self.limiter is not None:
                 self.limiter_stats = await self.limiter.stats.remote()
@@ -81,18 +82,36 @@ class RayExecutor:
             for handle in [*self.handles, *([self.limiter] if self.limiter is not None else [])]:
                 ray.kill(handle)
 
-    async def _dispatch(self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None],
-                        job: RunJob) -> None:  # fmt: skip
-        in_flight = self.concurrency or PER_ACTOR * len(self.handles)
-        slots = asyncio.Semaphore(max(len(self.handles), math.ceil(in_flight / self.batch_size)))
-        load = [0] * len(self.handles)
-        batches: set[asyncio.Task[None]] = set()
+    def _pool(self, ray: Any, job: RunJob, count: int, *, num_cpus: float, concurrency: int, cache: bool) -> _Pool:
+        actor = ray.remote(EvalActor).options(num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1,
+                                              max_task_retries=-1)  # fmt: skip
+        # Held in the object store for the whole run: an actor Ray restarts is built from it again.
+        setup = ray.put(_setup(job, cache=cache))
+        return _Pool([actor.remote(setup, self.limiter) for _ in range(count)])
 
+    async def _dispatch(
+        self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob, plan: _Plan,
+        io: _Pool | None, cpu: _Pool | None,
+    ) -> None:  # fmt: skip
+        first = io or cpu
+        assert first is not None
+        in_flight = self.concurrency or PER_ACTOR * len(first.handles)
+        slots = asyncio.Semaphore(max(len(first.handles), math.ceil(in_flight / self.batch_size)))
+        batches: set[asyncio.Task[None]] = set()
         failures: list[Exception] = []
 
-        async def evaluate(index: int, batch: list[Row]) -> None:
+        async def evaluated(batch: list[Row]) -> list[OutputItem]:
+            if io is None or cpu is None:  # one kind of actor does all of it
+                items: list[OutputItem] = await first.call("evaluate", batch)
+                return items
+            # Two stages: the target and the judges, then the CPU-bound metrics on what they saw.
+            called: list[Part] = await io.call("evaluate_part", batch, plan.io_indices, True)
+            computed: list[Part] = await cpu.call("evaluate_part", [p.row for p in called], plan.cpu_indices, False)
+            return [assemble([a, b]) for a, b in zip(called, computed, strict=True)]
+
+        async def evaluate(batch: list[Row]) -> None:
             try:
-                for item in await self.handles[index].evaluate.remote(batch):
+                for item in await evaluated(batch):
                     if job.on_sample is not None and job.target is not None and item.sample is not None:
                         job.on_sample(item.sample)  # the progress bar's "generating", told late
                     await finished.put(item)
@@ -100,14 +119,11 @@ class RayExecutor:
                 failures.append(exc)  # an actor that cannot be restarted, an error Ray could not retry
                 job.stopped = True  # the rest is drained unevaluated
             finally:
-                load[index] -= 1
                 slots.release()
 
         async def submit(batch: list[Row]) -> None:
             await slots.acquire()
-            index = load.index(min(load))
-            load[index] += 1
-            task = asyncio.create_task(evaluate(index, batch))
+            task = asyncio.create_task(evaluate(batch))
             batches.add(task)
             task.add_done_callback(batches.discard)
 
@@ -127,9 +143,44 @@ class RayExecutor:
             for task in batches:
                 task.cancel()
         if failures:
-            first = (str(failures[0]).strip().splitlines() or [type(failures[0]).__name__])[0]
-            raise ExecutorError(f"a Ray actor failed and could not be restarted: {first}",
+            first_line = (str(failures[0]).strip().splitlines() or [type(failures[0]).__name__])[0]
+            raise ExecutorError(f"a Ray actor failed and could not be restarted: {first_line}",
                                 hint="what was stored is kept; resume the run (--resume)") from failures[0]  # fmt: skip
+
+
+@dataclass
+class _Pool:
+    """Actors of one kind, each asked in turn by how little it has in flight."""
+
+    handles: list[Any]
+    load: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.load = [0] * len(self.handles)
+
+    async def call(self, method: str, *args: Any) -> Any:
+        index = self.load.index(min(self.load))
+        self.load[index] += 1
+        try:
+            return await getattr(self.handles[index], method).remote(*args)
+        finally:
+            self.load[index] -= 1
+
+
+@dataclass
+class _Plan:
+    """Which criteria call models (with the target, in actors that reserve no core) and which are
+    CPU-bound (in actors that reserve one), by their index in the run's criteria."""
+
+    io_indices: list[int]
+    cpu_indices: list[int]
+    calls_models: bool
+
+    @classmethod
+    def of(cls, job: RunJob) -> _Plan:
+        calls = [c.spec.uses_model or c.type == "multi" for c in job.criteria]  # a multi grader may hold a judge
+        io = [i for i, uses in enumerate(calls) if uses]
+        return cls(io, [i for i, uses in enumerate(calls) if not uses], job.target is not None or bool(io))
 
 
 def _setup(job: RunJob, *, cache: bool) -> ActorSetup:

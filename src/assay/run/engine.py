@@ -14,11 +14,12 @@ skipped before any work is done.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,7 +27,7 @@ from assay.dataset import Dataset
 from assay.dataset.readers import Row
 from assay.errors import DataError
 from assay.llm import ModelRegistry
-from assay.results import OutputItem
+from assay.results import OutputItem, Result
 from assay.run.criteria import BoundCriterion
 from assay.store import Store
 from assay.target.base import Target, target_failed
@@ -96,10 +97,20 @@ class RunJob:
     """What the criteria and target were bound from, for an executor that binds them again elsewhere."""
 
 
-async def evaluate_item(
-    row: Row, criteria: list[BoundCriterion], target: Target | None = None, on_sample: SampleCallback | None = None
-) -> OutputItem:
-    """sample = await generate(item) → each criterion's inputs → its result."""
+@dataclass
+class Part:
+    """Some criteria's results for one item, by each criterion's index, with the item and sample they
+    judged: an executor that splits the criteria between processes assembles the item from its parts."""
+
+    row: Row
+    groups: dict[int, list[Result]]
+
+
+async def evaluate_part(
+    row: Row, criteria: list[BoundCriterion], indices: Sequence[int] | None = None, target: Target | None = None,
+    on_sample: SampleCallback | None = None,
+) -> Part:  # fmt: skip
+    """sample = await generate(item) → the inputs of each criterion in ``indices`` (default: all) → its results."""
     assert row.item is not None
     item = row.item
     sample = row.sample
@@ -110,19 +121,37 @@ async def evaluate_item(
             item = {**item, **sample.pop("item_fields")}
         if on_sample is not None:
             on_sample(sample)
-    criteria = [c for c in criteria if c.applies(item)]
+    chosen = [(i, criteria[i]) for i in (range(len(criteria)) if indices is None else indices)
+              if criteria[i].applies(item)]  # fmt: skip
     failure = target_failed(sample)
     if failure is not None:
-        groups = [c.failed_for(item, failure) for c in criteria]
-    elif len(criteria) == 1:
-        groups = [await criteria[0].evaluate_all(item, sample)]
+        found = [c.failed_for(item, failure) for _, c in chosen]
+    elif len(chosen) == 1:
+        found = [await chosen[0][1].evaluate_all(item, sample)]
     else:
-        groups = list(await asyncio.gather(*(c.evaluate_all(item, sample) for c in criteria)))
-    results = [c.annotate(r, item) for c, group in zip(criteria, groups, strict=True) for r in group]
+        found = list(await asyncio.gather(*(c.evaluate_all(item, sample) for _, c in chosen)))
+    groups = {i: [c.annotate(r, item) for r in group] for (i, c), group in zip(chosen, found, strict=True)}
+    return Part(dataclasses.replace(row, item=item, sample=sample), groups)
+
+
+def assemble(parts: list[Part]) -> OutputItem:
+    """One output item from its parts, its results in the criteria's order; the last part's row has
+    the item and the sample every part judged."""
+    row = parts[-1].row
+    assert row.item is not None
+    groups = {i: group for part in parts for i, group in part.groups.items()}
+    results = [r for i in sorted(groups) for r in groups[i]]
     return OutputItem(
-        datasource_item_id=row.index, datasource_item=item, sample=sample,
+        datasource_item_id=row.index, datasource_item=row.item, sample=row.sample,
         results=results, status=OutputItem.status_of(results),
     )  # fmt: skip
+
+
+async def evaluate_item(
+    row: Row, criteria: list[BoundCriterion], target: Target | None = None, on_sample: SampleCallback | None = None
+) -> OutputItem:
+    """sample = await generate(item) → each criterion's inputs → its result."""
+    return assemble([await evaluate_part(row, criteria, None, target, on_sample)])
 
 
 async def execute(job: RunJob) -> int:
