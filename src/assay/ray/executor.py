@@ -85,9 +85,8 @@ class RayExecutor:
     def _pool(self, ray: Any, job: RunJob, count: int, *, num_cpus: float, concurrency: int, cache: bool) -> _Pool:
         actor = ray.remote(EvalActor).options(num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1,
                                               max_task_retries=-1)  # fmt: skip
-        # Held in the object store for the whole run: an actor Ray restarts is built from it again.
         setup = ray.put(_setup(job, cache=cache))
-        return _Pool([actor.remote(setup, self.limiter) for _ in range(count)])
+        return _Pool([actor.remote(setup, self.limiter) for _ in range(count)], setup)
 
     async def _dispatch(
         self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob, plan: _Plan,
@@ -153,6 +152,9 @@ class _Pool:
     """Actors of one kind, each asked in turn by how little it has in flight."""
 
     handles: list[Any]
+    setup: Any
+    """The actors' setup in the object store, referenced for the whole run: an actor Ray restarts is
+    built from it again (dropped, the restart fails: ray#53727)."""
     load: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
