@@ -100,8 +100,9 @@ class ItemError(AssayError):
         """Kept in the error result's properties (a judge's raw answer, the tokens it spent)."""
 
 
-class StoreError(AssayError):
-    """The database failed under a run; nothing stored is lost, and the run can be resumed."""
+class RunStopped(AssayError):
+    """A run stopped part-way by something outside what the user gave it; what was stored is kept,
+    and the run can be resumed. Shown as its message and hint, without a traceback."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -109,19 +110,21 @@ class StoreError(AssayError):
         self.hint = hint
 
 
-class ExecutorError(AssayError):
-    """The executor lost part of a run (a Ray actor that could not be restarted); what was stored is
-    kept, and the run can be resumed."""
+class StoreError(RunStopped):
+    """The database failed under a run."""
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+
+class ExecutorError(RunStopped):
+    """The executor lost part of a run (a Ray actor that could not be restarted)."""
+
+
+def first_line(exc: BaseException) -> str:
+    """An error's own first line (never a traceback or a statement), else its type's name."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def store_failure(exc: BaseException, action: str) -> StoreError:
     """A database error as one clear line: the driver's own first line, never the SQL."""
-    cause = getattr(exc, "orig", None) or exc
-    first = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    first = first_line(getattr(exc, "orig", None) or exc)
     hint = "nothing stored is lost; once the database is reachable (or has room), resume the run"
     return StoreError(f"the store could not {action}: {first}", hint=hint)

@@ -70,6 +70,11 @@ def catalog(store: Store | None = None, project: str = DEFAULT_PROJECT) -> Catal
     return load_catalog(store or open_store(), project)
 
 
+def percent(value: float | None) -> str:
+    """``83%``, or ``–`` when there is no value."""
+    return "–" if value is None else f"{value:.0%}"
+
+
 def counted(count: int, one: str, many: str | None = None) -> str:
     """``1 item``, ``2 items``; ``1 criterion``, ``3 criteria``."""
     return f"{count} {one if count == 1 else (many or one + 's')}"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import CACHE_OPTION, dumps, open_store, out
+from assay.cli.common import CACHE_OPTION, dumps, open_store, out, percent
 from assay.errors import ConfigError
 from assay.stats import cohen_kappa, icc_2_1, krippendorff_alpha_nominal, spearman
 
@@ -200,7 +200,7 @@ def _print_length(rows: list[dict[str, Any]]) -> None:
 def _print_position(found: dict[str, Any]) -> None:
     rate, ci = found["first_slot_rate"], found["first_slot_ci"]
     out.print(f"position bias ({found['model']}, {found['n']} items of {found['against']} swapped):")
-    out.print(f"  consistent under the swap: {_percent(found['consistency'])}")
+    out.print(f"  consistent under the swap: {percent(found['consistency'])}")
     shown = "–" if rate is None else f"{rate:.0%} [{ci[0]:.0%}–{ci[1]:.0%}]"
     out.print(f"  picks of the response shown first: {shown} (0.5 means no preference)")
     if found["unparsed"]:
@@ -210,7 +210,3 @@ def _print_position(found: dict[str, Any]) -> None:
     if found["flipped"]:
         out.print(f"  flipped with the order: items {', '.join(map(str, found['flipped'][:20]))}"
                   f"{' …' if len(found['flipped']) > 20 else ''}")  # fmt: skip
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"

@@ -59,11 +59,11 @@ class AssayGroup(click.Group):
             formatter.write_dl([(name, COMMANDS[name][2]) for name in self.list_commands(ctx)])
 
     def invoke(self, ctx: click.Context) -> Any:
-        from assay.errors import ExecutorError, StoreError, UserError
+        from assay.errors import RunStopped, UserError
 
         try:
             return super().invoke(ctx)
-        except (UserError, StoreError, ExecutorError) as exc:
+        except (UserError, RunStopped) as exc:
             from rich.console import Console
 
             console = Console(stderr=True, highlight=False)

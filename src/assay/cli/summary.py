@@ -10,12 +10,8 @@ from typing import Any
 from rich.table import Table
 
 from assay.api.announce import server_for
-from assay.cli.common import counted, out
+from assay.cli.common import counted, out, percent
 from assay.results import RunSummary
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"
 
 
 def _interval(bounds: list[float] | None) -> str:
@@ -52,7 +48,7 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
     table.add_column("p/f/e/s", justify="right", no_wrap=True, min_width=9)
     for c in summary.per_testing_criteria_results:
         mean = "–" if c.mean_score is None else f"{c.mean_score:.3f}"
-        rate = f"{_bar(c.pass_rate, 4)} {_percent(c.pass_rate):>4} {_interval(c.pass_rate_ci)}".rstrip()
+        rate = f"{_bar(c.pass_rate, 4)} {percent(c.pass_rate):>4} {_interval(c.pass_rate_ci)}".rstrip()
         table.add_row(c.testing_criteria, c.metric, rate, mean, f"{c.passed}/{c.failed}/{c.errored}/{c.skipped}")
     out.print(table)
     clusters = next((c.clusters for c in summary.per_testing_criteria_results if c.clusters), None)
@@ -62,7 +58,7 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
     out.print(
         f"items: {counts.total} total, [green]{counts.passed} passed[/], [red]{counts.failed} failed[/], "
         f"[yellow]{counts.errored} errored[/], {counts.skipped} skipped"
-        f"  (pass rate {_percent(summary.pass_rate())})"
+        f"  (pass rate {percent(summary.pass_rate())})"
     )
     if summary.tasks is not None and summary.tasks.composite is not None:
         scores = ", ".join(f"{t.name} {t.score:.2f}" for t in summary.tasks.tasks if t.score is not None)

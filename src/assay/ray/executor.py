@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.dataset.readers import Row
-from assay.errors import ConfigError, ExecutorError
+from assay.errors import ConfigError, ExecutorError, first_line
 from assay.ray import require_ray
 from assay.ray.actors import ActorSetup, EvalActor
 from assay.ray.limiter import Limiter
@@ -142,8 +142,7 @@ class RayExecutor:
             for task in batches:
                 task.cancel()
         if failures:
-            first_line = (str(failures[0]).strip().splitlines() or [type(failures[0]).__name__])[0]
-            raise ExecutorError(f"a Ray actor failed and could not be restarted: {first_line}",
+            raise ExecutorError(f"a Ray actor failed and could not be restarted: {first_line(failures[0])}",
                                 hint="what was stored is kept; resume the run (--resume)") from failures[0]  # fmt: skip
 
 
