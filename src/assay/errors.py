@@ -8,8 +8,10 @@
     │   └── NotFoundError      a run, eval, file or dataset that does not exist
     ├── ItemError              one item cannot be evaluated (a mapping path it lacks, a bad input);
     │                          it becomes that item's ``error`` result and the run goes on
-    └── StoreError             the database failed (unreachable too long, disk full); what was
-                               stored is kept and the run resumes once the database is back
+    └── RunStopped             a run stopped part-way; what was stored is kept, and it resumes
+        ├── StoreError         the database failed (unreachable too long, disk full)
+        ├── ExecutorError      the executor lost part of a run (a Ray actor gone for good)
+        └── ModelUnreachable   a model's endpoint refuses connections or the key
 
 User errors carry a short ``code`` and a ``hint`` that says how to fix the problem.
 """
@@ -116,6 +118,10 @@ class StoreError(RunStopped):
 
 class ExecutorError(RunStopped):
     """The executor lost part of a run (a Ray actor that could not be restarted)."""
+
+
+class ModelUnreachable(RunStopped):
+    """A model the run needs refuses connections or its key, before the run or during it."""
 
 
 def first_line(exc: BaseException) -> str:

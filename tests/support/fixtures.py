@@ -53,8 +53,9 @@ class LLMServer:
         self.process.wait(timeout=10)
 
 
-def start_llm_server() -> LLMServer:
-    port = free_port()
+def start_llm_server(port: int | None = None) -> LLMServer:
+    """The scripted server on ``port`` (default: a free one)."""
+    port = port or free_port()
     process = subprocess.Popen([sys.executable, "-m", "tests.support.llm_server", str(port)], cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 15

@@ -24,7 +24,7 @@ def check_eval(
     """``level`` None: the eval is being created and its runs will choose (each criterion is then
     checked at a level it supports)."""
     """Refuse what no run could execute: a bad item_schema, unknown evaluators, impossible mappings."""
-    if not isinstance(config, dict) or config.get("type") not in CONFIG_TYPES:
+    if not isinstance(config, dict) or not isinstance(config.get("type"), str) or config["type"] not in CONFIG_TYPES:
         raise ConfigError("data_source_config.type must be custom (with item_schema) or azure_ai_source")
     if config["type"] == "custom" and "item_schema" not in config:
         raise ConfigError("a custom data_source_config needs an item_schema (a JSON Schema for one item)")

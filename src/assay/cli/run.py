@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
     from assay.config import EvalConfig
     from assay.dataset import Dataset
-    from assay.llm import CacheMode
+    from assay.errors import RunStopped
+    from assay.llm import CacheMode, ModelRegistry
     from assay.results import OutputItem, RunSummary
     from assay.run import PreparedRun, RunOutcome
     from assay.run.estimate import Estimate
@@ -90,7 +91,7 @@ def run_command(
     from assay.cli.interrupt import interruptible
     from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
     from assay.config import load_eval_config
-    from assay.errors import ExecutorError, StoreError
+    from assay.errors import RunStopped
     from assay.report.causes import error_causes
     from assay.run import RunOptions, check_resumable, finish_run, start
     from assay.run.engine import DEFAULT_CONCURRENCY
@@ -139,7 +140,7 @@ def run_command(
     criteria = counted(len(prepared.criteria), "criterion", "criteria")
     out.print(f"[dim]{dataset.name}: {counted(total, 'item')} checked · {criteria} · run {run['id']}[/]")
     target_stats = TargetStats()
-    with progress_bar() as progress:
+    with progress_bar(prepared.models) as progress:
         # With a target, generating and judging move at their own pace: one bar each.
         generating = None
         if prepared.target:
@@ -165,13 +166,9 @@ def run_command(
             progress.stop()
             out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run['id']}")
             sys.exit(130)
-        except StoreError as exc:
+        except RunStopped as exc:
             progress.stop()
-            exc.hint = f"nothing stored is lost; once there is room, resume: assay run {eval_yaml} --resume {run['id']}"
-            raise
-        except ExecutorError as exc:
-            progress.stop()
-            exc.hint = f"what was stored is kept; resume: assay run {eval_yaml} --resume {run['id']}"
+            exc.hint = resume_hint(exc, f"assay run {eval_yaml} --resume {run['id']}")
             raise
     print_summary(outcome.run, outcome.summary, store.url)
     print_error_causes(error_causes(store, run["id"]), outcome.summary)
@@ -193,8 +190,19 @@ def print_estimate(found: Estimate) -> None:
                   f"tokens, ≤{entry.completion_tokens:,} completion tokens{cost}")  # fmt: skip
 
 
-def progress_bar() -> Progress:
-    """``evaluating ━━━━━━━━━━━━  412/1000 items  0:00:31  13.2/s  0:00:44 left`` in 80 columns."""
+def resume_hint(stopped: RunStopped, resume: str) -> str:
+    """What to do about a run that stopped part-way, ending with the command that resumes it."""
+    from assay.errors import StoreError
+
+    if isinstance(stopped, StoreError):
+        return f"nothing stored is lost; once there is room, resume: {resume}"
+    first = f"{stopped.hint}; " if stopped.hint else ""
+    return f"{first}what was stored is kept; resume: {resume}"
+
+
+def progress_bar(models: ModelRegistry | None = None) -> Progress:
+    """``evaluating ━━━━━━━━━━━━  412/1000 items  0:00:31  13.2/s  0:00:44 left`` in 80 columns,
+    and while model calls wait to be retried, how many and why."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -215,11 +223,30 @@ def progress_bar() -> Progress:
             elapsed, done = task.elapsed or 0.0, task.completed - task.fields.get("resumed", 0)
             return Text(f"{done / elapsed:.1f}/s" if elapsed > 0.2 and done else "–/s", style="progress.data.speed")
 
+    class RetriesColumn(ProgressColumn):
+        """Read at every refresh, so a stalled bar says it is waiting on retries, not hanging."""
+
+        def render(self, task: Task) -> Text:
+            waiting = [model for model in (models.used() if models is not None else []) if model.retrying]
+            if not waiting:
+                return Text("")
+            count = sum(model.retrying for model in waiting)
+            why = waiting[0].last_failure or ""
+            return Text(f"retrying {count}: {why[:40]}", style="yellow")
+
     return Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(bar_width=20), MofNCompleteColumn(),
-        TextColumn("items"), TimeElapsedColumn(), RateColumn(), TimeRemainingColumn(), TextColumn("left"),
-        console=out, transient=False,
-    )  # fmt: skip
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(bar_width=20),
+        MofNCompleteColumn(),
+        TextColumn("items"),
+        TimeElapsedColumn(),
+        RateColumn(),
+        TimeRemainingColumn(),
+        TextColumn("left"),
+        RetriesColumn(),
+        console=out,
+        transient=False,
+    )
 
 
 def finish_with_progress(

@@ -205,15 +205,18 @@ def _serve_read_only(store: Store, listener: socket.socket, base: str, page: str
 
 @contextlib.contextmanager
 def _terminable() -> Iterator[None]:
-    """SIGTERM ends the process through ``finally`` blocks (the announcement is withdrawn). uvicorn
-    shuts down on it, then raises it again under the handler it found: this one, not the default
-    handler that would end the process on the spot."""
+    """SIGTERM and Ctrl-C end the process through ``finally`` blocks (the announcement is withdrawn,
+    the workers stopped), quietly, with the shell's code for the signal. uvicorn shuts down on
+    either, then raises it again under the handler it found: this one, not Python's default that
+    would raise KeyboardInterrupt inside the server's lifespan (a logged traceback) and end in
+    click's bare "Aborted!"."""
 
     def leave(signum: int, _: Any) -> None:
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, leave)
+    previous = {number: signal.signal(number, leave) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -12,6 +12,7 @@ there why); ``transport: sdk`` in a model's config sends every call through the 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import hashlib
 import json
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import AssayError, ConfigError
+from assay.llm.breaker import Breaker, counts_towards_breaker
 from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
 from assay.llm.limits import AdaptiveLimiter, Budgets, SharedBudget, local_budget
@@ -41,6 +43,29 @@ class ModelError(AssayError):
         super().__init__(message)
         self.status = status
         """The provider's last HTTP status, if it answered."""
+
+
+class EndpointUnavailable(ModelError):
+    """The model's endpoint refuses connections or the key (``assay.llm.breaker``): calls fail at
+    once instead of retrying, and the run that needs it stops."""
+
+
+_outages: contextvars.ContextVar[list[Model] | None] = contextvars.ContextVar("assay_outages", default=None)
+
+
+def watch_outages() -> list[Model]:
+    """From here on in this task (and the tasks it starts), each model whose call fails because
+    its endpoint is unreachable or refuses the key is added to the returned list: such a failure
+    says nothing about the item being evaluated, so the engine keeps that item for a resume."""
+    seen: list[Model] = []
+    _outages.set(seen)
+    return seen
+
+
+def _note_outage(model: Model) -> None:
+    seen = _outages.get()
+    if seen is not None and model not in seen:
+        seen.append(model)
 
 
 @dataclass(slots=True)
@@ -87,10 +112,26 @@ class Model:
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
         self.calls = 0
         self.cache_hits = 0
+        self.breaker = Breaker()
+        self.retrying = 0
+        """Calls waiting out a backoff now (the progress bar shows them)."""
+        self.last_failure: str | None = None
+        """The last failure that was retried, for the progress bar."""
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def where(self) -> str:
+        """The model and its endpoint, for messages."""
+        return f"model {self.name!r} at {self.config.endpoint.removeprefix('azure:')}"
+
+    def unavailable(self) -> EndpointUnavailable | None:
+        """Why calls to this model fail at once, once its breaker has tripped."""
+        if self.breaker.tripped is None:
+            return None
+        return EndpointUnavailable(f"{self.where} is unreachable: {self.breaker.tripped}")
 
     def check_credentials(self) -> None:
         # Without a base_url the client calls OPENAI_BASE_URL when it is set: a local server needs no key.
@@ -170,6 +211,10 @@ class Model:
             )
         attempt = 0
         while True:
+            down = self.unavailable()
+            if down is not None:
+                _note_outage(self)
+                raise down
             if state.requests:
                 await state.requests.take(1)
             if state.tokens:
@@ -179,6 +224,7 @@ class Model:
             try:
                 response = await send(state)
                 self.calls += 1
+                self.breaker.succeeded()
                 if state.tokens:
                     usage = response.get("usage") if isinstance(response, dict) else None
                     used = (usage or {}).get("total_tokens") or estimate
@@ -187,7 +233,16 @@ class Model:
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors are not retried
                 failure = classify(exc)
                 throttled = failure.throttled
+                outage = counts_towards_breaker(exc, failure.status)
+                if outage:
+                    self.breaker.failed(failure.message)
+                    down = self.unavailable()
+                    if down is not None:
+                        _note_outage(self)
+                        raise down from None
                 if not failure.retry or attempt >= self.config.max_retries:
+                    if outage:
+                        _note_outage(self)
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise ModelError(f"model {self.name!r}: {failure.message}{tries}", failure.status) from None
                 delay = backoff(attempt, failure.delay)
@@ -196,7 +251,12 @@ class Model:
             finally:
                 await state.limiter.release(throttled=throttled)
             attempt += 1
-            await asyncio.sleep(delay)
+            self.retrying += 1
+            self.last_failure = failure.message
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                self.retrying -= 1
 
     async def _post(self, state: _LoopState, body: dict[str, Any]) -> dict[str, Any]:
         if self.config.api == "responses":

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import copy
 from collections.abc import Iterable
 from typing import Any
 
+from assay.errors import ModelUnreachable
+from assay.llm.breaker import unreachable
 from assay.llm.cache import CallCache
 from assay.llm.config import ModelConfig, from_environment
 from assay.llm.limits import Budgets, local_budget
 from assay.llm.model import CacheMode, Model
+
+UNREACHABLE_HINT = "start the model's server, or correct its base_url or key"
 
 
 class ModelRegistry:
@@ -25,6 +31,8 @@ class ModelRegistry:
         self.cache_mode = cache_mode
         self.default = default or (next(iter(self.configs)) if len(self.configs) == 1 else None)
         self._models: dict[str, Model] = {}
+        self._used: dict[str, Model] = {}
+        """The models looked up through this registry (a run's own view: ``for_run``)."""
         self.agents = list(agents)
         """Agents by name and version (``assay.target.agents.AgentConfig``), for agent targets."""
 
@@ -33,7 +41,33 @@ class ModelRegistry:
         if name not in self._models:
             config = self.configs.get(name) or from_environment(name)
             self._models[name] = Model(config, cache=self.cache, cache_mode=self.cache_mode, budgets=self.budgets)
+        self._used[name] = self._models[name]
         return self._models[name]
+
+    def for_run(self) -> ModelRegistry:
+        """The same models, counting which of them one run looks up (a server's registry serves many runs)."""
+        view = copy.copy(self)
+        view._used = {}
+        return view
+
+    def used(self) -> list[Model]:
+        return list(self._used.values())
+
+    async def check_reachable(self) -> None:
+        """Before a run: connect to the endpoint of every model it uses; raise when one is down.
+
+        A model that answers only from the cache (``replay``) needs no endpoint. A reachable
+        endpoint clears its model's breaker, so a server's next run tries again."""
+        live = [model for model in self.used() if model.cache_mode != "replay"]
+        reasons = await asyncio.gather(*(unreachable(model.config) for model in live))
+        for model, reason in zip(live, reasons, strict=True):
+            if reason is not None:
+                raise ModelUnreachable(f"{model.where} is unreachable: {reason}", hint=UNREACHABLE_HINT)
+            model.breaker.reset()
+
+    def tripped(self) -> Model | None:
+        """A model this run uses whose endpoint went down during it."""
+        return next((model for model in self.used() if model.breaker.tripped is not None), None)
 
     def with_cache_mode(self, mode: CacheMode) -> ModelRegistry:
         """The same models and cache under another mode, for one run (models of its own, so the

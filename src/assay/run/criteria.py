@@ -16,9 +16,13 @@ criterion and the fix: unknown evaluators, bad parameters, unsupported levels, i
 
 from __future__ import annotations
 
+import functools
 import inspect
+import typing
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score
@@ -31,6 +35,8 @@ from assay.messages import MessageFormatError, conversation_context, normalize, 
 from assay.results import Result
 from assay.run.panels import check_panel, panel
 from assay.run.repeats import check_reducer, repeated
+from assay.store.tables import CRITERION_NAME_LIMIT
+from assay.store.values import UNSTORABLE
 
 GRADER_FIELDS = {
     "string_check": ("operation",),
@@ -214,6 +220,8 @@ class Binding:
 def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
     item_fields, has_sample, level = binding.item_fields, binding.has_sample, binding.level
     kind = criterion.get("type", "azure_ai_evaluator")
+    if not isinstance(kind, str):
+        raise ConfigError(f"{where}.type: must be a string such as 'azure_ai_evaluator', got {type(kind).__name__}")
     if kind == "multi":
         return _bind_multi(criterion, catalog, where, binding)
     if kind in GRADER_FIELDS:
@@ -229,7 +237,7 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
         raw_mapping = criterion.get("data_mapping")
     else:
         raise ConfigError(f"{where}: unknown criterion type {kind!r}")
-    name = str(criterion.get("name") or spec.short_name)
+    name = _criterion_name(criterion.get("name"), spec.short_name, where)
     if kind == "python":
         mapping = DataMapping({"item": "{{item}}", "sample": "{{sample}}"}, where=f"{where}", lenient=True)
         evaluator = _build(spec, params, f"testing criterion {name!r}", binding)
@@ -296,7 +304,7 @@ def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding
         threshold = _number(threshold, f"{where}.pass_threshold")
     evaluator = multi_grader({key: sub.evaluate for key, sub in subs.items()}, formula, threshold)
     mapping = DataMapping({"item": "{{item}}", "sample": "{{sample}}"}, where=where, lenient=True)
-    name = str(criterion.get("name") or "multi")
+    name = _criterion_name(criterion.get("name"), "multi", where)
     return BoundCriterion(name, "multi", catalog.get("multi"), evaluator, mapping, threshold, False, binding.level)
 
 
@@ -320,15 +328,74 @@ def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str, binding: Bin
         known = ", ".join(k for k in accepted if k not in INJECTED) or "none"
         raise ConfigError(f"{label}: {spec.name} has no initialization parameter {unknown[0]!r} (it takes: {known})")
     kwargs = {key: value for key, value in params.items() if key in accepted and key not in INJECTED}
+    kwargs = {key: _typed(spec.factory, key, value, label) for key, value in kwargs.items()}
     if "model" in accepted:
         # Judges get the Model itself, looked up by the name the criterion gives (or the default).
         models = binding.models or ModelRegistry()
-        model = models.get(params.get("model") or params.get("deployment_name"))
+        model = models.get(_model_name(params, label))
         model.check_credentials()
         kwargs["model"] = model
     if "evaluation_level" in accepted:
         kwargs["evaluation_level"] = binding.level
+    missing = [key for key, parameter in accepted.items() if _required(parameter) and key not in kwargs]
+    if missing:
+        raise ConfigError(f"{label}: {spec.name} needs {missing[0]!r}", hint=f"add '{missing[0]}' to the criterion")
     return spec.factory(**kwargs)
+
+
+def _typed(factory: Any, key: str, value: Any, label: str) -> Any:
+    """A parameter's value as its factory's annotation types it (criteria arrive as JSON, so a
+    dict where a metric's name belongs must be refused here, not crash the factory)."""
+    adapter = _adapter(factory, key)
+    if adapter is None:
+        return value
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        problem = exc.errors()[0]["msg"]
+        raise ConfigError(f"{label}: initialization parameter {key!r}: {problem} (got {value!r:.80})") from None
+
+
+@functools.cache
+def _adapter(factory: Any, key: str) -> TypeAdapter[Any] | None:
+    try:
+        hint = typing.get_type_hints(factory).get(key)
+        return None if hint is None else TypeAdapter(hint)
+    except Exception:  # noqa: BLE001 - a plugin's unresolvable or arbitrary annotation is not checked
+        return None
+
+
+def _required(parameter: inspect.Parameter) -> bool:
+    named = parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+    return named and parameter.default is parameter.empty
+
+
+def _model_name(params: dict[str, Any], label: str) -> str | None:
+    for key in ("model", "deployment_name"):
+        value = params.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(
+                f"{label}: '{key}' must be a model's name (a string), got {type(value).__name__}",
+                hint="e.g. model: gpt-4.1-mini, or the name of an entry in models:",
+            )
+    return params.get("model") or params.get("deployment_name")
+
+
+def _criterion_name(given: Any, default: str, where: str) -> str:
+    """A criterion's name keys its results in the store: refuse one the store cannot hold now,
+    not when the run writes its first result."""
+    if given is None or given == "":
+        return default
+    if not isinstance(given, str):
+        raise ConfigError(f"{where}.name: must be a string, got {type(given).__name__}")
+    if len(given) > CRITERION_NAME_LIMIT:
+        raise ConfigError(
+            f"{where}.name: is {len(given)} characters long; a criterion's name holds at most {CRITERION_NAME_LIMIT}",
+            hint="give the criterion a shorter name",
+        )
+    if UNSTORABLE.search(given):
+        raise ConfigError(f"{where}.name: holds a NUL character or a lone surrogate", hint="remove it from the name")
+    return given
 
 
 def _check_required(spec: EvaluatorSpec, mapping: DataMapping, label: str, item_fields: set[str] | None) -> None:

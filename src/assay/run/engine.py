@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from assay.dataset import Dataset
 from assay.dataset.readers import Row
-from assay.errors import DataError
-from assay.llm import ModelRegistry
+from assay.errors import DataError, ModelUnreachable
+from assay.llm import Model, ModelRegistry
+from assay.llm.model import watch_outages
+from assay.llm.registry import UNREACHABLE_HINT
 from assay.results import OutputItem, Result
 from assay.run.criteria import BoundCriterion
 from assay.store import Store
@@ -93,6 +95,11 @@ class RunJob:
     """Set when another worker took the run over: this one stops and writes nothing more."""
     write_error: Exception | None = None
     """Why the store refused a batch; the run stops and ``execute`` raises it."""
+    held_back: int = 0
+    """Items not stored because a model's endpoint was unreachable: ``execute`` then raises
+    ``ModelUnreachable`` and the run ends resumable."""
+    outage: Model | None = None
+    """The model whose endpoint held items back."""
     binding: RunBinding | None = None
     """What the criteria and target were bound from, for an executor that binds them again elsewhere."""
 
@@ -156,6 +163,8 @@ async def evaluate_item(
 
 async def execute(job: RunJob) -> int:
     """Evaluate every item not yet stored for the run; returns how many were evaluated now."""
+    if job.models is not None:
+        await job.models.check_reachable()
     done = await asyncio.to_thread(job.store.done_item_ids, job.run_id)
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
@@ -181,27 +190,62 @@ async def execute(job: RunJob) -> int:
             await rows.put(None)
         await asyncio.gather(*workers)
     finally:
-        if watcher is not None:
-            watcher.cancel()
-        for worker in workers:
-            worker.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        await finished.put(None)
-        await writer
-        if job.models is not None:
-            await job.models.aclose()
-        close_target = getattr(job.target, "aclose", None)
-        if close_target is not None:
-            await close_target()
+        try:
+            if watcher is not None:
+                watcher.cancel()
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            await finished.put(None)
+            await writer
+        finally:
+            # Also when Ctrl-C cancelled every task of the loop at once (the writer too, so the wait
+            # above was cut short): connections left open are reported by aiohttp as it exits.
+            await _close_clients(job)
     if job.write_error is not None:
         raise job.write_error
+    outage = _outage_error(job)
+    if outage is not None:
+        raise outage
     return evaluated
+
+
+async def _close_clients(job: RunJob) -> None:
+    if job.models is not None:
+        await job.models.aclose()
+    close_target = getattr(job.target, "aclose", None)
+    if close_target is not None:
+        await close_target()
 
 
 async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
     while (row := await rows.get()) is not None:
         if not job.stopped:  # once stopped, queued rows are drained unevaluated
-            await finished.put(await evaluate_item(row, job.criteria, job.target, job.on_sample))
+            outages = watch_outages()
+            item = await evaluate_item(row, job.criteria, job.target, job.on_sample)
+            if not _held_back(job, outages):
+                await finished.put(item)
+
+
+def _held_back(job: RunJob, outages: list[Model]) -> bool:
+    """An item whose model calls failed because an endpoint was unreachable (or refused the key)
+    is not stored: its errors say nothing about the item, and a resume evaluates it again. Once an
+    endpoint's breaker trips, the run takes no more items."""
+    down = job.models.tripped() if job.models is not None else None
+    if down is not None:
+        job.stopped = True
+    if outages:
+        job.held_back += 1
+        job.outage = job.outage or down or outages[0]
+    return bool(outages)
+
+
+def _outage_error(job: RunJob) -> ModelUnreachable | None:
+    if not job.held_back or job.outage is None:
+        return None
+    model, items = job.outage, f"{job.held_back} item{'' if job.held_back == 1 else 's'}"
+    reason = model.breaker.tripped or model.last_failure or "connection failed"
+    return ModelUnreachable(f"{model.where} is unreachable ({reason}); {items} not evaluated", hint=UNREACHABLE_HINT)
 
 
 async def _watch(job: RunJob) -> None:

@@ -33,7 +33,7 @@ def check_repeats(value: Any, where: str) -> int:
 def check_reducer(value: Any, where: str) -> str:
     if value is None:
         return "mean"
-    if value not in REDUCERS:
+    if not isinstance(value, str) or value not in REDUCERS:
         raise ConfigError(f"{where}: unknown reducer {value!r} (known: {', '.join(REDUCERS)})")
     return str(value)
 

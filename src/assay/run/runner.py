@@ -104,6 +104,7 @@ def prepare(
     if target is not None and fields is not None:
         fields = set(fields) | target.supplied_fields
     binding = RunBinding(definition, catalog, target, fields, has_tasks=bool(check_tasks(dataset)))
+    models = models.for_run() if models is not None else None  # the models this run uses, for its pre-flight
     criteria, generate = bind_run(binding, models)
     return PreparedRun(definition, dataset, report, criteria, models, generate, binding)
 

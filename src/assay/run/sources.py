@@ -44,6 +44,8 @@ def check_data_source(data_source: Any) -> None:
     if not isinstance(data_source, dict):
         raise ConfigError("data_source must be an object such as {type: jsonl, source: {type: file_id, id}}")
     kind = data_source.get("type")
+    if not isinstance(kind, str):
+        raise ConfigError(f"data_source.type must be a string such as 'jsonl', got {type(kind).__name__}")
     if kind in LATER_SOURCES:
         raise ConfigError(f"data_source type {kind!r} is not supported by this server yet")
     if kind in TRACE_SOURCES:

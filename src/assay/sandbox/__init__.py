@@ -25,7 +25,7 @@ import tempfile
 from typing import Any
 
 from assay.errors import ConfigError, ItemError
-from assay.sandbox import bwrap, process
+from assay.sandbox import bwrap, cgroup, process
 from assay.sandbox.limits import Limits, asked, ceilings
 
 LOG = logging.getLogger("assay.sandbox")
@@ -55,6 +55,8 @@ class Sandbox:
         self.bwrap_path = bwrap_path
         self.required = required
         self.ceiling = ceiling
+        self.peak_bytes: int | None = None
+        """The most memory the last call's process tree held at once, where a cgroup measured it."""
 
     @classmethod
     def configured(cls) -> Sandbox:
@@ -82,33 +84,44 @@ class Sandbox:
         """``function(**kwargs)`` from ``source``, run in a fresh sandboxed process; its return value."""
         self.check(f"running {function}()")
         limits = limits.clamp(self.ceiling)
-        as_root = os.geteuid() == 0
-        uid = _host_uid() if self.isolated and as_root else None
-        runner_limits = limits.for_runner()
-        if uid is None:  # the code shares this user's process count: allow what it has now, plus the limit
-            runner_limits["processes"] += _tasks_of(os.getuid())
-        request = {"source": source, "function": function, "kwargs": kwargs, "limits": runner_limits, "uid": uid}
-        try:
-            body = json.dumps(request, allow_nan=False).encode()
-        except (TypeError, ValueError) as exc:
-            raise ItemError(f"the inputs cannot be passed to {function}(): {exc}") from None
-        if self.isolated:
-            assert self.bwrap_path is not None
-            command = bwrap.command(self.bwrap_path, limits.file_mb, as_root)
-            finished = await process.run(command, body, limits.seconds, limits.output_bytes, dict(bwrap.ENVIRONMENT))
-        else:
-            finished = await self._unisolated(body, limits)
+        with cgroup.group(limits.memory_mb, limits.processes) as tree:
+            body = _request(source, function, kwargs, limits, self.isolated, tree is not None)
+            if self.isolated:
+                assert self.bwrap_path is not None
+                command = bwrap.command(self.bwrap_path, limits.file_mb, os.geteuid() == 0)
+                command = tree.wrap(command) if tree is not None else command
+                env = dict(bwrap.ENVIRONMENT)
+                finished = await process.run(command, body, limits.seconds, limits.output_bytes, env)
+            else:
+                finished = await self._unisolated(body, limits, tree)
+            self.peak_bytes = tree.peak_bytes() if tree is not None else None
         return _reply(finished, function, limits)
 
-    async def _unisolated(self, body: bytes, limits: Limits) -> process.Finished:
+    async def _unisolated(self, body: bytes, limits: Limits, tree: cgroup.Group | None) -> process.Finished:
         global _warned
         if not _warned:
             _warned = True
             LOG.warning("bwrap is not installed: code runs in a plain subprocess with rlimits only (%s)", INSTALL_HINT)
         command = [sys.executable, "-I", str(bwrap.RUNNER)]
+        command = tree.wrap(command) if tree is not None else command
         with tempfile.TemporaryDirectory(prefix="assay-untrusted-", ignore_cleanup_errors=True) as workdir:
             env = {**bwrap.ENVIRONMENT, "HOME": workdir, "TMPDIR": workdir}
             return await process.run(command, body, limits.seconds, limits.output_bytes, env, cwd=workdir)
+
+
+def _request(
+    source: str, function: str, kwargs: dict[str, Any], limits: Limits, isolated: bool, tree_capped: bool
+) -> bytes:
+    """The runner's request: the code, its arguments, its rlimits and the uid it runs as."""
+    uid = _host_uid() if isolated and os.geteuid() == 0 else None
+    runner_limits = limits.for_runner(whole_tree_capped=tree_capped)
+    if uid is None:  # the code shares this user's process count: allow what it has now, plus the limit
+        runner_limits["processes"] += _tasks_of(os.getuid())
+    request = {"source": source, "function": function, "kwargs": kwargs, "limits": runner_limits, "uid": uid}
+    try:
+        return json.dumps(request, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise ItemError(f"the inputs cannot be passed to {function}(): {exc}") from None
 
 
 def _reply(finished: process.Finished, function: str, limits: Limits) -> Any:

@@ -7,11 +7,17 @@ most the ceilings, which the operator sets with environment variables:
 variable                            default    what
 ==================================  =========  ==============================================
 ``ASSAY_SANDBOX_MAX_SECONDS``       120        wall-clock (and CPU) seconds per call
-``ASSAY_SANDBOX_MAX_MEMORY_MB``     2048       address space
-``ASSAY_SANDBOX_MAX_PROCESSES``     32         processes and threads (RLIMIT_NPROC)
+``ASSAY_SANDBOX_MAX_MEMORY_MB``     2048       memory of the call's whole process tree
+``ASSAY_SANDBOX_MAX_PROCESSES``     32         processes and threads of the call
 ``ASSAY_SANDBOX_MAX_FILE_MB``       64         largest file it may write, and ``/tmp``'s size
 ``ASSAY_SANDBOX_MAX_OUTPUT_BYTES``  1048576    stdout + stderr kept; more kills the call
 ==================================  =========  ==============================================
+
+Memory and processes are capped for the whole tree by a cgroup of the call's own where this
+process may make one (``assay.sandbox.cgroup``: root on cgroup v1, or a delegated v2 subtree).
+Elsewhere they fall back to rlimits, which bind each process: each then gets ``memory / processes``
+of address space (fewer processes where that share would be under 32 MB), so the tree's total
+stays within the limit either way.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ import os
 from dataclasses import dataclass, replace
 
 from assay.errors import ConfigError
+
+MIN_PROCESS_MB = 32
+"""Address space a Python process needs to start and run a small grader (about 17 MB at start)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +51,24 @@ class Limits:
             output_bytes=min(self.output_bytes, ceiling.output_bytes),
         )  # fmt: skip
 
-    def for_runner(self) -> dict[str, int]:
-        return {"memory_mb": self.memory_mb, "cpu_seconds": max(1, math.ceil(self.seconds)),
-                "processes": self.processes, "file_mb": self.file_mb, "open_files": self.open_files}  # fmt: skip
+    def for_runner(self, *, whole_tree_capped: bool) -> dict[str, int]:
+        """The rlimits the runner sets on itself (and its children inherit).
+
+        rlimits bind each process, not the tree. Where a cgroup caps the tree
+        (``whole_tree_capped``), one process may use all of the memory; elsewhere each process
+        gets an equal share of it, with fewer processes allowed where a share would be too small
+        for an interpreter to start, so the tree as a whole still stays within ``memory_mb``."""
+        processes, memory_mb = self.processes, self.memory_mb
+        if not whole_tree_capped:
+            processes = max(1, min(processes, memory_mb // MIN_PROCESS_MB))
+            memory_mb = max(1, memory_mb // processes)
+        return {
+            "memory_mb": memory_mb,
+            "cpu_seconds": max(1, math.ceil(self.seconds)),
+            "processes": processes,
+            "file_mb": self.file_mb,
+            "open_files": self.open_files,
+        }
 
 
 def _number(name: str, default: float) -> float:

@@ -7,6 +7,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from assay.store.values import StoreText, name_text_columns
 
+CRITERION_NAME_LIMIT = 256
+"""Characters in a testing criterion's name: its results are keyed by it."""
+
 JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 metadata = sa.MetaData()
 
@@ -119,7 +122,7 @@ results = sa.Table(
     "results", metadata,
     sa.Column("run_id", StoreText(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("datasource_item_id", sa.Integer, primary_key=True),
-    sa.Column("criterion", StoreText(256), primary_key=True),
+    sa.Column("criterion", StoreText(CRITERION_NAME_LIMIT), primary_key=True),
     sa.Column("metric", StoreText(128), nullable=False),
     sa.Column("status", StoreText(16), nullable=False),
     sa.Column("passed", sa.Boolean, nullable=True),

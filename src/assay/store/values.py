@@ -22,7 +22,8 @@ import sqlalchemy as sa
 from assay.errors import UserError
 
 TAG = "$assay"
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+"""What no text column can hold: NUL (PostgreSQL refuses it) and lone surrogates (not UTF-8)."""
 
 
 class StoreValueError(UserError):
@@ -30,7 +31,7 @@ class StoreValueError(UserError):
 
 
 def _bad_string(text: str) -> bool:
-    return _UNSTORABLE.search(text) is not None
+    return UNSTORABLE.search(text) is not None
 
 
 def _tagged_string(text: str) -> dict[str, str]:
@@ -59,7 +60,7 @@ def dumps(value: Any) -> str:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except ValueError:
         text = None
-    if text is None or "\\u0000" in text or _UNSTORABLE.search(text):
+    if text is None or "\\u0000" in text or UNSTORABLE.search(text):
         text = json.dumps(_encode(value), allow_nan=False, ensure_ascii=False)
     return text
 
@@ -102,7 +103,7 @@ class StoreText(sa.types.TypeDecorator[str]):
         if not isinstance(value, str):
             return value
         if self.clip:
-            cleaned = _UNSTORABLE.sub("\ufffd", value)
+            cleaned = UNSTORABLE.sub("\ufffd", value)
             return cleaned[: self.length] if self.length else cleaned
         if _bad_string(value):
             raise StoreValueError(f"'{self.field}' holds a NUL character or a lone surrogate, which cannot be stored")
