@@ -168,3 +168,40 @@ def test_405_names_the_allowed_methods(served, method, path, allowed):
         assert allowed <= {m.strip() for m in response.getheader("Allow", "").split(",")}
     finally:
         connection.close()
+
+
+def test_a_criterion_name_too_long_to_store_is_refused_at_creation(served):
+    """Accepted, its runs would fail writing their first result: refused now, naming the field and the limit."""
+    criterion = {**EVAL["testing_criteria"][0], "name": "n" * 300}
+    status, reply = _raw(f"{served.url}/v1/evals", json.dumps({**EVAL, "testing_criteria": [criterion]}))
+    assert status == 400
+    message = reply["error"]["message"]
+    assert "testing_criteria[0].name" in message and "300" in message and "256" in message
+
+
+SHAPES_THAT_WERE_500S = {
+    # What schemathesis' coverage phase sent: a JSON value of the wrong type where a name belongs.
+    "a list as a judge's model": {"type": "score_model", "name": "s", "model": [None, None], "input": [], "range": []},
+    "an object as a criterion's type": {"type": {}, "name": "s", "model": "", "input": []},
+    "an object as a metric's name": {"type": "text_similarity", "name": "s", "input": "", "reference": "",
+                                     "evaluation_metric": {}},
+    "a python grader without its source": {"type": "python", "name": "s"},
+}
+
+
+@pytest.mark.parametrize("criterion", SHAPES_THAT_WERE_500S.values(), ids=SHAPES_THAT_WERE_500S.keys())
+def test_a_criterion_value_of_the_wrong_type_is_a_400(served, criterion):
+    status, reply = _raw(f"{served.url}/v1/evals", json.dumps({**EVAL, "testing_criteria": [criterion]}))
+    assert status == 400, reply
+    message = reply["error"]["message"]
+    assert "testing criterion 's'" in message or "testing_criteria[0]" in message, message
+
+
+def test_an_object_as_a_data_source_type_is_a_400(served):
+    status, reply = _raw(f"{served.url}/v1/evals", json.dumps({**EVAL, "data_source_config": {"type": {}}}))
+    assert status == 400 and "data_source_config.type" in reply["error"]["message"]
+    status, created = _raw(f"{served.url}/v1/evals", json.dumps(EVAL))
+    assert status in (200, 201)
+    bad_run = {"data_source": {"type": {}, "source": {"type": "file_content", "content": []}}}
+    status, reply = _raw(f"{served.url}/v1/evals/{created['id']}/runs", json.dumps(bad_run))
+    assert status == 400 and "data_source.type" in reply["error"]["message"]

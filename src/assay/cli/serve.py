@@ -102,15 +102,19 @@ def serve(
     stop, _ = start_workers(store, lambda project: catalog(store, project), lambda: registry, worker_count)
     app = create_app(store, catalog=lambda project: catalog(store, project), models=lambda: registry)
     base = f"{'https' if pair else 'http'}://{host}:{port}"
-    out.print(f"assay serving on {base}/v1 with {worker_count} workers; store {store.url}")
-    if pair:
-        out.print(f"[dim]certificate {pair[0]}: trust it with SSL_CERT_FILE={pair[0]} REQUESTS_CA_BUNDLE={pair[0]}[/]")
-    out.print(f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through {base}/v1/chat/completions, "
-              f"{base}/v1/responses[/]")  # fmt: skip
     try:
-        certfile_, keyfile_ = (str(pair[0]), str(pair[1])) if pair else (None, None)
-        with announced(base, store.url), _terminable():
-            uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_)
+        with _terminable():  # before the address is out: a Ctrl-C from then on ends quietly
+            out.print(f"assay serving on {base}/v1 with {worker_count} workers; store {store.url}")
+            if pair:
+                trust = f"SSL_CERT_FILE={pair[0]} REQUESTS_CA_BUNDLE={pair[0]}"
+                out.print(f"[dim]certificate {pair[0]}: trust it with {trust}[/]")
+            out.print(
+                f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through "
+                f"{base}/v1/chat/completions, {base}/v1/responses[/]"
+            )
+            tls = {"ssl_certfile": str(pair[0]), "ssl_keyfile": str(pair[1])} if pair else {}
+            with announced(base, store.url):
+                uvicorn.run(app, host=host, port=port, log_level="warning", **tls)
     finally:
         stop.set()
 
@@ -196,11 +200,12 @@ def _serve_read_only(store: Store, listener: socket.socket, base: str, page: str
 
     app = create_app(store, catalog=lambda project: catalog(store, project), read_only=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    out.print(f"{base}{page}  (read-only; store {store.url}; Ctrl-C stops)", soft_wrap=True)
-    if open_browser:
-        webbrowser.open(base + page)
-    with announced(base, store.url), _terminable():
-        server.run(sockets=[listener])
+    with _terminable():  # before the link is out: a Ctrl-C from then on ends quietly
+        out.print(f"{base}{page}  (read-only; store {store.url}; Ctrl-C stops)", soft_wrap=True)
+        if open_browser:
+            webbrowser.open(base + page)
+        with announced(base, store.url):
+            server.run(sockets=[listener])
 
 
 @contextlib.contextmanager

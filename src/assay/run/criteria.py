@@ -353,7 +353,7 @@ def _typed(factory: Any, key: str, value: Any, label: str) -> Any:
         return adapter.validate_python(value)
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"]
-        raise ConfigError(f"{label}: initialization parameter {key!r}: {problem} (got {value!r:.80})") from None
+        raise ConfigError(f"{label}: {key!r}: {problem} (got {value!r:.80})") from None
 
 
 @functools.cache
