@@ -112,9 +112,9 @@ def serve(
                 f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through "
                 f"{base}/v1/chat/completions, {base}/v1/responses[/]"
             )
-            tls = {"ssl_certfile": str(pair[0]), "ssl_keyfile": str(pair[1])} if pair else {}
+            certificate = {"ssl_certfile": str(pair[0]), "ssl_keyfile": str(pair[1])} if pair else {}
             with announced(base, store.url):
-                uvicorn.run(app, host=host, port=port, log_level="warning", **tls)
+                uvicorn.run(app, host=host, port=port, log_level="warning", **certificate)
     finally:
         stop.set()
 
