@@ -112,9 +112,11 @@ def serve(
                 f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through "
                 f"{base}/v1/chat/completions, {base}/v1/responses[/]"
             )
-            certificate = {"ssl_certfile": str(pair[0]), "ssl_keyfile": str(pair[1])} if pair else {}
+            certfile, keyfile = (str(pair[0]), str(pair[1])) if pair else (None, None)
             with announced(base, store.url):
-                uvicorn.run(app, host=host, port=port, log_level="warning", **certificate)
+                uvicorn.run(
+                    app, host=host, port=port, log_level="warning", ssl_certfile=certfile, ssl_keyfile=keyfile
+                )
     finally:
         stop.set()
 
