@@ -112,10 +112,10 @@ def serve(
                 f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through "
                 f"{base}/v1/chat/completions, {base}/v1/responses[/]"
             )
-            certfile, keyfile = (str(pair[0]), str(pair[1])) if pair else (None, None)
+            certfile_, keyfile_ = (str(pair[0]), str(pair[1])) if pair else (None, None)
             with announced(base, store.url):
                 uvicorn.run(
-                    app, host=host, port=port, log_level="warning", ssl_certfile=certfile, ssl_keyfile=keyfile
+                    app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_
                 )
     finally:
         stop.set()
