@@ -25,7 +25,7 @@ import tempfile
 from typing import Any
 
 from assay.errors import ConfigError, ItemError
-from assay.sandbox import bwrap, cgroup, process
+from assay.sandbox import bwrap, cgroup, process, seccomp
 from assay.sandbox.limits import Limits, asked, ceilings
 
 LOG = logging.getLogger("assay.sandbox")
@@ -87,15 +87,20 @@ class Sandbox:
         with cgroup.group(limits.memory_mb, limits.processes) as tree:
             body = _request(source, function, kwargs, limits, self.isolated, tree is not None)
             if self.isolated:
-                assert self.bwrap_path is not None
-                command = bwrap.command(self.bwrap_path, limits.file_mb, os.geteuid() == 0)
-                command = tree.wrap(command) if tree is not None else command
-                env = dict(bwrap.ENVIRONMENT)
-                finished = await process.run(command, body, limits.seconds, limits.output_bytes, env)
+                finished = await self._isolated(body, limits, tree)
             else:
                 finished = await self._unisolated(body, limits, tree)
             self.peak_bytes = tree.peak_bytes() if tree is not None else None
         return _reply(finished, function, limits)
+
+    async def _isolated(self, body: bytes, limits: Limits, tree: cgroup.Group | None) -> process.Finished:
+        assert self.bwrap_path is not None
+        with seccomp.filter_fd() as filter_fd:
+            command = bwrap.command(self.bwrap_path, limits.file_mb, os.geteuid() == 0, filter_fd)
+            command = tree.wrap(command) if tree is not None else command
+            passed = (filter_fd,) if filter_fd is not None else ()
+            env = dict(bwrap.ENVIRONMENT)
+            return await process.run(command, body, limits.seconds, limits.output_bytes, env, pass_fds=passed)
 
     async def _unisolated(self, body: bytes, limits: Limits, tree: cgroup.Group | None) -> process.Finished:
         global _warned

@@ -1,6 +1,7 @@
 """The bubblewrap command line that isolates one call of untrusted code.
 
 Inside: fresh PID, network, IPC, UTS and mount namespaces (and cgroup, where the kernel has it);
+a seccomp filter refusing the system calls escapes start with (``seccomp.py``);
 only the system's read-only ``/usr`` (with the usual ``/bin``, ``/lib`` links), the Python
 interpreter's installation and its virtual environment, all read-only; a private ``/proc`` that
 shows the sandbox's own processes; a minimal ``/dev``; a size-capped private ``/tmp``. No ``/etc``
@@ -55,8 +56,9 @@ def _parents(path: str) -> list[str]:
     return [str(p) for p in reversed(parts) if str(p) != "/"]
 
 
-def command(bwrap: str, tmp_mb: int, as_root: bool) -> list[str]:
-    """The full command: bwrap, its options, then the runner under this interpreter."""
+def command(bwrap: str, tmp_mb: int, as_root: bool, seccomp_fd: int | None = None) -> list[str]:
+    """The full command: bwrap, its options, then the runner under this interpreter.
+    ``seccomp_fd``: a descriptor holding the filter bwrap applies to the runner (``seccomp.py``)."""
     args = [
         bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--die-with-parent", "--new-session", "--clearenv",
@@ -80,6 +82,8 @@ def command(bwrap: str, tmp_mb: int, as_root: bool) -> list[str]:
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         args += ["--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     return [*args, "--chdir", "/tmp", sys.executable, "-I", RUNNER_INSIDE]
 
 

@@ -43,13 +43,27 @@ def _kill_group(process: asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-async def run(command: list[str], request: bytes, seconds: float, output_bytes: int,
-              env: dict[str, str], cwd: str | None = None) -> Finished:  # fmt: skip
-    """Run ``command`` with ``request`` on stdin; at most ``seconds`` and ``output_bytes``."""
+async def run(
+    command: list[str],
+    request: bytes,
+    seconds: float,
+    output_bytes: int,
+    env: dict[str, str],
+    cwd: str | None = None,
+    pass_fds: tuple[int, ...] = (),
+) -> Finished:
+    """Run ``command`` with ``request`` on stdin; at most ``seconds`` and ``output_bytes``.
+    ``pass_fds``: descriptors the command inherits (bwrap's seccomp filter)."""
     process = await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        start_new_session=True, env=env, cwd=cwd,
-    )  # fmt: skip
+        *command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        env=env,
+        cwd=cwd,
+        pass_fds=pass_fds,
+    )
     assert process.stdin and process.stdout and process.stderr
     budget = _Budget(output_bytes)
     work = asyncio.ensure_future(_collect(process, request, budget))
