@@ -243,9 +243,13 @@ def _held_back(job: RunJob, outages: list[Model]) -> bool:
 def _outage_error(job: RunJob) -> ModelUnreachable | None:
     if not job.held_back or job.outage is None:
         return None
-    model, items = job.outage, f"{job.held_back} item{'' if job.held_back == 1 else 's'}"
-    reason = model.breaker.tripped or model.last_failure or "connection failed"
-    return ModelUnreachable(f"{model.where} is unreachable ({reason}); {items} not evaluated", hint=UNREACHABLE_HINT)
+    model = job.outage
+    if model.breaker.tripped is not None:
+        message = f"{model.where} became unreachable ({model.breaker.tripped}); the run stopped"
+    else:  # failures now and then, never enough in a row to stop the run
+        items = f"{job.held_back} item{'' if job.held_back == 1 else 's'}"
+        message = f"{model.where} could not be reached for {items} ({model.last_failure or 'connection failed'})"
+    return ModelUnreachable(message, hint=UNREACHABLE_HINT)
 
 
 async def _watch(job: RunJob) -> None:
