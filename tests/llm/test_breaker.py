@@ -82,7 +82,8 @@ def test_the_progress_bar_shows_calls_waiting_to_be_retried():
     run_models = registry.for_run()
     judge = run_models.get("judge")
     progress = progress_bar(run_models)
-    task = progress.tasks[progress.add_task("evaluating", total=20)]
+    added = progress.add_task("evaluating", total=20)
+    task = next(t for t in progress.tasks if t.id == added)
     assert progress.columns[-1].render(task).plain == ""  # nothing waiting: nothing shown
     judge.retrying, judge.last_failure = 3, "model 'judge': 503 Service Unavailable"
     assert progress.columns[-1].render(task).plain.startswith("retrying 3: model 'judge': 503")
