@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
+import os
+import socket
+import threading
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +33,7 @@ from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallbac
 from assay.run.tasks import PREFIX as TASK_PREFIX
 from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_criteria
 from assay.store import Store
+from assay.store.base import LOCAL_PREFIX
 from assay.target import Target, TargetSpec, build_target
 
 T = TypeVar("T")
@@ -141,7 +146,13 @@ def start(
     options = {**(options or {}), "evaluation_level": definition.evaluation_level, "total_items": prepared.report.rows,
                **({"repeats": definition.repeats} if definition.repeats > 1 else {}),
                **({"cluster_by": definition.cluster_by} if definition.cluster_by else {})}
-    return store.create_run(eval_id=stored_eval["id"], data_source=data_source, options=options, name=definition.name)
+    return store.create_run(
+        eval_id=stored_eval["id"],
+        data_source=data_source,
+        options=options,
+        name=definition.name,
+        held_by=local_worker(),  # this process executes it: no server worker may claim it meanwhile
+    )
 
 
 def finish_run(
@@ -154,9 +165,9 @@ def finish_run(
     ``claimed``: a worker already moved the run to ``in_progress`` (and a cancel may have come since,
     which must not be overwritten).
     """
-    if not claimed:
-        store.update_run(run["id"], status="in_progress", error=None)
     options = options or RunOptions()
+    if not claimed:  # a local process executes the run itself, under a lease of its own
+        options = held_locally(store, run["id"], options)
     job = RunJob(
         run["id"], prepared.dataset, prepared.criteria, store, options, on_item, prepared.models,
         prepared.target, on_sample, binding=prepared.binding,
@@ -185,6 +196,24 @@ def finish_run(
             raise
     summary = close("canceled" if canceled else "completed")
     return RunOutcome(store.get_run(run["id"]), summary, evaluated)
+
+
+def local_worker() -> str:
+    """The lease holder's name for runs this process (and thread) executes itself."""
+    return f"{LOCAL_PREFIX}{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+
+
+def held_locally(store: Store, run_id: str, options: RunOptions) -> RunOptions:
+    """Hold the run's lease for this process and renew it while the run executes, as a worker
+    does: a server on the same store then leaves the run alone, and a cancel from the API stops it."""
+    worker = local_worker()
+    store.hold_run(run_id, worker)
+    asked = options.keep_going
+
+    def keep_going() -> bool:
+        return store.renew_lease(run_id, worker) == "in_progress" and (asked is None or asked())
+
+    return dataclasses.replace(options, worker=worker, keep_going=keep_going)
 
 
 def run_sync(work: Coroutine[Any, Any, T]) -> T:

@@ -23,6 +23,10 @@ HEAD_REVISION = "0009"
 """The newest migration's revision (a test holds it to alembic's own head): a store already there
 opens without alembic."""
 DEFAULT_PROJECT = "default"
+# How long a worker's claim on a run lasts without renewal (renewed every second while it works).
+LEASE_SECONDS = float(os.environ.get("ASSAY_LEASE_SECONDS", "30"))
+LOCAL_PREFIX = "local:"
+"""Starts the lease holder's name of a run a local process executes itself (``assay run``)."""
 
 
 def default_url() -> str:

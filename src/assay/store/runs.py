@@ -7,6 +7,7 @@ per-criterion ``results`` rows, so they are exact however often a run was resume
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from assay.errors import NotFoundError, UserError
 from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
 from assay.stats import t_interval_from_moments, wilson
 from assay.store import tables as t
-from assay.store.base import DEFAULT_PROJECT, StoreBase, new_id, now
+from assay.store.base import DEFAULT_PROJECT, LEASE_SECONDS, StoreBase, new_id, now
 
 USAGE_COLUMNS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens")
 RUN_STATUSES = ("queued", "in_progress", "completed", "failed", "canceled")
@@ -48,13 +49,16 @@ class RunsStore(StoreBase):
 
     def create_run(
         self, *, eval_id: str, data_source: dict[str, Any], options: dict[str, Any] | None = None,
-        name: str | None = None, project: str = DEFAULT_PROJECT,
+        name: str | None = None, project: str = DEFAULT_PROJECT, held_by: str | None = None,
     ) -> dict[str, Any]:  # fmt: skip
-        row = {
+        """A queued run; with ``held_by``, one that process executes itself, in progress under its lease."""
+        row: dict[str, Any] = {
             "id": new_id("evalrun"), "project": project, "eval_id": eval_id, "name": name, "status": "queued",
             "data_source": data_source, "options": options or {}, "summary": None, "error": None,
             "metadata": None, "created_at": now(), "finished_at": None,
         }  # fmt: skip
+        if held_by is not None:
+            row.update(status="in_progress", worker=held_by, lease_until=time.time() + LEASE_SECONDS)
         with self.engine.begin() as conn:
             conn.execute(t.runs.insert().values(**row))
         return row

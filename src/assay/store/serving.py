@@ -9,21 +9,18 @@ LOCKED``; on SQLite the single writer serialises claims.
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import time
 from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from assay.errors import NotFoundError
+from assay.errors import ConfigError, NotFoundError
 from assay.store import tables as t
-from assay.store.base import new_id, now
+from assay.store.base import LEASE_SECONDS, LOCAL_PREFIX, new_id, now
 from assay.store.runs import RunsStore
 
 Order = Literal["asc", "desc"]
-# How long a worker's claim on a run lasts without renewal (renewed every second while it works).
-LEASE_SECONDS = float(os.environ.get("ASSAY_LEASE_SECONDS", "30"))
 
 
 def key_digest(key: str) -> str:
@@ -155,12 +152,14 @@ class ServingStore(RunsStore):
     def claim_run(self, worker: str) -> dict[str, Any] | None:
         """Take one queued run, or an in-progress one whose worker stopped renewing its lease."""
         clock = time.time()
-        claimable = sa.or_(
-            t.runs.c.status == "queued",
-            sa.and_(
-                t.runs.c.status == "in_progress", sa.or_(t.runs.c.lease_until.is_(None), t.runs.c.lease_until < clock)
-            ),
+        # A run a local process (``assay run``) started and left is resumed by `assay run --resume`:
+        # its data source may be a file only that machine can read.
+        taken_over = sa.and_(
+            t.runs.c.status == "in_progress",
+            sa.or_(t.runs.c.lease_until.is_(None), t.runs.c.lease_until < clock),
+            sa.or_(t.runs.c.worker.is_(None), ~t.runs.c.worker.startswith(LOCAL_PREFIX, autoescape=True)),
         )
+        claimable = sa.or_(t.runs.c.status == "queued", taken_over)
         with self.engine.begin() as conn:
             query = sa.select(t.runs.c.id).where(claimable).order_by(t.runs.c.created_at).limit(1)
             if self.engine.dialect.name == "postgresql":
@@ -197,6 +196,31 @@ class ServingStore(RunsStore):
         for run_id in conn.execute(sa.select(t.runs.c.id).where(expired)).scalars():
             for pid in conn.execute(holders, {"id": run_id}).scalars():
                 conn.execute(sa.text("select pg_terminate_backend(:pid)"), {"pid": pid})
+
+    def hold_run(self, run_id: str, worker: str) -> None:
+        """Take a run for a local process that executes it itself (``assay run``, ``assay.evaluate``):
+        in progress, under ``worker``'s lease, so no server worker claims it while it runs. A run
+        another worker holds a live lease on is refused."""
+        clock = time.time()
+        free = sa.or_(
+            t.runs.c.worker.is_(None),
+            t.runs.c.worker == worker,
+            t.runs.c.lease_until.is_(None),
+            t.runs.c.lease_until < clock,
+            t.runs.c.status != "in_progress",
+        )
+        with self.engine.begin() as conn:
+            held = conn.execute(
+                t.runs.update()
+                .where(t.runs.c.id == run_id, free)
+                .values(status="in_progress", worker=worker, lease_until=clock + LEASE_SECONDS, error=None)
+            ).rowcount
+            if not held:
+                holder = conn.execute(sa.select(t.runs.c.worker).where(t.runs.c.id == run_id)).scalar()
+        if not held:
+            raise ConfigError(
+                f"run {run_id} is being executed by {holder}", hint="wait for it to finish, or cancel it first"
+            )
 
     def renew_lease(self, run_id: str, worker: str) -> str:
         """Extend the lease if ``worker`` still holds it. Returns ``in_progress`` (go on), the run's

@@ -1,0 +1,59 @@
+"""`assay run` holds its run's lease: a server's workers on the same store never claim the run
+the CLI is executing (they used to take it over, fail it for its local file, and be overwritten)."""
+
+from __future__ import annotations
+
+import json
+
+from assay.evaluators import load_catalog
+from assay.llm import ModelRegistry
+from assay.run.worker import start_workers
+from assay.store import Store
+from tests.cli.test_cli import assay
+
+
+def test_a_server_on_the_same_store_leaves_the_cli_run_alone(tmp_path, llm):
+    llm.reset()
+    llm.script(default={"content": '{"reason": "fine", "score": 4}'}, latency_ms=150)
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"query": f"q{i}", "response": "a"}) + "\n" for i in range(24)))
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "name: local\ndataset: {local_uri: data.jsonl}\n"
+        f"models:\n  judge: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n"
+        "evaluators:\n  - {name: coherence, evaluator_name: builtin.coherence, initialization_parameters: {model: judge}}\n"
+    )
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
+    claimed: list[str] = []
+    claim = store.claim_run
+
+    def recording(worker: str):
+        run = claim(worker)
+        if run is not None:
+            claimed.append(run["id"])
+        return run
+
+    store.claim_run = recording  # type: ignore[method-assign]
+    stop, workers = start_workers(store, lambda project: load_catalog(store, project), ModelRegistry, 2)
+    try:
+        done = assay("run", config, "--concurrency", "2", home=tmp_path)  # ~2 s: the workers poll every 0.5 s
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join(timeout=10)
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        (run,) = store.list_runs()
+        assert run["status"] == "completed" and run["error"] is None and run["worker"].startswith("local:")
+        assert claimed == []
+    finally:
+        store.close()
+
+
+def test_a_run_its_local_process_left_waits_for_assay_run_resume(store):
+    created = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[])
+    run = store.create_run(eval_id=created["id"], data_source={"type": "jsonl"}, held_by="local:laptop:1:1")
+    assert run["status"] == "in_progress" and store.claim_run("server:1") is None  # its lease is live
+    store.update_run(run["id"], lease_until=0.0)  # the CLI was killed: its lease ran out
+    assert store.claim_run("server:1") is None  # a worker may not be able to read its file
+    store.hold_run(run["id"], "local:laptop:2:1")  # `assay run --resume` takes it
+    assert store.get_run(run["id"])["worker"] == "local:laptop:2:1"
