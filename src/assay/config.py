@@ -30,6 +30,7 @@ from assay.agentconfig import AgentDefinition, load_agent_config
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.clusters import check_cluster_by
+from assay.run.criteria import GRADER_FIELDS
 from assay.run.repeats import check_repeats
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of
@@ -43,6 +44,7 @@ CRITERION_KEYS = {
     "reducer", "models",
 }  # fmt: skip
 GRADER_KEYS = {"input", "reference", "operation", "evaluation_metric", "pass_threshold"}
+MULTI_KEYS = {"graders", "calculate_output", "pass_threshold"}
 TOP_KEYS = {
     "name", "description", "dataset", "dataset_file", "dataset_reference", "evaluators", "models", "agents", "target",
     "simulation", "options", "evaluation_level", "item_schema", "metadata",
@@ -311,13 +313,14 @@ def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
         raise fail(None, f"evaluators[{index}]: expected a name such as builtin.f1_score or a mapping")
     entry = _strip_lines(entry)
     kind = entry.get("type", "azure_ai_evaluator")
-    unknown = set(entry) - CRITERION_KEYS - GRADER_KEYS
+    known, shown = CRITERION_KEYS | GRADER_KEYS, CRITERION_KEYS
+    if kind != "azure_ai_evaluator":  # OpenAI's graders, written as the Evals API takes them
+        own = MULTI_KEYS if kind == "multi" else GRADER_FIELDS.get(kind, ())
+        known = shown = {"name", "type", "id", "input", "reference", *own}
+    unknown = set(entry) - known
     if unknown:
-        raise fail(
-            entry,
-            f"evaluators[{index}]: unknown key {sorted(unknown)[0]!r}",
-            hint=f"known keys: {', '.join(sorted(CRITERION_KEYS))}",
-        )
+        hint = f"known keys: {', '.join(sorted(shown))}"
+        raise fail(entry, f"evaluators[{index}]: unknown key {sorted(unknown)[0]!r}", hint=hint)
     if kind != "azure_ai_evaluator":
         if "name" not in entry:
             raise fail(entry, f"evaluators[{index}]: a {kind} criterion needs a 'name'")

@@ -151,3 +151,25 @@ def test_cancel_stops_a_run(served, llm):
     assert canceled.status == "canceled"
     final = wait_for(client, created.id, run.id)
     assert final.status == "canceled" and final.result_counts.total < 400
+
+
+def test_rows_with_their_samples_are_graded_through_the_api(served):
+    client = served.client()
+    created = client.evals.create(
+        name="with samples",
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}, "include_sample_schema": True},
+        testing_criteria=[{"type": "string_check", "name": "exact", "input": "{{sample.output_text}}",
+                           "reference": "{{item.answer}}", "operation": "eq"}],
+    )  # fmt: skip
+    run = client.evals.runs.create(
+        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": SAMPLED_ROWS}}
+    )
+    finished = wait_for(client, created.id, run.id)
+    assert finished.status == "completed", finished.error
+    assert (finished.result_counts.passed, finished.result_counts.failed) == (1, 1)
+
+
+SAMPLED_ROWS = [
+    {"item": {"question": "2+2?", "answer": "4"}, "sample": {"output_text": "4"}},
+    {"item": {"question": "3+3?", "answer": "6"}, "sample": {"output_text": "7"}},
+]

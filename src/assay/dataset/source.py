@@ -71,6 +71,8 @@ class ScanReport:
     issue_count: int = 0
     fields_in_every_item: set[str] | None = None
     fields_in_some_item: set[str] = field(default_factory=set)
+    rows_with_sample: int = 0
+    """Rows that carried their sample (OpenAI's ``{"item": ..., "sample": ...}`` lines)."""
 
     @property
     def ok(self) -> bool:
@@ -95,6 +97,7 @@ def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:
             report.add(row.issue)
             continue
         assert row.item is not None
+        report.rows_with_sample += row.sample is not None
         keys = set(row.item)
         report.fields_in_some_item |= keys
         if report.fields_in_every_item is None:

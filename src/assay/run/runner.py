@@ -85,6 +85,9 @@ class RunBinding:
     target: TargetSpec | None
     fields: set[str] | None
     has_tasks: bool
+    samples: bool = False
+    """The rows carry their samples (``{"item": ..., "sample": ...}``): criteria may read ``sample.*``
+    without a target."""
 
 
 @dataclass
@@ -108,7 +111,8 @@ def prepare(
     fields = schema.known_fields() or report.fields_in_some_item
     if target is not None and fields is not None:
         fields = set(fields) | target.supplied_fields
-    binding = RunBinding(definition, catalog, target, fields, has_tasks=bool(check_tasks(dataset)))
+    samples = report.rows_with_sample > 0
+    binding = RunBinding(definition, catalog, target, fields, has_tasks=bool(check_tasks(dataset)), samples=samples)
     models = models.for_run() if models is not None else None  # the models this run uses, for its pre-flight
     criteria, generate = bind_run(binding, models)
     return PreparedRun(definition, dataset, report, criteria, models, generate, binding)
@@ -117,14 +121,15 @@ def prepare(
 def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[BoundCriterion], Target | None]:
     """The criteria and the target of a run, built against ``models``."""
     definition, catalog, target, fields = binding.definition, binding.catalog, binding.target, binding.fields
+    has_sample = target is not None or binding.samples
     criteria = bind_criteria(
         definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models,
-        has_sample=target is not None, repeats=definition.repeats,
+        has_sample=has_sample, repeats=definition.repeats,
     )  # fmt: skip
     generate = build_target(target, models) if target is not None else None
     if binding.has_tasks:  # task-level criteria, each judged on its own
         criteria.append(task_criteria(definition.testing_criteria, criteria, catalog, models, item_fields=fields,
-                                      has_sample=target is not None, level=definition.evaluation_level))  # fmt: skip
+                                      has_sample=has_sample, level=definition.evaluation_level))  # fmt: skip
     if target is not None and target.red_team is not None:
         from assay.redteam.judging import attack_criteria
 
