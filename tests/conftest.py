@@ -28,6 +28,14 @@ PG_URL = os.environ.get("ASSAY_TEST_DATABASE_URL")
 BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
 
 
+@pytest.fixture(autouse=True)
+def own_assay_home(tmp_path, monkeypatch):
+    """Each test's default store is its own (``assay.evaluate()`` and the CLI write to ``$ASSAY_HOME``),
+    never the checkout's ``./.assay`` or another test's."""
+    monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "default-assay-home"))
+    monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
+
+
 @contextlib.contextmanager
 def postgres_database():
     """A PostgreSQL database of its own (its URL), dropped afterwards."""

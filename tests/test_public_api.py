@@ -78,3 +78,17 @@ def test_evaluate_with_a_target_function_like_the_peer(tmp_path):
     first, second = result["rows"]
     assert first["outputs.response"] == "Paris" and first["outputs.f1.f1_score"] == 1.0
     assert second["outputs.f1.f1_score"] == 0.0 and result["metrics"]["f1.binary_aggregate"] == 0.5
+
+
+def test_an_evaluate_run_is_stored_where_the_cli_and_the_ui_look(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
+    result = assay.evaluate(data=[{"response": "a b", "ground_truth": "a b"}], evaluators={"f1": "builtin.f1_score"})
+    from assay.store import Store
+
+    store = Store()
+    try:
+        (run,) = store.list_runs()
+        assert run["id"] == result["run"]["id"] and run["status"] == "completed"
+        assert str(tmp_path / "home") in store.url
+    finally:
+        store.close()

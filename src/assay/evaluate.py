@@ -15,7 +15,6 @@ A user of the peer switches by changing the import.
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -71,15 +70,16 @@ def run_criteria(
     models: ModelRegistry | None = None, target: Callable[..., Any] | None = None, name: str | None = None,
     level: str = "turn", store: Store | None = None, concurrency: int = 64,
 ) -> tuple[RunOutcome, list[dict[str, Any]]]:  # fmt: skip
-    """One run of ``criteria`` over ``data`` (in a throwaway store unless given one): its outcome
-    and its output items."""
+    """One run of ``criteria`` over ``data``: its outcome and its output items. Stored, like a CLI
+    run, in ``store`` or else the default store (``$ASSAY_DATABASE_URL``, or ``$ASSAY_HOME``), so
+    ``assay runs list``, the UI and ``assay report`` see it."""
     dataset = Dataset.from_content(list(data)) if isinstance(data, list) else Dataset.from_path(data)
     definition = EvalDefinition(name=name or "evaluate", testing_criteria=criteria,
                                 evaluation_level="conversation" if level == "conversation" else "turn")  # fmt: skip
     spec = TargetSpec(kind="callable", function=target) if target is not None else None
     prepared = prepare(definition, dataset, catalog, models=models, target=spec)
     own_store = store is None
-    store = store or Store(f"sqlite:///{Path(tempfile.mkdtemp(prefix='assay-')) / 'evaluate.db'}")
+    store = store or Store()
     try:
         run = start(prepared, store)
         outcome = finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency))
