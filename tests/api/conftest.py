@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 
 import pytest
-import uvicorn
 from openai import OpenAI
 
 from assay.api import create_app
 from assay.evaluators import load_catalog
 from assay.run.worker import start_workers
-from tests.support.fixtures import free_port
+from tests.support.servers import uvicorn_in_thread
 
 
 @dataclass
@@ -34,23 +32,15 @@ class Served:
 @pytest.fixture
 def served(store, models):
     app = create_app(store, catalog=lambda project: load_catalog(store, project), models=lambda: models)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    stop, workers = start_workers(store, lambda project: load_catalog(store, project), lambda: models, 2)
-    served = Served(f"http://127.0.0.1:{port}", store, app.state.assay)
-    yield served
-    for client in served.clients:
-        client.close()
-    stop.set()
-    for worker in workers:
-        worker.join(timeout=10)
-    server.should_exit = True
-    thread.join(timeout=10)
+    with uvicorn_in_thread(app) as url:
+        stop, workers = start_workers(store, lambda project: load_catalog(store, project), lambda: models, 2)
+        served = Served(url, store, app.state.assay)
+        yield served
+        for client in served.clients:
+            client.close()
+        stop.set()
+        for worker in workers:
+            worker.join(timeout=10)
 
 
 def wait_for(client: OpenAI, eval_id: str, run_id: str, seconds: float = 60):

@@ -13,19 +13,16 @@ import json
 import re
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from assay.api import create_app
 from assay.evaluators import load_catalog
 from assay.llm import ModelRegistry
 from assay.store import Store
 from tests.conftest import BACKENDS, postgres_database
-from tests.support.fixtures import free_port
+from tests.support.servers import uvicorn_in_thread
 
 CASES_PER_OPERATION = 10
 SEED = 20261202
@@ -50,18 +47,10 @@ def one_route_per_handler(document: dict) -> dict:
 def serving(url: str):
     store = Store(url)
     app = create_app(store, catalog=lambda project: load_catalog(store, project), models=lambda: ModelRegistry())
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
     try:
-        yield app, f"http://127.0.0.1:{port}"
+        with uvicorn_in_thread(app) as base:
+            yield app, base
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         store.close()
 
 

@@ -1,20 +1,41 @@
-"""``assay serve`` as a real process for tests that kill, stall or outlive it, and the judged run
-those tests put under it."""
+"""``assay serve`` as a real process for tests that kill, stall or outlive it, the judged run
+those tests put under it, and an app served by uvicorn in a thread of the test's own."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
+import uvicorn
 from openai import OpenAI
 
 from tests.support.fixtures import free_port, poll
+
+
+@contextlib.contextmanager
+def uvicorn_in_thread(app: Any) -> Iterator[str]:
+    """``app`` served over real HTTP on a free loopback port (its base URL) until the block ends."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    poll(lambda: server.started, bool, seconds=10, every=0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
 
 RELEVANCE = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
               "initialization_parameters": {"model": "judge"}}]  # fmt: skip
