@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.dataset.ids import parse_dataset_id
-from assay.errors import AssayError, ConfigError
+from assay.errors import AssayError, ConfigError, RunStopped
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.redteam.runs import attack_rows, plan_objectives, red_team_settings, save_attacks
@@ -87,6 +87,8 @@ class Worker:
         )
         try:
             finish_run(prepared, run, self.store, options=options, claimed=True)
+        except RunStopped as exc:  # a dead model endpoint, the store: the cause is the run's error
+            log.warning("run %s stopped: %s", run["id"], exc.message)
         except Exception:  # noqa: BLE001 - finish_run already marked the run failed with the cause
             log.exception("run %s failed", run["id"])
         return True
