@@ -57,3 +57,26 @@ def test_a_run_its_local_process_left_waits_for_assay_run_resume(store):
     assert store.claim_run("server:1") is None  # a worker may not be able to read its file
     store.hold_run(run["id"], "local:laptop:2:1")  # `assay run --resume` takes it
     assert store.get_run(run["id"])["worker"] == "local:laptop:2:1"
+
+
+def test_resume_takes_over_at_once_from_a_killed_local_process_but_not_from_a_live_one(store):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    import pytest
+
+    from assay.errors import ConfigError
+    from assay.run import RunOptions
+    from assay.run.runner import held_locally
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = socket.gethostname()
+    created = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[])
+    killed = store.create_run(eval_id=created["id"], data_source={}, held_by=f"local:{host}:{gone.stdout.strip()}:1")
+    options = held_locally(store, killed["id"], RunOptions())  # its lease is still live, its process is not
+    assert store.get_run(killed["id"])["worker"] == options.worker
+    alive = store.create_run(eval_id=created["id"], data_source={}, held_by=f"local:{host}:{os.getppid()}:1")
+    with pytest.raises(ConfigError, match="is being executed by local:"):
+        held_locally(store, alive["id"], RunOptions())

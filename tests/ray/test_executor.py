@@ -148,7 +148,7 @@ def test_a_worker_runs_a_claimed_run_on_ray_actors(store, models, llm):
     script_judge(llm)
     prepared = prepare(EvalDefinition("queued", CRITERIA), Dataset.from_content(ROWS[:50]), load_catalog(), models=models)
     source = {"type": "jsonl", "source": {"type": "file_content", "content": [{"item": row} for row in ROWS[:50]]}}
-    run_id = start(prepared, store, source)["id"]
+    run_id = start(prepared, store, source, queued=True)["id"]
     executors: list[RayExecutor] = []
 
     def executor() -> RayExecutor:

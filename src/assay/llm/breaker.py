@@ -51,8 +51,7 @@ def counts_towards_breaker(exc: BaseException, status: int | None) -> bool:
 
 def address(config: ModelConfig) -> tuple[str, int] | None:
     """The host and port a model's calls go to, if its endpoint is a URL."""
-    url = config.azure_endpoint if config.provider == "azure" else config.endpoint
-    parts = urlsplit(url or "")
+    parts = urlsplit(config.url)
     if not parts.hostname:
         return None
     try:

@@ -77,6 +77,14 @@ class ModelConfig(BaseModel):
         return self.reasoning if self.reasoning is not None else bool(REASONING_MODEL.match(self.model))
 
     @property
+    def url(self) -> str:
+        """Where calls go: the base URL, else ``OPENAI_BASE_URL`` (which the client reads), else
+        OpenAI's; Azure's endpoint for Azure."""
+        if self.provider == "azure":
+            return self.azure_endpoint or ""
+        return self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+
+    @property
     def endpoint(self) -> str:
         """Identifies the server in cache keys (never the key itself)."""
         if self.provider == "azure":

@@ -125,7 +125,7 @@ class Model:
     @property
     def where(self) -> str:
         """The model and its endpoint, for messages."""
-        return f"model {self.name!r} at {self.config.endpoint.removeprefix('azure:')}"
+        return f"model {self.name!r} at {self.config.url}"
 
     def unavailable(self) -> EndpointUnavailable | None:
         """Why calls to this model fail at once, once its breaker has tripped."""

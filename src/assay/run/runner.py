@@ -139,9 +139,10 @@ def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[Bo
 
 def start(
     prepared: PreparedRun, store: Store, data_source: dict[str, Any] | None = None,
-    options: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None, *, queued: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """Store the eval and a queued run; ``data_source`` defaults to the dataset's file."""
+    """Store the eval and a run this process executes (``finish_run``) under its own lease, or with
+    ``queued`` one left for a worker to claim; ``data_source`` defaults to the dataset's file."""
     definition = prepared.definition
     stored_eval = store.create_eval(
         name=definition.name, data_source_config=definition.data_source_config(),
@@ -156,7 +157,7 @@ def start(
         data_source=data_source,
         options=options,
         name=definition.name,
-        held_by=local_worker(),  # this process executes it: no server worker may claim it meanwhile
+        held_by=None if queued else local_worker(),  # no server worker may claim what this process executes
     )
 
 
@@ -208,11 +209,29 @@ def local_worker() -> str:
     return f"{LOCAL_PREFIX}{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
 
 
+def _dead_local_holder(holder: str | None) -> str | None:
+    """``holder`` when it names a process of this machine that is gone (an ``assay run`` killed
+    with SIGKILL): its lease is void at once, not when it would have run out."""
+    if holder is None or not holder.startswith(LOCAL_PREFIX):
+        return None
+    host, _, rest = holder.removeprefix(LOCAL_PREFIX).partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return holder
+    except PermissionError:  # alive, another user's
+        return None
+    return None
+
+
 def held_locally(store: Store, run_id: str, options: RunOptions) -> RunOptions:
     """Hold the run's lease for this process and renew it while the run executes, as a worker
     does: a server on the same store then leaves the run alone, and a cancel from the API stops it."""
     worker = local_worker()
-    store.hold_run(run_id, worker)
+    store.hold_run(run_id, worker, replacing=_dead_local_holder(store.get_run(run_id).get("worker")))
     asked = options.keep_going
 
     def keep_going() -> bool:

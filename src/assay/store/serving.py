@@ -197,14 +197,15 @@ class ServingStore(RunsStore):
             for pid in conn.execute(holders, {"id": run_id}).scalars():
                 conn.execute(sa.text("select pg_terminate_backend(:pid)"), {"pid": pid})
 
-    def hold_run(self, run_id: str, worker: str) -> None:
+    def hold_run(self, run_id: str, worker: str, *, replacing: str | None = None) -> None:
         """Take a run for a local process that executes it itself (``assay run``, ``assay.evaluate``):
         in progress, under ``worker``'s lease, so no server worker claims it while it runs. A run
-        another worker holds a live lease on is refused."""
+        another worker holds a live lease on is refused, unless that worker is ``replacing``
+        (known to be dead)."""
         clock = time.time()
         free = sa.or_(
             t.runs.c.worker.is_(None),
-            t.runs.c.worker == worker,
+            t.runs.c.worker.in_([worker, replacing or worker]),
             t.runs.c.lease_until.is_(None),
             t.runs.c.lease_until < clock,
             t.runs.c.status != "in_progress",
