@@ -386,6 +386,8 @@ def _criterion_name(given: Any, default: str, where: str) -> str:
     not when the run writes its first result."""
     if given is None or given == "":
         return default
+    if isinstance(given, int | float) and not isinstance(given, bool):
+        given = str(given)  # `name: 2024` in YAML
     if not isinstance(given, str):
         raise ConfigError(f"{where}.name: must be a string, got {type(given).__name__}")
     if len(given) > CRITERION_NAME_LIMIT:
