@@ -68,4 +68,5 @@ def test_a_call_leaves_no_cgroup_behind(monkeypatch):
     before = {p: set(os.listdir(p)) for p in parents}
     asyncio.run(Sandbox.configured().call("def grade(sample, item):\n    return 1.0\n", "grade",
                                           {"sample": {}, "item": {}}, Limits(seconds=10)))
+    # asyncio.run waits for the background removal before it returns
     assert {p: set(os.listdir(p)) for p in parents} == before

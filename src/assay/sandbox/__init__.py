@@ -16,6 +16,7 @@ Policy, from ``ASSAY_SANDBOX``:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -31,6 +32,8 @@ from assay.sandbox.limits import Limits, asked, ceilings
 LOG = logging.getLogger("assay.sandbox")
 INSTALL_HINT = "install Debian's bubblewrap package (apt-get install bubblewrap) to get bwrap"
 _warned = False
+_removing: set[asyncio.Future[None]] = set()
+"""Cgroups being removed in the background (held so they are not collected half-way)."""
 
 
 def _host_uid() -> int:
@@ -84,13 +87,18 @@ class Sandbox:
         """``function(**kwargs)`` from ``source``, run in a fresh sandboxed process; its return value."""
         self.check(f"running {function}()")
         limits = limits.clamp(self.ceiling)
-        with cgroup.group(limits.memory_mb, limits.processes) as tree:
+        tree = cgroup.create(limits.memory_mb, limits.processes)
+        try:
             body = _request(source, function, kwargs, limits, self.isolated, tree is not None)
             if self.isolated:
                 finished = await self._isolated(body, limits, tree)
             else:
                 finished = await self._unisolated(body, limits, tree)
+        finally:
             self.peak_bytes = tree.peak_bytes() if tree is not None else None
+            if tree is not None:  # the group stays busy a moment after its last process: not waited for
+                _removing.add(removal := asyncio.get_running_loop().run_in_executor(None, tree.remove))
+                removal.add_done_callback(_removing.discard)
         return _reply(finished, function, limits)
 
     async def _isolated(self, body: bytes, limits: Limits, tree: cgroup.Group | None) -> process.Finished:

@@ -19,7 +19,6 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +58,7 @@ class Group:
         """Kill whatever of the call is still in the group (a child that left the process group
         cannot leave the cgroup), then remove it."""
         for path in self.paths:
-            for _ in range(50):
+            for _ in range(500):
                 with contextlib.suppress(OSError, ValueError):
                     for pid in (path / "cgroup.procs").read_text().split():
                         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -69,8 +68,8 @@ class Group:
                     break
                 except FileNotFoundError:
                     break
-                except OSError:  # busy until the killed processes are reaped
-                    time.sleep(0.01)
+                except OSError:  # busy for a moment after its last process has been reaped
+                    time.sleep(0.002)
 
 
 def _own_paths() -> dict[str, str]:
@@ -135,10 +134,9 @@ def available() -> bool:
     return bool(hierarchies())
 
 
-@contextlib.contextmanager
-def group(memory_mb: int, processes: int) -> Iterator[Group | None]:
-    """A fresh group capped at ``memory_mb`` (no swap beyond it) and ``processes``, removed after;
-    None where groups cannot be made."""
+def create(memory_mb: int, processes: int) -> Group | None:
+    """A fresh group capped at ``memory_mb`` (no swap beyond it) and ``processes``; None where
+    groups cannot be made. The caller removes it (``Group.remove``) once the call is over."""
     paths: list[Path] = []
     name = f"assay-sandbox-{uuid.uuid4().hex}"
     try:
@@ -149,14 +147,8 @@ def group(memory_mb: int, processes: int) -> Iterator[Group | None]:
             _limit(path, hierarchy.controllers, memory_mb, processes)
     except OSError:
         Group(paths).remove()
-        yield None
-        return
-    made = Group(paths) if paths else None
-    try:
-        yield made
-    finally:
-        if made is not None:
-            made.remove()
+        return None
+    return Group(paths) if paths else None
 
 
 def _limit(path: Path, controllers: tuple[str, ...], memory_mb: int, processes: int) -> None:
