@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import platform
 import shutil
 import struct
 
 import pytest
 
 from assay.sandbox import Limits, Sandbox, seccomp
+from tests.sandbox.test_process_tree import skip_unless_required
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("ASSAY_TEST_REQUIRE_SANDBOX"), reason="bwrap not installed"
@@ -39,8 +41,9 @@ def grade(sample, item):
 
 
 @needs_bwrap
-@pytest.mark.skipif(seccomp.program() is None, reason="no seccomp table for this architecture")
 def test_the_calls_escapes_begin_with_are_refused_and_ordinary_work_runs():
+    if seccomp.program() is None:
+        skip_unless_required(f"no seccomp table for {platform.machine()}")
     result = asyncio.run(Sandbox.configured().call(PROBES, "grade", {"sample": {}, "item": {}}, Limits(seconds=30)))
     assert result["refused"] == dict.fromkeys(result["refused"], True), result
     assert result["child"] == "42" and result["file"] == "fine"

@@ -128,8 +128,16 @@ def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[Bo
     )  # fmt: skip
     generate = build_target(target, models) if target is not None else None
     if binding.has_tasks:  # task-level criteria, each judged on its own
-        criteria.append(task_criteria(definition.testing_criteria, criteria, catalog, models, item_fields=fields,
-                                      has_sample=has_sample, level=definition.evaluation_level))  # fmt: skip
+        tasks = task_criteria(
+            definition.testing_criteria,
+            criteria,
+            catalog,
+            models,
+            item_fields=fields,
+            has_sample=has_sample,
+            level=definition.evaluation_level,
+        )
+        criteria.append(tasks)
     if target is not None and target.red_team is not None:
         from assay.redteam.judging import attack_criteria
 

@@ -166,7 +166,7 @@ class ServingStore(RunsStore):
                 query = query.with_for_update(skip_locked=True)
             run_id = conn.execute(query).scalar()
             if run_id is None:
-                self._end_stalled_holders(conn, clock)
+                self._end_stalled_holders(conn, taken_over)
                 return None
             taken = conn.execute(
                 t.runs.update().where(t.runs.c.id == run_id, claimable)
@@ -174,7 +174,7 @@ class ServingStore(RunsStore):
             ).rowcount  # fmt: skip
         return self.get_run(run_id) if taken == 1 else None
 
-    def _end_stalled_holders(self, conn: sa.Connection, clock: float) -> None:
+    def _end_stalled_holders(self, conn: sa.Connection, taken_over: sa.ColumnElement[bool]) -> None:
         """End the database sessions of workers whose lease expired while they held a lock on their
         run's row: claims skip locked rows, so such a run could never be taken over.
 
@@ -184,7 +184,6 @@ class ServingStore(RunsStore):
         of several), and that transaction's own lock names its session."""
         if self.engine.dialect.name != "postgresql":
             return
-        expired = sa.and_(t.runs.c.status == "in_progress", t.runs.c.lease_until < clock)
         # A transaction that began before the lease ran out and still holds the row is the stalled
         # worker's (this also keeps a healthy session out should a multixact's id equal a live xid).
         holders = sa.text(
@@ -193,7 +192,7 @@ class ServingStore(RunsStore):
             " join pg_stat_activity a on a.pid = l.pid"
             " where r.id = :id and l.pid <> pg_backend_pid() and a.xact_start < to_timestamp(r.lease_until)"
         )
-        for run_id in conn.execute(sa.select(t.runs.c.id).where(expired)).scalars():
+        for run_id in conn.execute(sa.select(t.runs.c.id).where(taken_over)).scalars():  # what a claim would take
             for pid in conn.execute(holders, {"id": run_id}).scalars():
                 conn.execute(sa.text("select pg_terminate_backend(:pid)"), {"pid": pid})
 
