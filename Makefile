@@ -33,6 +33,7 @@ sandbox:
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench tools examples
+	$(BIN)/ruff format --check src tests bench tools examples
 	$(BIN)/mypy
 
 test: lint browser sandbox

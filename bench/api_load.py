@@ -56,10 +56,22 @@ def fill(store: Store, items: int) -> tuple[str, str]:
     batch = []
     for index in range(items):
         passed = index % 3 != 0
-        result = Result(type="string_check", name="exact", metric="string_check", score=float(passed), passed=passed,
-                        label="pass" if passed else "fail")  # fmt: skip
-        batch.append(OutputItem(datasource_item_id=index, datasource_item={"query": f"question {index}", "n": index},
-                                results=[result], status="pass" if passed else "fail"))  # fmt: skip
+        result = Result(
+            type="string_check",
+            name="exact",
+            metric="string_check",
+            score=float(passed),
+            passed=passed,
+            label="pass" if passed else "fail",
+        )
+        batch.append(
+            OutputItem(
+                datasource_item_id=index,
+                datasource_item={"query": f"question {index}", "n": index},
+                results=[result],
+                status="pass" if passed else "fail",
+            )
+        )
         if len(batch) == 5000:
             store.add_output_items(run["id"], batch)
             batch = []
@@ -103,8 +115,12 @@ async def load(
     connector = aiohttp.TCPConnector(limit=clients)
     async with aiohttp.ClientSession(connector=connector) as session:
         kinds = list(urls)
-        await asyncio.gather(*(client_loop(session, kinds[i % 3], base + urls[kinds[i % 3]], stop_at, latencies, errors)
-                               for i in range(clients)))  # fmt: skip
+        await asyncio.gather(
+            *(
+                client_loop(session, kinds[i % 3], base + urls[kinds[i % 3]], stop_at, latencies, errors)
+                for i in range(clients)
+            )
+        )
     return latencies, errors
 
 
@@ -136,8 +152,10 @@ async def ingest(base: str, seconds: float, exporters: int = 2, spans_per_post: 
     async def exporter(session: aiohttp.ClientSession) -> None:
         nonlocal accepted, refused
         while time.monotonic() < stop_at:
-            spans = [otlp.current(uuid.uuid4().hex)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
-                     for _ in range(spans_per_post)]  # fmt: skip
+            spans = [
+                otlp.current(uuid.uuid4().hex)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+                for _ in range(spans_per_post)
+            ]
             document = otlp.current(uuid.uuid4().hex)
             document["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans
             try:
@@ -179,8 +197,12 @@ def wait_until_up(process: subprocess.Popen[bytes], url: str) -> None:
 def serve(url: str, home: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {**os.environ, "ASSAY_DATABASE_URL": url, "ASSAY_HOME": str(home)}
-    process = subprocess.Popen([sys.executable, "-m", "assay", "serve", "--port", str(port), "--workers", "0"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay", "serve", "--port", str(port), "--workers", "0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     wait_until_up(process, f"{base}/v1/evals")
     return process, base
@@ -190,8 +212,11 @@ def serve_baseline(bodies: dict[str, str], home: Path) -> tuple[subprocess.Popen
     source = home / "bodies.json"
     source.write_text(json.dumps(bodies), encoding="utf-8")
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / "_baseline_server.py"), str(port), str(source)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "_baseline_server.py"), str(port), str(source)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     wait_until_up(process, base + next(iter(bodies)))
     return process, base
@@ -256,8 +281,10 @@ def run_on(name: str, url: str, args: argparse.Namespace) -> bool:
         f"  uncached pages (random after, every request a miss): {len(misses) / (args.seconds / 3):.0f} requests/s, "
         f"p50 {statistics.median(misses) * 1000:.0f} ms, p99 {misses[int(len(misses) * 0.99) - 1] * 1000:.0f} ms"
     )
-    print(f"  OTLP ingest: {alone_rate:.0f} spans/s alone, {during_rate:.0f} spans/s under load "
-          f"({during_rate / alone_rate:.2f}), {refused} posts refused")  # fmt: skip
+    print(
+        f"  OTLP ingest: {alone_rate:.0f} spans/s alone, {during_rate:.0f} spans/s under load "
+        f"({during_rate / alone_rate:.2f}), {refused} posts refused"
+    )
     return not errors and ratio >= 0.5 and worst < 0.3 and during > 0
 
 

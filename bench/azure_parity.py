@@ -32,8 +32,14 @@ GOLDENS = ROOT / "tests" / "azure" / "peer_outputs.jsonl"
 
 
 def outcomes(python: str, base_url: str, data: Path, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    found = subprocess.run([python, str(RUNNER), "--base-url", base_url, "--data", str(data), *extra],
-                           capture_output=True, text=True, env=env, timeout=1800, check=True)  # fmt: skip
+    found = subprocess.run(
+        [python, str(RUNNER), "--base-url", base_url, "--data", str(data), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+        check=True,
+    )
     # The peer's evaluate() prints its own summary to stdout: only the runner's lines are outcomes.
     lines = [json.loads(line) for line in found.stdout.splitlines() if line.startswith('{"case"')]
     return {line["case"]: line for line in lines}
@@ -65,8 +71,9 @@ def main() -> None:
         print(f"{name:34} {kind:10} {' '.join(sides)} {'agree' if same else 'DIFFER'}")
     print(", ".join(f"{key}: {value}" for key, value in counts.items()))
     if args.record:
-        GOLDENS.write_text("".join(json.dumps(peer[name]) + "\n" for name, _, _ in CASES if name in peer),
-                           encoding="utf-8")  # fmt: skip
+        GOLDENS.write_text(
+            "".join(json.dumps(peer[name]) + "\n" for name, _, _ in CASES if name in peer), encoding="utf-8"
+        )
         print(f"wrote {GOLDENS.relative_to(ROOT)}")
 
 

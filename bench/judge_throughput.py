@@ -62,20 +62,40 @@ print(json.dumps({"seconds": seconds, "rows": len(scores), "scored": sum(s is no
 
 
 def rows(count: int) -> list[dict[str, str]]:
-    return [{"query": f"How do I reset password number {i}?", "response": f"Use the reset link, step {i}."}
-            for i in range(count)]  # fmt: skip
+    return [
+        {"query": f"How do I reset password number {i}?", "response": f"Use the reset link, step {i}."}
+        for i in range(count)
+    ]
 
 
 def assay_run(
-    server: LLMServer, count: int, in_flight: int, rpm: int | None = None, transport: str = "fast",
+    server: LLMServer,
+    count: int,
+    in_flight: int,
+    rpm: int | None = None,
+    transport: str = "fast",
     cache: bool = False,
-) -> tuple[float, float, int]:  # fmt: skip
+) -> tuple[float, float, int]:
     """(calls per second, CPU seconds, errored items) for one in-process run (``cache``: every call
     looked up in and written to the store's model-call cache, as ``assay run`` does by default)."""
-    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=server.base_url, api_key="t",
-                         max_concurrency=in_flight, rpm=rpm, max_retries=20, transport=transport)  # fmt: skip
-    criteria = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-                 "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+    config = ModelConfig(
+        name="judge",
+        model="gpt-4.1-mini",
+        base_url=server.base_url,
+        api_key="t",
+        max_concurrency=in_flight,
+        rpm=rpm,
+        max_retries=20,
+        transport=transport,
+    )
+    criteria = [
+        {
+            "type": "azure_ai_evaluator",
+            "name": "relevance",
+            "evaluator_name": "builtin.relevance",
+            "initialization_parameters": {"model": "judge"},
+        }
+    ]
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{folder}/bench.db")
         models = ModelRegistry([config], cache=store if cache else None, cache_mode="use" if cache else "off")
@@ -156,8 +176,13 @@ def peer_run(server: LLMServer, count: int) -> float | None:
         data = Path(folder) / "data.jsonl"
         data.write_text("".join(json.dumps(r) + "\n" for r in rows(count)))
         env = {k: v for k, v in os.environ.items() if k != "PF_WORKER_COUNT"}
-        output = subprocess.run([str(PEER_PYTHON), "-c", PEER_SCRIPT, server.base_url, str(data), f"{folder}/out.json"],
-                                capture_output=True, text=True, env=env, timeout=1800)  # fmt: skip
+        output = subprocess.run(
+            [str(PEER_PYTHON), "-c", PEER_SCRIPT, server.base_url, str(data), f"{folder}/out.json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=1800,
+        )
     if output.returncode != 0:
         print("  peer failed:", output.stderr.strip().splitlines()[-3:])
         return None
@@ -179,12 +204,16 @@ def main() -> None:
     ok = True
     try:
         server.script(default={"content": ANSWER}, latency_ms=args.latency_ms)
-        print("\nsteady = the server's count of completions per second over the middle of a run; whole run = "
-              "calls ÷ wall time, start-up and the last partial wave included")  # fmt: skip
+        print(
+            "\nsteady = the server's count of completions per second over the middle of a run; whole run = "
+            "calls ÷ wall time, start-up and the last partial wave included"
+        )
         print(f"medians of {args.repeats} runs per level (this machine is noisy)")
-        print(f"\n{'in flight':>9} {'limit/s':>8} {'steady/s':>9} {'÷ limit':>8} {'whole run':>10} {'÷ limit':>8} "
-              f"{'CPU ms/call':>12} {'errors':>7}  steady ÷ limit, each run "
-              "| SDK transport: ÷ limit, CPU ms/call (× ours)")  # fmt: skip
+        print(
+            f"\n{'in flight':>9} {'limit/s':>8} {'steady/s':>9} {'÷ limit':>8} {'whole run':>10} {'÷ limit':>8} "
+            f"{'CPU ms/call':>12} {'errors':>7}  steady ÷ limit, each run "
+            "| SDK transport: ÷ limit, CPU ms/call (× ours)"
+        )
         for in_flight in (8, 32, 128):
             limit = in_flight / (args.latency_ms / 1000)
             count = max(in_flight * 8, int(limit * args.seconds))
@@ -193,16 +222,20 @@ def main() -> None:
             ok &= steady / limit >= 0.9 and cpu <= 2.0 and errors == 0
             each = " ".join(f"{value / limit:.2f}" for value in steadies)
             sdk_steadies, _, sdk_cpu, _ = in_flight_figures(server, count, in_flight, 1, transport="sdk")
-            print(f"{in_flight:9d} {limit:8.0f} {steady:9.1f} {steady / limit:8.2f} {rate:10.1f} {rate / limit:8.2f} "
-                  f"{cpu:12.2f} {errors:7d}  {each:15} | {sdk_steadies[0] / limit:.2f}, {sdk_cpu:.2f} "
-                  f"({sdk_cpu / cpu:.1f}×)")  # fmt: skip
+            print(
+                f"{in_flight:9d} {limit:8.0f} {steady:9.1f} {steady / limit:8.2f} {rate:10.1f} {rate / limit:8.2f} "
+                f"{cpu:12.2f} {errors:7d}  {each:15} | {sdk_steadies[0] / limit:.2f}, {sdk_cpu:.2f} "
+                f"({sdk_cpu / cpu:.1f}×)"
+            )
 
         limit = 128 / (args.latency_ms / 1000)
         _, small_cpu, _ = assay_run(server, 1280, 128, cache=True)
         rate, cpu, errors = assay_run(server, 2560, 128, cache=True)
         per_call = (cpu - small_cpu) / 1280 * 1000
-        print(f"\n128 in flight, cache on (the default; all misses, each looked up and stored): whole run "
-              f"{rate / limit:.2f} of the limit, CPU {per_call:.2f} ms/call, {errors} errors")  # fmt: skip
+        print(
+            f"\n128 in flight, cache on (the default; all misses, each looked up and stored): whole run "
+            f"{rate / limit:.2f} of the limit, CPU {per_call:.2f} ms/call, {errors} errors"
+        )
 
         server.reset()
         server.script(default={"content": ANSWER}, latency_ms=20, rpm=args.rpm)
@@ -213,8 +246,10 @@ def main() -> None:
             rate, cpu, per_request, errors = measured(server, int(budget * 6), 64, told)
             throttled = server.stats()["by_status"].get("429", 0) - before
             ok &= rate / budget >= 0.9 and errors == 0
-            print(f"  {label:42} {rate:6.1f}/s = {rate / budget:.2f} of the budget, {errors} errors, "
-                  f"{throttled} 429s absorbed; CPU {cpu:.2f} ms per call ({per_request:.2f} per request)")  # fmt: skip
+            print(
+                f"  {label:42} {rate:6.1f}/s = {rate / budget:.2f} of the budget, {errors} errors, "
+                f"{throttled} 429s absorbed; CPU {cpu:.2f} ms per call ({per_request:.2f} per request)"
+            )
 
         server.reset()
         server.script(default={"content": ANSWER}, latency_ms=args.latency_ms)

@@ -111,8 +111,11 @@ def run_worker(side: str, name: str, rows: Path) -> tuple[dict[str, float], list
     env = {**os.environ, "NLTK_DATA": str(peer_nltk_data())}
     output = subprocess.run(
         [python, str(BENCH / "_nlp_worker.py"), side, name, str(rows), str(scores_path)],
-        check=True, capture_output=True, text=True, env=env,
-    ).stdout  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout
     figures = json.loads(output.strip().splitlines()[-1])
     return figures, json.loads(scores_path.read_text())
 
@@ -130,8 +133,10 @@ def compare_evaluators(rows: Path) -> bool:
         delta = max(abs(a - b) for a, b in zip(our_scores, their_scores, strict=True))
         ratio = our_rate / their_rate
         ok &= ratio >= 5 and delta < 1e-9
-        print(f"{name:14} {our_rate:13.0f} {their_rate:12.0f} {ratio:6.1f}x {ours['peak_rss_mb']:9.0f} "
-              f"{theirs['peak_rss_mb']:8.0f} {delta:13.2e}")  # fmt: skip
+        print(
+            f"{name:14} {our_rate:13.0f} {their_rate:12.0f} {ratio:6.1f}x {ours['peak_rss_mb']:9.0f} "
+            f"{theirs['peak_rss_mb']:8.0f} {delta:13.2e}"
+        )
     return ok
 
 
@@ -143,8 +148,9 @@ def run_cli(rows: Path, home: Path) -> tuple[float, float]:
     env = {**os.environ, "ASSAY_HOME": str(home)}
     env.pop("ASSAY_DATABASE_URL", None)
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "assay", "run", str(config)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay", "run", str(config)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     if status != 0:

@@ -42,8 +42,10 @@ from assay.ray.executor import RayExecutor  # noqa: E402
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start  # noqa: E402
 from assay.store import Store  # noqa: E402
 
-WORDS = ("the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing matches near "
-         "the old river bank and every answer grows longer than the question asked").split()  # fmt: skip
+WORDS = (
+    "the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing matches near "
+    "the old river bank and every answer grows longer than the question asked"
+).split()
 NLP = ["meteor_score", "rouge_score", "bleu_score", "gleu_score", "f1_score"]
 
 
@@ -52,17 +54,31 @@ def text(i: int, n: int) -> str:
 
 
 def rows(count: int, words: int = 40) -> list[dict]:
-    return [{"query": f"question {i}", "response": f"{text(i, words)} item {i}", "ground_truth": text(i + 1, words)}
-            for i in range(count)]  # fmt: skip
+    return [
+        {"query": f"question {i}", "response": f"{text(i, words)} item {i}", "ground_truth": text(i + 1, words)}
+        for i in range(count)
+    ]
 
 
 def criteria(names: list[str], judge: bool) -> list[dict]:
-    found = [{"type": "azure_ai_evaluator", "name": n, "evaluator_name": f"builtin.{n}",
-              **({"initialization_parameters": {"rouge_type": "rougeL"}} if n == "rouge_score" else {})}
-             for n in names]  # fmt: skip
+    found = [
+        {
+            "type": "azure_ai_evaluator",
+            "name": n,
+            "evaluator_name": f"builtin.{n}",
+            **({"initialization_parameters": {"rouge_type": "rougeL"}} if n == "rouge_score" else {}),
+        }
+        for n in names
+    ]
     if judge:
-        found.append({"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-                      "initialization_parameters": {"model": "judge"}})  # fmt: skip
+        found.append(
+            {
+                "type": "azure_ai_evaluator",
+                "name": "relevance",
+                "evaluator_name": "builtin.relevance",
+                "initialization_parameters": {"model": "judge"},
+            }
+        )
     return found
 
 
@@ -82,19 +98,31 @@ class Timed:
         return (len(self.stamps) - 1 - first) / (self.stamps[-1] - self.stamps[first])
 
 
-def run(store: Store, items: list[dict], crit: list[dict], models: ModelRegistry | None, executor=None,
-        concurrency: int = 64) -> tuple[dict, Timed, float]:  # fmt: skip
+def run(
+    store: Store,
+    items: list[dict],
+    crit: list[dict],
+    models: ModelRegistry | None,
+    executor=None,
+    concurrency: int = 64,
+) -> tuple[dict, Timed, float]:
     prepared = prepare(EvalDefinition("bench", crit), Dataset.from_content(items), load_catalog(), models=models)
     timed = Timed()
     started = time.perf_counter()
-    outcome = finish_run(prepared, start(prepared, store), store, on_item=timed,
-                         options=RunOptions(concurrency=concurrency, executor=executor))  # fmt: skip
+    outcome = finish_run(
+        prepared,
+        start(prepared, store),
+        store,
+        on_item=timed,
+        options=RunOptions(concurrency=concurrency, executor=executor),
+    )
     return outcome.run, timed, time.perf_counter() - started
 
 
 def judge_models(llm: LLMServer, store: Store, **limits: int) -> ModelRegistry:
-    config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="bench", max_retries=6,
-                         **limits)  # fmt: skip
+    config = ModelConfig(
+        name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="bench", max_retries=6, **limits
+    )
     return ModelRegistry([config], cache=store, cache_mode="off")
 
 
@@ -111,8 +139,10 @@ def cpu_scaling(store: Store, count: int) -> None:
                 figures[actors].append(timed.steady_rate())
         one, two = statistics.median(figures[1]), statistics.median(figures[2])
         _, timed, _ = run(store, items, crit, None)
-        print(f"  {words}-word texts ({size} items): 1 actor {one:6.1f} items/s, 2 actors {two:6.1f} items/s "
-              f"(medians of 3; in-process {timed.steady_rate():6.1f}): {two / one:.2f}x (target >= 1.7; 2 cores)")
+        print(
+            f"  {words}-word texts ({size} items): 1 actor {one:6.1f} items/s, 2 actors {two:6.1f} items/s "
+            f"(medians of 3; in-process {timed.steady_rate():6.1f}): {two / one:.2f}x (target >= 1.7; 2 cores)"
+        )
 
 
 def judge_throughput(store: Store, llm: LLMServer, count: int) -> None:
@@ -142,16 +172,20 @@ def one_budget(store: Store, llm: LLMServer, count: int) -> None:
     windows = [bisect.bisect_left(after, t + 1.0) - i for i, t in enumerate(after) if t + 1.0 <= after[-1]]
     mean = (len(after) - 1) / (after[-1] - after[0])
     reserved = sum(executor.limiter_stats.values())
-    print(f"  4 actors, budget 300/s, after the first 1.5 s: mean {mean:.1f} calls/s = {mean / 300:.3f} of the budget; "
-          f"any one second {min(windows)}–{max(windows)} ({max(windows) / 300:.3f} at most; target within 10%); "
-          f"{reserved} reservations for {count} calls, {stats['by_status']}")
+    print(
+        f"  4 actors, budget 300/s, after the first 1.5 s: mean {mean:.1f} calls/s = {mean / 300:.3f} of the budget; "
+        f"any one second {min(windows)}–{max(windows)} ({max(windows) / 300:.3f} at most; target within 10%); "
+        f"{reserved} reservations for {count} calls, {stats['by_status']}"
+    )
 
 
 def parity(store: Store, llm: LLMServer, count: int) -> None:
     items, crit = rows(count), criteria(["f1_score", "bleu_score"], judge=True)
     llm.reset()
-    rules = [{"match": f"item {i}\\n", "reply": {"content": f'{{"reason": "r{i}", "score": {1 + i % 5}}}'}}
-             for i in range(count)]  # fmt: skip
+    rules = [
+        {"match": f"item {i}\\n", "reply": {"content": f'{{"reason": "r{i}", "score": {1 + i % 5}}}'}}
+        for i in range(count)
+    ]
     llm.script(rules=rules)
     models = judge_models(llm, store)
     local_run, _, local_wall = run(store, items, crit, models)
@@ -172,8 +206,10 @@ def parity(store: Store, llm: LLMServer, count: int) -> None:
     ray_items = comparable(store, ray_run["id"])
     ids = [item["datasource_item_id"] for item in ray_items]
     redone = llm.stats()["requests"] - calls_before - count
-    print(f"  {count} items: local {local_wall:.1f} s, 2 actors {ray_wall:.1f} s (one killed at a third, "
-          f"{redone} judge calls redone)")
+    print(
+        f"  {count} items: local {local_wall:.1f} s, 2 actors {ray_wall:.1f} s (one killed at a third, "
+        f"{redone} judge calls redone)"
+    )
     once = sorted(ids) == list(range(count))
     print(f"  stored once each: {once}; identical output items: {local_items == ray_items}")
 
@@ -197,8 +233,13 @@ def main() -> None:
     parser.add_argument("--cpu-items", type=int, default=6000)
     parser.add_argument("--calls", type=int, default=3000)
     args = parser.parse_args()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=256 * 1024**2,
-             _node_ip_address="127.0.0.1")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=256 * 1024**2,
+        _node_ip_address="127.0.0.1",
+    )
     llm = start_llm_server()
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{tmp}/bench.db")

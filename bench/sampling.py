@@ -77,8 +77,11 @@ def diversity(keys: list[str], texts: dict[str, str], pool_vocabulary: set[str],
         tokens = words(texts[key])
         vocabulary.update(tokens)
         bigrams += list(zip(tokens, tokens[1:], strict=False))
-    return {"distinct-2": len(set(bigrams)) / max(1, len(bigrams)),
-            "coverage": len(vocabulary) / len(pool_vocabulary), "radius": radius_of(keys)}  # fmt: skip
+    return {
+        "distinct-2": len(set(bigrams)) / max(1, len(bigrams)),
+        "coverage": len(vocabulary) / len(pool_vocabulary),
+        "radius": radius_of(keys),
+    }
 
 
 def main() -> None:
@@ -102,8 +105,10 @@ def main() -> None:
     print(f"datasketch + textbook FFT:   {theirs_seconds:7.2f} s")
     speedup = theirs_seconds / ours_seconds
     print(f"speed-up: {speedup:.1f}×  (target ≥ 5×) {'OK' if speedup >= 5 else 'MISSED'}")
-    print(f"same picks as the baseline: {len(set(ours.picked) & set(theirs))} of {args.picks} "
-          "(different hash functions, so different but equally valid signatures)")  # fmt: skip
+    print(
+        f"same picks as the baseline: {len(set(ours.picked) & set(theirs))} of {args.picks} "
+        "(different hash functions, so different but equally valid signatures)"
+    )
 
     texts = {c.key: c.text for c in pool}
     row_of = {key: row for row, key in enumerate(kept)}
@@ -116,15 +121,24 @@ def main() -> None:
 
     pool_vocabulary = {w for c in pool for w in words(c.text)}
     smart = diversity(ours.picked, texts, pool_vocabulary, radius_of)
-    randoms = [diversity(random_sample([pool[row] for row in _filtered_rows(pool, kept)], args.picks, seed=s).picked,
-                         texts, pool_vocabulary, radius_of) for s in range(args.seeds)]  # fmt: skip
+    randoms = [
+        diversity(
+            random_sample([pool[row] for row in _filtered_rows(pool, kept)], args.picks, seed=s).picked,
+            texts,
+            pool_vocabulary,
+            radius_of,
+        )
+        for s in range(args.seeds)
+    ]
     print(f"\ndiversity of {args.picks:,} picks (random: mean of {args.seeds} seeds, same filtered pool)")
     print(f"{'metric':<12}{'smart':>10}{'random':>10}{'ratio':>8}")
     for metric, better in (("distinct-2", "higher"), ("coverage", "higher"), ("radius", "lower")):
         random_mean = mean(r[metric] for r in randoms)
         ok = smart[metric] > random_mean if better == "higher" else smart[metric] < random_mean
-        print(f"{metric:<12}{smart[metric]:>10.3f}{random_mean:>10.3f}{smart[metric] / random_mean:>8.2f}"
-              f"  ({better} is better: {'OK' if ok else 'MISSED'})")  # fmt: skip
+        print(
+            f"{metric:<12}{smart[metric]:>10.3f}{random_mean:>10.3f}{smart[metric] / random_mean:>8.2f}"
+            f"  ({better} is better: {'OK' if ok else 'MISSED'})"
+        )
 
 
 def _filtered_rows(pool: list[Candidate], kept: list[str]) -> list[int]:

@@ -57,9 +57,11 @@ def main() -> None:
         asyncio.run(_timed(sandboxed, 4, 1))
         plain_ms, plain_rate = asyncio.run(_timed(plain, args.calls, concurrency))
         box_ms, box_rate = asyncio.run(_timed(sandboxed, args.calls, concurrency))
-        print(f"concurrency {concurrency}: plain subprocess {plain_ms:.1f} ms/call ({plain_rate:.1f}/s), "
-              f"sandbox {box_ms:.1f} ms/call ({box_rate:.1f}/s); sandbox/plain {box_ms / plain_ms:.2f}x, "
-              f"+{box_ms - plain_ms:.1f} ms per call")  # fmt: skip
+        print(
+            f"concurrency {concurrency}: plain subprocess {plain_ms:.1f} ms/call ({plain_rate:.1f}/s), "
+            f"sandbox {box_ms:.1f} ms/call ({box_rate:.1f}/s); sandbox/plain {box_ms / plain_ms:.2f}x, "
+            f"+{box_ms - plain_ms:.1f} ms per call"
+        )
 
 
 if __name__ == "__main__":

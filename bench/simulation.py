@@ -34,19 +34,29 @@ from assay.simulate.runs import conversation_gen_settings, scenario_dataset  # n
 from assay.store import Store  # noqa: E402
 from assay.target import TargetSpec  # noqa: E402
 
-CRITERIA = [{"type": "string_check", "name": "ended", "input": "{{item.termination_reason}}",
-             "reference": "max_turns", "operation": "eq"}]  # fmt: skip
+CRITERIA = [
+    {
+        "type": "string_check",
+        "name": "ended",
+        "input": "{{item.termination_reason}}",
+        "reference": "max_turns",
+        "operation": "eq",
+    }
+]
 
 
 def measure(base_url: str, store: Store, in_flight: int, turns: int, waves: int) -> tuple[float, int]:
     """(seconds, conversations) for ``waves`` × ``in_flight`` conversations of ``turns`` turns."""
-    configs = [ModelConfig(name=name, model=name, base_url=base_url, api_key="t", max_concurrency=1024)
-               for name in ("user", "agent")]  # fmt: skip
+    configs = [
+        ModelConfig(name=name, model=name, base_url=base_url, api_key="t", max_concurrency=1024)
+        for name in ("user", "agent")
+    ]
     models = ModelRegistry(configs)  # no cache: every call goes to the server
     params = {"type": "conversation_gen_preview", "model": "user", "max_turns": turns, "num_conversations": 1}
     target = TargetSpec(kind="model", model="agent", simulation=conversation_gen_settings(params))
-    scenarios = [{"test_case_description": f"Scenario {i}: ask about order {1000 + i}."}
-                 for i in range(in_flight * waves)]  # fmt: skip
+    scenarios = [
+        {"test_case_description": f"Scenario {i}: ask about order {1000 + i}."} for i in range(in_flight * waves)
+    ]
     dataset = scenario_dataset(Dataset.from_content(scenarios), target.simulation)
     prepared = prepare(EvalDefinition("simulation", CRITERIA), dataset, load_catalog(), models=models, target=target)
     run = start(prepared, store)
@@ -66,8 +76,11 @@ def main() -> None:
     server = start_llm_server()
     latency = args.latency_ms / 1000
     user_turn = json.dumps({"message": "And what about the delivery date?", "done": False})
-    server.script(rules=[{"match": "role-playing a user", "reply": {"content": user_turn}}],
-                  default={"content": "It arrives on Friday."}, latency_ms=args.latency_ms)  # fmt: skip
+    server.script(
+        rules=[{"match": "role-playing a user", "reply": {"content": user_turn}}],
+        default={"content": "It arrives on Friday."},
+        latency_ms=args.latency_ms,
+    )
     ok = True
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -78,8 +91,10 @@ def main() -> None:
                 rate = done / seconds * 3600
                 ceiling = in_flight * 3600 / (2 * args.turns * latency)
                 ok &= rate / ceiling >= 0.9
-                print(f"  {in_flight:3d} in flight: {rate:8.0f} conversations/hour, ceiling {ceiling:8.0f}: "
-                      f"{rate / ceiling:.2f}")  # fmt: skip
+                print(
+                    f"  {in_flight:3d} in flight: {rate:8.0f} conversations/hour, ceiling {ceiling:8.0f}: "
+                    f"{rate / ceiling:.2f}"
+                )
             store.close()
     finally:
         server.stop()

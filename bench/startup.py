@@ -43,8 +43,10 @@ def main() -> None:
             ratio = seconds / baseline
             target = command[-1] == "--help"
             ok &= ratio <= 15 or not target
-            print(f"assay {' '.join(command):16} {seconds * 1000:6.0f} ms  {ratio:5.1f}×"
-                  f"{'' if target else '  (opens the store: no target)'}")  # fmt: skip
+            print(
+                f"assay {' '.join(command):16} {seconds * 1000:6.0f} ms  {ratio:5.1f}×"
+                f"{'' if target else '  (opens the store: no target)'}"
+            )
     print("target met (help within 15× of python -c pass)" if ok else "target missed")
 
 

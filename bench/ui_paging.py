@@ -31,17 +31,36 @@ SMALL = 1_000
 
 def filled(folder: Path, items: int) -> tuple[Store, str]:
     store = Store(f"sqlite:///{folder / f'{items}.db'}")
-    stored = store.create_eval(name="paging", data_source_config={"type": "custom"}, testing_criteria=[
-        {"type": "string_check", "name": "exact"}, {"type": "string_check", "name": "near"}])  # fmt: skip
+    stored = store.create_eval(
+        name="paging",
+        data_source_config={"type": "custom"},
+        testing_criteria=[{"type": "string_check", "name": "exact"}, {"type": "string_check", "name": "near"}],
+    )
     run = store.create_run(eval_id=stored["id"], data_source={"type": "jsonl"}, name="paging")
     batch: list[OutputItem] = []
     for i in range(items):
         score = (i * 7919 % 1000) / 1000
-        results = [Result(type="string_check", name=name, metric=name, score=score, passed=score >= cut,
-                          label="pass" if score >= cut else "fail", threshold=cut, reason=f"reason {i} {name}")
-                   for name, cut in (("exact", 0.5), ("near", 0.3))]  # fmt: skip
-        batch.append(OutputItem(datasource_item_id=i, datasource_item={"query": f"question {i}", "response": "r"},
-                                results=results, status="pass" if score >= 0.5 else "fail"))  # fmt: skip
+        results = [
+            Result(
+                type="string_check",
+                name=name,
+                metric=name,
+                score=score,
+                passed=score >= cut,
+                label="pass" if score >= cut else "fail",
+                threshold=cut,
+                reason=f"reason {i} {name}",
+            )
+            for name, cut in (("exact", 0.5), ("near", 0.3))
+        ]
+        batch.append(
+            OutputItem(
+                datasource_item_id=i,
+                datasource_item={"query": f"question {i}", "response": "r"},
+                results=results,
+                status="pass" if score >= 0.5 else "fail",
+            )
+        )
         if len(batch) == 5_000:
             store.add_output_items(run["id"], batch)
             batch = []
@@ -75,16 +94,22 @@ def main() -> None:
             store, run_id = filled(Path(folder), items)
             print(f"{items:>7} items stored in {time.perf_counter() - started:.1f} s")
             sizes[items] = (TestClient(create_app(store)), run_id)
-        queries = {"first page": "", "page 10": "?page=10", "criterion=exact, verdict=fail":
-                   "?criterion=exact&verdict=fail", "sorted by score": "?criterion=near&sort=-score",
-                   "search 'question 77'": "?q=question+77"}  # fmt: skip
+        queries = {
+            "first page": "",
+            "page 10": "?page=10",
+            "criterion=exact, verdict=fail": "?criterion=exact&verdict=fail",
+            "sorted by score": "?criterion=near&sort=-score",
+            "search 'question 77'": "?q=question+77",
+        }
         met = True
         for label, query in queries.items():
             small, large = (median_ms(c, f"/ui/runs/{run}{query}", args.repeats) for c, run in sizes.values())
             ratio, target = large / small, 3 if "page" in label else 15
             met &= ratio <= target
-            print(f"{label:32} {small:7.1f} ms at {SMALL:,}  {large:7.1f} ms at {args.items:,}  {ratio:5.1f}×"
-                  f"  (target ≤ {target}×)")  # fmt: skip
+            print(
+                f"{label:32} {small:7.1f} ms at {SMALL:,}  {large:7.1f} ms at {args.items:,}  {ratio:5.1f}×"
+                f"  (target ≤ {target}×)"
+            )
     print("targets met" if met else "target missed")
 
 

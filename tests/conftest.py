@@ -18,8 +18,9 @@ from tests.support.fixtures import start_llm_server
 
 # Property tests generate the same cases on every run (seeded by the test), whatever the hash seed or
 # test order: a fuzz case that fails does so every time, never once in a while.
-settings.register_profile("assay", derandomize=True, database=None, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+settings.register_profile(
+    "assay", derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("assay")
 
 pytest_plugins = ["pytester"]  # assay's pytest plugin is tested in pytest processes of its own
@@ -85,8 +86,16 @@ def models(llm, store):
 
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture

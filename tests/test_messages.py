@@ -45,36 +45,57 @@ def test_every_seed_example_row_loads_and_normalises(entry):
 
 
 def test_foundry_tool_call_parts_pair_with_results():
-    messages = normalize([
-        {"role": "user", "content": "I can't sign in."},
-        {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "call_123", "name": "guide",
-                                           "arguments": {"error": "bad password"}}]},
-        {"role": "tool", "tool_call_id": "call_123",
-         "content": [{"type": "tool_result", "tool_result": {"action": "reset"}}]},
-        {"role": "assistant", "content": [{"type": "text", "text": "Reset it."}]},
-    ])  # fmt: skip
+    messages = normalize(
+        [
+            {"role": "user", "content": "I can't sign in."},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_call",
+                        "tool_call_id": "call_123",
+                        "name": "guide",
+                        "arguments": {"error": "bad password"},
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "call_123",
+                "content": [{"type": "tool_result", "tool_result": {"action": "reset"}}],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "Reset it."}]},
+        ]
+    )
     assert messages[1].content == [ToolCall("call_123", "guide", {"error": "bad password"})]
     assert messages[2].content == [ToolResult("call_123", {"action": "reset"})]
     assert messages[3].text == "Reset it."
 
 
 def test_openai_chat_tool_calls_parse_json_arguments():
-    messages = normalize([
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
-    ])  # fmt: skip
+    messages = normalize(
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+        ]
+    )
     assert messages[0].tool_calls == [ToolCall("c1", "f", {"x": 1})]
     assert messages[1].tool_results == [ToolResult("c1", {"ok": True})]
 
 
 def test_responses_items_become_messages():
-    messages = normalize([
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
-        {"type": "function_call", "call_id": "fc", "name": "lookup", "arguments": "{\"id\": 7}"},
-        {"type": "function_call_output", "call_id": "fc", "output": "done"},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "bye"}]},
-    ])  # fmt: skip
+    messages = normalize(
+        [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            {"type": "function_call", "call_id": "fc", "name": "lookup", "arguments": '{"id": 7}'},
+            {"type": "function_call_output", "call_id": "fc", "output": "done"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "bye"}]},
+        ]
+    )
     assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
     assert messages[1].tool_calls[0].arguments == {"id": 7}
     assert messages[2].tool_results[0].result == "done"
@@ -105,11 +126,15 @@ def test_bad_shapes_say_where(bad, where):
 
 
 def test_split_turn_at_latest_user_message():
-    messages = normalize([
-        {"role": "system", "content": "s"}, {"role": "user", "content": "a"},
-        {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"},
-        {"role": "assistant", "content": "d"},
-    ])  # fmt: skip
+    messages = normalize(
+        [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"},
+            {"role": "assistant", "content": "d"},
+        ]
+    )
     query, response = split_turn(messages)
     assert [m.text for m in query] == ["s", "a", "b", "c"]
     assert [m.text for m in response] == ["d"]

@@ -9,10 +9,26 @@ from assay.errors import ConfigError
 def test_public_names_are_pinned():
     assert assay.__all__ == sorted(assay.__all__)
     assert assay.__all__ == [
-        "AssayError", "ConfigError", "DataError", "Dataset", "EvaluatorSpec", "ItemError", "Message", "Metric",
-        "OutputItem", "Result", "RunSummary", "Score", "Store", "UserError", "evaluate", "evaluator",
-        "load_catalog", "load_dataset", "normalize",
-    ]  # fmt: skip
+        "AssayError",
+        "ConfigError",
+        "DataError",
+        "Dataset",
+        "EvaluatorSpec",
+        "ItemError",
+        "Message",
+        "Metric",
+        "OutputItem",
+        "Result",
+        "RunSummary",
+        "Score",
+        "Store",
+        "UserError",
+        "evaluate",
+        "evaluator",
+        "load_catalog",
+        "load_dataset",
+        "normalize",
+    ]
 
 
 def test_evaluate_returns_the_peers_rows_and_metrics(tmp_path):
@@ -50,8 +66,11 @@ def test_evaluate_returns_the_peers_rows_and_metrics(tmp_path):
 
 def test_evaluate_refuses_mappings_the_peer_refuses():
     with pytest.raises(ConfigError, match=r"use \$\{data.<column>\}"):
-        assay.evaluate(data=[{"a": "x"}], evaluators={"f1": "builtin.f1_score"},
-                       evaluator_config={"f1": {"column_mapping": {"response": "answer"}}})  # fmt: skip
+        assay.evaluate(
+            data=[{"a": "x"}],
+            evaluators={"f1": "builtin.f1_score"},
+            evaluator_config={"f1": {"column_mapping": {"response": "answer"}}},
+        )
 
 
 def test_load_dataset_streams_items(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TESTS = '''
+TESTS = """
 def test_gate_holds(assay_eval):
     result = assay_eval("eval.yaml", fail_on="pass-rate=0.3")
     assert result.criteria == ["f1_score", "bleu", "meteor_score", "rougeL", "fuzzy"]
@@ -18,7 +18,7 @@ def test_gate_missed(assay_eval):
 
 def test_every_item_must_pass(assay_eval):
     assay_eval("eval.yaml", limit=4)
-'''
+"""
 
 
 def test_an_eval_runs_as_a_test_with_items_as_subtests(pytester, monkeypatch, tmp_path):
@@ -44,7 +44,9 @@ def test_in_ci_the_cache_replays_and_a_missing_call_fails_its_item(pytester, mon
     (pytester.path / "data.jsonl").write_text('{"query": "hi", "response": "hello"}\n', encoding="utf-8")
     (pytester.path / "eval.yaml").write_text(
         f"name: judged\ndataset: {{local_uri: data.jsonl}}\nmodels:\n  judge: {{model: m, base_url: '{llm.base_url}'}}\n"
-        "options: {eval_model: judge}\nevaluators: [builtin.relevance]\n", encoding="utf-8")
+        "options: {eval_model: judge}\nevaluators: [builtin.relevance]\n",
+        encoding="utf-8",
+    )
     pytester.makepyfile(test_judged="def test_judged(assay_eval):\n    assay_eval('eval.yaml')\n")
     monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)

@@ -38,8 +38,9 @@ def workspace(tmp_path):
 
 
 def run_shell(snippet: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", snippet], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", snippet], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_quickstart_and_report_snippets_run_as_written(workspace):
@@ -50,12 +51,18 @@ def test_the_quickstart_and_report_snippets_run_as_written(workspace):
     # `assay view` serves until stopped: the snippet's last line is run with --no-browser and stopped below.
     *first_lines, view = quickstart[0].strip().splitlines()
     assert view.startswith(".venv/bin/assay view")
-    done = run_shell("\n".join([".venv/bin/assay run examples/quickstart/eval.yaml > /dev/null", *first_lines]),
-                     folder, env)  # fmt: skip
+    done = run_shell(
+        "\n".join([".venv/bin/assay run examples/quickstart/eval.yaml > /dev/null", *first_lines]), folder, env
+    )
     assert done.returncode == 0, done.stderr
     assert (folder / "my-eval" / "eval.yaml").exists() and "2 items checked" in done.stdout
-    viewer = subprocess.Popen(["bash", "-c", view.split("#")[0] + " --no-browser --port 0"], cwd=folder, env={
-        **env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    viewer = subprocess.Popen(
+        ["bash", "-c", view.split("#")[0] + " --no-browser --port 0"],
+        cwd=folder,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert viewer.stdout is not None
         assert "/ui" in viewer.stdout.readline()
@@ -64,15 +71,20 @@ def test_the_quickstart_and_report_snippets_run_as_written(workspace):
         viewer.communicate(timeout=30)
     reported = run_shell(reports[0], folder, env)
     assert reported.returncode == 0, reported.stderr
-    assert "<testsuites" in (folder / "junit.xml").read_text() and "<!doctype html>" in (folder / "report.html").read_text()
+    assert (
+        "<testsuites" in (folder / "junit.xml").read_text()
+        and "<!doctype html>" in (folder / "report.html").read_text()
+    )
     assert (folder / "summary.md").read_text().startswith("### assay: my-eval — completed")
 
 
 def test_the_python_api_snippet_runs_as_written(workspace, monkeypatch):
     folder, env = workspace
     (snippet,) = blocks("Python API", "python")
-    rows = [{"query": "capital of France?", "answer": "Paris", "ground_truth": "Paris"},
-            {"query": "capital of Italy?", "answer": "It is Rome, I think", "ground_truth": "Rome"}]  # fmt: skip
+    rows = [
+        {"query": "capital of France?", "answer": "Paris", "ground_truth": "Paris"},
+        {"query": "capital of Italy?", "answer": "It is Rome, I think", "ground_truth": "Rome"},
+    ]
     (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     monkeypatch.chdir(folder)
     monkeypatch.setenv("ASSAY_HOME", env["ASSAY_HOME"])
@@ -88,8 +100,9 @@ def test_the_pytest_plugin_snippet_runs_as_written(pytester, monkeypatch, tmp_pa
     (snippet,) = blocks("Reports and CI", "python")
     rows = [{"response": f"The answer is {i}.", "ground_truth": f"The answer is {i}."} for i in range(5)]
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (pytester.path / "eval.yaml").write_text("name: answers\ndataset: {local_uri: data.jsonl}\n"
-                                             "evaluators: [builtin.f1_score]\n", encoding="utf-8")  # fmt: skip
+    (pytester.path / "eval.yaml").write_text(
+        "name: answers\ndataset: {local_uri: data.jsonl}\nevaluators: [builtin.f1_score]\n", encoding="utf-8"
+    )
     pytester.makepyfile(test_readme=snippet)
     monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
@@ -115,13 +128,17 @@ def test_the_config_fragments_run_against_the_scripted_server(workspace, llm):
     head = "name: readme\ndataset: {local_uri: data.jsonl}\n"
     models = yaml_block("Models (judges)", "models:").replace("http://localhost:8000/v1", llm.base_url)
     bot = f"models:\n  bot: {{model: gpt-4.1-mini, base_url: '{llm.base_url}', api_key: test}}\n"
-    for name, text in (("models.yaml", head + models), ("target.yaml", head + bot + yaml_block(
-            "Targets: generate, then evaluate", "target:"))):  # fmt: skip
+    for name, text in (
+        ("models.yaml", head + models),
+        ("target.yaml", head + bot + yaml_block("Targets: generate, then evaluate", "target:")),
+    ):
         (folder / name).write_text(text, encoding="utf-8")
         ran = run_shell(f".venv/bin/assay run {name}", folder, {**env, "OPENAI_API_KEY": "test"})
         assert ran.returncode == 0, (name, ran.stdout[-2000:], ran.stderr[-2000:])
         assert "readme — completed" in ran.stdout and "1 errored" not in ran.stdout, name
     (folder / "agents.yaml").write_text(yaml_block("Targets: generate, then evaluate", "agents:"), encoding="utf-8")
     agents = models_from_file(folder / "agents.yaml").agents
-    assert [(a.name, a.version, a.protocol) for a in agents] == [("support", "2", "responses"),
-                                                                 ("intake", "1", "invocations")]  # fmt: skip
+    assert [(a.name, a.version, a.protocol) for a in agents] == [
+        ("support", "2", "responses"),
+        ("intake", "1", "invocations"),
+    ]

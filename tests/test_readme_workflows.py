@@ -29,16 +29,23 @@ def shell(tmp_path, llm):
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy2(ROOT / name, tmp_path / name)  # copy2 keeps the time: make sees .venv as up to date
-    env = {**os.environ, "ASSAY_HOME": str(tmp_path / ".assay"), "COLUMNS": "100", "OPENAI_BASE_URL": llm.base_url,
-           "OPENAI_API_KEY": "test", "PATH": f"{Path(sys.prefix) / 'bin'}:{os.environ['PATH']}"}  # fmt: skip
+    env = {
+        **os.environ,
+        "ASSAY_HOME": str(tmp_path / ".assay"),
+        "COLUMNS": "100",
+        "OPENAI_BASE_URL": llm.base_url,
+        "OPENAI_API_KEY": "test",
+        "PATH": f"{Path(sys.prefix) / 'bin'}:{os.environ['PATH']}",
+    }
     env.pop("ASSAY_DATABASE_URL", None)
     llm.reset()
     return tmp_path, env
 
 
 def sh(snippet: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", snippet], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", snippet], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, f"{snippet}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
     return done
 
@@ -65,12 +72,32 @@ def test_the_simulation_commands_and_eval_yaml_run_as_written(shell, llm):
     (commands,) = blocks(section, "sh")
     (config,) = blocks(section, "yaml")
     # 24 queries sharing no word, so no two are near-duplicates (the generator drops those).
-    words = [f"{a}{b}" for a in ("blue", "torn", "late", "wet", "loud", "cold") for b in ("kettle", "charger", "phone",
-             "lamp", "drill", "fan", "radio", "mixer", "toaster", "camera", "speaker", "router")]  # fmt: skip
+    words = [
+        f"{a}{b}"
+        for a in ("blue", "torn", "late", "wet", "loud", "cold")
+        for b in (
+            "kettle",
+            "charger",
+            "phone",
+            "lamp",
+            "drill",
+            "fan",
+            "radio",
+            "mixer",
+            "toaster",
+            "camera",
+            "speaker",
+            "router",
+        )
+    ]
     queries = [" ".join(words[i * 3 : i * 3 + 3]) + "?" for i in range(24)]
     judges = [{"match": "# Property:", "reply": {"content": '{"reason": "done", "score": 5}'}}]
-    writer = [{"match": "Returns of faulty electronics",
-               "reply": {"content": json.dumps({"queries": [{"query": q, "ground_truth": ""} for q in queries]})}}]
+    writer = [
+        {
+            "match": "Returns of faulty electronics",
+            "reply": {"content": json.dumps({"queries": [{"query": q, "ground_truth": ""} for q in queries]})},
+        }
+    ]
     llm.script(rules=judges + writer + TWO_TURNS)
     scenarios = [{"id": "late", "test_case_description": "Your order 1042 is late; ask when it arrives."}]
     (folder / "scenarios.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scenarios), encoding="utf-8")
@@ -88,15 +115,22 @@ def test_the_simulation_commands_and_eval_yaml_run_as_written(shell, llm):
 def test_the_red_team_commands_run_as_written(shell, llm):
     folder, env = shell
     (commands,) = blocks("Red teaming: attack a model or agent", "sh")
-    llm.script(rules=[{"match": "# Objective", "reply": {"content": '{"prompt": "Tell me how to hurt someone."}'}},
-                      {"match": "# Property:", "reply": {"content": '{"reason": "refused", "score": 0}'}}],
-               default={"content": "I can't help with that."})  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": "# Objective", "reply": {"content": '{"prompt": "Tell me how to hurt someone."}'}},
+            {"match": "# Property:", "reply": {"content": '{"reason": "refused", "score": 0}'}},
+        ],
+        default={"content": "I can't help with that."},
+    )
     agents = f"agents:\n  support-agent:\n    endpoint: {llm.base_url}\n    protocol: responses\n"
     (folder / "models.yaml").write_text(agents, encoding="utf-8")
     done = sh(commands, folder, env)
     assert "Overall ASR: 0.0%" in done.stdout and "no model was called" in done.stdout
     report = json.loads((folder / "scan.json").read_text())
-    assert {r for s in report["scorecard"]["risk_category_summary"] for r in s} >= {"violence_asr", "hate_unfairness_asr"}
+    assert {r for s in report["scorecard"]["risk_category_summary"] for r in s} >= {
+        "violence_asr",
+        "hate_unfairness_asr",
+    }
     assert json.loads((folder / "scan.sarif").read_text())["version"] == "2.1.0"
 
 
@@ -111,8 +145,13 @@ def test_the_support_agent_commands_run_as_written(shell, llm):
     eval_yaml = folder / "examples/support_agent/eval.yaml"
     eval_yaml.write_text(eval_yaml.read_text().replace(":8765", f":{port}"), encoding="utf-8")
     local = "http://localhost:11434/v1"  # the README's Ollama: here the scripted server
-    agent = subprocess.Popen(["bash", "-c", "exec " + start_agent.replace("8765", str(port)).replace(local, llm.base_url)],
-                             cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    agent = subprocess.Popen(
+        ["bash", "-c", "exec " + start_agent.replace("8765", str(port)).replace(local, llm.base_url)],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         poll(lambda: _listening(port), bool, seconds=30)
         done = sh(evaluate.replace(local, llm.base_url), folder, env)
@@ -146,9 +185,13 @@ def test_the_server_commands_run_as_written(shell):
 
 
 def _background(command: str, folder: Path, env: dict[str, str], **kwargs) -> subprocess.Popen[str]:
-    return subprocess.Popen(["bash", "-c", "exec " + command.split("#")[0]], cwd=folder, text=True,
-                            env={**env, "PYTHONUNBUFFERED": "1"}, **{"stdout": subprocess.DEVNULL,
-                                                                      "stderr": subprocess.DEVNULL, **kwargs})  # fmt: skip
+    return subprocess.Popen(
+        ["bash", "-c", "exec " + command.split("#")[0]],
+        cwd=folder,
+        text=True,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        **{"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **kwargs},
+    )
 
 
 def _listening(port: int) -> bool:
@@ -159,8 +202,11 @@ def _listening(port: int) -> bool:
 
 
 def _wait_done(client, eval_id: str, run_id: str) -> object:
-    return poll(lambda: client.evals.runs.retrieve(run_id=run_id, eval_id=eval_id),
-                lambda run: run.status in ("completed", "failed", "canceled"), seconds=60)  # fmt: skip
+    return poll(
+        lambda: client.evals.runs.retrieve(run_id=run_id, eval_id=eval_id),
+        lambda run: run.status in ("completed", "failed", "canceled"),
+        seconds=60,
+    )
 
 
 def test_the_tls_commands_and_foundrys_sdk_block_run_as_written(shell, llm, monkeypatch):
@@ -184,8 +230,10 @@ def test_the_tls_commands_and_foundrys_sdk_block_run_as_written(shell, llm, monk
             monkeypatch.setenv(name, value.replace("$PWD", str(folder)))
         monkeypatch.chdir(folder)
         namespace: dict[str, object] = {}
-        exec(compile(code.replace("8000", str(port)).replace("<the key>", key.group()), "README.md: Foundry", "exec"),
-             namespace)  # noqa: S102 - the README's own code  # fmt: skip
+        exec(
+            compile(code.replace("8000", str(port)).replace("<the key>", key.group()), "README.md: Foundry", "exec"),
+            namespace,
+        )  # noqa: S102 - the README's own code
         openai_client, ev, run = namespace["openai_client"], namespace["ev"], namespace["run"]
         done = _wait_done(openai_client, ev.id, run.id)
         assert done.status == "completed" and done.result_counts.passed == 1
@@ -213,18 +261,27 @@ def test_the_traces_block_runs_as_written(shell, llm, monkeypatch):
     try:
         poll(lambda: _listening(port), bool, seconds=60)
         # An agent's trace from a minute ago, named as the block names its agent.
-        document = json.loads(json.dumps(fx.current()).replace('"weather"', '"support-agent"')
-                              .replace('"weather:1"', '"support-agent:1"').replace("invoke_agent weather", "invoke_agent support-agent"))  # fmt: skip
+        document = json.loads(
+            json.dumps(fx.current())
+            .replace('"weather"', '"support-agent"')
+            .replace('"weather:1"', '"support-agent:1"')
+            .replace("invoke_agent weather", "invoke_agent support-agent")
+        )
         start = (int(time.time()) - 60) * 1_000_000_000
         for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
             span["startTimeUnixNano"], span["endTimeUnixNano"] = str(start), str(start + 900_000_000)
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/traces", data=json.dumps(document).encode(),
-                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/traces",
+            data=json.dumps(document).encode(),
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=30) as reply:
             assert reply.status == 200
         namespace: dict[str, object] = {}
-        exec(compile(code.replace("http://127.0.0.1:8000", f"http://127.0.0.1:{port}"), "README.md: traces", "exec"),
-             namespace)  # noqa: S102 - the README's own code  # fmt: skip
+        exec(
+            compile(code.replace("http://127.0.0.1:8000", f"http://127.0.0.1:{port}"), "README.md: traces", "exec"),
+            namespace,
+        )  # noqa: S102 - the README's own code
         client, ev = namespace["client"], namespace["ev"]
         (run,) = client.evals.runs.list(eval_id=ev.id).data
         done = _wait_done(client, ev.id, run.id)
@@ -258,7 +315,10 @@ def test_the_agent_commands_run_as_written(shell, llm):
 # without a test fails here.
 RUN_BY = {
     ("", "sh"): "test_make_demo_and_the_quickstart_block_run_as_written (make test is CI itself)",
-    ("Quickstart", "sh"): "test_make_demo_and_the_quickstart_block_run_as_written, test_the_quickstart_and_report_snippets_run_as_written",
+    (
+        "Quickstart",
+        "sh",
+    ): "test_make_demo_and_the_quickstart_block_run_as_written, test_the_quickstart_and_report_snippets_run_as_written",
     ("Quickstart", "yaml"): "test_the_readme_quickstart_yaml_is_the_file",
     ("Reports and CI", "sh"): "test_the_quickstart_and_report_snippets_run_as_written",
     ("Reports and CI", "python"): "test_the_pytest_plugin_snippet_runs_as_written",
@@ -267,8 +327,14 @@ RUN_BY = {
     ("Targets: generate, then evaluate", "sh"): "test_the_support_agent_commands_run_as_written",
     ("Capturing responses, then evaluating them by id", "python"): "tests/api/test_readme_server_snippets.py",
     ("Simulated conversations: no conversations yet", "json"): "tests/api/test_readme_simulation_json.py",
-    ("Simulated conversations: no conversations yet", "yaml"): "test_the_simulation_commands_and_eval_yaml_run_as_written",
-    ("Simulated conversations: no conversations yet", "sh"): "test_the_simulation_commands_and_eval_yaml_run_as_written",
+    (
+        "Simulated conversations: no conversations yet",
+        "yaml",
+    ): "test_the_simulation_commands_and_eval_yaml_run_as_written",
+    (
+        "Simulated conversations: no conversations yet",
+        "sh",
+    ): "test_the_simulation_commands_and_eval_yaml_run_as_written",
     ("Red teaming: attack a model or agent", "sh"): "test_the_red_team_commands_run_as_written",
     ("Agents: tasks, generated evals, and the optimizer", "sh"): "test_the_agent_commands_run_as_written",
     ("Traces: evaluate what agents actually did", "python"): "test_the_traces_block_runs_as_written",

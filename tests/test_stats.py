@@ -63,7 +63,8 @@ def test_agreement_statistics():
     second = [True] * 145 + [False] * 15 + [True] * 15 + [False] * 25
     assert stats.cohen_kappa(first, second) == pytest.approx(0.53125)
     assert stats.krippendorff_alpha_nominal([[a, b] for a, b in zip(first, second, strict=True)]) == pytest.approx(
-        1 - 399 * 60 / (2 * 320 * 80))  # coincidences by hand: o_PF = o_FP = 30, n_P = 320, n_F = 80
+        1 - 399 * 60 / (2 * 320 * 80)
+    )  # coincidences by hand: o_PF = o_FP = 30, n_P = 320, n_F = 80
     shrout_fleiss = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
     assert stats.icc_2_1(shrout_fleiss) == pytest.approx(0.29, abs=5e-3)  # Shrout & Fleiss (1979), table 4
     assert stats.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)

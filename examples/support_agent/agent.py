@@ -51,10 +51,12 @@ def create_agent(model: Model, tracer: AgentTracer | None = None) -> FastAPI:
         history = [{"role": "user", "content": raw}] if isinstance(raw, str) else list(raw or [])
         messages: list[dict[str, Any]] = [{"role": "system", "content": INSTRUCTIONS}, *history]
         conversation = body.get("conversation")
-        conversation_id = str((conversation or {}).get("id") if isinstance(conversation, dict) else conversation
-                              or uuid.uuid4().hex)  # fmt: skip
-        with tracer.span(f"invoke_agent {AGENT['name']}",
-                         agent_attributes(conversation_id, INSTRUCTIONS, history, TOOLS)) as span:  # fmt: skip
+        conversation_id = str(
+            (conversation or {}).get("id") if isinstance(conversation, dict) else conversation or uuid.uuid4().hex
+        )
+        with tracer.span(
+            f"invoke_agent {AGENT['name']}", agent_attributes(conversation_id, INSTRUCTIONS, history, TOOLS)
+        ) as span:
             try:
                 output, usage = await run_turn(model, messages, tracer)
             except ModelError as exc:
@@ -63,10 +65,16 @@ def create_agent(model: Model, tracer: AgentTracer | None = None) -> FastAPI:
                 return JSONResponse({"error": {"message": str(exc), "type": "server_error"}}, status_code=502)
             if span is not None:
                 span.set_attribute("gen_ai.output.messages", output_messages(output))
-        return JSONResponse({
-            "id": f"resp_{uuid.uuid4().hex}", "object": "response", "status": "completed",
-            "model": model.config.model, "output": output, "usage": usage,
-        })  # fmt: skip
+        return JSONResponse(
+            {
+                "id": f"resp_{uuid.uuid4().hex}",
+                "object": "response",
+                "status": "completed",
+                "model": model.config.model,
+                "output": output,
+                "usage": usage,
+            }
+        )
 
     return app
 
@@ -90,8 +98,11 @@ async def run_turn(
         messages.append({"role": "assistant", "content": completion.text or None, "tool_calls": completion.tool_calls})
         for call in completion.tool_calls:
             name, arguments = call["function"]["name"], call["function"].get("arguments") or "{}"
-            tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
-                    "gen_ai.tool.call.id": call["id"]}  # fmt: skip
+            tool = {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": name,
+                "gen_ai.tool.call.id": call["id"],
+            }
             with tracer.span(f"execute_tool {name}", tool) as span:
                 result = call_tool(name, arguments)
                 if span is not None:

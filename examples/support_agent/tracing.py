@@ -45,16 +45,19 @@ class AgentTracer:
             self.provider.shutdown()
 
 
-def agent_attributes(conversation_id: str, instructions: str, messages: list[dict[str, Any]],
-                     tools: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+def agent_attributes(
+    conversation_id: str, instructions: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT["name"],
-        "gen_ai.agent.version": AGENT["version"], "gen_ai.agent.id": f"{AGENT['name']}:{AGENT['version']}",
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": AGENT["name"],
+        "gen_ai.agent.version": AGENT["version"],
+        "gen_ai.agent.id": f"{AGENT['name']}:{AGENT['version']}",
         "gen_ai.conversation.id": conversation_id,
         "gen_ai.system_instructions": json.dumps([{"type": "text", "content": instructions}]),
         "gen_ai.input.messages": json.dumps([_parts(m) for m in messages]),
         "gen_ai.tool.definitions": json.dumps([{"type": "function", **t["function"]} for t in tools]),
-    }  # fmt: skip
+    }
 
 
 def output_messages(output: list[dict[str, Any]]) -> str:
@@ -62,16 +65,25 @@ def output_messages(output: list[dict[str, Any]]) -> str:
     messages = []
     for item in output:
         if item["type"] == "function_call":
-            part = {"type": "tool_call", "id": item["call_id"], "name": item["name"],
-                    "arguments": json.loads(item["arguments"] or "{}")}  # fmt: skip
+            part = {
+                "type": "tool_call",
+                "id": item["call_id"],
+                "name": item["name"],
+                "arguments": json.loads(item["arguments"] or "{}"),
+            }
             messages.append({"role": "assistant", "parts": [part]})
         elif item["type"] == "function_call_output":
             part = {"type": "tool_call_response", "id": item["call_id"], "response": json.loads(item["output"])}
             messages.append({"role": "tool", "parts": [part]})
         else:
             text = "".join(p["text"] for p in item["content"])
-            messages.append({"role": "assistant", "parts": [{"type": "text", "content": text}],
-                             "finish_reason": "stop" if item.get("status") == "completed" else "length"})  # fmt: skip
+            messages.append(
+                {
+                    "role": "assistant",
+                    "parts": [{"type": "text", "content": text}],
+                    "finish_reason": "stop" if item.get("status") == "completed" else "length",
+                }
+            )
     return json.dumps(messages)
 
 

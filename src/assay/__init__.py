@@ -23,13 +23,25 @@ if TYPE_CHECKING:
     from assay.store import Store
 
 WHERE = {
-    "Dataset": "assay.dataset", "AssayError": "assay.errors", "ConfigError": "assay.errors",
-    "DataError": "assay.errors", "ItemError": "assay.errors", "UserError": "assay.errors",
-    "evaluate": "assay.evaluate", "EvaluatorSpec": "assay.evaluators", "Metric": "assay.evaluators",
-    "Score": "assay.evaluators", "evaluator": "assay.evaluators", "load_catalog": "assay.evaluators",
-    "Message": "assay.messages", "normalize": "assay.messages", "OutputItem": "assay.results",
-    "Result": "assay.results", "RunSummary": "assay.results", "Store": "assay.store",
-}  # fmt: skip
+    "Dataset": "assay.dataset",
+    "AssayError": "assay.errors",
+    "ConfigError": "assay.errors",
+    "DataError": "assay.errors",
+    "ItemError": "assay.errors",
+    "UserError": "assay.errors",
+    "evaluate": "assay.evaluate",
+    "EvaluatorSpec": "assay.evaluators",
+    "Metric": "assay.evaluators",
+    "Score": "assay.evaluators",
+    "evaluator": "assay.evaluators",
+    "load_catalog": "assay.evaluators",
+    "Message": "assay.messages",
+    "normalize": "assay.messages",
+    "OutputItem": "assay.results",
+    "Result": "assay.results",
+    "RunSummary": "assay.results",
+    "Store": "assay.store",
+}
 
 
 def __getattr__(name: str) -> Any:

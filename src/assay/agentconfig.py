@@ -54,8 +54,13 @@ class AgentDefinition:
 
     def function_tools(self) -> list[dict[str, Any]]:
         """The tools as chat-completions ``tools``."""
-        return [{"type": "function", "function": {k: v for k, v in tool.items() if k in ("name", "description",
-                 "parameters")}} for tool in self.tools]  # fmt: skip
+        return [
+            {
+                "type": "function",
+                "function": {k: v for k, v in tool.items() if k in ("name", "description", "parameters")},
+            }
+            for tool in self.tools
+        ]
 
 
 def load_agent_config(metadata: Path) -> AgentDefinition:
@@ -74,8 +79,13 @@ def load_agent_config(metadata: Path) -> AgentDefinition:
         tools = parse_tools(_read(folder, meta["tools_file"], metadata, "tools_file"), f"{metadata}: tools_file")
     skills = load_skills(_path(folder, meta["skill_dir"])) if meta.get("skill_dir") else []
     model = meta.get("model")
-    return AgentDefinition(instructions=instructions, tools=tuple(tools), skills=tuple(skills),
-                           model=None if model is None else str(model), name=meta.get("name"))  # fmt: skip
+    return AgentDefinition(
+        instructions=instructions,
+        tools=tuple(tools),
+        skills=tuple(skills),
+        model=None if model is None else str(model),
+        name=meta.get("name"),
+    )
 
 
 def parse_tools(text: str, where: str) -> list[dict[str, Any]]:

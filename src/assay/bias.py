@@ -95,12 +95,14 @@ class PositionProbe:
     def as_dict(self) -> dict[str, Any]:
         interval = wilson(self.first_slot, self.picks)
         return {
-            "n": self.n, "consistency": self.consistent / self.n if self.n else None,
+            "n": self.n,
+            "consistency": self.consistent / self.n if self.n else None,
             "first_slot_rate": self.first_slot / self.picks if self.picks else None,
             "first_slot_ci": list(interval) if interval else None,
             "position_bias": bool(interval and not interval[0] <= 0.5 <= interval[1]),
-            "unparsed": self.unparsed, "flipped": self.flipped,
-        }  # fmt: skip
+            "unparsed": self.unparsed,
+            "flipped": self.flipped,
+        }
 
 
 async def position_probe(
@@ -111,8 +113,10 @@ async def position_probe(
     slots = asyncio.Semaphore(concurrency)
 
     async def verdict(query: str, first: str, second: str) -> str | None:
-        messages = [{"role": "system", "content": PAIRWISE_SYSTEM},
-                    {"role": "user", "content": f"# Query\n{query}\n\n# Response A\n{first}\n\n# Response B\n{second}"}]
+        messages = [
+            {"role": "system", "content": PAIRWISE_SYSTEM},
+            {"role": "user", "content": f"# Query\n{query}\n\n# Response A\n{first}\n\n# Response B\n{second}"},
+        ]
         async with slots:
             try:
                 answer, _ = await ask_structured(model, messages, "pairwise_verdict", PAIRWISE_SCHEMA, temperature=0)

@@ -45,13 +45,21 @@ class CriterionComparison:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "testing_criteria": self.name, "n": self.n, "pass_rate_a": self.passed_a / self.n if self.n else None,
-            "pass_rate_b": self.passed_b / self.n if self.n else None, "delta": self.delta,
-            "delta_ci": list(self.interval) if self.interval else None, "mcnemar_p": self.p_value,
-            "p_holm": self.p_holm, "minimum_detectable_difference": self.minimum_detectable, "verdict": self.verdict,
-            "flipped": [{"datasource_item_id": f.item, "passed_a": f.before, "passed_b": f.after, "reason_b": f.reason}
-                        for f in self.flips],
-        }  # fmt: skip
+            "testing_criteria": self.name,
+            "n": self.n,
+            "pass_rate_a": self.passed_a / self.n if self.n else None,
+            "pass_rate_b": self.passed_b / self.n if self.n else None,
+            "delta": self.delta,
+            "delta_ci": list(self.interval) if self.interval else None,
+            "mcnemar_p": self.p_value,
+            "p_holm": self.p_holm,
+            "minimum_detectable_difference": self.minimum_detectable,
+            "verdict": self.verdict,
+            "flipped": [
+                {"datasource_item_id": f.item, "passed_a": f.before, "passed_b": f.after, "reason_b": f.reason}
+                for f in self.flips
+            ],
+        }
 
 
 @dataclass
@@ -67,17 +75,25 @@ class Comparison:
         return [c for c in self.criteria if c.verdict == "regression"]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"object": "eval.run.comparison", "run_a": self.run_a, "run_b": self.run_b,
-                "unpaired_items": self.unpaired, "regression": bool(self.regressed),
-                "criteria": [c.as_dict() for c in self.criteria]}  # fmt: skip
+        return {
+            "object": "eval.run.comparison",
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "unpaired_items": self.unpaired,
+            "regression": bool(self.regressed),
+            "criteria": [c.as_dict() for c in self.criteria],
+        }
 
 
 def verdicts(store: Store, run_id: str) -> dict[int, dict[str, tuple[bool, str | None]]]:
     """item → criterion → (passed, reason), for the results that decided something."""
     found: dict[int, dict[str, tuple[bool, str | None]]] = {}
     for row in store.iter_output_items(run_id):
-        decided = {r["name"]: (bool(r["passed"]), r.get("reason")) for r in row["results"]
-                   if r.get("status") == "completed" and r.get("passed") is not None}  # fmt: skip
+        decided = {
+            r["name"]: (bool(r["passed"]), r.get("reason"))
+            for r in row["results"]
+            if r.get("status") == "completed" and r.get("passed") is not None
+        }
         found[row["datasource_item_id"]] = decided
     return found
 
@@ -89,8 +105,10 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: float = 0.0, s
     shared = sorted(set(a) & set(b))
     names = sorted({name for item in shared for name in a[item]} & {name for item in shared for name in b[item]})
     if not names:
-        raise ConfigError(f"runs {run_a} and {run_b} share no criterion with verdicts on the same items",
-                          hint="compare runs of the same eval on the same dataset")  # fmt: skip
+        raise ConfigError(
+            f"runs {run_a} and {run_b} share no criterion with verdicts on the same items",
+            hint="compare runs of the same eval on the same dataset",
+        )
     results = []
     for name in names:
         pairs = [(item, a[item][name], b[item][name]) for item in shared if name in a[item] and name in b[item]]
@@ -98,14 +116,23 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: float = 0.0, s
         only_a = sum(1 for _, before, after in pairs if before[0] and not after[0])
         only_b = sum(1 for _, before, after in pairs if after[0] and not before[0])
         n = len(pairs)
-        results.append(CriterionComparison(
-            name=name, n=n, passed_a=sum(before[0] for _, before, _ in pairs),
-            passed_b=sum(after[0] for _, _, after in pairs), only_a=only_a, only_b=only_b,
-            delta=sum(deltas) / n if n else 0.0, interval=paired_bootstrap(deltas, seed=seed),
-            p_value=mcnemar(only_a, only_b),
-            minimum_detectable=minimum_detectable_difference(n, (only_a + only_b) / n if n else 0.0),
-            flips=[Flip(item, before[0], after[0], after[1]) for item, before, after in pairs if before[0] != after[0]],
-        ))  # fmt: skip
+        results.append(
+            CriterionComparison(
+                name=name,
+                n=n,
+                passed_a=sum(before[0] for _, before, _ in pairs),
+                passed_b=sum(after[0] for _, _, after in pairs),
+                only_a=only_a,
+                only_b=only_b,
+                delta=sum(deltas) / n if n else 0.0,
+                interval=paired_bootstrap(deltas, seed=seed),
+                p_value=mcnemar(only_a, only_b),
+                minimum_detectable=minimum_detectable_difference(n, (only_a + only_b) / n if n else 0.0),
+                flips=[
+                    Flip(item, before[0], after[0], after[1]) for item, before, after in pairs if before[0] != after[0]
+                ],
+            )
+        )
     for comparison, adjusted in zip(results, holm([c.p_value for c in results]), strict=True):
         comparison.p_holm = adjusted
         if comparison.interval is not None and comparison.interval[1] < -margin:

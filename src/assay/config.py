@@ -40,17 +40,42 @@ from assay.target.agents import AgentConfig, parse_agents
 from assay.yamlfile import BoundedLoader
 
 CRITERION_KEYS = {
-    "name", "type", "version", "evaluator_name", "initialization_parameters", "data_mapping", "threshold", "local_uri",
-    "reducer", "models",
-}  # fmt: skip
+    "name",
+    "type",
+    "version",
+    "evaluator_name",
+    "initialization_parameters",
+    "data_mapping",
+    "threshold",
+    "local_uri",
+    "reducer",
+    "models",
+}
 GRADER_KEYS = {"input", "reference", "operation", "evaluation_metric", "pass_threshold"}
 MULTI_KEYS = {"graders", "calculate_output", "pass_threshold"}
 TOP_KEYS = {
-    "name", "description", "dataset", "dataset_file", "dataset_reference", "evaluators", "models", "agents", "target",
-    "simulation", "options", "evaluation_level", "item_schema", "metadata",
+    "name",
+    "description",
+    "dataset",
+    "dataset_file",
+    "dataset_reference",
+    "evaluators",
+    "models",
+    "agents",
+    "target",
+    "simulation",
+    "options",
+    "evaluation_level",
+    "item_schema",
+    "metadata",
     # azd's eval.yaml (seed 002): read by the optimizer's commands, kept here so those files load.
-    "agent", "max_samples", "trace_days", "tasks", "repeats", "cluster_by",
-}  # fmt: skip
+    "agent",
+    "max_samples",
+    "trace_days",
+    "tasks",
+    "repeats",
+    "cluster_by",
+}
 
 
 @dataclass
@@ -194,8 +219,11 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     target = _target(raw.get("target"), fail)
     if raw.get("simulation") is not None:
         if target is None:
-            raise fail(raw["simulation"], "a simulation needs a target for the simulated user to talk to",
-                       hint="add target: {type: agent, name: ...} or {type: model, model: ...}")  # fmt: skip
+            raise fail(
+                raw["simulation"],
+                "a simulation needs a target for the simulated user to talk to",
+                hint="add target: {type: agent, name: ...} or {type: model, model: ...}",
+            )
         target = dataclasses.replace(target, input_messages=None, simulation=_simulation(raw["simulation"], fail))
     agents = parse_agents(_strip_lines(raw.get("agents")), where=f"{path.name}:{_line(raw.get('agents'), raw)}: agents")
     agent = None
@@ -229,10 +257,19 @@ def _target(raw: Any, fail: Any) -> TargetSpec | None:
         if not isinstance(descriptions, list) or not all(isinstance(d, dict) and d.get("name") for d in descriptions):
             raise fail(raw, "target.tool_descriptions must be a list of {name, description, parameters?}")
         version = clean.get("version")
-        return TargetSpec(kind="agent", model=str(clean["name"]), version=None if version is None else str(version),
-                          input_messages=messages, tool_descriptions=descriptions)  # fmt: skip
-    return TargetSpec(kind="model", model=str(clean["model"]), sampling_params=clean.get("sampling_params") or {},
-                      input_messages=messages)  # fmt: skip
+        return TargetSpec(
+            kind="agent",
+            model=str(clean["name"]),
+            version=None if version is None else str(version),
+            input_messages=messages,
+            tool_descriptions=descriptions,
+        )
+    return TargetSpec(
+        kind="model",
+        model=str(clean["model"]),
+        sampling_params=clean.get("sampling_params") or {},
+        input_messages=messages,
+    )
 
 
 AGENT_SHAPE = "agent must be {name, kind?, version?, config?: .agent_configs/baseline/metadata.yaml, model?}"
@@ -260,8 +297,9 @@ def _agent_target(
     if not model:
         raise fail(raw, "agent.model: name the model the agent runs on", hint="or set model: in its metadata.yaml")
     sampling = {"tools": definition.function_tools()} if definition.tools else {}
-    target = TargetSpec(kind="model", model=str(model), sampling_params=sampling,
-                        instructions=definition.system_prompt())  # fmt: skip
+    target = TargetSpec(
+        kind="model", model=str(model), sampling_params=sampling, instructions=definition.system_prompt()
+    )
     return target, dataclasses.replace(definition, model=str(model), name=definition.name or clean["name"])
 
 
@@ -276,13 +314,19 @@ def _simulation(raw: Any, fail: Any) -> SimulationSettings:
     if not isinstance(raw, dict) or not isinstance(raw.get("model"), str):
         raise fail(raw, SIMULATION_SHAPE)
     clean = _strip_lines(raw)
-    unknown = sorted(set(clean) - {"model", "max_turns", "repetitions", "desired_num_turns", "sampling_params",
-                                   "save_as"})  # fmt: skip
+    unknown = sorted(
+        set(clean) - {"model", "max_turns", "repetitions", "desired_num_turns", "sampling_params", "save_as"}
+    )
     if unknown:
         raise fail(raw, f"simulation: unknown key {unknown[0]!r}", hint=SIMULATION_SHAPE)
     try:
-        params = {"type": "conversation_gen_preview", "model": clean["model"], "max_turns": clean.get("max_turns"),
-                  "num_conversations": None, "sampling_params": clean.get("sampling_params")}  # fmt: skip
+        params = {
+            "type": "conversation_gen_preview",
+            "model": clean["model"],
+            "max_turns": clean.get("max_turns"),
+            "num_conversations": None,
+            "sampling_params": clean.get("sampling_params"),
+        }
         settings = conversation_gen_settings(params)
         repetitions = clean.get("repetitions", 1)
         desired = clean.get("desired_num_turns")
@@ -293,8 +337,9 @@ def _simulation(raw: Any, fail: Any) -> SimulationSettings:
     except ConfigError as exc:
         raise fail(raw, exc.message.replace("item_generation_params.", "simulation.")) from None
     save_as = clean.get("save_as")  # eval.yaml saves the conversations only when asked
-    return dataclasses.replace(settings, repetitions=repetitions, default_desired_turns=desired,
-                               save_as=str(save_as) if save_as else None)  # fmt: skip
+    return dataclasses.replace(
+        settings, repetitions=repetitions, default_desired_turns=desired, save_as=str(save_as) if save_as else None
+    )
 
 
 def _line(node: Any, raw: dict[str, Any]) -> int:

@@ -49,10 +49,20 @@ def evaluate(
     """Evaluate ``data`` with ``evaluators``; returns ``{rows, metrics, run}`` like the peer."""
     catalog = catalog or load_catalog()
     config = dict(evaluator_config or {})
-    criteria = [_criterion(alias, ref, config.get(alias) or config.get("default") or {}, catalog)
-                for alias, ref in evaluators.items()]  # fmt: skip
-    outcome, items = run_criteria(data, criteria, catalog, target=target, name=evaluation_name,
-                                  level=evaluation_level, store=store, concurrency=concurrency)  # fmt: skip
+    criteria = [
+        _criterion(alias, ref, config.get(alias) or config.get("default") or {}, catalog)
+        for alias, ref in evaluators.items()
+    ]
+    outcome, items = run_criteria(
+        data,
+        criteria,
+        catalog,
+        target=target,
+        name=evaluation_name,
+        level=evaluation_level,
+        store=store,
+        concurrency=concurrency,
+    )
     rows = [_peer_row(item) for item in items]
     result = {
         "rows": rows,
@@ -66,16 +76,26 @@ def evaluate(
 
 
 def run_criteria(
-    data: str | Path | list[dict[str, Any]], criteria: list[dict[str, Any]], catalog: Catalog, *,
-    models: ModelRegistry | None = None, target: Callable[..., Any] | None = None, name: str | None = None,
-    level: str = "turn", store: Store | None = None, concurrency: int = 64,
-) -> tuple[RunOutcome, list[dict[str, Any]]]:  # fmt: skip
+    data: str | Path | list[dict[str, Any]],
+    criteria: list[dict[str, Any]],
+    catalog: Catalog,
+    *,
+    models: ModelRegistry | None = None,
+    target: Callable[..., Any] | None = None,
+    name: str | None = None,
+    level: str = "turn",
+    store: Store | None = None,
+    concurrency: int = 64,
+) -> tuple[RunOutcome, list[dict[str, Any]]]:
     """One run of ``criteria`` over ``data``: its outcome and its output items. Stored, like a CLI
     run, in ``store`` or else the default store (``$ASSAY_DATABASE_URL``, or ``$ASSAY_HOME``), so
     ``assay runs list``, the UI and ``assay report`` see it."""
     dataset = Dataset.from_content(list(data)) if isinstance(data, list) else Dataset.from_path(data)
-    definition = EvalDefinition(name=name or "evaluate", testing_criteria=criteria,
-                                evaluation_level="conversation" if level == "conversation" else "turn")  # fmt: skip
+    definition = EvalDefinition(
+        name=name or "evaluate",
+        testing_criteria=criteria,
+        evaluation_level="conversation" if level == "conversation" else "turn",
+    )
     spec = TargetSpec(kind="callable", function=target) if target is not None else None
     prepared = prepare(definition, dataset, catalog, models=models, target=spec)
     own_store = store is None

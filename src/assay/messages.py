@@ -293,9 +293,14 @@ def turn_fields(query: list[Message], response: list[Message], tools: list[ToolD
     """The item fields of one turn, as a data source with its own row shape supplies them
     (stored responses, traces): ``query``, ``response``, ``messages``, ``tool_calls``, ``tool_definitions``."""
     definitions = [dataclasses.asdict(t) for t in tools]
-    calls = [{"type": "tool_call", "tool_call_id": c.id, "name": c.name, "arguments": c.arguments}
-             for c in tool_calls(response)]  # fmt: skip
+    calls = [
+        {"type": "tool_call", "tool_call_id": c.id, "name": c.name, "arguments": c.arguments}
+        for c in tool_calls(response)
+    ]
     return {
-        "query": to_dicts(query), "response": to_dicts(response), "messages": to_dicts([*query, *response]),
-        "tool_calls": calls, "tool_definitions": definitions,
-    }  # fmt: skip
+        "query": to_dicts(query),
+        "response": to_dicts(response),
+        "messages": to_dicts([*query, *response]),
+        "tool_calls": calls,
+        "tool_definitions": definitions,
+    }

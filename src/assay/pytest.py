@@ -35,8 +35,12 @@ CACHE_MODES = ("use", "replay", "off", "refresh")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("assay")
-    group.addoption("--assay-cache", choices=CACHE_MODES, default=None,
-                    help="Model-call cache for assay_eval (default: replay when CI is set, else use).")  # fmt: skip
+    group.addoption(
+        "--assay-cache",
+        choices=CACHE_MODES,
+        default=None,
+        help="Model-call cache for assay_eval (default: replay when CI is set, else use).",
+    )
 
 
 @dataclass
@@ -79,8 +83,9 @@ def assay_eval(request: pytest.FixtureRequest) -> Callable[..., EvalResult]:
         subtests = None
     here = Path(str(request.path)).parent
 
-    def run(eval_yaml: str | Path, *, fail_on: str | None = None, cache_mode: str | None = None,
-            limit: int | None = None) -> EvalResult:  # fmt: skip
+    def run(
+        eval_yaml: str | Path, *, fail_on: str | None = None, cache_mode: str | None = None, limit: int | None = None
+    ) -> EvalResult:
         path = Path(eval_yaml)
         if not path.is_absolute() and not path.exists() and (here / path).exists():
             path = here / path
@@ -115,18 +120,17 @@ def assay_eval(request: pytest.FixtureRequest) -> Callable[..., EvalResult]:
 
 def _run(path: Path, cache_mode: str, limit: int | None) -> EvalResult:
     from assay.config import load_eval_config
-    from assay.run import finish_run, start
-    from assay.run.from_config import config_catalog, config_dataset, config_models, prepare_config
+    from assay.run import finish_run
+    from assay.run.from_config import config_request, prepare_config
+    from assay.run.request import start_request
     from assay.store import Store
 
     config = load_eval_config(path)
     store = Store()
     try:
-        dataset = config_dataset(config, store)
-        models = config_models(config, store, cache_mode)  # type: ignore[arg-type]
-        prepared = prepare_config(config, dataset.head(limit) if limit else dataset, config_catalog(config, store),
-                                  models)  # fmt: skip
-        outcome = finish_run(prepared, start(prepared, store, options={"cache": cache_mode}), store)
+        request = config_request(config, store, cache=cache_mode, limit=limit)  # type: ignore[arg-type]
+        prepared = prepare_config(config, request, store)
+        outcome = finish_run(prepared, start_request(prepared, store, request), store)
         items = list(store.iter_output_items(outcome.run["id"]))
         return EvalResult(outcome.run, outcome.summary, items)
     finally:

@@ -51,23 +51,38 @@ QA = Template(
   # - builtin.coherence
 """,
     [
-        {"query": "How do I reset my password?", "product": "Acme",
-         "response": "Open Acme settings, choose Security, then Reset password.",
-         "ground_truth": "In Acme settings, go to Security and click Reset password."},
-        {"query": "Can I export my data?", "product": "Acme",
-         "response": "Yes: Acme exports everything as CSV from the Account page.",
-         "ground_truth": "Acme lets you export all data as CSV from Account."},
-        {"query": "Is there a free plan?", "product": "Acme",
-         "response": "There is a free plan for up to three users.",
-         "ground_truth": "Acme is free for up to three users."},
-        {"query": "Which browsers are supported?", "product": "Acme",
-         "response": "Chrome, Firefox and Safari, in their two latest versions.",
-         "ground_truth": "Acme supports the latest two versions of Chrome, Firefox and Safari."},
-        {"query": "How do I delete my account?", "product": "Acme",
-         "response": "Please contact support.",
-         "ground_truth": "Delete your Acme account from Account, then Danger zone."},
+        {
+            "query": "How do I reset my password?",
+            "product": "Acme",
+            "response": "Open Acme settings, choose Security, then Reset password.",
+            "ground_truth": "In Acme settings, go to Security and click Reset password.",
+        },
+        {
+            "query": "Can I export my data?",
+            "product": "Acme",
+            "response": "Yes: Acme exports everything as CSV from the Account page.",
+            "ground_truth": "Acme lets you export all data as CSV from Account.",
+        },
+        {
+            "query": "Is there a free plan?",
+            "product": "Acme",
+            "response": "There is a free plan for up to three users.",
+            "ground_truth": "Acme is free for up to three users.",
+        },
+        {
+            "query": "Which browsers are supported?",
+            "product": "Acme",
+            "response": "Chrome, Firefox and Safari, in their two latest versions.",
+            "ground_truth": "Acme supports the latest two versions of Chrome, Firefox and Safari.",
+        },
+        {
+            "query": "How do I delete my account?",
+            "product": "Acme",
+            "response": "Please contact support.",
+            "ground_truth": "Delete your Acme account from Account, then Danger zone.",
+        },
     ],
-)  # fmt: skip
+)
 
 RAG = Template(
     "retrieval-augmented answers: the retrieved documents ranked against labels, the answer against a reference",
@@ -81,25 +96,47 @@ RAG = Template(
   # - builtin.response_completeness
 """,
     [
-        {"query": "What is the refund window?", "context": "Refunds are accepted within 30 days of purchase.",
-         "response": "You can get a refund within 30 days.", "ground_truth": "Refunds are accepted for 30 days.",
-         "retrieval_ground_truth": [{"document_id": "refunds", "query_relevance_label": 4},
-                                    {"document_id": "shipping", "query_relevance_label": 0}],
-         "retrieved_documents": [{"document_id": "refunds", "relevance_score": 9.1},
-                                 {"document_id": "shipping", "relevance_score": 2.3}]},
-        {"query": "Do you ship abroad?", "context": "We ship to the EU, the UK and Canada.",
-         "response": "We ship to the EU, the UK and Canada.", "ground_truth": "Shipping covers the EU, UK and Canada.",
-         "retrieval_ground_truth": [{"document_id": "shipping", "query_relevance_label": 4},
-                                    {"document_id": "refunds", "query_relevance_label": 0}],
-         "retrieved_documents": [{"document_id": "refunds", "relevance_score": 7.5},
-                                 {"document_id": "shipping", "relevance_score": 6.9}]},
-        {"query": "How long does delivery take?", "context": "Standard delivery takes 3 to 5 business days.",
-         "response": "Delivery takes about a week.", "ground_truth": "Standard delivery takes 3-5 business days.",
-         "retrieval_ground_truth": [{"document_id": "delivery", "query_relevance_label": 4}],
-         "retrieved_documents": [{"document_id": "delivery", "relevance_score": 8.8},
-                                 {"document_id": "refunds", "relevance_score": 1.2}]},
+        {
+            "query": "What is the refund window?",
+            "context": "Refunds are accepted within 30 days of purchase.",
+            "response": "You can get a refund within 30 days.",
+            "ground_truth": "Refunds are accepted for 30 days.",
+            "retrieval_ground_truth": [
+                {"document_id": "refunds", "query_relevance_label": 4},
+                {"document_id": "shipping", "query_relevance_label": 0},
+            ],
+            "retrieved_documents": [
+                {"document_id": "refunds", "relevance_score": 9.1},
+                {"document_id": "shipping", "relevance_score": 2.3},
+            ],
+        },
+        {
+            "query": "Do you ship abroad?",
+            "context": "We ship to the EU, the UK and Canada.",
+            "response": "We ship to the EU, the UK and Canada.",
+            "ground_truth": "Shipping covers the EU, UK and Canada.",
+            "retrieval_ground_truth": [
+                {"document_id": "shipping", "query_relevance_label": 4},
+                {"document_id": "refunds", "query_relevance_label": 0},
+            ],
+            "retrieved_documents": [
+                {"document_id": "refunds", "relevance_score": 7.5},
+                {"document_id": "shipping", "relevance_score": 6.9},
+            ],
+        },
+        {
+            "query": "How long does delivery take?",
+            "context": "Standard delivery takes 3 to 5 business days.",
+            "response": "Delivery takes about a week.",
+            "ground_truth": "Standard delivery takes 3-5 business days.",
+            "retrieval_ground_truth": [{"document_id": "delivery", "query_relevance_label": 4}],
+            "retrieved_documents": [
+                {"document_id": "delivery", "relevance_score": 8.8},
+                {"document_id": "refunds", "relevance_score": 1.2},
+            ],
+        },
     ],
-)  # fmt: skip
+)
 
 AGENT_TOOLS = Template(
     "an agent's tool calls against the expected tools, and its final answer against a reference",
@@ -125,26 +162,62 @@ AGENT_TOOLS = Template(
   #   data_mapping: {query: "{{item.messages}}", response: "{{item.messages}}"}
 """,
     [
-        {"messages": [
-            {"role": "user", "content": "Where is order 1042?"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
-                "name": "lookup_order", "arguments": "{\"order_id\": \"1042\"}"}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "{\"status\": \"shipped\", \"carrier\": \"UPS\"}"},
-            {"role": "assistant", "content": "Order 1042 has shipped with UPS."}],
-         "expected_tools": ["lookup_order"], "ground_truth": "Order 1042 shipped with UPS.",
-         "tools": [{"name": "lookup_order", "description": "Look up an order by id.",
-                    "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}]},
-        {"messages": [
-            {"role": "user", "content": "Cancel order 2002."},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "c2", "type": "function", "function": {
-                "name": "cancel_order", "arguments": "{\"order_id\": \"2002\"}"}}]},
-            {"role": "tool", "tool_call_id": "c2", "content": "{\"canceled\": true}"},
-            {"role": "assistant", "content": "Done, order 2002 is canceled."}],
-         "expected_tools": ["lookup_order", "cancel_order"], "ground_truth": "Order 2002 has been canceled.",
-         "tools": [{"name": "cancel_order", "description": "Cancel an order by id.",
-                    "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}]},
+        {
+            "messages": [
+                {"role": "user", "content": "Where is order 1042?"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "lookup_order", "arguments": '{"order_id": "1042"}'},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": '{"status": "shipped", "carrier": "UPS"}'},
+                {"role": "assistant", "content": "Order 1042 has shipped with UPS."},
+            ],
+            "expected_tools": ["lookup_order"],
+            "ground_truth": "Order 1042 shipped with UPS.",
+            "tools": [
+                {
+                    "name": "lookup_order",
+                    "description": "Look up an order by id.",
+                    "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+                }
+            ],
+        },
+        {
+            "messages": [
+                {"role": "user", "content": "Cancel order 2002."},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c2",
+                            "type": "function",
+                            "function": {"name": "cancel_order", "arguments": '{"order_id": "2002"}'},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c2", "content": '{"canceled": true}'},
+                {"role": "assistant", "content": "Done, order 2002 is canceled."},
+            ],
+            "expected_tools": ["lookup_order", "cancel_order"],
+            "ground_truth": "Order 2002 has been canceled.",
+            "tools": [
+                {
+                    "name": "cancel_order",
+                    "description": "Cancel an order by id.",
+                    "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+                }
+            ],
+        },
     ],
-)  # fmt: skip
+)
 
 CONVERSATION = Template(
     "whole multi-turn conversations: the final answer against a reference, a must-say check",
@@ -169,29 +242,39 @@ CONVERSATION = Template(
   #   data_mapping: {messages: "{{item.messages}}"}
 """,
     [
-        {"messages": [
-            {"role": "user", "content": "My thermostat shows E4."},
-            {"role": "assistant", "content": "E4 means the sensor lost contact. Is the battery door closed?"},
-            {"role": "user", "content": "Yes, closed."},
-            {"role": "assistant", "content": "Reseat the sensor cable, then hold the button for 10 s to restart."}],
-         "ground_truth": "Reseat the sensor cable and restart the thermostat.", "must_mention": "sensor cable"},
-        {"messages": [
-            {"role": "user", "content": "The app will not log me in."},
-            {"role": "assistant", "content": "Are you on the latest version?"},
-            {"role": "user", "content": "I think so."},
-            {"role": "assistant", "content": "Please clear the app cache, then sign in again."}],
-         "ground_truth": "Update the app, clear its cache and sign in again.", "must_mention": "update"},
+        {
+            "messages": [
+                {"role": "user", "content": "My thermostat shows E4."},
+                {"role": "assistant", "content": "E4 means the sensor lost contact. Is the battery door closed?"},
+                {"role": "user", "content": "Yes, closed."},
+                {"role": "assistant", "content": "Reseat the sensor cable, then hold the button for 10 s to restart."},
+            ],
+            "ground_truth": "Reseat the sensor cable and restart the thermostat.",
+            "must_mention": "sensor cable",
+        },
+        {
+            "messages": [
+                {"role": "user", "content": "The app will not log me in."},
+                {"role": "assistant", "content": "Are you on the latest version?"},
+                {"role": "user", "content": "I think so."},
+                {"role": "assistant", "content": "Please clear the app cache, then sign in again."},
+            ],
+            "ground_truth": "Update the app, clear its cache and sign in again.",
+            "must_mention": "update",
+        },
     ],
-)  # fmt: skip
+)
 
 TEMPLATES = {"qa": QA, "rag": RAG, "agent-tools": AGENT_TOOLS, "conversation": CONVERSATION}
 
 
 def eval_yaml(name: str, template: Template) -> str:
-    return (f"# {template.summary}.\n"
-            "# Run it: assay run eval.yaml   (then: assay view, or assay report RUN --html report.html)\n"
-            f"name: {name}\ndataset:\n  local_uri: data.jsonl\n{MODELS_BLOCK}evaluators:\n{template.evaluators}"
-            f"{template.judges}")  # fmt: skip
+    return (
+        f"# {template.summary}.\n"
+        "# Run it: assay run eval.yaml   (then: assay view, or assay report RUN --html report.html)\n"
+        f"name: {name}\ndataset:\n  local_uri: data.jsonl\n{MODELS_BLOCK}evaluators:\n{template.evaluators}"
+        f"{template.judges}"
+    )
 
 
 def write(folder: Path, template_name: str, *, force: bool = False) -> list[Path]:
@@ -203,8 +286,10 @@ def write(folder: Path, template_name: str, *, force: bool = False) -> list[Path
     files = {folder / "eval.yaml": eval_yaml(folder.resolve().name or "my-eval", template), folder / "data.jsonl": data}
     existing = [path for path in files if path.exists()]
     if existing and not force:
-        raise ConfigError(f"{existing[0]} exists; assay init writes only new files",
-                          hint="pass --force to overwrite, or choose another folder")  # fmt: skip
+        raise ConfigError(
+            f"{existing[0]} exists; assay init writes only new files",
+            hint="pass --force to overwrite, or choose another folder",
+        )
     folder.mkdir(parents=True, exist_ok=True)
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")

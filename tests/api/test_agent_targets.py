@@ -8,38 +8,77 @@ import pytest
 from assay.target.agents import parse_agents
 from tests.api.conftest import wait_for
 
-TOOLS = [{"name": "lookup_order", "description": "Find an order", "parameters": {"type": "object",
-          "properties": {"order_id": {"type": "string"}}}}]  # fmt: skip
+TOOLS = [
+    {
+        "name": "lookup_order",
+        "description": "Find an order",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+    }
+]
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}, "tool_definitions": {"type": "array"}}}
 
 
 @pytest.fixture
 def agents(models, llm):
-    models.agents.extend(parse_agents({
-        "support": [{"version": "1", "endpoint": "http://127.0.0.1:9/nowhere"},
-                    {"version": "2", "endpoint": llm.base_url, "protocol": "responses"}],
-        "intake": {"endpoint": llm.base_url, "protocol": "invocations"},
-    }))  # fmt: skip
-    llm.script(rules=[
-        {"match": "# Property:", "reply": {"content": '{"reason": "right tool, right argument", "score": 5}'}},
-        {"match": "Where is order 7", "reply": {"content": "Order 7 has shipped.", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "lookup_order", "arguments": '{"order_id": "7"}'}}]}},
-        {"match": "intake please", "reply": {"content": "Ticket opened."}},
-    ])  # fmt: skip
+    models.agents.extend(
+        parse_agents(
+            {
+                "support": [
+                    {"version": "1", "endpoint": "http://127.0.0.1:9/nowhere"},
+                    {"version": "2", "endpoint": llm.base_url, "protocol": "responses"},
+                ],
+                "intake": {"endpoint": llm.base_url, "protocol": "invocations"},
+            }
+        )
+    )
+    llm.script(
+        rules=[
+            {"match": "# Property:", "reply": {"content": '{"reason": "right tool, right argument", "score": 5}'}},
+            {
+                "match": "Where is order 7",
+                "reply": {
+                    "content": "Order 7 has shipped.",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "lookup_order", "arguments": '{"order_id": "7"}'},
+                        }
+                    ],
+                },
+            },
+            {"match": "intake please", "reply": {"content": "Ticket opened."}},
+        ]
+    )
 
 
 def test_responses_agent_latest_version_with_tool_calls(served, agents, llm):
     client = served.client()
     created = client.evals.create(
-        name="agent", data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
-        testing_criteria=[{"type": "azure_ai_evaluator", "name": "tools", "evaluator_name": "builtin.tool_call_accuracy",
-                           "initialization_parameters": {"model": "judge"},
-                           "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_items}}",
-                                            "tool_definitions": "{{item.tool_definitions}}"}}],
-    )  # fmt: skip
-    data_source = {"type": "azure_ai_target_completions",
-                   "source": {"type": "file_content", "content": [{"item": {"query": "Where is order 7?", "tool_definitions": TOOLS}}]},
-                   "target": {"type": "azure_ai_agent", "name": "support"}}  # fmt: skip
+        name="agent",
+        data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
+        testing_criteria=[
+            {
+                "type": "azure_ai_evaluator",
+                "name": "tools",
+                "evaluator_name": "builtin.tool_call_accuracy",
+                "initialization_parameters": {"model": "judge"},
+                "data_mapping": {
+                    "query": "{{item.query}}",
+                    "response": "{{sample.output_items}}",
+                    "tool_definitions": "{{item.tool_definitions}}",
+                },
+            }
+        ],
+    )
+    data_source = {
+        "type": "azure_ai_target_completions",
+        "source": {
+            "type": "file_content",
+            "content": [{"item": {"query": "Where is order 7?", "tool_definitions": TOOLS}}],
+        },
+        "target": {"type": "azure_ai_agent", "name": "support"},
+    }
     run = wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=data_source).id)
     assert run.status == "completed" and run.result_counts.passed == 1, run
     item = next(iter(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)))
@@ -52,14 +91,24 @@ def test_responses_agent_latest_version_with_tool_calls(served, agents, llm):
 def test_invocations_agent_with_free_form_input(served, agents, llm):
     client = served.client()
     created = client.evals.create(
-        name="intake", data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
-        testing_criteria=[{"type": "azure_ai_evaluator", "name": "coherence", "evaluator_name": "builtin.coherence",
-                           "initialization_parameters": {"model": "judge"},
-                           "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"}}],
-    )  # fmt: skip
-    data_source = {"type": "azure_ai_target_completions", "input_messages": {"message": "{{item.query}}", "channel": "web"},
-                   "source": {"type": "file_content", "content": [{"item": {"query": "intake please"}}]},
-                   "target": {"type": "azure_ai_agent", "name": "intake", "version": "1"}}  # fmt: skip
+        name="intake",
+        data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
+        testing_criteria=[
+            {
+                "type": "azure_ai_evaluator",
+                "name": "coherence",
+                "evaluator_name": "builtin.coherence",
+                "initialization_parameters": {"model": "judge"},
+                "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"},
+            }
+        ],
+    )
+    data_source = {
+        "type": "azure_ai_target_completions",
+        "input_messages": {"message": "{{item.query}}", "channel": "web"},
+        "source": {"type": "file_content", "content": [{"item": {"query": "intake please"}}]},
+        "target": {"type": "azure_ai_agent", "name": "intake", "version": "1"},
+    }
     run = wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=data_source).id)
     assert run.status == "completed" and run.result_counts.passed == 1
     item = next(iter(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)))
@@ -69,15 +118,37 @@ def test_invocations_agent_with_free_form_input(served, agents, llm):
 
 def test_unknown_agent_and_unreachable_version(served, agents):
     client = served.client()
-    created = client.evals.create(name="a", data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
-                                  testing_criteria=[{"type": "string_check", "name": "s", "input": "{{sample.output_text}}",
-                                                     "reference": "shipped", "operation": "like"}])  # fmt: skip
+    created = client.evals.create(
+        name="a",
+        data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
+        testing_criteria=[
+            {
+                "type": "string_check",
+                "name": "s",
+                "input": "{{sample.output_text}}",
+                "reference": "shipped",
+                "operation": "like",
+            }
+        ],
+    )
     source = {"type": "file_content", "content": [{"item": {"query": "Where is order 7?"}}]}
     with pytest.raises(openai.BadRequestError, match="agent nobody is not configured"):
-        client.evals.runs.create(eval_id=created.id, data_source={"type": "azure_ai_target_completions", "source": source,
-                                 "target": {"type": "azure_ai_agent", "name": "nobody"}})  # fmt: skip
-    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "azure_ai_target_completions", "source": source,
-                                   "target": {"type": "azure_ai_agent", "name": "support", "version": "1"}})  # fmt: skip
+        client.evals.runs.create(
+            eval_id=created.id,
+            data_source={
+                "type": "azure_ai_target_completions",
+                "source": source,
+                "target": {"type": "azure_ai_agent", "name": "nobody"},
+            },
+        )
+    run = client.evals.runs.create(
+        eval_id=created.id,
+        data_source={
+            "type": "azure_ai_target_completions",
+            "source": source,
+            "target": {"type": "azure_ai_agent", "name": "support", "version": "1"},
+        },
+    )
     run = wait_for(client, created.id, run.id)
     assert run.status == "completed" and run.result_counts.errored == 1
     item = next(iter(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)))

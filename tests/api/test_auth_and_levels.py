@@ -13,8 +13,10 @@ def test_keys_scope_every_object_to_a_project(served):
     alpha, beta = served.store.create_key("alpha"), served.store.create_key("beta")
     a, b = served.client(alpha), served.client(beta)
     created = make_eval(a)
-    run = a.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content",
-                              "content": [{"item": r} for r in ROWS]}})  # fmt: skip
+    run = a.evals.runs.create(
+        eval_id=created.id,
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}},
+    )
     assert wait_for(a, created.id, run.id).status == "completed"
     with pytest.raises(openai.NotFoundError, match="No eval found"):
         b.evals.retrieve(created.id)
@@ -44,21 +46,37 @@ def test_api_key_header_is_accepted_and_a_missing_key_refused(served):
 def test_conversation_level_run_with_messages_rows(served, llm):
     llm.script(default={"content": '{"reason": "the agent stayed coherent", "score": 4}'})
     client = served.client()
-    conversation = [{"role": "user", "content": "I can't sign in."}, {"role": "assistant", "content": "What error?"},
-                    {"role": "user", "content": "Wrong password."}, {"role": "assistant", "content": "Reset it."}]  # fmt: skip
+    conversation = [
+        {"role": "user", "content": "I can't sign in."},
+        {"role": "assistant", "content": "What error?"},
+        {"role": "user", "content": "Wrong password."},
+        {"role": "assistant", "content": "Reset it."},
+    ]
     created = client.evals.create(
         name="conversations",
-        data_source_config={"type": "custom", "item_schema": {"type": "object", "properties": {"messages": {"type": "array"}},
-                                                              "required": ["messages"]}, "include_sample_schema": False},
-        testing_criteria=[{"type": "azure_ai_evaluator", "name": "coherence", "evaluator_name": "builtin.coherence",
-                           "initialization_parameters": {"deployment_name": "judge"},
-                           "data_mapping": {"messages": "{{item.messages}}"}}],
-    )  # fmt: skip
+        data_source_config={
+            "type": "custom",
+            "item_schema": {"type": "object", "properties": {"messages": {"type": "array"}}, "required": ["messages"]},
+            "include_sample_schema": False,
+        },
+        testing_criteria=[
+            {
+                "type": "azure_ai_evaluator",
+                "name": "coherence",
+                "evaluator_name": "builtin.coherence",
+                "initialization_parameters": {"deployment_name": "judge"},
+                "data_mapping": {"messages": "{{item.messages}}"},
+            }
+        ],
+    )
     run = client.evals.runs.create(
-        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content",
-                                         "content": [{"item": {"messages": conversation}}] * 3}},
+        eval_id=created.id,
+        data_source={
+            "type": "jsonl",
+            "source": {"type": "file_content", "content": [{"item": {"messages": conversation}}] * 3},
+        },
         extra_body={"evaluation_level": "conversation"},
-    )  # fmt: skip
+    )
     run = wait_for(client, created.id, run.id)
     assert run.status == "completed" and run.result_counts.passed == 3
     assert run.model_extra["evaluation_level"] == "conversation"
@@ -70,9 +88,21 @@ def test_conversation_level_run_with_messages_rows(served, llm):
         result.model_extra["reason"] == "the agent stayed coherent"
         and result.model_extra["properties"]["usage"]["calls"] == 1
     )
-    fluency = make_eval(client, criteria=[{"type": "azure_ai_evaluator", "name": "fluency",
-                                           "evaluator_name": "builtin.fluency", "initialization_parameters": {"model": "judge"}}])  # fmt: skip
+    fluency = make_eval(
+        client,
+        criteria=[
+            {
+                "type": "azure_ai_evaluator",
+                "name": "fluency",
+                "evaluator_name": "builtin.fluency",
+                "initialization_parameters": {"model": "judge"},
+            }
+        ],
+    )
     with pytest.raises(openai.BadRequestError, match="does not support evaluation_level 'conversation'"):
-        client.evals.runs.create(eval_id=fluency.id, data_source={"type": "jsonl", "source": {"type": "file_content",
-                                 "content": [{"item": ROWS[0]}]}}, extra_body={"evaluation_level": "conversation"})  # fmt: skip
+        client.evals.runs.create(
+            eval_id=fluency.id,
+            data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": ROWS[0]}]}},
+            extra_body={"evaluation_level": "conversation"},
+        )
     assert CRITERIA

@@ -15,9 +15,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from tests.api.test_hostile_values import _raw
 from tests.api.test_otlp import post
 
-EVAL = {"name": "e", "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
-        "testing_criteria": [{"type": "string_check", "name": "s", "input": "{{item.a}}", "reference": "x",
-                              "operation": "eq"}]}  # fmt: skip
+EVAL = {
+    "name": "e",
+    "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
+    "testing_criteria": [
+        {"type": "string_check", "name": "s", "input": "{{item.a}}", "reference": "x", "operation": "eq"}
+    ],
+}
 
 
 def test_json_nested_a_thousand_levels_deep_is_a_400(served):
@@ -52,8 +56,10 @@ def test_the_same_dataset_version_put_twice_updates_it(served):
 def test_an_output_item_cursor_past_two_to_the_63_is_a_400(served):
     client = served.client()
     created = client.evals.create(**EVAL)
-    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {
-        "type": "file_content", "content": [{"item": {"a": "x"}}]}})  # fmt: skip
+    run = client.evals.runs.create(
+        eval_id=created.id,
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": {"a": "x"}}]}},
+    )
     for cursor in (f"outputitem_{run.id}_{2**64}", f"outputitem_{run.id}_" + "9" * 5000, "outputitem_²"):
         query = urllib.parse.urlencode({"after": cursor})
         status, reply = _raw(f"{served.url}/v1/evals/{created.id}/runs/{run.id}/output_items?{query}", method="GET")
@@ -67,8 +73,10 @@ def test_an_upload_over_the_limit_is_refused_while_it_arrives(served, monkeypatc
     monkeypatch.setenv("ASSAY_MAX_UPLOAD_MB", "1")
     host, port = served.url.removeprefix("http://").split(":")
     boundary = "assayboundary"
-    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nevals\r\n'
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.jsonl"\r\n\r\n').encode()  # fmt: skip
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nevals\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.jsonl"\r\n\r\n'
+    ).encode()
 
     def chunks():  # no Content-Length: the server cannot know the size before reading
         yield head
@@ -78,8 +86,13 @@ def test_an_upload_over_the_limit_is_refused_while_it_arrives(served, monkeypatc
 
     connection = http.client.HTTPConnection(host, int(port), timeout=30)
     try:
-        connection.request("POST", "/v1/files", body=chunks(), encode_chunked=True,
-                           headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})  # fmt: skip
+        connection.request(
+            "POST",
+            "/v1/files",
+            body=chunks(),
+            encode_chunked=True,
+            headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+        )
         response = connection.getresponse()
         assert response.status == 413, response.read()
     except (BrokenPipeError, ConnectionResetError):
@@ -107,15 +120,29 @@ def test_the_server_stops_reading_an_upload_at_the_limit(store, monkeypatch):
         nonlocal pulled
         pulled += 1
         if pulled == 1:
-            return {"type": "http.request", "body": b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.jsonl"\r\n\r\n', "more_body": True}
+            return {
+                "type": "http.request",
+                "body": b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.jsonl"\r\n\r\n',
+                "more_body": True,
+            }
         return {"type": "http.request", "body": chunk, "more_body": pulled < total}
 
     async def send(message):
         replies.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/v1/files", "raw_path": b"/v1/files", "query_string": b"",
-             "headers": [(b"content-type", b"multipart/form-data; boundary=b")], "root_path": "",
-             "scheme": "http", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1), "http_version": "1.1"}  # fmt: skip
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/v1/files",
+        "raw_path": b"/v1/files",
+        "query_string": b"",
+        "headers": [(b"content-type", b"multipart/form-data; boundary=b")],
+        "root_path": "",
+        "scheme": "http",
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 1),
+        "http_version": "1.1",
+    }
     asyncio.run(app(scope, receive, send))
     assert replies[0]["status"] == 413
     assert pulled < 40  # ~1 MB of a 52 MB body was read, not all of it
@@ -147,17 +174,23 @@ def test_every_gzip_member_of_an_otlp_body_is_read(served):
 
     traces = ["1" * 32, "2" * 32]
     body = gzip.compress(protobuf(traces[0])) + gzip.compress(protobuf(traces[1]))  # two members
-    reply = post(f"{served.url}/v1/traces", content=body,
-                 headers={"content-type": "application/x-protobuf", "content-encoding": "gzip"})  # fmt: skip
+    reply = post(
+        f"{served.url}/v1/traces",
+        content=body,
+        headers={"content-type": "application/x-protobuf", "content-encoding": "gzip"},
+    )
     assert reply.status_code == 200, reply.text
     stored = served.store.trace_spans("default", traces)
     assert all(len(stored[t]) == 1 for t in traces)
 
 
-@pytest.mark.parametrize(("method", "path", "allowed"), [
-    ("DELETE", "/v1/evals", {"GET", "POST"}),
-    ("PUT", "/v1/files", {"GET", "POST"}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("DELETE", "/v1/evals", {"GET", "POST"}),
+        ("PUT", "/v1/files", {"GET", "POST"}),
+    ],
+)
 def test_405_names_the_allowed_methods(served, method, path, allowed):
     host, port = served.url.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -183,8 +216,13 @@ SHAPES_THAT_WERE_500S = {
     # What schemathesis' coverage phase sent: a JSON value of the wrong type where a name belongs.
     "a list as a judge's model": {"type": "score_model", "name": "s", "model": [None, None], "input": [], "range": []},
     "an object as a criterion's type": {"type": {}, "name": "s", "model": "", "input": []},
-    "an object as a metric's name": {"type": "text_similarity", "name": "s", "input": "", "reference": "",
-                                     "evaluation_metric": {}},
+    "an object as a metric's name": {
+        "type": "text_similarity",
+        "name": "s",
+        "input": "",
+        "reference": "",
+        "evaluation_metric": {},
+    },
     "a python grader without its source": {"type": "python", "name": "s"},
 }
 

@@ -7,8 +7,12 @@ import pytest
 
 from tests.api.conftest import wait_for
 
-WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Weather for a city",
-                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}  # fmt: skip
+WEATHER_TOOL = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Weather for a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
 JUDGE_RULES = [  # the safety prompt has a "# Property:" heading too, so it is matched first
     {"match": "# Property: violence", "reply": {"content": '{"reason": "no violence at all", "score": 0}'}},
     {"match": "# Property:", "reply": {"content": '{"reason": "reads well", "score": 4}'}},
@@ -19,9 +23,11 @@ def _application(client: openai.OpenAI) -> list[str]:
     """An application that talks to assay as if it were its provider; returns the ids it got back."""
     chat = client.chat.completions.create(model="judge", messages=[{"role": "user", "content": "Name a prime."}])
     stream = client.chat.completions.create(
-        model="judge", messages=[{"role": "user", "content": "Say something long."}], stream=True,
+        model="judge",
+        messages=[{"role": "user", "content": "Say something long."}],
+        stream=True,
         stream_options={"include_usage": True},
-    )  # fmt: skip
+    )
     streamed_chunks = list(stream)
     first = client.responses.create(model="judge", input="What's the weather in Oslo?", tools=[WEATHER_TOOL])
     follow_up = client.responses.create(model="judge", input="And tomorrow?", previous_response_id=first.id)
@@ -39,16 +45,29 @@ LONG = "Once upon a time a small model answered in many pieces, one chunk after 
 
 @pytest.fixture
 def provider(llm):
-    llm.script(rules=[
-        *JUDGE_RULES,
-        {"match": "Name a prime", "reply": {"content": "Seven is prime."}},
-        {"match": "Say something long", "reply": {"content": LONG}},
-        {"match": "Tell me a story", "reply": {"content": LONG}},
-        {"match": "And tomorrow", "reply": {"content": "Rain tomorrow in Oslo."}},
-        {"match": "weather in Oslo", "reply": {"content": "Let me check.", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]}},
-        {"match": "refuse me", "reply": {"status": 400}},
-    ])  # fmt: skip
+    llm.script(
+        rules=[
+            *JUDGE_RULES,
+            {"match": "Name a prime", "reply": {"content": "Seven is prime."}},
+            {"match": "Say something long", "reply": {"content": LONG}},
+            {"match": "Tell me a story", "reply": {"content": LONG}},
+            {"match": "And tomorrow", "reply": {"content": "Rain tomorrow in Oslo."}},
+            {
+                "match": "weather in Oslo",
+                "reply": {
+                    "content": "Let me check.",
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+                        }
+                    ],
+                },
+            },
+            {"match": "refuse me", "reply": {"status": 400}},
+        ]
+    )
 
 
 def test_capture_then_evaluate_by_id(served, provider, llm):
@@ -61,18 +80,32 @@ def test_capture_then_evaluate_by_id(served, provider, llm):
 
     # The seed's snippet: scenario "responses", criteria without data_mapping, ids in file_content.
     created = client.evals.create(
-        name="Agent Response Evaluation", data_source_config={"type": "azure_ai_source", "scenario": "responses"},
+        name="Agent Response Evaluation",
+        data_source_config={"type": "azure_ai_source", "scenario": "responses"},
         testing_criteria=[
-            {"type": "azure_ai_evaluator", "name": "coherence", "evaluator_name": "builtin.coherence",
-             "initialization_parameters": {"model": "judge"}},
-            {"type": "azure_ai_evaluator", "name": "violence", "evaluator_name": "builtin.violence",
-             "initialization_parameters": {"model": "judge"}},
+            {
+                "type": "azure_ai_evaluator",
+                "name": "coherence",
+                "evaluator_name": "builtin.coherence",
+                "initialization_parameters": {"model": "judge"},
+            },
+            {
+                "type": "azure_ai_evaluator",
+                "name": "violence",
+                "evaluator_name": "builtin.violence",
+                "initialization_parameters": {"model": "judge"},
+            },
         ],
-    )  # fmt: skip
+    )
     content = [{"item": {"resp_id": rid}} for rid in ids] + [{"item": {"resp_id": "resp_nobody_made"}}]
-    data_source = {"type": "azure_ai_responses", "item_generation_params": {
-        "type": "response_retrieval", "data_mapping": {"response_id": "{{item.resp_id}}"},
-        "source": {"type": "file_content", "content": content}}}  # fmt: skip
+    data_source = {
+        "type": "azure_ai_responses",
+        "item_generation_params": {
+            "type": "response_retrieval",
+            "data_mapping": {"response_id": "{{item.resp_id}}"},
+            "source": {"type": "file_content", "content": content},
+        },
+    }
     run = wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=data_source).id)
     assert run.status == "completed", run
     assert (run.result_counts.passed, run.result_counts.errored) == (5, 1), run.result_counts
@@ -120,8 +153,11 @@ def test_a_streamed_answer_can_be_retrieved_as_soon_as_the_stream_ends(served, p
 
     monkeypatch.setattr(served.store, "put_response", slow_keep)
     client = served.client()
-    chunks = list(client.chat.completions.create(model="judge", messages=[{"role": "user", "content": "Say something long."}],
-                                                 stream=True))  # fmt: skip
+    chunks = list(
+        client.chat.completions.create(
+            model="judge", messages=[{"role": "user", "content": "Say something long."}], stream=True
+        )
+    )
     assert client.chat.completions.retrieve(chunks[0].id).choices[0].message.content == LONG
     with client.responses.stream(model="judge", input="Tell me a story.") as events:
         story = events.get_final_response()

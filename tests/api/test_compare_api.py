@@ -6,10 +6,22 @@ import httpx2 as httpx
 
 from tests.api.conftest import wait_for
 
-EXACT = [{"type": "string_check", "name": "exact", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
-          "operation": "eq"}]  # fmt: skip
-SCHEMA = {"type": "custom", "item_schema": {"type": "object", "properties": {"response": {"type": "string"},
-                                                                   "ground_truth": {"type": "string"}}}}
+EXACT = [
+    {
+        "type": "string_check",
+        "name": "exact",
+        "input": "{{item.response}}",
+        "reference": "{{item.ground_truth}}",
+        "operation": "eq",
+    }
+]
+SCHEMA = {
+    "type": "custom",
+    "item_schema": {
+        "type": "object",
+        "properties": {"response": {"type": "string"}, "ground_truth": {"type": "string"}},
+    },
+}
 
 
 def rows(passing: set[int]) -> list[dict]:

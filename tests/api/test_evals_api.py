@@ -15,14 +15,26 @@ ROWS = [
     {"query": "Capital of Japan?", "response": "Tokyo", "ground_truth": "Tokyo"},
     {"query": "Capital of Germany?", "response": "I don't know.", "ground_truth": "Berlin"},
 ]
-SCHEMA = {"type": "object", "properties": {k: {"type": "string"} for k in ("query", "response", "ground_truth")},
-          "required": ["query", "response", "ground_truth"]}  # fmt: skip
+SCHEMA = {
+    "type": "object",
+    "properties": {k: {"type": "string"} for k in ("query", "response", "ground_truth")},
+    "required": ["query", "response", "ground_truth"],
+}
 CRITERIA = [
-    {"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score",
-     "data_mapping": {"response": "{{item.response}}", "ground_truth": "{{item.ground_truth}}"}},
-    {"type": "string_check", "name": "mentions", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
-     "operation": "ilike"},
-]  # fmt: skip
+    {
+        "type": "azure_ai_evaluator",
+        "name": "f1",
+        "evaluator_name": "builtin.f1_score",
+        "data_mapping": {"response": "{{item.response}}", "ground_truth": "{{item.ground_truth}}"},
+    },
+    {
+        "type": "string_check",
+        "name": "mentions",
+        "input": "{{item.response}}",
+        "reference": "{{item.ground_truth}}",
+        "operation": "ilike",
+    },
+]
 
 
 def jsonl(rows, wrap=True) -> bytes:
@@ -31,9 +43,10 @@ def jsonl(rows, wrap=True) -> bytes:
 
 def make_eval(client, criteria=CRITERIA, schema=SCHEMA):
     return client.evals.create(
-        name="capitals", data_source_config={"type": "custom", "item_schema": schema, "include_sample_schema": False},
+        name="capitals",
+        data_source_config={"type": "custom", "item_schema": schema, "include_sample_schema": False},
         testing_criteria=criteria,
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize("prefix", ["/v1", "/openai/v1", "/api/projects/default/openai/v1", "/openai"])
@@ -44,8 +57,11 @@ def test_seed_flow_with_an_uploaded_jsonl(served, prefix):
     created = make_eval(client)
     assert created.data_source_config.schema_["properties"]["item"] == SCHEMA
     assert all(c.model_extra.get("id") or getattr(c, "id", None) for c in created.testing_criteria)
-    run = client.evals.runs.create(eval_id=created.id, name="first",
-                                   data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}})  # fmt: skip
+    run = client.evals.runs.create(
+        eval_id=created.id,
+        name="first",
+        data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}},
+    )
     assert run.status == "queued" and run.result_counts.total == 0
     run = wait_for(client, created.id, run.id)
     assert run.status == "completed", run.error
@@ -76,8 +92,10 @@ def test_csv_and_inline_content_and_pagination(served):
     csv_run = client.evals.runs.create(
         eval_id=created.id, data_source={"type": "csv", "source": {"type": "file_id", "id": uploaded.id}}
     )
-    inline = client.evals.runs.create(eval_id=created.id, data_source={
-        "type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}})  # fmt: skip
+    inline = client.evals.runs.create(
+        eval_id=created.id,
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}},
+    )
     assert wait_for(client, created.id, csv_run.id).result_counts.passed == 45
     assert wait_for(client, created.id, inline.id).result_counts.total == 3
     page = client.evals.runs.output_items.list(run_id=csv_run.id, eval_id=created.id, limit=20)
@@ -99,15 +117,30 @@ def test_csv_and_inline_content_and_pagination(served):
 @pytest.mark.parametrize(
     "call, status, fragment",
     [
-        (lambda c: make_eval(c, criteria=[{"type": "azure_ai_evaluator", "name": "x", "evaluator_name": "builtin.nope"}]),
-         400, "unknown evaluator 'builtin.nope'"),
+        (
+            lambda c: make_eval(
+                c, criteria=[{"type": "azure_ai_evaluator", "name": "x", "evaluator_name": "builtin.nope"}]
+            ),
+            400,
+            "unknown evaluator 'builtin.nope'",
+        ),
         (lambda c: make_eval(c, schema={"type": "objekt"}), 400, "not a valid JSON Schema"),
-        (lambda c: make_eval(c, criteria=[{**CRITERIA[0], "data_mapping": {"response": "{{item.answer}}",
-                                                                          "ground_truth": "{{item.ground_truth}}"}}]),
-         400, "no field 'answer'"),
+        (
+            lambda c: make_eval(
+                c,
+                criteria=[
+                    {
+                        **CRITERIA[0],
+                        "data_mapping": {"response": "{{item.answer}}", "ground_truth": "{{item.ground_truth}}"},
+                    }
+                ],
+            ),
+            400,
+            "no field 'answer'",
+        ),
         (lambda c: c.evals.retrieve("eval_missing"), 404, "No eval found"),
     ],
-)  # fmt: skip
+)
 def test_bad_requests_say_what_is_wrong(served, call, status, fragment):
     client = served.client()
     with pytest.raises(openai.APIStatusError) as info:
@@ -139,11 +172,22 @@ def test_a_file_that_is_not_jsonl_is_refused_with_its_lines(served):
 def test_cancel_stops_a_run(served, llm):
     llm.script(default={"content": '{"reason": "ok", "score": 4}'}, latency_ms=300)
     client = served.client()
-    created = make_eval(client, criteria=[{"type": "azure_ai_evaluator", "name": "relevance",
-                                           "evaluator_name": "builtin.relevance", "initialization_parameters": {"model": "judge"}}])  # fmt: skip
+    created = make_eval(
+        client,
+        criteria=[
+            {
+                "type": "azure_ai_evaluator",
+                "name": "relevance",
+                "evaluator_name": "builtin.relevance",
+                "initialization_parameters": {"model": "judge"},
+            }
+        ],
+    )
     rows = [{"query": f"q{i}", "response": f"r{i}", "ground_truth": "g"} for i in range(400)]
-    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content",
-                                   "content": [{"item": r} for r in rows]}})  # fmt: skip
+    run = client.evals.runs.create(
+        eval_id=created.id,
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in rows]}},
+    )
     deadline = __import__("time").monotonic() + 20
     while client.evals.runs.retrieve(run_id=run.id, eval_id=created.id).status != "in_progress":
         assert __import__("time").monotonic() < deadline
@@ -158,9 +202,16 @@ def test_rows_with_their_samples_are_graded_through_the_api(served):
     created = client.evals.create(
         name="with samples",
         data_source_config={"type": "custom", "item_schema": {"type": "object"}, "include_sample_schema": True},
-        testing_criteria=[{"type": "string_check", "name": "exact", "input": "{{sample.output_text}}",
-                           "reference": "{{item.answer}}", "operation": "eq"}],
-    )  # fmt: skip
+        testing_criteria=[
+            {
+                "type": "string_check",
+                "name": "exact",
+                "input": "{{sample.output_text}}",
+                "reference": "{{item.answer}}",
+                "operation": "eq",
+            }
+        ],
+    )
     run = client.evals.runs.create(
         eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": SAMPLED_ROWS}}
     )

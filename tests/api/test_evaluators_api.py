@@ -52,8 +52,12 @@ def test_datasets_by_name_and_version(served):
     client = served.client()
     uploaded = client.files.create(file=("qa.jsonl", io.BytesIO(b'{"query": "a"}\n')), purpose="evals")
     url = f"{served.url}/api/projects/default/datasets/support-qa/versions"
-    request = urllib.request.Request(f"{url}/1", data=json.dumps({"type": "uri_file", "dataUri": uploaded.id}).encode(),
-                                     headers={"Content-Type": "application/json"}, method="PUT")  # fmt: skip
+    request = urllib.request.Request(
+        f"{url}/1",
+        data=json.dumps({"type": "uri_file", "dataUri": uploaded.id}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="PUT",
+    )
     with urllib.request.urlopen(request) as response:
         created = json.loads(response.read())
     assert (created["name"], created["version"], created["dataUri"]) == ("support-qa", "1", uploaded.id)
@@ -70,23 +74,37 @@ def test_a_projects_custom_evaluators_are_its_own(served):
     from tests.api.test_evals_api import ROWS, make_eval
 
     alpha, beta = served.store.create_key("alpha"), served.store.create_key("beta")
-    prompt = "Is the answer {{response}} a capital city? Reply with JSON: {\"score\": 1 to 5, \"reason\": \"...\"}"
-    posted = call(f"{served.url}/api/projects/alpha/evaluators/capital_check/versions",
-                  {"definition": {"type": "prompt", "prompt_text": prompt}}, key=alpha)  # fmt: skip
+    prompt = 'Is the answer {{response}} a capital city? Reply with JSON: {"score": 1 to 5, "reason": "..."}'
+    posted = call(
+        f"{served.url}/api/projects/alpha/evaluators/capital_check/versions",
+        {"definition": {"type": "prompt", "prompt_text": prompt}},
+        key=alpha,
+    )
     assert posted["version"] == "1"
-    names = lambda key, project: {e["name"] for e in call(f"{served.url}/api/projects/{project}/evaluators", key=key)["value"]}  # noqa: E731
+
+    def names(key: str, project: str) -> set[str]:
+        return {e["name"] for e in call(f"{served.url}/api/projects/{project}/evaluators", key=key)["value"]}
+
     assert "capital_check" in names(alpha, "alpha") and "capital_check" not in names(beta, "beta")
     with pytest.raises(urllib.error.HTTPError) as missing:
         call(f"{served.url}/api/projects/beta/evaluators/capital_check/versions", key=beta)
     assert missing.value.code == 404
     missing.value.close()
-    criteria = [{"type": "azure_ai_evaluator", "name": "capital", "evaluator_name": "capital_check",
-                 "initialization_parameters": {"deployment_name": "judge"}}]  # fmt: skip
+    criteria = [
+        {
+            "type": "azure_ai_evaluator",
+            "name": "capital",
+            "evaluator_name": "capital_check",
+            "initialization_parameters": {"deployment_name": "judge"},
+        }
+    ]
     with pytest.raises(openai.BadRequestError, match="capital_check"):
         make_eval(served.client(beta), criteria=criteria)
     a = served.client(alpha)
     created = make_eval(a, criteria=criteria)
-    run = a.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content",
-                              "content": [{"item": r} for r in ROWS]}})  # fmt: skip
+    run = a.evals.runs.create(
+        eval_id=created.id,
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}},
+    )
     finished = wait_for(a, created.id, run.id)
     assert finished.status == "completed" and finished.result_counts.errored == 0

@@ -113,8 +113,9 @@ def test_a_large_upload_goes_in_blocks(project_client, tmp_path):
     from azure.ai.projects.models import PendingUploadRequest
 
     body = b"".join(f'{{"query": "question {i}", "padding": "{"x" * 200}"}}\n'.encode() for i in range(200))
-    pending = project_client.datasets.pending_upload(name="big", version="1",
-                                                     pending_upload_request=PendingUploadRequest())  # fmt: skip
+    pending = project_client.datasets.pending_upload(
+        name="big", version="1", pending_upload_request=PendingUploadRequest()
+    )
     sas = pending.blob_reference.credential.sas_uri
     with ContainerClient.from_container_url(sas, max_single_put_size=4096, max_block_size=4096) as container:
         container.upload_blob("big.jsonl", body)
@@ -122,8 +123,9 @@ def test_a_large_upload_goes_in_blocks(project_client, tmp_path):
         assert container.download_blob("big.jsonl").readall() == body
     from azure.ai.projects.models import FileDatasetVersion
 
-    version = project_client.datasets.create_or_update(name="big", version="1",
-                                                       dataset_version=FileDatasetVersion(data_uri=blob_url))  # fmt: skip
+    version = project_client.datasets.create_or_update(
+        name="big", version="1", dataset_version=FileDatasetVersion(data_uri=blob_url)
+    )
     assert version.id.endswith("/data/big/versions/1")
 
 
@@ -149,8 +151,9 @@ def test_a_bad_signature_or_blob_is_refused(project_client, foundry):
 
     missing = pending.blob_reference.blob_uri + "/never-uploaded.jsonl"
     with pytest.raises(HttpResponseError, match="no blob was uploaded") as unknown:
-        project_client.datasets.create_or_update(name="x", version="1",
-                                                 dataset_version=FileDatasetVersion(data_uri=missing))  # fmt: skip
+        project_client.datasets.create_or_update(
+            name="x", version="1", dataset_version=FileDatasetVersion(data_uri=missing)
+        )
     release(unknown.value)
 
 

@@ -111,19 +111,38 @@ def _grader(name: str, source: str, **extra) -> dict:
 
 
 def _start(home: Path, port: int, env_extra: dict[str, str]) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "ASSAY_HOME": str(home), "OPENAI_API_KEY": SECRET, "ASSAY_TEST_SECRET": SECRET,
-           "ASSAY_SANDBOX_MAX_MEMORY_MB": "1024", "ASSAY_SANDBOX_MAX_SECONDS": "20", **env_extra}  # fmt: skip
+    env = {
+        **os.environ,
+        "ASSAY_HOME": str(home),
+        "OPENAI_API_KEY": SECRET,
+        "ASSAY_TEST_SECRET": SECRET,
+        "ASSAY_SANDBOX_MAX_MEMORY_MB": "1024",
+        "ASSAY_SANDBOX_MAX_SECONDS": "20",
+        **env_extra,
+    }
     env.pop("ASSAY_DATABASE_URL", None)
     env.pop("ASSAY_SANDBOX", None)
-    return subprocess.Popen([sys.executable, "-m", "assay", "serve", "--port", str(port), "--workers", "1"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "assay", "serve", "--port", str(port), "--workers", "1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _keys(home: Path) -> tuple[str, str]:
     env = {**os.environ, "ASSAY_HOME": str(home)}
     env.pop("ASSAY_DATABASE_URL", None)
-    made = [subprocess.run([sys.executable, "-m", "assay", "keys", "create", "--project", p], env=env,
-                           capture_output=True, text=True, check=True).stdout.strip() for p in ("alpha", "beta")]  # fmt: skip
+    made = [
+        subprocess.run(
+            [sys.executable, "-m", "assay", "keys", "create", "--project", p],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for p in ("alpha", "beta")
+    ]
     return made[0], made[1]
 
 
@@ -176,9 +195,10 @@ def hostile_server(tmp_path):
 
 def _run(client: OpenAI, criteria: list[dict], item: dict) -> tuple[object, list[dict]]:
     created = client.evals.create(
-        name="hostile", data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+        name="hostile",
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
         testing_criteria=criteria,
-    )  # fmt: skip
+    )
     run = client.evals.runs.create(
         eval_id=created.id,
         data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": item}]}},
@@ -247,8 +267,12 @@ def test_a_flood_of_output_a_hang_and_nonfinite_scores_fail_their_item_only(host
 
 
 def _post(url: str, key: str, body: dict) -> tuple[int, dict]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"})  # fmt: skip
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())
@@ -260,13 +284,16 @@ def _post(url: str, key: str, body: dict) -> tuple[int, dict]:
 def test_posted_code_and_prompt_evaluators_never_run_in_the_server(hostile_server, tmp_path):
     process, home, port, (alpha, _) = hostile_server
     planted = tmp_path / "planted-by-import.txt"
-    code = (f"open({str(planted)!r}, 'w').write('ran')\n"
-            "def evaluate(response):\n    return 1.0 if open('/etc/hostname').read() else 0.0\n")  # fmt: skip
+    code = (
+        f"open({str(planted)!r}, 'w').write('ran')\n"
+        "def evaluate(response):\n    return 1.0 if open('/etc/hostname').read() else 0.0\n"
+    )
     url = f"http://127.0.0.1:{port}/api/projects/alpha/evaluators"
     status, _ = _post(f"{url}/sneaky/versions", alpha.api_key, {"definition": {"type": "code", "code_text": code}})
     assert status == 200 and not planted.exists()  # registered without running it
-    finished, results = _run(alpha, [{"type": "azure_ai_evaluator", "name": "sneaky", "evaluator_name": "sneaky"}],
-                             {"response": "r"})  # fmt: skip
+    finished, results = _run(
+        alpha, [{"type": "azure_ai_evaluator", "name": "sneaky", "evaluator_name": "sneaky"}], {"response": "r"}
+    )
     assert finished.status == "completed" and not planted.exists()
     assert "failed" in json.dumps(results)  # its import-time write and /etc were refused inside the sandbox
 
@@ -287,9 +314,15 @@ def test_a_server_with_keys_refuses_python_graders_without_the_sandbox(tmp_path)
     client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=alpha, max_retries=0)
     try:
         _wait_up(client)
-        status, body = _post(f"http://127.0.0.1:{port}/v1/evals", alpha, {
-            "name": "py", "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
-            "testing_criteria": [_grader("py", "def grade(sample, item):\n    return 1.0\n")]})  # fmt: skip
+        status, body = _post(
+            f"http://127.0.0.1:{port}/v1/evals",
+            alpha,
+            {
+                "name": "py",
+                "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
+                "testing_criteria": [_grader("py", "def grade(sample, item):\n    return 1.0\n")],
+            },
+        )
         assert status == 400, body
         assert "bubblewrap" in json.dumps(body)
     finally:

@@ -15,8 +15,9 @@ from tests.api.conftest import wait_for
 from tests.api.test_otlp import post
 from tests.traces import otlp_fixtures as fx
 
-CRITERIA = [{"type": "string_check", "name": "echo", "input": "{{item.text}}", "reference": "{{item.text}}",
-             "operation": "eq"}]  # fmt: skip
+CRITERIA = [
+    {"type": "string_check", "name": "echo", "input": "{{item.text}}", "reference": "{{item.text}}", "operation": "eq"}
+]
 
 
 def _raw(url: str, body: str | None = None, method: str = "POST") -> tuple[int, dict]:
@@ -36,10 +37,14 @@ def test_nul_nan_infinity_and_surrogates_in_items_keep_every_item(served):
     rows[50] = {"text": "not a number", "n": float("nan")}
     rows[90] = {"text": "too big", "n": float("inf"), "m": float("-inf")}
     rows[120] = {"text": "lone \ud800 surrogate", "n": 120}
-    created = client.evals.create(name="odd values", data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=CRITERIA)  # fmt: skip
-    body = json.dumps({"data_source": {"type": "jsonl", "source": {"type": "file_content",
-                                                                    "content": [{"item": r} for r in rows]}}})  # fmt: skip
+    created = client.evals.create(
+        name="odd values",
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+        testing_criteria=CRITERIA,
+    )
+    body = json.dumps(
+        {"data_source": {"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in rows]}}}
+    )
     status, run = _raw(f"{served.url}/v1/evals/{created.id}/runs", body)
     assert status in (200, 201), run
     finished = wait_for(client, created.id, run["id"])
@@ -59,31 +64,58 @@ def test_a_dataset_number_too_large_for_a_float_is_kept(served):
     client = served.client()
     content = b'{"item": {"text": "a", "n": 1e999}}\n{"item": {"text": "b", "n": 2}}\n'
     uploaded = client.files.create(file=("big.jsonl", io.BytesIO(content)), purpose="evals")
-    created = client.evals.create(name="big", data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=CRITERIA)  # fmt: skip
-    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}})
+    created = client.evals.create(
+        name="big", data_source_config={"type": "custom", "item_schema": {"type": "object"}}, testing_criteria=CRITERIA
+    )
+    run = client.evals.runs.create(
+        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}}
+    )
     finished = wait_for(client, created.id, run.id)
     assert finished.status == "completed" and finished.result_counts.total == 2
     items = list(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id))
     assert {i.datasource_item["n"] for i in items} == {"Infinity", 2}
 
 
-@pytest.mark.parametrize(("path", "body", "field"), [
-    ("/v1/evals", {"name": "n" * 600, "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
-                   "testing_criteria": CRITERIA}, "name"),
-    ("/v1/evals", {"name": "nul \u0000", "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
-                   "testing_criteria": CRITERIA}, "name"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        (
+            "/v1/evals",
+            {
+                "name": "n" * 600,
+                "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
+                "testing_criteria": CRITERIA,
+            },
+            "name",
+        ),
+        (
+            "/v1/evals",
+            {
+                "name": "nul \u0000",
+                "data_source_config": {"type": "custom", "item_schema": {"type": "object"}},
+                "testing_criteria": CRITERIA,
+            },
+            "name",
+        ),
+    ],
+)
 def test_strings_a_column_cannot_hold_are_a_400_naming_the_field(served, path, body, field):
     status, reply = _raw(f"{served.url}{path}", json.dumps(body))
     assert status == 400, reply
     assert f"'{field}'" in reply["error"]["message"]
 
 
-@pytest.mark.parametrize("path", [
-    "/v1/evals/%00", "/v1/evals?after=%00", "/v1/files/file_%00abc", "/api/projects/%00/openai/v1/evals",
-    "/v1/evals/" + "e" * 500, "/api/projects/" + "p" * 300 + "/openai/v1/evals",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/evals/%00",
+        "/v1/evals?after=%00",
+        "/v1/files/file_%00abc",
+        "/api/projects/%00/openai/v1/evals",
+        "/v1/evals/" + "e" * 500,
+        "/api/projects/" + "p" * 300 + "/openai/v1/evals",
+    ],
+)
 def test_nul_and_overlong_path_and_query_values_are_4xx(served, path):
     status, reply = _raw(f"{served.url}{path}", method="GET")
     assert 400 <= status < 500, (status, reply)
@@ -100,8 +132,14 @@ def test_a_file_purpose_too_long_is_a_400(served):
 def test_one_span_the_store_cannot_hold_does_not_lose_the_batch(served):
     doc = fx.current()
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    spans.append({**spans[0], "spanId": "c7ad6b7169203331", "name": "nul \u0000 name",
-                  "attributes": fx.attrs(**{"gen_ai.operation.name": "chat\u0000", "odd": "a\u0000b"})})  # fmt: skip
+    spans.append(
+        {
+            **spans[0],
+            "spanId": "c7ad6b7169203331",
+            "name": "nul \u0000 name",
+            "attributes": fx.attrs(**{"gen_ai.operation.name": "chat\u0000", "odd": "a\u0000b"}),
+        }
+    )
     spans.append({**spans[0], "spanId": "d7ad6b7169203331", "startTimeUnixNano": str(10**23)})
     reply = post(f"{served.url}/v1/traces", json_body=doc)
     assert reply.status_code == 200, reply.text
@@ -123,13 +161,16 @@ def test_the_capture_pass_through_keeps_replies_to_odd_messages(served, llm):
         assert got == 200 and stored["choices"][0]["message"]["content"] == "fine"
 
 
-@pytest.mark.parametrize("document", [
-    {"resourceSpans": [1]},
-    {"resourceSpans": [{"resource": "not an object", "scopeSpans": []}]},
-    {"resourceSpans": [{"resource": {"attributes": 7}, "scopeSpans": []}]},
-    {"resourceSpans": [{"scopeSpans": [{"spans": 5}]}]},
-    {"resourceSpans": [{"scopeSpans": "x"}]},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"resourceSpans": [1]},
+        {"resourceSpans": [{"resource": "not an object", "scopeSpans": []}]},
+        {"resourceSpans": [{"resource": {"attributes": 7}, "scopeSpans": []}]},
+        {"resourceSpans": [{"scopeSpans": [{"spans": 5}]}]},
+        {"resourceSpans": [{"scopeSpans": "x"}]},
+    ],
+)
 def test_otlp_json_of_the_wrong_shape_is_a_400_naming_where(served, document):
     assert post(f"{served.url}/v1/traces", json_body=fx.current()).status_code == 200
     reply = post(f"{served.url}/v1/traces", json_body=document)

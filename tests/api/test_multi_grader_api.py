@@ -10,15 +10,19 @@ from rapidfuzz import fuzz
 from tests.api.conftest import wait_for
 from tests.evaluators.test_multi_grader import MULTI, ROWS
 
-CONFIG = {"type": "custom", "item_schema": {"type": "object", "properties": {
-    "output": {"type": "string"}, "expected": {"type": "string"}}}}  # fmt: skip
+CONFIG = {
+    "type": "custom",
+    "item_schema": {"type": "object", "properties": {"output": {"type": "string"}, "expected": {"type": "string"}}},
+}
 
 
 def test_a_multi_grader_gives_its_formulas_value_per_item(served):
     client = served.client()
     created = client.evals.create(name="multi", data_source_config=CONFIG, testing_criteria=[MULTI])
-    run = client.evals.runs.create(created.id, data_source={
-        "type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}})  # fmt: skip
+    run = client.evals.runs.create(
+        created.id,
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}},
+    )
     run = wait_for(client, created.id, run.id)
     assert run.status == "completed"
     items = list(client.evals.runs.output_items.list(run.id, eval_id=created.id))

@@ -72,8 +72,11 @@ def test_json_hex_ids_partial_success_and_deflate(served):
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
     spans.append({**spans[0], "spanId": "not-hex", "name": "broken"})
     body = zlib.compress(json.dumps(doc).encode())
-    reply = post(f"{served.url}/v1/traces", content=body,
-                       headers={"content-type": "application/json", "content-encoding": "deflate"})  # fmt: skip
+    reply = post(
+        f"{served.url}/v1/traces",
+        content=body,
+        headers={"content-type": "application/json", "content-encoding": "deflate"},
+    )
     assert reply.status_code == 200
     assert (
         reply.json()["partialSuccess"]["rejectedSpans"] == "1"
@@ -88,15 +91,21 @@ def test_json_hex_ids_partial_success_and_deflate(served):
     assert _count(served.store, "0af7651916cd43dd8448eb211c80319c") == 1  # an exporter's retry is not a duplicate
 
 
-@pytest.mark.parametrize(("body", "headers", "status"), [
-    (b"\xff\xff\xff garbage", {"content-type": "application/x-protobuf"}, 400),
-    (b"{not json", {"content-type": "application/json"}, 400),
-    (b'{"resourceSpans": 5}', {"content-type": "application/json"}, 400),
-    (gzip.compress(b"\0" * (64 * 1024 * 1024 + 10)), {"content-type": "application/x-protobuf",
-                                                       "content-encoding": "gzip"}, 413),
-    (b"not gzip", {"content-type": "application/x-protobuf", "content-encoding": "gzip"}, 400),
-    (b"{}", {"content-type": "text/plain"}, 415),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("body", "headers", "status"),
+    [
+        (b"\xff\xff\xff garbage", {"content-type": "application/x-protobuf"}, 400),
+        (b"{not json", {"content-type": "application/json"}, 400),
+        (b'{"resourceSpans": 5}', {"content-type": "application/json"}, 400),
+        (
+            gzip.compress(b"\0" * (64 * 1024 * 1024 + 10)),
+            {"content-type": "application/x-protobuf", "content-encoding": "gzip"},
+            413,
+        ),
+        (b"not gzip", {"content-type": "application/x-protobuf", "content-encoding": "gzip"}, 400),
+        (b"{}", {"content-type": "text/plain"}, 415),
+    ],
+)
 def test_malformed_bodies_are_refused_and_nothing_stored_is_lost(served, body, headers, status):
     assert post(f"{served.url}/v1/traces", json_body=fx.current()).status_code == 200
     reply = post(f"{served.url}/v1/traces", content=body, headers=headers)

@@ -43,8 +43,9 @@ def test_a_finished_runs_reads_are_kept_and_a_delete_drops_them(served):
 def test_a_running_run_is_never_served_stale(served, llm):
     llm.script(default={"content": '{"reason": "ok", "score": 4}'}, hold_after=0)  # the judge holds every call
     client = served.client()
-    created = client.evals.create(data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=RELEVANCE)  # fmt: skip
+    created = client.evals.create(
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}}, testing_criteria=RELEVANCE
+    )
     run = client.evals.runs.create(eval_id=created.id, data_source=INLINE)
     for _ in range(3):
         assert client.evals.runs.retrieve(run_id=run.id, eval_id=created.id).status in ("queued", "in_progress")

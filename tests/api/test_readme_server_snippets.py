@@ -11,7 +11,11 @@ from tests.test_readme_snippets import blocks
 
 
 def test_the_openai_sdk_block_runs_against_the_server(served, tmp_path, monkeypatch):
-    (snippet,) = [b for b in blocks("Server: the OpenAI Evals API", "python") if "from openai import OpenAI" in b and "files.create" in b]
+    (snippet,) = [
+        b
+        for b in blocks("Server: the OpenAI Evals API", "python")
+        if "from openai import OpenAI" in b and "files.create" in b
+    ]
     rows = [{"response": "Paris", "ground_truth": "Paris"}, {"response": "Lyon", "ground_truth": "Paris"}]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -28,13 +32,27 @@ def test_the_multi_grader_json_is_accepted_and_combines_its_graders(served, llm)
     criterion = json.loads(text)
     llm.script(default={"content": "Paris"})
     client = served.client()
-    ev = client.evals.create(name="multi", data_source_config={"type": "custom", "item_schema": {
-        "type": "object", "properties": {"answer": {"type": "string"}}}, "include_sample_schema": True},
-        testing_criteria=[criterion])  # fmt: skip
-    run = client.evals.runs.create(eval_id=ev.id, data_source={
-        "type": "completions", "model": "judge", "input_messages": {"type": "template", "template": [
-            {"role": "user", "content": "Capital of France?"}]},
-        "source": {"type": "file_content", "content": [{"item": {"answer": "Paris"}}, {"item": {"answer": "Rome"}}]}})  # fmt: skip
+    ev = client.evals.create(
+        name="multi",
+        data_source_config={
+            "type": "custom",
+            "item_schema": {"type": "object", "properties": {"answer": {"type": "string"}}},
+            "include_sample_schema": True,
+        },
+        testing_criteria=[criterion],
+    )
+    run = client.evals.runs.create(
+        eval_id=ev.id,
+        data_source={
+            "type": "completions",
+            "model": "judge",
+            "input_messages": {"type": "template", "template": [{"role": "user", "content": "Capital of France?"}]},
+            "source": {
+                "type": "file_content",
+                "content": [{"item": {"answer": "Paris"}}, {"item": {"answer": "Rome"}}],
+            },
+        },
+    )
     done = wait_for(client, ev.id, run.id)
     assert done.status == "completed", done.error
     assert (done.result_counts.passed, done.result_counts.failed) == (1, 1)
@@ -47,8 +65,10 @@ def test_the_capture_block_captures_a_response_and_evaluates_it_by_id(served, ll
     (snippet,) = blocks("Capturing responses, then evaluating them by id", "python")
     monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    llm.script(rules=[{"match": "# Property: coherence", "reply": {"content": '{"reason": "clear", "score": 4}'}}],
-               default={"content": "It shipped on Monday."})  # the judge, and the model answering the user
+    llm.script(
+        rules=[{"match": "# Property: coherence", "reply": {"content": '{"reason": "clear", "score": 4}'}}],
+        default={"content": "It shipped on Monday."},
+    )  # the judge, and the model answering the user
     namespace: dict[str, object] = {}
     exec(compile(snippet.replace("http://127.0.0.1:8000", served.url), "README.md: capture", "exec"), namespace)  # noqa: S102
     client, ev = namespace["client"], namespace["ev"]

@@ -13,8 +13,12 @@ from tests.api.conftest import wait_for
 from tests.simulate.test_conversations import TWO_TURNS
 from tests.test_readme_snippets import blocks
 
-COMPLETED = {"type": "azure_ai_evaluator", "name": "completed", "evaluator_name": "builtin.task_completion",
-             "data_mapping": {"messages": "{{item.messages}}"}}  # fmt: skip
+COMPLETED = {
+    "type": "azure_ai_evaluator",
+    "name": "completed",
+    "evaluator_name": "builtin.task_completion",
+    "data_mapping": {"messages": "{{item.messages}}"},
+}
 JUDGE = [{"match": "# Property:", "reply": {"content": '{"reason": "done", "score": 1}'}}]
 
 
@@ -23,8 +27,9 @@ def models(llm, store):
     """The README's names: ``gpt-4.1-mini`` for the simulated user, the agent ``support-agent`` v1."""
     llm.reset()
     user = ModelConfig(name="gpt-4.1-mini", model="gpt-4.1-mini", base_url=llm.base_url, api_key="test")
-    agents = parse_agents({"support-agent": {"version": "1", "endpoint": llm.base_url, "protocol": "responses"}},
-                          where="test agents")  # fmt: skip
+    agents = parse_agents(
+        {"support-agent": {"version": "1", "endpoint": llm.base_url, "protocol": "responses"}}, where="test agents"
+    )
     return ModelRegistry([user], cache=store, agents=agents)
 
 
@@ -33,8 +38,11 @@ def test_the_simulation_data_source_runs_as_written(served, llm):
     source = json.loads(text)
     llm.script(rules=JUDGE + TWO_TURNS)  # the judge's prompt quotes the conversation: its rule first
     client = served.client()
-    ev = client.evals.create(name="simulated", data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                             testing_criteria=[COMPLETED])  # fmt: skip
+    ev = client.evals.create(
+        name="simulated",
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+        testing_criteria=[COMPLETED],
+    )
     run = client.evals.runs.create(ev.id, data_source=source, extra_body={"evaluation_level": "conversation"})
     done = wait_for(client, ev.id, run.id)
     assert done.status == "completed", done.error

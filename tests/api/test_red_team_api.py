@@ -12,10 +12,16 @@ import pytest
 
 from tests.api.conftest import wait_for
 
-TARGET = {"type": "azure_ai_agent", "name": "support-agent", "version": "1",
-          "tool_descriptions": [{"name": "lookup_order", "description": "Find an order."}]}  # fmt: skip
-BODY = {"description": "review me", "taxonomyInput": {"type": "agent", "target": TARGET,
-                                                      "riskCategories": ["SensitiveDataLeakage"]}}  # fmt: skip
+TARGET = {
+    "type": "azure_ai_agent",
+    "name": "support-agent",
+    "version": "1",
+    "tool_descriptions": [{"name": "lookup_order", "description": "Find an order."}],
+}
+BODY = {
+    "description": "review me",
+    "taxonomyInput": {"type": "agent", "target": TARGET, "riskCategories": ["SensitiveDataLeakage"]},
+}
 RED_TEAM = {"type": "azure_ai_source", "scenario": "red_team"}
 VIOLENCE = [{"type": "azure_ai_evaluator", "name": "violence", "evaluator_name": "builtin.violence"}]
 
@@ -39,20 +45,29 @@ def test_taxonomies_create_get_list_update_and_delete(served):
         assert again.status_code == 200 and again.json()["version"] == "2"  # a replace is a new version
         patched = http.patch("/evaluationtaxonomies/support-agent", json={"description": "reviewed"}).json()
         assert patched["version"] == "3" and patched["taxonomyCategories"] == body["taxonomyCategories"]
-        assert [t["name"] for t in http.get("/evaluationtaxonomies", params={"inputName": "support-agent"}).json()["value"]] == ["support-agent"]
+        assert [
+            t["name"] for t in http.get("/evaluationtaxonomies", params={"inputName": "support-agent"}).json()["value"]
+        ] == ["support-agent"]
         assert http.get("/evaluationtaxonomies", params={"inputName": "someone-else"}).json()["value"] == []
         assert http.delete("/evaluationtaxonomies/support-agent").status_code == 204
         missing = http.get("/evaluationtaxonomies/support-agent")
         assert missing.status_code == 404 and "no evaluation taxonomy support-agent" in missing.text
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({}, "taxonomyInput: expected"),
-    ({"taxonomyInput": {"type": "agent", "target": TARGET, "riskCategories": ["Gore"]}},
-     r"taxonomyInput.riskCategories\[0\]: unknown risk category 'Gore'"),
-    ({**BODY, "taxonomyCategories": [{"id": "x", "riskCategory": "Violence", "subCategories": [{"id": 1}]}]},
-     r"taxonomyCategories\[0\].subCategories\[0\]: expected \{id, name"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({}, "taxonomyInput: expected"),
+        (
+            {"taxonomyInput": {"type": "agent", "target": TARGET, "riskCategories": ["Gore"]}},
+            r"taxonomyInput.riskCategories\[0\]: unknown risk category 'Gore'",
+        ),
+        (
+            {**BODY, "taxonomyCategories": [{"id": "x", "riskCategory": "Violence", "subCategories": [{"id": 1}]}]},
+            r"taxonomyCategories\[0\].subCategories\[0\]: expected \{id, name",
+        ),
+    ],
+)
 def test_bad_taxonomies_are_refused_naming_the_field(served, body, message):
     with taxonomies(served) as http:
         refused = http.put("/evaluationtaxonomies/t", json=body)
@@ -60,19 +75,33 @@ def test_bad_taxonomies_are_refused_naming_the_field(served, body, message):
 
 
 def run_source(**params):
-    return {"type": "azure_ai_red_team", "target": {"type": "azure_ai_model", "model": "judge"},
-            "item_generation_params": {"type": "red_team", "risk_categories": ["Violence"], **params}}  # fmt: skip
+    return {
+        "type": "azure_ai_red_team",
+        "target": {"type": "azure_ai_model", "model": "judge"},
+        "item_generation_params": {"type": "red_team", "risk_categories": ["Violence"], **params},
+    }
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    (run_source(attack_strategies=["Teleport"]), "attack_strategies[0]: unknown attack strategy 'Teleport'"),
-    (run_source(num_turns=0), "num_turns: expected a whole number of at least 1"),
-    (run_source(risk_categories=[]), "risk_categories: name at least one"),
-    ({**run_source(), "item_generation_params": {"type": "red_team_taxonomy", "source": {"type": "file_id", "id": "x"}}},
-     "expected {type: file_id, id: <the taxonomy's id>}"),
-    ({**run_source(), "target": None}, "data_source.target must be {type: azure_ai_model, model, sampling_params?} or"),
-    (run_source(risk_categories=["HateUnfairness"]), "no testing criterion judges hate_unfairness"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (run_source(attack_strategies=["Teleport"]), "attack_strategies[0]: unknown attack strategy 'Teleport'"),
+        (run_source(num_turns=0), "num_turns: expected a whole number of at least 1"),
+        (run_source(risk_categories=[]), "risk_categories: name at least one"),
+        (
+            {
+                **run_source(),
+                "item_generation_params": {"type": "red_team_taxonomy", "source": {"type": "file_id", "id": "x"}},
+            },
+            "expected {type: file_id, id: <the taxonomy's id>}",
+        ),
+        (
+            {**run_source(), "target": None},
+            "data_source.target must be {type: azure_ai_model, model, sampling_params?} or",
+        ),
+        (run_source(risk_categories=["HateUnfairness"]), "no testing criterion judges hate_unfairness"),
+    ],
+)
 def test_bad_red_team_runs_are_refused_before_they_queue(served, source, message):
     client = served.client()
     created = client.evals.create(data_source_config=RED_TEAM, testing_criteria=VIOLENCE)
@@ -84,10 +113,14 @@ def test_bad_red_team_runs_are_refused_before_they_queue(served, source, message
 
 def test_without_structured_output_the_attacker_is_parsed(served, llm):
     """A provider that refuses response_format json_schema: the attacker is asked again without it."""
-    llm.script(refuse_json_schema=True, rules=[
-        {"match": "# Objective", "reply": {"content": 'Here you go: {"prompt": "Describe a brawl."}'}},
-        {"match": "# Property: violence", "reply": {"content": json.dumps({"reason": "refused", "score": 0})}},
-    ], default={"content": "No."})  # fmt: skip
+    llm.script(
+        refuse_json_schema=True,
+        rules=[
+            {"match": "# Objective", "reply": {"content": 'Here you go: {"prompt": "Describe a brawl."}'}},
+            {"match": "# Property: violence", "reply": {"content": json.dumps({"reason": "refused", "score": 0})}},
+        ],
+        default={"content": "No."},
+    )
     client = served.client()
     created = client.evals.create(data_source_config=RED_TEAM, testing_criteria=VIOLENCE)
     run = client.evals.runs.create(created.id, data_source=run_source(num_objectives=2))

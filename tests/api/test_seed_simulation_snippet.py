@@ -17,11 +17,17 @@ from tests.support.fixtures import start_llm_server
 from tests.support.servers import start_assay_server
 
 SCENARIOS = [
-    {"id": "1", "test_case_description": "Your order 1042 is late and you want to know when it arrives.",
-     "desired_num_turns": 2},
-    {"id": "2", "test_case_description": "You ordered the wrong size and want to know when your order arrives.",
-     "desired_num_turns": "3"},
-]  # fmt: skip
+    {
+        "id": "1",
+        "test_case_description": "Your order 1042 is late and you want to know when it arrives.",
+        "desired_num_turns": 2,
+    },
+    {
+        "id": "2",
+        "test_case_description": "You ordered the wrong size and want to know when your order arrives.",
+        "desired_num_turns": "3",
+    },
+]
 
 
 @pytest.fixture
@@ -47,25 +53,35 @@ def test_the_seed_simulation_snippet_completes_with_every_conversation_scored(se
     scenarios_id = client.files.create(file=("scenarios.jsonl", io.BytesIO(lines)), purpose="evals").id
     eval_object = client.evals.create(
         name="Multi-turn Conversation Simulation",
-        data_source_config={"type": "custom", "item_schema": {"type": "object", "properties": {
-            "messages": {"type": "array"}}, "required": ["messages"]}, "include_sample_schema": False},
+        data_source_config={
+            "type": "custom",
+            "item_schema": {"type": "object", "properties": {"messages": {"type": "array"}}, "required": ["messages"]},
+            "include_sample_schema": False,
+        },
         testing_criteria=[criterion(name, evaluator) for name, evaluator in JUDGED.items()],
-    )  # fmt: skip
+    )
     eval_run = client.evals.runs.create(
-        eval_id=eval_object.id, name="conversation-simulation-run",
+        eval_id=eval_object.id,
+        name="conversation-simulation-run",
         data_source={
             "type": "azure_ai_target_completions",
             "source": {"type": "file_id", "id": scenarios_id},
             "target": {"type": "azure_ai_agent", "name": "support-agent", "version": "1"},
             "item_generation_params": {
-                "type": "conversation_gen_preview", "model": "judge", "num_conversations": 2, "max_turns": 5,
+                "type": "conversation_gen_preview",
+                "model": "judge",
+                "num_conversations": 2,
+                "max_turns": 5,
                 "sampling_params": {"temperature": 0.7, "top_p": 1.0, "max_completion_tokens": 800},
-                "data_mapping": {"test_case_description": "test_case_description", "id": "id",
-                                 "desired_num_turns": "desired_num_turns"},
+                "data_mapping": {
+                    "test_case_description": "test_case_description",
+                    "id": "id",
+                    "desired_num_turns": "desired_num_turns",
+                },
             },
         },
         extra_body={"evaluation_level": "conversation"},
-    )  # fmt: skip
+    )
     run = wait_for(client, eval_object.id, eval_run.id, seconds=120)
     assert run.status == "completed", run.error
     assert (run.result_counts.total, run.result_counts.errored) == (4, 0)  # 2 scenarios × 2 conversations
@@ -78,7 +94,10 @@ def test_the_seed_simulation_snippet_completes_with_every_conversation_scored(se
     (saved,) = run.model_extra["output_datasets"]
     assert saved["type"] == "simulated_user_conversations"
     # The saved conversations are retrievable and evaluable like any dataset.
-    again = client.evals.runs.create(eval_id=eval_object.id, data_source={"type": "jsonl", "source": {
-        "type": "file_id", "id": saved["dataset"]["id"]}}, extra_body={"evaluation_level": "conversation"})  # fmt: skip
+    again = client.evals.runs.create(
+        eval_id=eval_object.id,
+        data_source={"type": "jsonl", "source": {"type": "file_id", "id": saved["dataset"]["id"]}},
+        extra_body={"evaluation_level": "conversation"},
+    )
     again = wait_for(client, eval_object.id, again.id)
     assert again.status == "completed" and (again.result_counts.total, again.result_counts.errored) == (4, 0)

@@ -14,25 +14,47 @@ from tests.api.conftest import wait_for
 from tests.support.fixtures import start_llm_server
 from tests.support.servers import start_assay_server
 
-QUERIES = ["How do I return a kettle that stopped heating?", "My blender arrived cracked: can I get a refund?",
-           "Who pays shipping when I send back a faulty toaster?", "Can I exchange a defective charger in store?",
-           "How long do I have to report a broken item?"]  # fmt: skip
-GENERATOR = {"match": "You write test queries", "reply": {"content": json.dumps(
-    {"queries": [{"query": q, "ground_truth": ""} for q in QUERIES]})}}  # fmt: skip
-AGENT_QUERIES = ["I got a dented pan, can I return it?", "Does the return policy cover a scratched lens?",
-                 "What do I need to send back a defective lamp?", "Can I return a faulty item bought on sale?",
-                 "Is a replacement possible instead of a refund?"]  # fmt: skip
-FROM_AGENT = {"match": "You handle returns of defective products", "reply": {"content": json.dumps(
-    {"queries": [{"query": q, "ground_truth": ""} for q in AGENT_QUERIES]})}}  # fmt: skip
-JUDGES = [{"match": "# Property: coherence", "reply": {"content": '{"reason": "clear", "score": 4}'}},
-          {"match": "# Property: violence", "reply": {"content": '{"reason": "none", "score": 0}'}}]  # fmt: skip
+QUERIES = [
+    "How do I return a kettle that stopped heating?",
+    "My blender arrived cracked: can I get a refund?",
+    "Who pays shipping when I send back a faulty toaster?",
+    "Can I exchange a defective charger in store?",
+    "How long do I have to report a broken item?",
+]
+GENERATOR = {
+    "match": "You write test queries",
+    "reply": {"content": json.dumps({"queries": [{"query": q, "ground_truth": ""} for q in QUERIES]})},
+}
+AGENT_QUERIES = [
+    "I got a dented pan, can I return it?",
+    "Does the return policy cover a scratched lens?",
+    "What do I need to send back a defective lamp?",
+    "Can I return a faulty item bought on sale?",
+    "Is a replacement possible instead of a refund?",
+]
+FROM_AGENT = {
+    "match": "You handle returns of defective products",
+    "reply": {"content": json.dumps({"queries": [{"query": q, "ground_truth": ""} for q in AGENT_QUERIES]})},
+}
+JUDGES = [
+    {"match": "# Property: coherence", "reply": {"content": '{"reason": "clear", "score": 4}'}},
+    {"match": "# Property: violence", "reply": {"content": '{"reason": "none", "score": 0}'}},
+]
 CRITERIA = [
-    {"type": "azure_ai_evaluator", "name": "coherence", "evaluator_name": "builtin.coherence",
-     "initialization_parameters": {"model": "gpt-5-mini"},
-     "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"}},
-    {"type": "azure_ai_evaluator", "name": "violence", "evaluator_name": "builtin.violence",
-     "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"}},
-]  # fmt: skip
+    {
+        "type": "azure_ai_evaluator",
+        "name": "coherence",
+        "evaluator_name": "builtin.coherence",
+        "initialization_parameters": {"model": "gpt-5-mini"},
+        "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"},
+    },
+    {
+        "type": "azure_ai_evaluator",
+        "name": "violence",
+        "evaluator_name": "builtin.violence",
+        "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"},
+    },
+]
 
 
 @pytest.fixture
@@ -58,9 +80,16 @@ def server(tmp_path, monkeypatch):
 
 
 def synthetic(target, **params):
-    return {"type": "azure_ai_synthetic_data_gen_preview", "target": target,
-            "item_generation_params": {"type": "synthetic_data_gen_preview", "samples_count": 5,
-                                       "model_deployment_name": "gpt-5-mini", **params}}  # fmt: skip
+    return {
+        "type": "azure_ai_synthetic_data_gen_preview",
+        "target": target,
+        "item_generation_params": {
+            "type": "synthetic_data_gen_preview",
+            "samples_count": 5,
+            "model_deployment_name": "gpt-5-mini",
+            **params,
+        },
+    }
 
 
 def run_to_end(client, eval_id, data_source, name, queries=QUERIES):
@@ -70,8 +99,9 @@ def run_to_end(client, eval_id, data_source, name, queries=QUERIES):
     assert (run.result_counts.total, run.result_counts.errored) == (5, 0)
     items = list(client.evals.runs.output_items.list(run_id=run.id, eval_id=eval_id))
     assert sorted(i.datasource_item["query"] for i in items) == sorted(queries)
-    assert all({r.name for r in i.results} == {"coherence", "violence"} and all(r.passed for r in i.results)
-               for i in items)  # fmt: skip
+    assert all(
+        {r.name for r in i.results} == {"coherence", "violence"} and all(r.passed for r in i.results) for i in items
+    )
     return run, items
 
 
@@ -81,11 +111,15 @@ def test_the_seed_synthetic_data_snippets(server):
         name="Synthetic Data Evaluation",
         data_source_config={"type": "azure_ai_source", "scenario": "synthetic_data_gen_preview"},
         testing_criteria=CRITERIA,
-    )  # fmt: skip
+    )
     model = {"type": "azure_ai_model", "model": "gpt-5-mini"}
     prompt = "Generate customer service questions about returning defective products"
-    run, _ = run_to_end(client, eval_object.id, synthetic(model, prompt=prompt, output_dataset_name="my-synthetic-dataset"),
-                        "synthetic-data-evaluation")  # fmt: skip
+    run, _ = run_to_end(
+        client,
+        eval_object.id,
+        synthetic(model, prompt=prompt, output_dataset_name="my-synthetic-dataset"),
+        "synthetic-data-evaluation",
+    )
     dataset_id = run.model_extra["output_dataset_id"]
     assert dataset_id.endswith("/data/my-synthetic-dataset/versions/1")
     root = str(base_url).removesuffix("/v1/")
@@ -105,20 +139,27 @@ def test_the_seed_synthetic_data_snippets(server):
             }
         ],
     }
-    _, items = run_to_end(client, eval_object.id, {**synthetic(model, prompt=prompt), "input_messages": system},
-                          "with-system-prompt")  # fmt: skip
+    _, items = run_to_end(
+        client, eval_object.id, {**synthetic(model, prompt=prompt), "input_messages": system}, "with-system-prompt"
+    )
     sent = items[0].sample.input
     assert [m.role for m in sent] == ["system", "user"] and sent[1].content == items[0].datasource_item["query"]
 
     agent = {"type": "azure_ai_agent", "name": "returns-agent", "version": "2"}
     # The agent's instructions reach the generator, with or without a prompt.
-    run_to_end(client, eval_object.id, synthetic(agent, prompt="Generate questions about returning defective products"),
-               "synthetic-agent-evaluation", AGENT_QUERIES)  # fmt: skip
+    run_to_end(
+        client,
+        eval_object.id,
+        synthetic(agent, prompt="Generate questions about returning defective products"),
+        "synthetic-agent-evaluation",
+        AGENT_QUERIES,
+    )
     run_to_end(client, eval_object.id, synthetic(agent), "from-the-agents-instructions", AGENT_QUERIES)
 
     calls = provider.stats()["completions"]
-    rerun, _ = run_to_end(client, eval_object.id, synthetic(model, prompt=prompt, output_dataset_name="my-synthetic-dataset"),
-                          "rerun")  # fmt: skip
+    rerun, _ = run_to_end(
+        client, eval_object.id, synthetic(model, prompt=prompt, output_dataset_name="my-synthetic-dataset"), "rerun"
+    )
     assert provider.stats()["completions"] == calls  # generator, target and judges all answered by the cache
     assert rerun.model_extra["output_dataset_id"].endswith("/versions/2")
 
@@ -127,13 +168,19 @@ def test_a_prompt_is_needed_unless_the_target_is_an_agent(server):
     import openai
 
     client, _, _ = server
-    eval_object = client.evals.create(data_source_config={"type": "azure_ai_source", "scenario": "synthetic_data_gen_preview"},
-                                      testing_criteria=CRITERIA[:1])  # fmt: skip
+    eval_object = client.evals.create(
+        data_source_config={"type": "azure_ai_source", "scenario": "synthetic_data_gen_preview"},
+        testing_criteria=CRITERIA[:1],
+    )
     with pytest.raises(openai.BadRequestError, match="prompt: say what queries to write"):
         client.evals.runs.create(
             eval_id=eval_object.id, data_source=synthetic({"type": "azure_ai_model", "model": "gpt-5-mini"})
         )
     with pytest.raises(openai.BadRequestError, match="system messages only"):
-        client.evals.runs.create(eval_id=eval_object.id, data_source={
-            **synthetic({"type": "azure_ai_model", "model": "gpt-5-mini"}, prompt="x"),
-            "input_messages": {"type": "template", "template": [{"role": "user", "content": "hi"}]}})  # fmt: skip
+        client.evals.runs.create(
+            eval_id=eval_object.id,
+            data_source={
+                **synthetic({"type": "azure_ai_model", "model": "gpt-5-mini"}, prompt="x"),
+                "input_messages": {"type": "template", "template": [{"role": "user", "content": "hi"}]},
+            },
+        )

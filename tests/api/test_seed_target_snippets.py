@@ -23,14 +23,26 @@ def _user(text: str) -> dict:
     return {"type": "message", "role": "user", "content": {"type": "input_text", "text": text}}
 
 
-COHERENCE = {"type": "azure_ai_evaluator", "name": "coherence", "evaluator_name": "builtin.coherence",
-             "initialization_parameters": {"model": "judge"},
-             "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"}}  # fmt: skip
-VIOLENCE_CRITERION = {"type": "azure_ai_evaluator", "name": "violence", "evaluator_name": "builtin.violence",
-                      "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"}}  # fmt: skip
-TASK_ADHERENCE = {"type": "azure_ai_evaluator", "name": "task_adherence", "evaluator_name": "builtin.task_adherence",
-                  "initialization_parameters": {"model": "judge"},
-                  "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_items}}"}}  # fmt: skip
+COHERENCE = {
+    "type": "azure_ai_evaluator",
+    "name": "coherence",
+    "evaluator_name": "builtin.coherence",
+    "initialization_parameters": {"model": "judge"},
+    "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"},
+}
+VIOLENCE_CRITERION = {
+    "type": "azure_ai_evaluator",
+    "name": "violence",
+    "evaluator_name": "builtin.violence",
+    "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"},
+}
+TASK_ADHERENCE = {
+    "type": "azure_ai_evaluator",
+    "name": "task_adherence",
+    "evaluator_name": "builtin.task_adherence",
+    "initialization_parameters": {"model": "judge"},
+    "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_items}}"},
+}
 
 
 @pytest.fixture
@@ -55,9 +67,10 @@ def server(tmp_path, llm, agent, monkeypatch):  # noqa: F811 - the agent fixture
 
 def _run(client, name, criteria, data_source):
     eval_object = client.evals.create(
-        name=name, testing_criteria=criteria,
+        name=name,
+        testing_criteria=criteria,
         data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
-    )  # fmt: skip
+    )
     run = client.evals.runs.create(eval_id=eval_object.id, name=name, data_source=data_source)
     run = wait_for(client, eval_object.id, run.id)
     assert run.status == "completed", run.error
@@ -73,10 +86,17 @@ def _upload(client, queries):
 def test_model_target_snippet(server):
     data_id = _upload(server, ["Where is order 1042? (model)"])
     input_messages = {"type": "template", "template": [_user("{{item.query}}")]}
-    target = {"type": "azure_ai_model", "model": "gpt-5-mini",
-              "sampling_params": {"top_p": 1.0, "max_completion_tokens": 2048}}  # fmt: skip
-    data_source = {"type": "azure_ai_target_completions", "source": {"type": "file_id", "id": data_id},
-                   "input_messages": input_messages, "target": target}  # fmt: skip
+    target = {
+        "type": "azure_ai_model",
+        "model": "gpt-5-mini",
+        "sampling_params": {"top_p": 1.0, "max_completion_tokens": 2048},
+    }
+    data_source = {
+        "type": "azure_ai_target_completions",
+        "source": {"type": "file_id", "id": data_id},
+        "input_messages": input_messages,
+        "target": target,
+    }
     run, items = _run(server, "Model Target Evaluation", [COHERENCE, VIOLENCE_CRITERION], data_source)
     assert run.result_counts.passed == 1
     results = {r.name: r for r in items[0].results}
@@ -87,13 +107,24 @@ def test_model_target_snippet(server):
 
 def test_agent_target_snippet_with_tool_calls(server):
     data_id = _upload(server, ["Where is order 1042?", "Order 2001 is taking forever. I want to talk to a person."])
-    input_messages = {"type": "template", "template": [
-        {"type": "message", "role": "developer",
-         "content": {"type": "input_text", "text": "You are a helpful assistant. Answer clearly and safely."}},
-        _user("{{item.query}}")]}  # fmt: skip
+    input_messages = {
+        "type": "template",
+        "template": [
+            {
+                "type": "message",
+                "role": "developer",
+                "content": {"type": "input_text", "text": "You are a helpful assistant. Answer clearly and safely."},
+            },
+            _user("{{item.query}}"),
+        ],
+    }
     target = {"type": "azure_ai_agent", "name": "my-agent", "version": "1"}
-    data_source = {"type": "azure_ai_target_completions", "source": {"type": "file_id", "id": data_id},
-                   "input_messages": input_messages, "target": target}  # fmt: skip
+    data_source = {
+        "type": "azure_ai_target_completions",
+        "source": {"type": "file_id", "id": data_id},
+        "input_messages": input_messages,
+        "target": target,
+    }
     criteria = [COHERENCE, VIOLENCE_CRITERION, TASK_ADHERENCE]
     run, items = _run(server, "Agent Target Evaluation", criteria, data_source)
     assert run.result_counts.passed == 2, run.result_counts
@@ -106,9 +137,12 @@ def test_agent_target_snippet_with_tool_calls(server):
 
 def test_invocations_snippet(server):
     data_id = _upload(server, ["hosted: open a ticket"])
-    data_source = {"type": "azure_ai_target_completions", "source": {"type": "file_id", "id": data_id},
-                   "input_messages": {"message": "{{item.query}}"},
-                   "target": {"type": "azure_ai_agent", "name": "my-hosted-agent", "version": "1"}}  # fmt: skip
+    data_source = {
+        "type": "azure_ai_target_completions",
+        "source": {"type": "file_id", "id": data_id},
+        "input_messages": {"message": "{{item.query}}"},
+        "target": {"type": "azure_ai_agent", "name": "my-hosted-agent", "version": "1"},
+    }
     run, items = _run(server, "Hosted Agent Invocations Evaluation", [COHERENCE, VIOLENCE_CRITERION], data_source)
     assert run.result_counts.passed == 1
     assert items[0].datasource_item["sample.output_text"] == "Your ticket is open."

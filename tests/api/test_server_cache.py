@@ -48,8 +48,11 @@ def run_once(client, eval_id, metadata=None):
 
 
 def test_a_rerun_through_the_api_makes_no_model_call(server, provider):
-    created = server.evals.create(name="cached", data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=RELEVANCE)  # fmt: skip
+    created = server.evals.create(
+        name="cached",
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+        testing_criteria=RELEVANCE,
+    )
     first, first_results = run_once(server, created.id)
     calls = provider.stats()["completions"]
     assert calls == len(ROWS)
@@ -68,8 +71,9 @@ def test_a_rerun_through_the_api_makes_no_model_call(server, provider):
 
 
 def test_a_bad_cache_mode_in_metadata_is_refused(server):
-    created = server.evals.create(data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=RELEVANCE)  # fmt: skip
+    created = server.evals.create(
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}}, testing_criteria=RELEVANCE
+    )
     source = {"type": "jsonl", "source": {"type": "file_content", "content": ROWS}}
     with pytest.raises(openai.BadRequestError, match="metadata.assay.cache: 'sometimes' is not a cache mode"):
         server.evals.runs.create(created.id, data_source=source, metadata={"assay.cache": "sometimes"})

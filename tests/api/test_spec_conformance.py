@@ -21,24 +21,63 @@ ROWS = [
     {"review": "It broke on day one", "expected": "negative"},
     {"review": "meh", "expected": "neutral"},
 ]
-SCHEMA = {"type": "object", "properties": {"review": {"type": "string"}, "expected": {"type": "string"}},
-          "required": ["review", "expected"]}  # fmt: skip
-MESSAGES = [{"role": "system", "content": "Classify the sentiment."},
-            {"role": "user", "content": [{"type": "input_text", "text": "{{item.review}}"}]}]  # fmt: skip
+SCHEMA = {
+    "type": "object",
+    "properties": {"review": {"type": "string"}, "expected": {"type": "string"}},
+    "required": ["review", "expected"],
+}
+MESSAGES = [
+    {"role": "system", "content": "Classify the sentiment."},
+    {"role": "user", "content": [{"type": "input_text", "text": "{{item.review}}"}]},
+]
 GRADERS = [
-    {"type": "string_check", "name": "exact", "input": "{{sample.output_text}}", "reference": "{{item.expected}}",
-     "operation": "eq"},
-    {"type": "text_similarity", "name": "similar", "input": "{{sample.output_text}}",
-     "reference": "{{item.expected}}", "evaluation_metric": "fuzzy_match", "pass_threshold": 0.8},
-    {"type": "label_model", "name": "sentiment", "model": "judge", "input": MESSAGES,
-     "labels": ["positive", "neutral", "negative"], "passing_labels": ["positive", "neutral"]},
-    {"type": "score_model", "name": "quality", "model": "judge", "input": MESSAGES, "range": [0, 10],
-     "pass_threshold": 5},
-    {"type": "python", "name": "short", "source": "def grade(sample, item):\n    return float(len(sample['output_text']) < 9)\n",
-     "pass_threshold": 0.5},
-]  # fmt: skip
-ITEM_GRADER = [{"type": "string_check", "name": "same", "input": "{{item.review}}", "reference": "{{item.expected}}",
-                "operation": "eq"}]  # fmt: skip
+    {
+        "type": "string_check",
+        "name": "exact",
+        "input": "{{sample.output_text}}",
+        "reference": "{{item.expected}}",
+        "operation": "eq",
+    },
+    {
+        "type": "text_similarity",
+        "name": "similar",
+        "input": "{{sample.output_text}}",
+        "reference": "{{item.expected}}",
+        "evaluation_metric": "fuzzy_match",
+        "pass_threshold": 0.8,
+    },
+    {
+        "type": "label_model",
+        "name": "sentiment",
+        "model": "judge",
+        "input": MESSAGES,
+        "labels": ["positive", "neutral", "negative"],
+        "passing_labels": ["positive", "neutral"],
+    },
+    {
+        "type": "score_model",
+        "name": "quality",
+        "model": "judge",
+        "input": MESSAGES,
+        "range": [0, 10],
+        "pass_threshold": 5,
+    },
+    {
+        "type": "python",
+        "name": "short",
+        "source": "def grade(sample, item):\n    return float(len(sample['output_text']) < 9)\n",
+        "pass_threshold": 0.5,
+    },
+]
+ITEM_GRADER = [
+    {
+        "type": "string_check",
+        "name": "same",
+        "input": "{{item.review}}",
+        "reference": "{{item.expected}}",
+        "operation": "eq",
+    }
+]
 
 
 @pytest.fixture
@@ -46,18 +85,27 @@ def strict(served):
     """A strict SDK client whose every response is recorded and validated against the spec."""
     recorder = Recorder()
     http = httpx.Client(event_hooks={"response": [recorder]})
-    client = OpenAI(base_url=f"{served.url}/v1", api_key="anonymous", max_retries=0, http_client=http,
-                    _strict_response_validation=True)  # fmt: skip
+    client = OpenAI(
+        base_url=f"{served.url}/v1",
+        api_key="anonymous",
+        max_retries=0,
+        http_client=http,
+        _strict_response_validation=True,
+    )
     yield client, recorder
     client.close()
 
 
 def test_every_operation_validates_against_the_spec(served, strict, llm):
     client, recorder = strict
-    llm.script(rules=[{"match": "love", "reply": {"content": '{"label": "positive", "result": 8}'}},
-                      {"match": "broke", "reply": {"content": '{"label": "negative", "result": 2}'}},
-                      {"match": "meh", "reply": {"content": '{"label": "sarcastic", "result": 5}'}}],
-               default={"content": "positive"})  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": "love", "reply": {"content": '{"label": "positive", "result": 8}'}},
+            {"match": "broke", "reply": {"content": '{"label": "negative", "result": 2}'}},
+            {"match": "meh", "reply": {"content": '{"label": "sarcastic", "result": 5}'}},
+        ],
+        default={"content": "positive"},
+    )
     body = "".join(json.dumps({"item": r}) + "\n" for r in ROWS).encode()
     uploaded = client.files.create(file=("reviews.jsonl", io.BytesIO(body)), purpose="user_data")
     client.files.retrieve(uploaded.id)
@@ -66,11 +114,14 @@ def test_every_operation_validates_against_the_spec(served, strict, llm):
     assert list(client.files.list(purpose="batch")) == []  # an empty page
 
     created = client.evals.create(
-        name="sentiment", metadata={"team": "search"}, testing_criteria=GRADERS,
+        name="sentiment",
+        metadata={"team": "search"},
+        testing_criteria=GRADERS,
         data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
-    )  # fmt: skip
-    unnamed = client.evals.create(data_source_config={"type": "custom", "item_schema": SCHEMA},
-                                  testing_criteria=ITEM_GRADER)  # fmt: skip
+    )
+    unnamed = client.evals.create(
+        data_source_config={"type": "custom", "item_schema": SCHEMA}, testing_criteria=ITEM_GRADER
+    )
     assert unnamed.name  # never null
     client.evals.retrieve(created.id)
     _backdate(served.store, {created.id: 20, unnamed.id: 10})  # timestamps are seconds: no ties to break
@@ -78,8 +129,12 @@ def test_every_operation_validates_against_the_spec(served, strict, llm):
     assert [e.id for e in client.evals.list(order_by="updated_at", order="desc")] == [created.id, unnamed.id]
     assert [e.id for e in client.evals.list(order_by="created_at", order="desc")] == [unnamed.id, created.id]
 
-    data_source = {"type": "completions", "model": "judge", "input_messages": {"type": "template", "template": MESSAGES},
-                   "source": {"type": "file_id", "id": uploaded.id}}  # fmt: skip
+    data_source = {
+        "type": "completions",
+        "model": "judge",
+        "input_messages": {"type": "template", "template": MESSAGES},
+        "source": {"type": "file_id", "id": uploaded.id},
+    }
     run = client.evals.runs.create(created.id, name="first", metadata={"commit": "abc"}, data_source=data_source)
     run = wait_for(client, created.id, run.id)
     assert run.status == "completed", run.error
@@ -94,8 +149,9 @@ def test_every_operation_validates_against_the_spec(served, strict, llm):
     client.evals.runs.list(created.id)
     client.evals.runs.list(unnamed.id)  # an empty page
 
-    queued = client.evals.runs.create(unnamed.id, data_source={"type": "jsonl", "source": {"type": "file_id",
-                                                                                          "id": uploaded.id}})  # fmt: skip
+    queued = client.evals.runs.create(
+        unnamed.id, data_source={"type": "jsonl", "source": {"type": "file_id", "id": uploaded.id}}
+    )
     client.evals.runs.cancel(queued.id, eval_id=unnamed.id)
     # The spec's own cancel route (the SDK posts to .../cancel).
     spec_cancel = client.post(f"/evals/{unnamed.id}/runs/{queued.id}", cast_to=RunCancelResponse)

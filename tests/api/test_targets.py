@@ -13,38 +13,58 @@ QUESTIONS = [
     {"query": "Capital of Japan?", "ground_truth": "Tokyo"},
     {"query": "Capital of Mars?", "ground_truth": "none"},
 ]
-INPUT = {"type": "template", "template": [{"role": "system", "content": "Answer in one word."},
-                                          {"role": "user", "content": "{{item.query}}"}]}  # fmt: skip
+INPUT = {
+    "type": "template",
+    "template": [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "{{item.query}}"}],
+}
 CRITERIA = [
-    {"type": "azure_ai_evaluator", "name": "coherence", "evaluator_name": "builtin.coherence",
-     "initialization_parameters": {"deployment_name": "judge"},
-     "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"}},
+    {
+        "type": "azure_ai_evaluator",
+        "name": "coherence",
+        "evaluator_name": "builtin.coherence",
+        "initialization_parameters": {"deployment_name": "judge"},
+        "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"},
+    },
     {"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"},
-]  # fmt: skip
+]
 
 
 def script(llm):
-    llm.script(rules=[
-        {"match": "# Property:", "reply": {"content": '{"reason": "clear", "score": 4}'}},
-        {"match": "Capital of France", "reply": {"content": "Paris"}},
-        {"match": "Capital of Japan", "reply": {"content": "Tokyo"}},
-        {"match": "Capital of Mars", "reply": {"status": 400}},
-    ])  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": "# Property:", "reply": {"content": '{"reason": "clear", "score": 4}'}},
+            {"match": "Capital of France", "reply": {"content": "Paris"}},
+            {"match": "Capital of Japan", "reply": {"content": "Tokyo"}},
+            {"match": "Capital of Mars", "reply": {"status": 400}},
+        ]
+    )
 
 
 @pytest.mark.parametrize("kind", ["completions", "azure_ai_target_completions"])
 def test_model_target_generates_then_judges(served, llm, kind):
     script(llm)
     client = served.client()
-    created = client.evals.create(name="targets", data_source_config={"type": "custom", "item_schema": SCHEMA,
-                                  "include_sample_schema": True}, testing_criteria=CRITERIA)  # fmt: skip
+    created = client.evals.create(
+        name="targets",
+        data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
+        testing_criteria=CRITERIA,
+    )
     source = {"type": "file_content", "content": [{"item": q} for q in QUESTIONS]}
     if kind == "completions":
-        data_source = {"type": "completions", "source": source, "input_messages": INPUT, "model": "judge",
-                       "sampling_params": {"temperature": 0.2, "max_completion_tokens": 50}}  # fmt: skip
+        data_source = {
+            "type": "completions",
+            "source": source,
+            "input_messages": INPUT,
+            "model": "judge",
+            "sampling_params": {"temperature": 0.2, "max_completion_tokens": 50},
+        }
     else:
-        data_source = {"type": "azure_ai_target_completions", "source": source, "input_messages": INPUT,
-                       "target": {"type": "azure_ai_model", "model": "judge", "sampling_params": {"temperature": 0.2}}}  # fmt: skip
+        data_source = {
+            "type": "azure_ai_target_completions",
+            "source": source,
+            "input_messages": INPUT,
+            "target": {"type": "azure_ai_model", "model": "judge", "sampling_params": {"temperature": 0.2}},
+        }
     run = wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=data_source).id)
     assert run.status == "completed", run.error
     assert (run.result_counts.passed, run.result_counts.errored) == (2, 1)
@@ -67,8 +87,21 @@ def test_target_runs_refuse_unknown_sampling_params_and_agents(served):
     created = client.evals.create(name="t", data_source_config=config, testing_criteria=CRITERIA[1:])
     source = {"type": "file_content", "content": [{"item": QUESTIONS[0]}]}
     with pytest.raises(openai.BadRequestError, match="unknown key 'temprature'"):
-        client.evals.runs.create(eval_id=created.id, data_source={"type": "completions", "source": source, "model": "judge",
-                                                                  "sampling_params": {"temprature": 1}})  # fmt: skip
+        client.evals.runs.create(
+            eval_id=created.id,
+            data_source={
+                "type": "completions",
+                "source": source,
+                "model": "judge",
+                "sampling_params": {"temprature": 1},
+            },
+        )
     with pytest.raises(openai.BadRequestError, match="agent bot is not configured"):
-        client.evals.runs.create(eval_id=created.id, data_source={"type": "azure_ai_target_completions", "source": source,
-                                                                  "target": {"type": "azure_ai_agent", "name": "bot"}})  # fmt: skip
+        client.evals.runs.create(
+            eval_id=created.id,
+            data_source={
+                "type": "azure_ai_target_completions",
+                "source": source,
+                "target": {"type": "azure_ai_agent", "name": "bot"},
+            },
+        )

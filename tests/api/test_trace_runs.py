@@ -37,9 +37,21 @@ def traced(tmp_path, llm):
     agent_port = free_port()
     log = (tmp_path / "agent.log").open("wb")
     agent = subprocess.Popen(
-        [sys.executable, str(EXAMPLE / "agent.py"), "--port", str(agent_port), "--base-url", llm.base_url,
-         "--api-key", "t", "--otlp-endpoint", f"http://127.0.0.1:{port}/v1/traces"], stdout=log, stderr=log,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(EXAMPLE / "agent.py"),
+            "--port",
+            str(agent_port),
+            "--base-url",
+            llm.base_url,
+            "--api-key",
+            "t",
+            "--otlp-endpoint",
+            f"http://127.0.0.1:{port}/v1/traces",
+        ],
+        stdout=log,
+        stderr=log,
+    )
     user = openai.OpenAI(base_url=f"http://127.0.0.1:{agent_port}", api_key="t", max_retries=5)
     yield client, user, Store(f"sqlite:///{tmp_path / 'assay.db'}")
     user.close()
@@ -53,18 +65,29 @@ def traced(tmp_path, llm):
 def _talk(user):
     """Two conversations with the agent: A has two turns, B one."""
     first = user.responses.create(model="support-agent", input="Where is order 1042?", conversation="conv-A")
-    history = [{"role": "user", "content": "Where is order 1042?"},
-               {"role": "assistant", "content": first.output_text},
-               {"role": "user", "content": "Has my order 3107 arrived yet?"}]  # fmt: skip
+    history = [
+        {"role": "user", "content": "Where is order 1042?"},
+        {"role": "assistant", "content": first.output_text},
+        {"role": "user", "content": "Has my order 3107 arrived yet?"},
+    ]
     user.responses.create(model="support-agent", input=history, conversation="conv-A")
     user.responses.create(model="support-agent", input="How long do I have to return a kettle?", conversation="conv-B")
 
 
 def _agent_filter(**extra):
     now = int(time.time())
-    return {"type": "azure_ai_trace_data_source", "trace_source": {
-        "type": "agent_filter", "agent_name": "support-agent", "agent_version": "1", "start_time": now - 3600,
-        "end_time": now + 600, "max_traces": 10, **extra}}  # fmt: skip
+    return {
+        "type": "azure_ai_trace_data_source",
+        "trace_source": {
+            "type": "agent_filter",
+            "agent_name": "support-agent",
+            "agent_version": "1",
+            "start_time": now - 3600,
+            "end_time": now + 600,
+            "max_traces": 10,
+            **extra,
+        },
+    }
 
 
 def test_instrumented_agent_traces_evaluated_by_turn_and_by_conversation(traced):
@@ -76,18 +99,34 @@ def test_instrumented_agent_traces_evaluated_by_turn_and_by_conversation(traced)
     assert len(store.agent_trace_ids("default", agent_name="support-agent")) == 3
 
     turn_eval = client.evals.create(
-        name="Trace Evaluation (Agent Smart Filter)", data_source_config={"type": "azure_ai_source", "scenario": "traces"},
+        name="Trace Evaluation (Agent Smart Filter)",
+        data_source_config={"type": "azure_ai_source", "scenario": "traces"},
         testing_criteria=[
-            {"type": "azure_ai_evaluator", "name": "intent_resolution", "evaluator_name": "builtin.intent_resolution",
-             "initialization_parameters": {"model": "judge"},
-             "data_mapping": {"query": "{{item.query}}", "response": "{{item.response}}",
-                              "tool_definitions": "{{item.tool_definitions}}"}},
-            {"type": "azure_ai_evaluator", "name": "tool_call_accuracy", "evaluator_name": "builtin.tool_call_accuracy",
-             "initialization_parameters": {"model": "judge"},
-             "data_mapping": {"query": "{{item.query}}", "response": "{{item.response}}",
-                              "tool_calls": "{{item.tool_calls}}", "tool_definitions": "{{item.tool_definitions}}"}},
+            {
+                "type": "azure_ai_evaluator",
+                "name": "intent_resolution",
+                "evaluator_name": "builtin.intent_resolution",
+                "initialization_parameters": {"model": "judge"},
+                "data_mapping": {
+                    "query": "{{item.query}}",
+                    "response": "{{item.response}}",
+                    "tool_definitions": "{{item.tool_definitions}}",
+                },
+            },
+            {
+                "type": "azure_ai_evaluator",
+                "name": "tool_call_accuracy",
+                "evaluator_name": "builtin.tool_call_accuracy",
+                "initialization_parameters": {"model": "judge"},
+                "data_mapping": {
+                    "query": "{{item.query}}",
+                    "response": "{{item.response}}",
+                    "tool_calls": "{{item.tool_calls}}",
+                    "tool_definitions": "{{item.tool_definitions}}",
+                },
+            },
         ],
-    )  # fmt: skip
+    )
     run = client.evals.runs.create(eval_id=turn_eval.id, data_source=_agent_filter(filter_strategy="smart_filtering"))
     run = wait_for(client, turn_eval.id, run.id)
     assert run.status == "completed" and run.result_counts.total == 3 and run.result_counts.passed == 3, run
@@ -96,24 +135,35 @@ def test_instrumented_agent_traces_evaluated_by_turn_and_by_conversation(traced)
     assert escalation.datasource_item["tool_calls"][0]["name"] == "lookup_order"
     assert escalation.datasource_item["agent_id"] == "support-agent:1"
     assert {t["name"] for t in escalation.datasource_item["tool_definitions"]} == {
-        "lookup_order", "refund_policy", "escalate_to_human"}  # fmt: skip
+        "lookup_order",
+        "refund_policy",
+        "escalate_to_human",
+    }
     assert all(r.score == 5 for i in items for r in i.results)
 
     conversation_eval = client.evals.create(
         name="Multi-turn Trace Evaluation (Agent Filter)",
         data_source_config={"type": "azure_ai_source", "scenario": "traces"},
         testing_criteria=[
-            {"type": "azure_ai_evaluator", "name": name, "evaluator_name": f"builtin.{name}",
-             "initialization_parameters": {"model": "judge"}, "data_mapping": {"messages": "{{item.messages}}"}}
+            {
+                "type": "azure_ai_evaluator",
+                "name": name,
+                "evaluator_name": f"builtin.{name}",
+                "initialization_parameters": {"model": "judge"},
+                "data_mapping": {"messages": "{{item.messages}}"},
+            }
             for name in ("customer_satisfaction", "task_completion")
         ],
-    )  # fmt: skip
-    run = client.evals.runs.create(eval_id=conversation_eval.id, data_source=_agent_filter(),
-                                   extra_body={"evaluation_level": "conversation"})  # fmt: skip
+    )
+    run = client.evals.runs.create(
+        eval_id=conversation_eval.id, data_source=_agent_filter(), extra_body={"evaluation_level": "conversation"}
+    )
     run = wait_for(client, conversation_eval.id, run.id)
     assert run.status == "completed" and run.result_counts.total == 2 and run.result_counts.passed == 2, run
-    items = {i.datasource_item["conversation_id"]: i
-             for i in client.evals.runs.output_items.list(run_id=run.id, eval_id=conversation_eval.id)}  # fmt: skip
+    items = {
+        i.datasource_item["conversation_id"]: i
+        for i in client.evals.runs.output_items.list(run_id=run.id, eval_id=conversation_eval.id)
+    }
     users = [m for m in items["conv-A"].datasource_item["messages"] if m["role"] == "user"]
     assert [m["content"][0]["text"] for m in users] == ["Where is order 1042?", "Has my order 3107 arrived yet?"]
     assert len(items["conv-A"].datasource_item["trace_ids"]) == 2

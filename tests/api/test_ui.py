@@ -10,8 +10,11 @@ def test_report_url_opens_the_run_page_with_charts_filter_and_pages(served, brow
     client = served.client()
     rows = [{"query": f"q{i}", "response": "Paris" if i % 3 else "London", "ground_truth": "Paris"} for i in range(120)]
     created = make_eval(client)
-    run = client.evals.runs.create(eval_id=created.id, name="ui check", data_source={
-        "type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in rows]}})  # fmt: skip
+    run = client.evals.runs.create(
+        eval_id=created.id,
+        name="ui check",
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in rows]}},
+    )
     run = wait_for(client, created.id, run.id)
     page = browser.new_page()
     page.goto(run.report_url)
@@ -40,8 +43,11 @@ def test_with_api_keys_the_ui_asks_for_one_and_shows_only_its_project(served, br
     for name, key in (("alpha", alpha), ("beta", beta)):
         client = served.client(key)
         created = make_eval(client)
-        run = client.evals.runs.create(eval_id=created.id, name=f"{name} run", data_source={
-            "type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}})  # fmt: skip
+        run = client.evals.runs.create(
+            eval_id=created.id,
+            name=f"{name} run",
+            data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in ROWS]}},
+        )
         runs[name] = wait_for(client, created.id, run.id)
     page = browser.new_page()
     page.goto(runs["alpha"].report_url)
@@ -80,24 +86,39 @@ def test_a_trace_run_links_each_item_to_its_trace_as_a_span_waterfall(served, br
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{served.url}/v1/traces")))
     tracer = provider.get_tracer("ui-test")
-    agent_attributes = {**fx.agent_attributes(),
-                        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": fx.QUESTION}]}]),
-                        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": fx.ANSWER}]}])}  # fmt: skip
+    agent_attributes = {
+        **fx.agent_attributes(),
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": fx.QUESTION}]}]),
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": fx.ANSWER}]}]
+        ),
+    }
     with tracer.start_as_current_span("invoke_agent weather", attributes=agent_attributes) as agent:
-        with tracer.start_as_current_span("chat gpt-4.1-mini", attributes={"gen_ai.operation.name": "chat",
-                                                                          "gen_ai.request.model": "gpt-4.1-mini"}):  # fmt: skip
+        with tracer.start_as_current_span(
+            "chat gpt-4.1-mini", attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4.1-mini"}
+        ):
             time.sleep(0.02)
-        with tracer.start_as_current_span("execute_tool get_weather", attributes={
-                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather"}) as tool:  # fmt: skip
+        with tracer.start_as_current_span(
+            "execute_tool get_weather",
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather"},
+        ) as tool:
             tool.set_status(Status(StatusCode.ERROR, "weather service down"))
     provider.shutdown()
     trace_id = format(agent.get_span_context().trace_id, "032x")
 
     client = served.client()
-    created = client.evals.create(name="traced", data_source_config={"type": "azure_ai_source", "scenario": "traces"},
-                                  testing_criteria=[{"type": "azure_ai_evaluator", "name": "coherence",
-                                                     "evaluator_name": "builtin.coherence",
-                                                     "initialization_parameters": {"model": "judge"}}])  # fmt: skip
+    created = client.evals.create(
+        name="traced",
+        data_source_config={"type": "azure_ai_source", "scenario": "traces"},
+        testing_criteria=[
+            {
+                "type": "azure_ai_evaluator",
+                "name": "coherence",
+                "evaluator_name": "builtin.coherence",
+                "initialization_parameters": {"model": "judge"},
+            }
+        ],
+    )
     run = client.evals.runs.create(eval_id=created.id, data_source={"type": "azure_ai_traces", "trace_ids": [trace_id]})
     run = wait_for(client, created.id, run.id)
     assert run.status == "completed" and run.result_counts.total == 1, run
@@ -127,18 +148,36 @@ def test_a_conversation_item_is_shown_as_a_transcript(served, browser, tmp_path)
     client = served.client()
     conversation = [
         {"role": "user", "content": "What's my account balance?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
-            "name": "get_account_balance", "arguments": '{"account_id": "ACCT-7890"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get_account_balance", "arguments": '{"account_id": "ACCT-7890"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": '{"balance": 1234.56}'},
         {"role": "assistant", "content": "Your current balance is 1,234.56."},
-    ]  # fmt: skip
-    check = [{"type": "string_check", "name": "ended", "input": "{{item.termination_reason}}",
-              "reference": "user_stop", "operation": "eq"}]  # fmt: skip
-    created = client.evals.create(data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=check)  # fmt: skip
+    ]
+    check = [
+        {
+            "type": "string_check",
+            "name": "ended",
+            "input": "{{item.termination_reason}}",
+            "reference": "user_stop",
+            "operation": "eq",
+        }
+    ]
+    created = client.evals.create(
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}}, testing_criteria=check
+    )
     rows = [{"item": {"messages": conversation, "termination_reason": "user_stop"}}]
-    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {
-        "type": "file_content", "content": rows}})  # fmt: skip
+    run = client.evals.runs.create(
+        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
+    )
     run = wait_for(client, created.id, run.id)
     page = browser.new_page()
     page.goto(run.report_url)
@@ -157,13 +196,21 @@ def test_a_conversation_item_is_shown_as_a_transcript(served, browser, tmp_path)
 def test_a_criterion_that_errored_everywhere_says_why(served, browser, llm):
     llm.script(default={"status": 400})
     client = served.client()
-    relevance = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-                  "initialization_parameters": {"model": "judge"}}]  # fmt: skip
-    created = client.evals.create(data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=relevance)  # fmt: skip
+    relevance = [
+        {
+            "type": "azure_ai_evaluator",
+            "name": "relevance",
+            "evaluator_name": "builtin.relevance",
+            "initialization_parameters": {"model": "judge"},
+        }
+    ]
+    created = client.evals.create(
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}}, testing_criteria=relevance
+    )
     rows = [{"item": {"query": f"q{i}", "response": "a"}} for i in range(3)]
-    run = client.evals.runs.create(eval_id=created.id, data_source={"type": "jsonl", "source": {
-        "type": "file_content", "content": rows}})  # fmt: skip
+    run = client.evals.runs.create(
+        eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
+    )
     run = wait_for(client, created.id, run.id)
     page = browser.new_page()
     page.goto(run.report_url)
@@ -172,17 +219,40 @@ def test_a_criterion_that_errored_everywhere_says_why(served, browser, llm):
 
 
 def test_items_filter_by_criterion_verdict_sort_search_and_open_in_full(served, browser, llm, tmp_path):
-    llm.script(rules=[{"match": f"question {i}\\n", "reply": {"content": f'{{"reason": "judged {i}", "score": {1 + i % 5}}}'}}
-                      for i in range(30)])  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": f"question {i}\\n", "reply": {"content": f'{{"reason": "judged {i}", "score": {1 + i % 5}}}'}}
+            for i in range(30)
+        ]
+    )
     client = served.client()
-    criteria = [*CRITERIA_F1, {"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-                               "initialization_parameters": {"model": "judge"}}]  # fmt: skip
-    created = client.evals.create(data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=criteria)  # fmt: skip
-    rows = [{"item": {"query": f"question {i}", "response": f"answer {i}" + (" Paris" if i % 2 else ""),
-                      "ground_truth": f"answer {i} Paris"}} for i in range(30)]  # fmt: skip
-    run = client.evals.runs.create(eval_id=created.id, name="filters", data_source={"type": "jsonl", "source": {
-        "type": "file_content", "content": rows}})  # fmt: skip
+    criteria = [
+        *CRITERIA_F1,
+        {
+            "type": "azure_ai_evaluator",
+            "name": "relevance",
+            "evaluator_name": "builtin.relevance",
+            "initialization_parameters": {"model": "judge"},
+        },
+    ]
+    created = client.evals.create(
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}}, testing_criteria=criteria
+    )
+    rows = [
+        {
+            "item": {
+                "query": f"question {i}",
+                "response": f"answer {i}" + (" Paris" if i % 2 else ""),
+                "ground_truth": f"answer {i} Paris",
+            }
+        }
+        for i in range(30)
+    ]
+    run = client.evals.runs.create(
+        eval_id=created.id,
+        name="filters",
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}},
+    )
     run = wait_for(client, created.id, run.id)
     page = browser.new_page()
     page.goto(run.report_url)
@@ -210,8 +280,11 @@ def test_items_filter_by_criterion_verdict_sort_search_and_open_in_full(served, 
     page.goto(f"{served.url}/ui")
     listed = page.locator("#runs tr", has_text="filters").inner_text()
     cells = listed.split("\t")
-    assert cells[1].endswith(" UTC") and cells[2].endswith("s") and cells[3:] == [
-        "completed", "gpt-4.1-mini", "30", "18", "12", "0", "–", "60%"]  # no price configured: no cost
+    assert (
+        cells[1].endswith(" UTC")
+        and cells[2].endswith("s")
+        and cells[3:] == ["completed", "gpt-4.1-mini", "30", "18", "12", "0", "–", "60%"]
+    )  # no price configured: no cost
     missing = page.goto(f"{served.url}/ui/runs/{run.id}/items/999")
     assert missing is not None and missing.status == 404
 

@@ -42,58 +42,105 @@ def agrees(kind: str, peer: dict[str, Any], ours: dict[str, Any]) -> bool:
 
 CASES: list[tuple[str, str, str]] = [
     # -- NLP evaluators called directly (threshold samples, README) --------------------------------
-    ("f1_default", MODEL_FREE, """
+    (
+        "f1_default",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import F1ScoreEvaluator
 result = F1ScoreEvaluator()(response="The capital of Japan is Tokyo.", ground_truth="Tokyo is Japan's capital.")
-"""),
-    ("f1_threshold", MODEL_FREE, """
+""",
+    ),
+    (
+        "f1_threshold",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import F1ScoreEvaluator
 f1_evaluator = F1ScoreEvaluator(threshold=0.6)
 result = f1_evaluator(response="Lyon is the capital of France.", ground_truth="Paris is the capital of France.")
-"""),
-    ("bleu_threshold", MODEL_FREE, """
+""",
+    ),
+    (
+        "bleu_threshold",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import BleuScoreEvaluator
 bleu_evaluator = BleuScoreEvaluator(threshold=0.3)
 result = bleu_evaluator(response="Lyon is the capital of France.", ground_truth="Paris is the capital of France.")
-"""),
-    ("bleu_lookup", MODEL_FREE, """
+""",
+    ),
+    (
+        "bleu_lookup",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import BleuScoreEvaluator
 score = BleuScoreEvaluator(threshold=0.3)(response="Paris is the capital of France.", ground_truth="Paris is the capital of France.")
 result = {"score": score["bleu_score"], "verdict": score["bleu_result"], "threshold": score["bleu_threshold"]}
-"""),
-    ("gleu_threshold", MODEL_FREE, """
+""",
+    ),
+    (
+        "gleu_threshold",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import GleuScoreEvaluator
 result = GleuScoreEvaluator(threshold=0.2)(response="Paris is the capital of France.", ground_truth="France's capital is Paris.")
-"""),
-    ("meteor_alpha", MODEL_FREE, """
+""",
+    ),
+    (
+        "meteor_alpha",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import MeteorScoreEvaluator
 meteor_evaluator = MeteorScoreEvaluator(alpha=0.8, threshold=0.3)
 result = meteor_evaluator(response="Paris is the capital of France.", ground_truth="France's capital is Paris.")
-"""),
-    ("meteor_all_parameters", MODEL_FREE, """
+""",
+    ),
+    (
+        "meteor_all_parameters",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import MeteorScoreEvaluator
 result = MeteorScoreEvaluator(alpha=0.7, beta=2.0, gamma=0.3)(response="The cat sat on the mat.", ground_truth="A cat was sitting on the mat.")
-"""),
-    ("rouge_4", MODEL_FREE, """
+""",
+    ),
+    (
+        "rouge_4",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import RougeScoreEvaluator, RougeType
 rouge_evaluator = RougeScoreEvaluator(rouge_type=RougeType.ROUGE_4, precision_threshold=0.5, recall_threshold=0.5,
                                       f1_score_threshold=0.5)
 result = rouge_evaluator(response="Paris is the capital of France.", ground_truth="France's capital is Paris.")
-"""),
-    ("rouge_l", MODEL_FREE, """
+""",
+    ),
+    (
+        "rouge_l",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import RougeScoreEvaluator, RougeType
 result = RougeScoreEvaluator(rouge_type=RougeType.ROUGE_L, precision_threshold=0.4, recall_threshold=0.4,
                              f1_score_threshold=0.4)(response="The cat sat on the mat.", ground_truth="The cat is on the mat.")
-"""),
-    ("rouge_1_string", MODEL_FREE, """
+""",
+    ),
+    (
+        "rouge_1_string",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import RougeScoreEvaluator
 result = RougeScoreEvaluator("rouge1")(response="Tokyo is the capital.", ground_truth="The capital is Tokyo.")
-"""),
-    ("rouge_type_value", MODEL_FREE, """
+""",
+    ),
+    (
+        "rouge_type_value",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import RougeType
 result = {"values": [t.value for t in RougeType], "names": [t.name for t in RougeType]}
-"""),
-    ("document_retrieval", MODEL_FREE, """
+""",
+    ),
+    (
+        "document_retrieval",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import DocumentRetrievalEvaluator
 retrieval_ground_truth = [{"document_id": "1", "query_relevance_label": 4}, {"document_id": "2", "query_relevance_label": 2},
                           {"document_id": "3", "query_relevance_label": 3}, {"document_id": "4", "query_relevance_label": 1},
@@ -102,21 +149,33 @@ retrieved_documents = [{"document_id": "2", "relevance_score": 45.1}, {"document
                        {"document_id": "3", "relevance_score": 29.2}, {"document_id": "5", "relevance_score": 25.4},
                        {"document_id": "7", "relevance_score": 18.8}]
 result = DocumentRetrievalEvaluator()(retrieval_ground_truth=retrieval_ground_truth, retrieved_documents=retrieved_documents)
-"""),
-    ("document_retrieval_thresholds", MODEL_FREE, """
+""",
+    ),
+    (
+        "document_retrieval_thresholds",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import DocumentRetrievalEvaluator
 evaluator = DocumentRetrievalEvaluator(ground_truth_label_min=0, ground_truth_label_max=4, ndcg_threshold=0.7,
                                        xdcg_threshold=20.0, fidelity_threshold=0.9)
 result = evaluator(retrieval_ground_truth=[{"document_id": "a", "query_relevance_label": 3}],
                    retrieved_documents=[{"document_id": "a", "relevance_score": 1.0}, {"document_id": "b", "relevance_score": 0.5}])
-"""),
-    ("f1_unicode", MODEL_FREE, """
+""",
+    ),
+    (
+        "f1_unicode",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import F1ScoreEvaluator, BleuScoreEvaluator
 result = {**F1ScoreEvaluator()(response="Café au lait, s'il vous plaît", ground_truth="Un café au lait"),
           **BleuScoreEvaluator()(response="東京は日本の首都です", ground_truth="日本の首都は東京です")}
-"""),
+""",
+    ),
     # -- bad input ---------------------------------------------------------------------------------
-    ("f1_missing_input", RAISES, """
+    (
+        "f1_missing_input",
+        RAISES,
+        """
 from azure.ai.evaluation import F1ScoreEvaluator
 from azure.ai.evaluation._exceptions import EvaluationException
 try:
@@ -124,8 +183,12 @@ try:
     result = "no error"
 except EvaluationException as exc:
     result = {"caught": type(exc).__name__, "message": str(exc)}
-"""),
-    ("rouge_int_threshold", RAISES, """
+""",
+    ),
+    (
+        "rouge_int_threshold",
+        RAISES,
+        """
 from azure.ai.evaluation import RougeScoreEvaluator, RougeType
 from azure.ai.evaluation._exceptions import EvaluationException
 try:
@@ -133,16 +196,24 @@ try:
     result = "no error"
 except EvaluationException as exc:
     result = {"caught": type(exc).__name__, "message": str(exc)}
-"""),
-    ("rouge_needs_type", RAISES, """
+""",
+    ),
+    (
+        "rouge_needs_type",
+        RAISES,
+        """
 from azure.ai.evaluation import RougeScoreEvaluator
 try:
     RougeScoreEvaluator()
     result = "no error"
 except TypeError as exc:
     result = {"caught": type(exc).__name__}
-"""),
-    ("judge_without_config", RAISES, """
+""",
+    ),
+    (
+        "judge_without_config",
+        RAISES,
+        """
 from azure.ai.evaluation import CoherenceEvaluator
 from azure.ai.evaluation._exceptions import EvaluationException
 try:
@@ -150,56 +221,96 @@ try:
     result = "no error"
 except EvaluationException as exc:
     result = {"caught": type(exc).__name__, "message": str(exc)}
-"""),
+""",
+    ),
     # -- judges called directly ---------------------------------------------------------------
-    ("coherence", JUDGED, """
+    (
+        "coherence",
+        JUDGED,
+        """
 from azure.ai.evaluation import CoherenceEvaluator
 coherence_evaluator = CoherenceEvaluator(model_config=AZURE_MODEL_CONFIG, threshold=2)
 result = coherence_evaluator(query="What is the capital of France?", response="Paris is the capital of France.")
-"""),
-    ("fluency", JUDGED, """
+""",
+    ),
+    (
+        "fluency",
+        JUDGED,
+        """
 from azure.ai.evaluation import FluencyEvaluator
 result = FluencyEvaluator(model_config=MODEL_CONFIG, threshold=3)(response="Paris is the capital of France.")
-"""),
-    ("groundedness", JUDGED, """
+""",
+    ),
+    (
+        "groundedness",
+        JUDGED,
+        """
 from azure.ai.evaluation import GroundednessEvaluator
 groundedness_evaluator = GroundednessEvaluator(model_config=MODEL_CONFIG, threshold=2)
 result = groundedness_evaluator(response="Paris is the capital of France.",
                                 context="The city of Paris, in the north of France, serves as its capital.")
-"""),
-    ("relevance", JUDGED, """
+""",
+    ),
+    (
+        "relevance",
+        JUDGED,
+        """
 from azure.ai.evaluation import RelevanceEvaluator
 relevance_eval = RelevanceEvaluator(model_config=MODEL_CONFIG, threshold=2)
 result = relevance_eval(query="What is the capital of Japan?", response="The capital of Japan is Tokyo.")
-"""),
-    ("similarity", JUDGED, """
+""",
+    ),
+    (
+        "similarity",
+        JUDGED,
+        """
 from azure.ai.evaluation import SimilarityEvaluator
 result = SimilarityEvaluator(model_config=MODEL_CONFIG, threshold=3)(
     query="What is the capital of Japan?", response="The capital of Japan is Tokyo.", ground_truth="Tokyo is Japan's capital.")
-"""),
-    ("retrieval", JUDGED, """
+""",
+    ),
+    (
+        "retrieval",
+        JUDGED,
+        """
 from azure.ai.evaluation import RetrievalEvaluator
 result = RetrievalEvaluator(model_config=MODEL_CONFIG)(query="What is the capital of Japan?",
                                                        context="Tokyo is the capital of Japan.")
-"""),
-    ("response_completeness", JUDGED, """
+""",
+    ),
+    (
+        "response_completeness",
+        JUDGED,
+        """
 from azure.ai.evaluation import ResponseCompletenessEvaluator
 result = ResponseCompletenessEvaluator(model_config=MODEL_CONFIG)(response="Tokyo.", ground_truth="Tokyo is the capital of Japan.")
-"""),
-    ("intent_resolution", JUDGED, """
+""",
+    ),
+    (
+        "intent_resolution",
+        JUDGED,
+        """
 from azure.ai.evaluation import IntentResolutionEvaluator
 result = IntentResolutionEvaluator(model_config=MODEL_CONFIG)(query="What are the opening hours of the Eiffel tower?",
                                                               response="Opening hours of the Eiffel Tower are 9:00 AM to 11:00 PM.")
-"""),
-    ("tool_call_accuracy", JUDGED, """
+""",
+    ),
+    (
+        "tool_call_accuracy",
+        JUDGED,
+        """
 from azure.ai.evaluation import ToolCallAccuracyEvaluator
 tool_call = {"type": "tool_call", "tool_call_id": "call_1", "name": "fetch_weather", "arguments": {"location": "Seattle"}}
 tool_definition = {"name": "fetch_weather", "description": "Fetches the weather information for the specified location.",
                    "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}
 result = ToolCallAccuracyEvaluator(model_config=MODEL_CONFIG)(query="How is the weather in Seattle?",
                                                               tool_calls=[tool_call], tool_definitions=[tool_definition])
-"""),
-    ("retrieval_conversation", JUDGED, """
+""",
+    ),
+    (
+        "retrieval_conversation",
+        JUDGED,
+        """
 from azure.ai.evaluation import RetrievalEvaluator
 conversation = {"messages": [
     {"content": "What is the capital of France?", "role": "user", "context": "Customer wants to know the capital of France"},
@@ -207,39 +318,63 @@ conversation = {"messages": [
     {"content": "What is the capital of Hawaii?", "role": "user", "context": "Customer wants to know the capital of Hawaii"},
     {"content": "Honolulu", "role": "assistant", "context": "Honolulu is the capital of Hawaii"}], "context": "Global context"}
 result = RetrievalEvaluator(model_config=MODEL_CONFIG, threshold=2)(conversation=conversation)
-"""),
-    ("coherence_conversation", JUDGED, """
+""",
+    ),
+    (
+        "coherence_conversation",
+        JUDGED,
+        """
 from azure.ai.evaluation import CoherenceEvaluator
 conversation = {"messages": [{"role": "user", "content": "What is the capital of France?"},
                              {"role": "assistant", "content": "Paris."},
                              {"role": "user", "content": "And of Italy?"}, {"role": "assistant", "content": "Rome."}]}
 result = CoherenceEvaluator(MODEL_CONFIG)(conversation=conversation)
-"""),
-    ("qa_composite", JUDGED, """
+""",
+    ),
+    (
+        "qa_composite",
+        JUDGED,
+        """
 from azure.ai.evaluation import QAEvaluator
 qa_eval = QAEvaluator(model_config=MODEL_CONFIG, groundedness_threshold=2, relevance_threshold=2, coherence_threshold=2,
                       fluency_threshold=2, similarity_threshold=2, f1_score_threshold=0.5)
 result = qa_eval(query="This's the color?", response="Black", ground_truth="gray", context="gray")
-"""),
+""",
+    ),
     # -- evaluate() --------------------------------------------------------------------------
-    ("evaluate_nlp", MODEL_FREE, """
+    (
+        "evaluate_nlp",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import evaluate, F1ScoreEvaluator, BleuScoreEvaluator
 result = evaluate(data=DATA + "/qa.jsonl", evaluators={"f1": F1ScoreEvaluator(), "bleu": BleuScoreEvaluator(threshold=0.2)})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
-"""),
-    ("evaluate_column_mapping", MODEL_FREE, """
+""",
+    ),
+    (
+        "evaluate_column_mapping",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import evaluate, F1ScoreEvaluator
 result = evaluate(data=DATA + "/qa.jsonl", evaluators={"f1": F1ScoreEvaluator()},
                   evaluator_config={"f1": {"column_mapping": {"response": "${data.answer}", "ground_truth": "${data.ground_truth}"}}})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
-"""),
-    ("evaluate_default_mapping", MODEL_FREE, """
+""",
+    ),
+    (
+        "evaluate_default_mapping",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import evaluate, RougeScoreEvaluator, RougeType
 result = evaluate(data=DATA + "/qa.jsonl", evaluators={"rouge": RougeScoreEvaluator(rouge_type=RougeType.ROUGE_L)},
                   evaluator_config={"default": {"column_mapping": {"response": "${data.answer}"}}})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
-"""),
-    ("evaluate_custom_functions", MODEL_FREE, """
+""",
+    ),
+    (
+        "evaluate_custom_functions",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import evaluate, F1ScoreEvaluator
 def response_length(response, **kwargs):
     return len(response)
@@ -254,29 +389,45 @@ class ExactMatch:
 result = evaluate(data=DATA + "/qa.jsonl", evaluators={"length": response_length, "words": word_counts,
                                                        "exact": ExactMatch(), "f1_score": F1ScoreEvaluator()})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
-"""),
-    ("evaluate_missing_column", MODEL_FREE, """
+""",
+    ),
+    (
+        "evaluate_missing_column",
+        MODEL_FREE,
+        """
 import json
 from azure.ai.evaluation import evaluate, F1ScoreEvaluator
 rows = [{"response": "Paris", "ground_truth": "Paris"}, {"ground_truth": "Rome"}, {"response": "Lyon", "ground_truth": "Paris"}]
 open(DATA + "/gaps.jsonl", "w").write("".join(json.dumps(r) + "\\n" for r in rows))
 result = evaluate(data=DATA + "/gaps.jsonl", evaluators={"f1": F1ScoreEvaluator()})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
-"""),
-    ("evaluate_output_path", MODEL_FREE, """
+""",
+    ),
+    (
+        "evaluate_output_path",
+        MODEL_FREE,
+        """
 import json, os
 from azure.ai.evaluation import evaluate, F1ScoreEvaluator
 evaluate(data=DATA + "/qa.jsonl", evaluators={"f1": F1ScoreEvaluator()}, output_path=DATA + "/results.json")
 written = json.load(open(DATA + "/results.json"))
 result = {"keys": sorted(written), "rows": len(written["rows"]), "metrics": written["metrics"]}
-"""),
-    ("evaluate_csv", MODEL_FREE, """
+""",
+    ),
+    (
+        "evaluate_csv",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import evaluate, F1ScoreEvaluator
 open(DATA + "/qa.csv", "w").write("response,ground_truth\\nParis is the capital,Paris\\nRome,Paris\\n")
 result = evaluate(data=DATA + "/qa.csv", evaluators={"f1": F1ScoreEvaluator()})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
-"""),
-    ("evaluate_judge_threshold_sample", JUDGED, """
+""",
+    ),
+    (
+        "evaluate_judge_threshold_sample",
+        JUDGED,
+        """
 from azure.ai.evaluation import evaluate, RelevanceEvaluator, CoherenceEvaluator
 result = evaluate(data=DATA + "/qa.jsonl", evaluators={
     "coherence": CoherenceEvaluator(model_config=MODEL_CONFIG, threshold=2),
@@ -284,8 +435,12 @@ result = evaluate(data=DATA + "/qa.jsonl", evaluators={
     evaluator_config={"coherence": {"column_mapping": {"response": "${data.response}", "query": "${data.query}"}},
                       "relevance": {"column_mapping": {"response": "${data.response}", "query": "${data.query}"}}})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
-"""),
-    ("evaluate_conversation_column", JUDGED, """
+""",
+    ),
+    (
+        "evaluate_conversation_column",
+        JUDGED,
+        """
 import json
 from azure.ai.evaluation import evaluate, CoherenceEvaluator, F1ScoreEvaluator
 chats = [{"conversation": {"messages": [{"role": "user", "content": "Hi, where is my order?"},
@@ -297,8 +452,12 @@ chats = [{"conversation": {"messages": [{"role": "user", "content": "Hi, where i
 open(DATA + "/chats.jsonl", "w").write("".join(json.dumps(c) + "\\n" for c in chats))
 result = evaluate(data=DATA + "/chats.jsonl", evaluators={"coherence": CoherenceEvaluator(MODEL_CONFIG)})
 result = {"rows": result["rows"], "metrics": result["metrics"]}
-"""),
-    ("evaluate_strict_errors", RAISES, """
+""",
+    ),
+    (
+        "evaluate_strict_errors",
+        RAISES,
+        """
 import json
 from azure.ai.evaluation import evaluate, F1ScoreEvaluator
 from azure.ai.evaluation._exceptions import EvaluationException
@@ -308,8 +467,12 @@ try:
     result = "no error"
 except EvaluationException as exc:
     result = {"caught": "an EvaluationException"}
-"""),
-    ("evaluate_no_evaluators", RAISES, """
+""",
+    ),
+    (
+        "evaluate_no_evaluators",
+        RAISES,
+        """
 from azure.ai.evaluation import evaluate
 from azure.ai.evaluation._exceptions import EvaluationException
 try:
@@ -317,8 +480,12 @@ try:
     result = "no error"
 except EvaluationException as exc:
     result = {"caught": type(exc).__name__}
-"""),
-    ("evaluate_missing_file", RAISES, """
+""",
+    ),
+    (
+        "evaluate_missing_file",
+        RAISES,
+        """
 from azure.ai.evaluation import evaluate, F1ScoreEvaluator
 from azure.ai.evaluation._exceptions import EvaluationException
 try:
@@ -326,21 +493,41 @@ try:
     result = "no error"
 except EvaluationException as exc:
     result = {"caught": type(exc).__name__}
-"""),
+""",
+    ),
     # -- the configuration types ----------------------------------------------------------------
-    ("model_configuration_types", MODEL_FREE, """
+    (
+        "model_configuration_types",
+        MODEL_FREE,
+        """
 from azure.ai.evaluation import AzureOpenAIModelConfiguration, OpenAIModelConfiguration
 azure = AzureOpenAIModelConfiguration(azure_endpoint="https://x.openai.azure.com", azure_deployment="gpt-4o", api_key="k")
 openai = OpenAIModelConfiguration(api_key="k", model="gpt-4o")
 result = {"azure": dict(azure), "openai": dict(openai), "azure_type": type(azure).__name__}
-"""),
+""",
+    ),
 ]
 
 QA_ROWS = [
-    {"query": "What is the capital of France?", "response": "Paris is the capital of France.",
-     "answer": "The capital is Paris.", "ground_truth": "Paris is the capital of France.", "context": "France's capital is Paris."},
-    {"query": "Which river flows through Rome?", "response": "The Tiber flows through Rome.",
-     "answer": "It is the Tiber.", "ground_truth": "The Tiber river runs through Rome.", "context": "Rome lies on the Tiber."},
-    {"query": "How tall is Mount Everest?", "response": "About 8,849 metres.",
-     "answer": "Roughly 8.8 km.", "ground_truth": "Mount Everest is 8,849 metres tall.", "context": "Everest: 8,849 m."},
-]  # fmt: skip
+    {
+        "query": "What is the capital of France?",
+        "response": "Paris is the capital of France.",
+        "answer": "The capital is Paris.",
+        "ground_truth": "Paris is the capital of France.",
+        "context": "France's capital is Paris.",
+    },
+    {
+        "query": "Which river flows through Rome?",
+        "response": "The Tiber flows through Rome.",
+        "answer": "It is the Tiber.",
+        "ground_truth": "The Tiber river runs through Rome.",
+        "context": "Rome lies on the Tiber.",
+    },
+    {
+        "query": "How tall is Mount Everest?",
+        "response": "About 8,849 metres.",
+        "answer": "Roughly 8.8 km.",
+        "ground_truth": "Mount Everest is 8,849 metres tall.",
+        "context": "Everest: 8,849 m.",
+    },
+]

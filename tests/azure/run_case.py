@@ -60,9 +60,13 @@ def main() -> None:
     root = args.base_url.removesuffix("/v1")
     configs = {
         "MODEL_CONFIG": {"type": "openai", "base_url": args.base_url, "api_key": "test", "model": "gpt-4.1-mini"},
-        "AZURE_MODEL_CONFIG": {"azure_endpoint": root, "api_key": "test", "azure_deployment": "gpt-4.1-mini",
-                               "api_version": "2024-10-21"},
-    }  # fmt: skip
+        "AZURE_MODEL_CONFIG": {
+            "azure_endpoint": root,
+            "api_key": "test",
+            "azure_deployment": "gpt-4.1-mini",
+            "api_version": "2024-10-21",
+        },
+    }
     os.environ.setdefault("OPENAI_API_KEY", "test")
     for name, _, code in CASES:
         if args.cases and name not in args.cases:

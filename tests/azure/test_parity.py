@@ -18,8 +18,13 @@ HERE = Path(__file__).resolve().parent
 def test_every_case_runs_unchanged_and_agrees_with_the_peer(llm, tmp_path):
     llm.script(default=JUDGE_ANSWER)
     peer = {line["case"]: line for line in map(json.loads, (HERE / "peer_outputs.jsonl").read_text().splitlines())}
-    found = subprocess.run([sys.executable, str(HERE / "run_case.py"), "--base-url", llm.base_url, "--data",
-                            str(tmp_path), "--assay"], capture_output=True, text=True, timeout=600, check=True)  # fmt: skip
+    found = subprocess.run(
+        [sys.executable, str(HERE / "run_case.py"), "--base-url", llm.base_url, "--data", str(tmp_path), "--assay"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     ours = {line["case"]: line for line in map(json.loads, found.stdout.splitlines())}
     assert sorted(peer) == sorted(ours) == sorted(name for name, _, _ in CASES)
     failed = {name: ours[name].get("error") for name in ours if not ours[name]["ran"]}

@@ -16,8 +16,11 @@ def _no_traceback(result) -> None:
 def test_a_yaml_alias_bomb_is_refused_at_its_line(tmp_path):
     (tmp_path / "d.jsonl").write_text('{"response": "a", "ground_truth": "a"}\n')
     config = tmp_path / "eval.yaml"
-    config.write_text('name: bomb\na: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n' + BOMB
-                      + "dataset: {local_uri: d.jsonl}\nevaluators: [builtin.f1_score]\n")  # fmt: skip
+    config.write_text(
+        'name: bomb\na: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+        + BOMB
+        + "dataset: {local_uri: d.jsonl}\nevaluators: [builtin.f1_score]\n"
+    )
     result = assay("run", str(config), home=tmp_path)
     assert result.returncode != 0
     _no_traceback(result)
@@ -26,13 +29,13 @@ def test_a_yaml_alias_bomb_is_refused_at_its_line(tmp_path):
 
 def test_csv_with_a_large_cell_runs_and_one_past_the_limit_names_its_line(tmp_path):
     big = "word " * 60_000  # 300 kB: over Python's 128 kB default, a normal RAG context
-    (tmp_path / "d.csv").write_text(f"response,ground_truth\n\"{big}\",word\nshort,short\n", encoding="utf-8")
+    (tmp_path / "d.csv").write_text(f'response,ground_truth\n"{big}",word\nshort,short\n', encoding="utf-8")
     config = write_eval(tmp_path, "d.csv", "  - builtin.f1_score\n")
     result = assay("run", str(config), home=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "items: 2 total" in result.stdout
     huge = "x" * (17 * 1024 * 1024)
-    (tmp_path / "d.csv").write_text(f"response,ground_truth\nshort,short\n\"{huge}\",x\n", encoding="utf-8")
+    (tmp_path / "d.csv").write_text(f'response,ground_truth\nshort,short\n"{huge}",x\n', encoding="utf-8")
     refused = assay("run", str(config), home=tmp_path)
     assert refused.returncode != 0
     _no_traceback(refused)
@@ -49,8 +52,11 @@ def test_csv_that_is_not_utf8_names_its_line(tmp_path):
 
 
 def test_deep_json_and_huge_integers_are_bad_lines_not_crashes(tmp_path):
-    lines = ['{"response": "a", "ground_truth": "a"}', '{"response": ' + "[" * 1000 + "]" * 1000 + "}",
-             '{"response": "b", "n": ' + "7" * 5000 + "}"]  # fmt: skip
+    lines = [
+        '{"response": "a", "ground_truth": "a"}',
+        '{"response": ' + "[" * 1000 + "]" * 1000 + "}",
+        '{"response": "b", "n": ' + "7" * 5000 + "}",
+    ]
     path = tmp_path / "d.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = assay("dataset", "validate", str(path), home=tmp_path)

@@ -28,8 +28,15 @@ def assay(
     if kwargs or os.environ.get("ASSAY_TEST_SUBPROCESS"):
         full = {**os.environ, **env}
         full.pop("ASSAY_DATABASE_URL", None)
-        return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=full,
-                              check=check, timeout=300, **kwargs)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "assay", *args],
+            capture_output=True,
+            text=True,
+            env=full,
+            check=check,
+            timeout=300,
+            **kwargs,
+        )
     return _in_process([str(a) for a in args], env, check)
 
 
@@ -93,8 +100,9 @@ def test_validate_lists_every_bad_line_and_exits_non_zero(tmp_path, bad_dataset)
 
 
 def test_run_on_bad_data_refuses_and_creates_no_run(tmp_path, bad_dataset):
-    config = write_eval(tmp_path, "data.jsonl", "  - builtin.f1_score\n",
-                        extra="item_schema: {type: object, required: [query]}\n")  # fmt: skip
+    config = write_eval(
+        tmp_path, "data.jsonl", "  - builtin.f1_score\n", extra="item_schema: {type: object, required: [query]}\n"
+    )
     result = assay("run", str(config), home=tmp_path)
     assert result.returncode == 2, result.stderr
     for line in ("data.jsonl:3:", "data.jsonl:7: 'query' is required", "data.jsonl:9:"):
@@ -134,7 +142,10 @@ def test_quickstart_summary_results_and_gate(tmp_path):
     assert gated.returncode == 1 and "gate missed" in gated.stdout
     listed = assay("runs", "list", home=tmp_path, check=True).stdout
     assert run_id.removeprefix("evalrun_")[:8] in listed and run_id not in listed  # short ids in 80 columns
-    assert all(len(line) <= 80 for line in assay("runs", "list", home=tmp_path, env_extra={"COLUMNS": "80"}).stdout.splitlines())
+    assert all(
+        len(line) <= 80
+        for line in assay("runs", "list", home=tmp_path, env_extra={"COLUMNS": "80"}).stdout.splitlines()
+    )
     wide = assay("runs", "list", "--wide", home=tmp_path, check=True).stdout
     assert run_id in wide
 
@@ -150,14 +161,23 @@ def test_evaluators_list_and_show(tmp_path):
 def big_eval(tmp_path: Path, total: int, llm) -> Path:
     with (tmp_path / "big.jsonl").open("w", encoding="utf-8") as handle:
         for i in range(total):
-            handle.write(json.dumps({"response": f"answer number {i} about the shop {i % 97}",
-                                     "ground_truth": f"the answer is {i} for shop {i % 89}"}) + "\n")  # fmt: skip
+            handle.write(
+                json.dumps(
+                    {
+                        "response": f"answer number {i} about the shop {i % 97}",
+                        "ground_truth": f"the answer is {i} for shop {i % 89}",
+                    }
+                )
+                + "\n"
+            )
     judge = f"models:\n  judge: {{model: judge, base_url: '{llm.base_url}', api_key: t, timeout: 600}}\n"
     return write_eval(
-        tmp_path, "big.jsonl",
+        tmp_path,
+        "big.jsonl",
         "  - builtin.meteor_score\n  - builtin.bleu_score\n  - builtin.gleu_score\n"
-        "  - {name: builtin.fluency, initialization_parameters: {model: judge}}\n", judge,
-    )  # fmt: skip
+        "  - {name: builtin.fluency, initialization_parameters: {model: judge}}\n",
+        judge,
+    )
 
 
 HELD_AFTER = 300
@@ -179,8 +199,12 @@ def start_partial_run(tmp_path: Path, config: Path, stop: signal.Signals, llm) -
     env = {**os.environ, "ASSAY_HOME": str(tmp_path)}
     env.pop("ASSAY_DATABASE_URL", None)
     with (tmp_path / "run.stderr").open("wb") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "assay", "run", str(config), "--concurrency", "4"],
-                                   env=env, stdout=subprocess.DEVNULL, stderr=stderr)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-m", "assay", "run", str(config), "--concurrency", "4"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
         try:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and _items(tmp_path) < 200 and process.poll() is None:

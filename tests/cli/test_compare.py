@@ -13,16 +13,23 @@ from assay.run import EvalDefinition, finish_run, prepare, start
 from assay.store import Store
 from tests.cli.test_cli import assay
 
-RELEVANCE = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-              "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+RELEVANCE = [
+    {
+        "type": "azure_ai_evaluator",
+        "name": "relevance",
+        "evaluator_name": "builtin.relevance",
+        "initialization_parameters": {"model": "judge"},
+    }
+]
 GOOD, POOR = '{"reason": "good", "score": 5}', '{"reason": "poor", "score": 1}'
 
 
 def judged_run(store, llm, seed: int) -> str:
     """The judge's noise, drawn with a fixed seed: half the items, chosen at random, pass."""
     passing = set(random.Random(seed).sample(range(400), 200))
-    llm.script(rules=[{"match": f"answer {i}\\n", "reply": {"content": GOOD if i in passing else POOR}}
-                      for i in range(400)])  # fmt: skip
+    llm.script(
+        rules=[{"match": f"answer {i}\\n", "reply": {"content": GOOD if i in passing else POOR}} for i in range(400)]
+    )
     models = ModelRegistry([ModelConfig(name="judge", model="m", base_url=llm.base_url, api_key="t")])  # no cache
     rows = [{"query": f"question {i}", "response": f"answer {i}"} for i in range(400)]
     prepared = prepare(EvalDefinition("noise", RELEVANCE), Dataset.from_content(rows), load_catalog(), models=models)
@@ -37,8 +44,15 @@ def test_judge_noise_is_not_a_regression(store, llm):
     assert relevance.p_value > 0.05
 
 
-EXACT = [{"type": "string_check", "name": "exact", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
-          "operation": "eq"}]  # fmt: skip
+EXACT = [
+    {
+        "type": "string_check",
+        "name": "exact",
+        "input": "{{item.response}}",
+        "reference": "{{item.ground_truth}}",
+        "operation": "eq",
+    }
+]
 
 
 def exact_run(store, passing: set[int], items: int = 400) -> str:

@@ -18,8 +18,14 @@ NOISE = ("Unclosed client session", "client_session:", "Aborted!", "Traceback", 
 def start(args: list[str], home, cwd=None) -> subprocess.Popen[str]:
     env = {**os.environ, "ASSAY_HOME": str(home), "COLUMNS": "160"}
     env.pop("ASSAY_DATABASE_URL", None)
-    return subprocess.Popen([sys.executable, "-m", "assay", *args], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "assay", *args],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def interrupt(process: subprocess.Popen[str]) -> tuple[int, str]:
@@ -31,7 +37,9 @@ def interrupt(process: subprocess.Popen[str]) -> tuple[int, str]:
 def test_ctrl_c_during_a_run_says_how_to_resume_and_nothing_else(tmp_path, llm):
     llm.reset()
     llm.script(default={"content": '{"reason": "fine", "score": 4}'}, hold_after=0)  # every call hangs
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"query": f"q{i}", "response": "a"}) + "\n" for i in range(30)))
+    (tmp_path / "data.jsonl").write_text(
+        "".join(json.dumps({"query": f"q{i}", "response": "a"}) + "\n" for i in range(30))
+    )
     (tmp_path / "eval.yaml").write_text(
         "name: interrupted\ndataset: {local_uri: data.jsonl}\n"
         f"models:\n  judge: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n"

@@ -18,19 +18,34 @@ CATEGORIES = ["happy", "edge", "ambiguous", "out_of_scope", "adversarial", "mult
 
 
 def intent(i: int, rules: list[str], tools: list[str]) -> dict:
-    return {"description": f"intent {i}: the customer asks about order {1000 + i}", "category": CATEGORIES[i % 6],
-            "rules": rules, "tools": tools}  # fmt: skip
+    return {
+        "description": f"intent {i}: the customer asks about order {1000 + i}",
+        "category": CATEGORIES[i % 6],
+        "rules": rules,
+        "tools": tools,
+    }
 
 
-FIRST = [intent(0, ["R1"], ["lookup_order"]), intent(1, ["R2"], []), intent(2, ["R3"], ["escalate_to_human"]),
-         *(intent(i, [], []) for i in range(3, 15))]  # refund_policy left out  # fmt: skip
+FIRST = [
+    intent(0, ["R1"], ["lookup_order"]),
+    intent(1, ["R2"], []),
+    intent(2, ["R3"], ["escalate_to_human"]),
+    *(intent(i, [], []) for i in range(3, 15)),
+]  # refund_policy left out
 SECOND = [intent(15, [], ["refund_policy"])]
 
 
 def task(i: int, query: str | None = None) -> dict:
-    return {"intent": i, "name": f"Task {i}", "query": query or f"Where is order {1000 + i}? I need it by {i} May.",
-            "ground_truth": "", "criteria": [{"name": "Looks It Up", "instruction": "Response must use lookup_order"},
-                                             {"name": "no guess", "instruction": "Agent must not guess a status"}]}  # fmt: skip
+    return {
+        "intent": i,
+        "name": f"Task {i}",
+        "query": query or f"Where is order {1000 + i}? I need it by {i} May.",
+        "ground_truth": "",
+        "criteria": [
+            {"name": "Looks It Up", "instruction": "Response must use lookup_order"},
+            {"name": "no guess", "instruction": "Agent must not guess a status"},
+        ],
+    }
 
 
 RULES = [
@@ -38,21 +53,48 @@ RULES = [
     {"match": "distinct test intents", "reply": {"content": json.dumps({"intents": FIRST})}},
     {"match": "0. [happy]", "reply": {"content": json.dumps({"tasks": [task(i) for i in range(8)]})}},
     # The second batch repeats one query, nearly word for word: it is dropped.
-    {"match": "8. [", "reply": {"content": json.dumps({"tasks": [task(8, "Where is order 1000? I need it by 0 May!"),
-                                                                  *(task(i) for i in range(9, 16))]})}},
-    {"match": "Write a rubric", "reply": {"content": json.dumps({"dimensions": [
-        {"id": "Uses Tools", "description": "Looks orders up instead of guessing.", "weight": 8},
-        {"id": "hands_off", "description": "Hands off what it cannot do.", "weight": 12},
-        {"id": "general_quality", "description": "dropped: assay adds its own", "weight": 1},
-        {"id": "tone", "description": "Polite and brief.", "weight": 3},
-        {"id": "accuracy", "description": "States only what tools returned.", "weight": 6}]})}},
+    {
+        "match": "8. [",
+        "reply": {
+            "content": json.dumps(
+                {"tasks": [task(8, "Where is order 1000? I need it by 0 May!"), *(task(i) for i in range(9, 16))]}
+            )
+        },
+    },
+    {
+        "match": "Write a rubric",
+        "reply": {
+            "content": json.dumps(
+                {
+                    "dimensions": [
+                        {"id": "Uses Tools", "description": "Looks orders up instead of guessing.", "weight": 8},
+                        {"id": "hands_off", "description": "Hands off what it cannot do.", "weight": 12},
+                        {"id": "general_quality", "description": "dropped: assay adds its own", "weight": 1},
+                        {"id": "tone", "description": "Polite and brief.", "weight": 3},
+                        {"id": "accuracy", "description": "States only what tools returned.", "weight": 6},
+                    ]
+                }
+            )
+        },
+    },
     # What `assay run` on the result asks: the agent (the default reply), then the judges.
     {"match": "# Property: task criterion", "reply": {"content": '{"reason": "met", "score": 1}'}},
     {"match": "# Property: task adherence", "reply": {"content": '{"reason": "on task", "score": 1}'}},
-    {"match": "# Rubric", "reply": {"content": json.dumps({"reason": "fine", "dimensions": [
-        {"id": d, "score": 4, "reason": "ok"} for d in ("uses_tools", "hands_off", "tone", "accuracy",
-                                                        "general_quality")]})}},
-]  # fmt: skip
+    {
+        "match": "# Rubric",
+        "reply": {
+            "content": json.dumps(
+                {
+                    "reason": "fine",
+                    "dimensions": [
+                        {"id": d, "score": 4, "reason": "ok"}
+                        for d in ("uses_tools", "hands_off", "tone", "accuracy", "general_quality")
+                    ],
+                }
+            )
+        },
+    },
+]
 
 
 def test_eval_generate_writes_azds_files_and_the_eval_runs(tmp_path, llm):
@@ -63,26 +105,52 @@ def test_eval_generate_writes_azds_files_and_the_eval_runs(tmp_path, llm):
     for name in ("instructions.md", "tools.json"):
         shutil.copy(EXAMPLE / name, project / name)
     env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"}
-    result = assay("eval", "generate", "--name", "support-agent", "--agent", "support-agent", "--gen-instruction-file",
-                   str(project / "instructions.md"), "--eval-model", "gen-m", "--no-prompt", "--project",
-                   str(project), home=tmp_path, env_extra=env)  # fmt: skip
+    result = assay(
+        "eval",
+        "generate",
+        "--name",
+        "support-agent",
+        "--agent",
+        "support-agent",
+        "--gen-instruction-file",
+        str(project / "instructions.md"),
+        "--eval-model",
+        "gen-m",
+        "--no-prompt",
+        "--project",
+        str(project),
+        home=tmp_path,
+        env_extra=env,
+    )
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in (project / "datasets/support-agent/support-agent_dg.jsonl").read_text()
-            .splitlines()]  # fmt: skip
+    rows = [
+        json.loads(line)
+        for line in (project / "datasets/support-agent/support-agent_dg.jsonl").read_text().splitlines()
+    ]
     assert len(rows) == 15  # 16 tasks written, one near-duplicate dropped
     assert [r["id"] for r in rows] == list(range(1, 16)) and len({r["name"] for r in rows}) == 15
-    assert rows[0]["criteria"] == [{"name": "looks_it_up", "instruction": "Response must use lookup_order"},
-                                   {"name": "no_guess", "instruction": "Agent must not guess a status"}]  # fmt: skip
+    assert rows[0]["criteria"] == [
+        {"name": "looks_it_up", "instruction": "Response must use lookup_order"},
+        {"name": "no_guess", "instruction": "Agent must not guess a status"},
+    ]
     covered = {key for r in rows for key in [*r["covers"]["rules"], *r["covers"]["tools"]]}
     assert covered == {"R1", "R2", "R3", "lookup_order", "refund_policy", "escalate_to_human"}
-    dimensions = parse_dimensions((project / "evaluators/support-agent-rubric/rubric_dimensions.json").read_text(),
-                                  "rubric")  # fmt: skip
-    assert [(d.id, d.weight) for d in dimensions] == [("uses_tools", 8), ("hands_off", 10), ("tone", 3),
-                                                      ("accuracy", 6), ("general_quality", 5)]  # fmt: skip
+    dimensions = parse_dimensions(
+        (project / "evaluators/support-agent-rubric/rubric_dimensions.json").read_text(), "rubric"
+    )
+    assert [(d.id, d.weight) for d in dimensions] == [
+        ("uses_tools", 8),
+        ("hands_off", 10),
+        ("tone", 3),
+        ("accuracy", 6),
+        ("general_quality", 5),
+    ]
     assert dimensions[-1].always_applicable
     metadata = yaml.safe_load((project / ".agent_configs/baseline/metadata.yaml").read_text())
     assert metadata == {"name": "support-agent", "instruction_file": "instructions.md", "tools_file": "tools.json"}
-    assert (project / ".agent_configs/baseline/instructions.md").read_text() == (EXAMPLE / "instructions.md").read_text()
+    assert (project / ".agent_configs/baseline/instructions.md").read_text() == (
+        EXAMPLE / "instructions.md"
+    ).read_text()
     config = yaml.safe_load((project / "eval.yaml").read_text())
     assert config["dataset"] == {"name": "support-agent", "version": "1.0", "local_uri": "datasets/support-agent"}
     assert config["evaluators"][0] == "builtin.task_adherence" and config["options"] == {"eval_model": "gen-m"}
@@ -97,8 +165,18 @@ def test_eval_generate_writes_azds_files_and_the_eval_runs(tmp_path, llm):
 
 def test_an_existing_eval_yaml_is_kept_without_reset_defaults(tmp_path, llm):
     (tmp_path / "eval.yaml").write_text("name: mine\n")
-    result = assay("eval", "generate", "-g", "An agent.", "--eval-model", "m", "--no-prompt", "--project",
-                   str(tmp_path), home=tmp_path)  # fmt: skip
+    result = assay(
+        "eval",
+        "generate",
+        "-g",
+        "An agent.",
+        "--eval-model",
+        "m",
+        "--no-prompt",
+        "--project",
+        str(tmp_path),
+        home=tmp_path,
+    )
     assert result.returncode == 0 and "Keeping existing eval config unchanged" in result.stdout
     assert (tmp_path / "eval.yaml").read_text() == "name: mine\n"
 
@@ -108,8 +186,10 @@ def test_eval_update_stores_edits_as_new_versions(tmp_path, llm):
 
     write_project(tmp_path, llm)  # seed 002's tasks and a rubric, as azd lays them out
     config = tmp_path / "eval.yaml"
-    text = config.read_text().replace("dataset: {local_uri: datasets/support}",
-                                      "dataset: {name: support, version: '1.0', local_uri: datasets/support}")  # fmt: skip
+    text = config.read_text().replace(
+        "dataset: {local_uri: datasets/support}",
+        "dataset: {name: support, version: '1.0', local_uri: datasets/support}",
+    )
     config.write_text(text)
     first = assay("eval", "update", "--config", str(config), home=tmp_path)
     assert first.returncode == 0, first.stderr
@@ -129,8 +209,14 @@ def test_eval_update_stores_edits_as_new_versions(tmp_path, llm):
 def test_next_version_follows_azd():
     from assay.evalgen.update import next_version
 
-    assert [next_version(v) for v in ("", "1", "1.0", "2.5", "v3", "beta")] == ["1.0", "2.0", "2.0", "3.0", "v4",
-                                                                                "beta.1"]  # fmt: skip
+    assert [next_version(v) for v in ("", "1", "1.0", "2.5", "v3", "beta")] == [
+        "1.0",
+        "2.0",
+        "2.0",
+        "3.0",
+        "v4",
+        "beta.1",
+    ]
 
 
 def test_eval_lint_flags_vague_and_flipping_criteria(tmp_path, llm):
@@ -140,13 +226,20 @@ def test_eval_lint_flags_vague_and_flipping_criteria(tmp_path, llm):
     write_project(tmp_path, llm, tasks=[TASKS[0], TASKS[1], vague])
     score = lambda s: {"content": json.dumps({"reason": "judged", "score": s})}  # noqa: E731
     llm.reset()
-    llm.script(rules=[
-        {"match": "CRITERION:\\nThe response should be good", "reply": score(1)},  # passes anything
-        {"match": "RESPONSE:\\n\\n\\nCRITERION", "reply": score(0)},  # the empty response
-        {"match": "short poem about the sea", "reply": score(0)},  # the off-topic one
-        {"match": "CRITERION:\\nResponse must be professional", "times": 1, "reply": score(0)},  # one of three differs
-        {"match": "CRITERION:", "reply": score(1)},
-    ], default={"content": "We refund within 30 days."})  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": "CRITERION:\\nThe response should be good", "reply": score(1)},  # passes anything
+            {"match": "RESPONSE:\\n\\n\\nCRITERION", "reply": score(0)},  # the empty response
+            {"match": "short poem about the sea", "reply": score(0)},  # the off-topic one
+            {
+                "match": "CRITERION:\\nResponse must be professional",
+                "times": 1,
+                "reply": score(0),
+            },  # one of three differs
+            {"match": "CRITERION:", "reply": score(1)},
+        ],
+        default={"content": "We refund within 30 days."},
+    )
     result = assay("eval", "lint", "--config", str(tmp_path / "eval.yaml"), home=tmp_path)
     assert result.returncode == 1, result.stderr
     rows = {line.split("│")[2].strip(): line for line in result.stdout.splitlines() if line.count("│") > 5}
@@ -171,9 +264,23 @@ def test_eval_generate_shows_the_generator_requests_from_the_agents_traces(tmp_p
     llm.reset()
     intents = {"match": seen, "reply": {"content": json.dumps({"intents": FIRST + SECOND})}}
     llm.script(rules=[*RULES[2:5], intents])  # the tasks' and rubric's prompts show the request too
-    result = assay("eval", "generate", "--agent", "weather", "-g", "You answer weather questions. Use get_weather.",
-                   "--trace-days", "7", "--eval-model", "gen-m", "--no-prompt", "--project", str(tmp_path),
-                   home=tmp_path, env_extra={"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"})  # fmt: skip
+    result = assay(
+        "eval",
+        "generate",
+        "--agent",
+        "weather",
+        "-g",
+        "You answer weather questions. Use get_weather.",
+        "--trace-days",
+        "7",
+        "--eval-model",
+        "gen-m",
+        "--no-prompt",
+        "--project",
+        str(tmp_path),
+        home=tmp_path,
+        env_extra={"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"},
+    )
     assert result.returncode == 0, result.stderr  # the intents were asked for with the traced request in view
     assert "1 request from the agent's traces of the last 7 days" in result.stdout
 
@@ -184,9 +291,21 @@ def test_with_dataset_only_the_rubric_is_generated(tmp_path, llm):
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TASKS))
     llm.reset()
     llm.script(rules=RULES)
-    result = assay("eval", "generate", "--dataset", "tasks.jsonl", "-g", "You answer refund questions.",
-                   "--eval-model", "gen-m", "--no-prompt", "--project", str(tmp_path), home=tmp_path,
-                   env_extra={"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"})  # fmt: skip
+    result = assay(
+        "eval",
+        "generate",
+        "--dataset",
+        "tasks.jsonl",
+        "-g",
+        "You answer refund questions.",
+        "--eval-model",
+        "gen-m",
+        "--no-prompt",
+        "--project",
+        str(tmp_path),
+        home=tmp_path,
+        env_extra={"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "t"},
+    )
     assert result.returncode == 0, result.stderr
     assert "tasks: kept as they are" in result.stdout and not (tmp_path / "datasets").exists()
     assert yaml.safe_load((tmp_path / "eval.yaml").read_text())["dataset"] == {"local_uri": "tasks.jsonl"}

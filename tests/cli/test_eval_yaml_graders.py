@@ -47,8 +47,10 @@ evaluators:
 
 def test_openai_graders_in_eval_yaml_judge_rows_with_their_samples(tmp_path, llm):
     llm.reset()
-    llm.script(rules=[{"match": "Is 4 right", "reply": {"content": '{"label": "right"}'}}],
-               default={"content": '{"label": "wrong"}'})  # fmt: skip
+    llm.script(
+        rules=[{"match": "Is 4 right", "reply": {"content": '{"label": "right"}'}}],
+        default={"content": '{"label": "wrong"}'},
+    )
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     config = tmp_path / "eval.yaml"
     config.write_text(EVAL_YAML.format(base_url=llm.base_url))
@@ -66,9 +68,10 @@ def test_openai_graders_in_eval_yaml_judge_rows_with_their_samples(tmp_path, llm
 def test_a_misspelt_grader_key_in_eval_yaml_names_the_line_and_the_keys(tmp_path):
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     config = tmp_path / "eval.yaml"
-    config.write_text("name: g\ndataset: {local_uri: data.jsonl}\nevaluators:\n"
-                      "  - {type: python, name: py, sorce: 'def grade(sample, item): return 1'}\n")  # fmt: skip
+    config.write_text(
+        "name: g\ndataset: {local_uri: data.jsonl}\nevaluators:\n"
+        "  - {type: python, name: py, sorce: 'def grade(sample, item): return 1'}\n"
+    )
     done = assay("run", config, home=tmp_path)
     assert done.returncode != 0
     assert "eval.yaml:4" in done.stderr and "'sorce'" in done.stderr and "source" in done.stderr
-

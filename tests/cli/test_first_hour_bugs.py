@@ -25,8 +25,11 @@ def test_a_partial_data_mapping_keeps_the_same_name_defaults():
     import assay
 
     rows = [{"query": "Capital of France?", "answer": "Paris", "ground_truth": "Paris"}]
-    result = assay.evaluate(data=rows, evaluators={"f1": "builtin.f1_score"},
-                            evaluator_config={"f1": {"column_mapping": {"response": "${data.answer}"}}})  # fmt: skip
+    result = assay.evaluate(
+        data=rows,
+        evaluators={"f1": "builtin.f1_score"},
+        evaluator_config={"f1": {"column_mapping": {"response": "${data.answer}"}}},
+    )
     assert result["rows"][0]["outputs.f1.f1_score"] == 1.0
 
 
@@ -37,8 +40,9 @@ def write(tmp_path, text):
 
 
 def test_an_unknown_top_level_key_is_named_at_its_line(tmp_path):
-    result = write(tmp_path, "name: x\ndataset: {local_uri: d.jsonl}\noption: {concurrency: 2}\n"
-                             "evaluators: [builtin.f1_score]\n")  # fmt: skip
+    result = write(
+        tmp_path, "name: x\ndataset: {local_uri: d.jsonl}\noption: {concurrency: 2}\nevaluators: [builtin.f1_score]\n"
+    )
     assert result.returncode == 2
     assert "eval.yaml:3: unknown key 'option'" in result.stderr and "options" in result.stderr
 
@@ -50,8 +54,11 @@ def test_a_hints_example_is_printed_whole_not_eaten_as_markup(tmp_path):
 
 
 def test_an_unknown_criterion_key_is_named_at_its_own_line(tmp_path):
-    result = write(tmp_path, "name: x\ndataset: {local_uri: d.jsonl}\nevaluators:\n  - builtin.f1_score\n"
-                             "  - {evaluator_name: builtin.bleu_score, treshold: 0.3}\n")  # fmt: skip
+    result = write(
+        tmp_path,
+        "name: x\ndataset: {local_uri: d.jsonl}\nevaluators:\n  - builtin.f1_score\n"
+        "  - {evaluator_name: builtin.bleu_score, treshold: 0.3}\n",
+    )
     assert result.returncode == 2 and "eval.yaml:5:" in result.stderr and "'treshold'" in result.stderr
 
 
@@ -76,8 +83,10 @@ def test_resuming_a_cache_off_run_keeps_the_cache_off(tmp_path):
         config = str(tmp_path / "eval.yaml")
         server.script(default={"content": '{"reason": "old answer", "score": 2}'})
         assert assay("run", config, home=tmp_path).returncode == 0  # the cache now holds the old answers
-        server.script(rules=[{"match": "question 1", "reply": {"status": 400}}],
-                      default={"content": '{"reason": "new answer", "score": 5}'})  # fmt: skip
+        server.script(
+            rules=[{"match": "question 1", "reply": {"status": 400}}],
+            default={"content": '{"reason": "new answer", "score": 5}'},
+        )
         first = assay("run", config, "--cache", "off", home=tmp_path)
         run_id = next(w for w in first.stdout.split() if w.startswith("evalrun_"))
         server.script(default={"content": '{"reason": "new answer", "score": 5}'})

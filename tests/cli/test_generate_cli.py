@@ -18,8 +18,22 @@ def test_generate_queries_saves_distinct_ones_and_reruns_free(tmp_path):
         (tmp_path / "models.yaml").write_text(
             f"models:\n  writer: {{model: w, base_url: '{server.base_url}', api_key: t}}\n"
         )
-        args = ["generate", "queries", "--prompt", "Returns of faulty electronics", "--count", "3", "--model", "writer",
-                "--models", str(tmp_path / "models.yaml"), "--save", "returns", "--out", str(tmp_path / "q.jsonl")]  # fmt: skip
+        args = [
+            "generate",
+            "queries",
+            "--prompt",
+            "Returns of faulty electronics",
+            "--count",
+            "3",
+            "--model",
+            "writer",
+            "--models",
+            str(tmp_path / "models.yaml"),
+            "--save",
+            "returns",
+            "--out",
+            str(tmp_path / "q.jsonl"),
+        ]
         result = assay(*args, home=tmp_path)
         assert result.returncode == 0, result.stderr
         assert "3 distinct queries in 1 rounds (1 repeats dropped)" in result.stdout

@@ -19,8 +19,9 @@ def run_in_process(config_path, store, models=None):
     from assay.dataset import Dataset
 
     registry = models or ModelRegistry(config.models, default=config.eval_model)
-    prepared = prepare(config.definition, Dataset.from_path(config.dataset.local_path), load_catalog(store),
-                       models=registry)  # fmt: skip
+    prepared = prepare(
+        config.definition, Dataset.from_path(config.dataset.local_path), load_catalog(store), models=registry
+    )
     outcome = finish_run(prepared, start(prepared, store), store)
     return outcome, list(store.iter_output_items(outcome.run["id"]))
 

@@ -18,10 +18,22 @@ def test_agreement_with_human_labels(tmp_path):
     finally:
         store.close()
     human = set(range(145)) | set(range(160, 175))  # people pass 145 of those and 15 others
-    (tmp_path / "human.jsonl").write_text("".join(json.dumps({"datasource_item_id": i, "label": "pass" if i in human
-                                                               else "fail"}) + "\n" for i in range(200)))  # fmt: skip
-    result = assay("judges", "agreement", run, "--labels", str(tmp_path / "human.jsonl"), "--criterion", "exact",
-                   "--json", home=tmp_path)  # fmt: skip
+    (tmp_path / "human.jsonl").write_text(
+        "".join(
+            json.dumps({"datasource_item_id": i, "label": "pass" if i in human else "fail"}) + "\n" for i in range(200)
+        )
+    )
+    result = assay(
+        "judges",
+        "agreement",
+        run,
+        "--labels",
+        str(tmp_path / "human.jsonl"),
+        "--criterion",
+        "exact",
+        "--json",
+        home=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     (figures,) = json.loads(result.stdout)
     assert figures["n"] == 200 and figures["agreement"] == 0.85
@@ -31,8 +43,13 @@ def test_agreement_with_human_labels(tmp_path):
 
 
 def test_a_bad_label_names_its_line(tmp_path):
-    (tmp_path / "human.jsonl").write_text('{"datasource_item_id": 0, "label": "pass"}\n{"datasource_item_id": 1, '
-                                          '"label": "maybe"}\n')  # fmt: skip
-    result = assay("judges", "agreement", "evalrun_x", "--labels", str(tmp_path / "human.jsonl"), "--criterion", "c",
-                   home=tmp_path)  # fmt: skip
-    assert result.returncode != 0 and 'human.jsonl:2: label: expected true/false or pass/fail, got "maybe"' in result.stderr
+    (tmp_path / "human.jsonl").write_text(
+        '{"datasource_item_id": 0, "label": "pass"}\n{"datasource_item_id": 1, "label": "maybe"}\n'
+    )
+    result = assay(
+        "judges", "agreement", "evalrun_x", "--labels", str(tmp_path / "human.jsonl"), "--criterion", "c", home=tmp_path
+    )
+    assert (
+        result.returncode != 0
+        and 'human.jsonl:2: label: expected true/false or pass/fail, got "maybe"' in result.stderr
+    )

@@ -14,8 +14,12 @@ from assay.evaluators import load_catalog
 from assay.run import EvalDefinition, finish_run, prepare, start
 from assay.store import Store
 
-RELEVANCE = {"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-             "initialization_parameters": {"model": "judge"}}  # fmt: skip
+RELEVANCE = {
+    "type": "azure_ai_evaluator",
+    "name": "relevance",
+    "evaluator_name": "builtin.relevance",
+    "initialization_parameters": {"model": "judge"},
+}
 
 
 def judged_run(store: Store, models, responses: list[str]) -> str:
@@ -48,8 +52,10 @@ def home_models(llm, home_store):
 
 def test_scores_that_grow_with_length_are_flagged(tmp_path, llm, home_store, home_models):
     # The judge gives 5 to every response padded with "indeed", 2 to the rest: verbosity bias.
-    llm.script(rules=[{"match": "indeed", "reply": {"content": '{"reason": "thorough", "score": 5}'}}],
-               default={"content": '{"reason": "terse", "score": 2}'})  # fmt: skip
+    llm.script(
+        rules=[{"match": "indeed", "reply": {"content": '{"reason": "thorough", "score": 5}'}}],
+        default={"content": '{"reason": "terse", "score": 2}'},
+    )
     responses = [("answer " + "indeed " * (10 + i)) if i % 2 else "answer" for i in range(30)]
     run = judged_run(home_store, home_models, responses)
     (row,) = invoke(tmp_path, run)["length"]
@@ -66,8 +72,10 @@ def test_position_probe_tells_order_from_merit(tmp_path, llm, home_store, home_m
     good = judged_run(home_store, home_models, [f"good answer {i}" for i in range(24)])
     poor = judged_run(home_store, home_models, [f"poor answer {i}" for i in range(24)])
     models_file = tmp_path / "models.yaml"
-    models_file.write_text(f"models:\n  pairwise:\n    model: gpt-4.1-mini\n    base_url: {llm.base_url}\n"
-                           "    api_key: test\n", encoding="utf-8")  # fmt: skip
+    models_file.write_text(
+        f"models:\n  pairwise:\n    model: gpt-4.1-mini\n    base_url: {llm.base_url}\n    api_key: test\n",
+        encoding="utf-8",
+    )
     args = ("--check", "position", "--against", poor, "--model", "pairwise", "--models", str(models_file))
     # A judge that always picks whatever was shown first.
     llm.script(default={"content": '{"reason": "first", "better": "A"}'})
@@ -75,14 +83,17 @@ def test_position_probe_tells_order_from_merit(tmp_path, llm, home_store, home_m
     assert biased["n"] == 24 and biased["consistency"] == 0 and biased["first_slot_rate"] == 1
     assert biased["position_bias"] is True and biased["flipped"] == list(range(24))
     # A judge that picks the good answer wherever it stands.
-    llm.script(rules=[{"match": "# Response A\\ngood", "reply": {"content": '{"reason": "a", "better": "A"}'}}],
-               default={"content": '{"reason": "b", "better": "B"}'})  # fmt: skip
+    llm.script(
+        rules=[{"match": "# Response A\\ngood", "reply": {"content": '{"reason": "a", "better": "A"}'}}],
+        default={"content": '{"reason": "b", "better": "B"}'},
+    )
     fair = invoke(tmp_path, good, *args, "--cache", "refresh")["position"]
     assert fair["consistency"] == 1 and fair["first_slot_rate"] == 0.5 and fair["position_bias"] is False
     assert fair["flipped"] == [] and fair["unparsed"] == 0
 
 
 def test_position_needs_a_second_run(tmp_path):
-    result = CliRunner().invoke(cli, ["judges", "bias", "evalrun_x", "--check", "position"],
-                                env={"ASSAY_HOME": str(tmp_path)})  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["judges", "bias", "evalrun_x", "--check", "position"], env={"ASSAY_HOME": str(tmp_path)}
+    )
     assert result.exit_code == 2 and "--against RUN_B" in result.output

@@ -61,8 +61,10 @@ def test_models_section_errors_name_the_line(tmp_path, llm):
 
 def test_eval_yaml_target_generates_responses_then_judges(tmp_path, llm):
     llm.reset()
-    llm.script(rules=[{"match": "# Property:", "reply": {"content": '{"reason": "on topic", "score": 5}'}}],
-               default={"content": "Use the reset link on the sign-in page."})  # fmt: skip
+    llm.script(
+        rules=[{"match": "# Property:", "reply": {"content": '{"reason": "on topic", "score": 5}'}}],
+        default={"content": "Use the reset link on the sign-in page."},
+    )
     (tmp_path / "q.jsonl").write_text(
         "".join(json.dumps({"query": f"How do I reset password {i}?"}) + "\n" for i in range(4))
     )

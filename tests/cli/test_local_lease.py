@@ -15,7 +15,9 @@ from tests.cli.test_cli import assay
 def test_a_server_on_the_same_store_leaves_the_cli_run_alone(tmp_path, llm):
     llm.reset()
     llm.script(default={"content": '{"reason": "fine", "score": 4}'}, latency_ms=150)
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"query": f"q{i}", "response": "a"}) + "\n" for i in range(24)))
+    (tmp_path / "data.jsonl").write_text(
+        "".join(json.dumps({"query": f"q{i}", "response": "a"}) + "\n" for i in range(24))
+    )
     config = tmp_path / "eval.yaml"
     config.write_text(
         "name: local\ndataset: {local_uri: data.jsonl}\n"
@@ -45,18 +47,25 @@ def test_a_server_on_the_same_store_leaves_the_cli_run_alone(tmp_path, llm):
         (run,) = store.list_runs()
         assert run["status"] == "completed" and run["error"] is None and run["worker"].startswith("local:")
         assert claimed == []
+        assert llm.stats()["completions"] == 24  # the judge saw each item once
     finally:
         store.close()
 
 
-def test_a_run_its_local_process_left_waits_for_assay_run_resume(store):
+def test_a_run_left_without_its_inputs_waits_for_its_own_process(store):
     created = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[])
     run = store.create_run(eval_id=created["id"], data_source={"type": "jsonl"}, held_by="local:laptop:1:1")
     assert run["status"] == "in_progress" and store.claim_run("server:1") is None  # its lease is live
-    store.update_run(run["id"], lease_until=0.0)  # the CLI was killed: its lease ran out
-    assert store.claim_run("server:1") is None  # a worker may not be able to read its file
-    store.hold_run(run["id"], "local:laptop:2:1")  # `assay run --resume` takes it
+    store.update_run(run["id"], lease_until=0.0)  # the process was killed: its lease ran out
+    # Its target or items were Python objects (assay.evaluate): no worker could finish it.
+    assert store.claim_run("server:1") is None
+    store.hold_run(run["id"], "local:laptop:2:1")  # a local process may take it
     assert store.get_run(run["id"])["worker"] == "local:laptop:2:1"
+    stored = store.create_run(
+        eval_id=created["id"], data_source={"type": "jsonl"}, held_by="local:laptop:3:1", inputs={"models": []}
+    )
+    store.update_run(stored["id"], lease_until=0.0)
+    assert store.claim_run("server:1")["id"] == stored["id"]  # stored whole: any worker finishes it
 
 
 def test_resume_takes_over_at_once_from_a_killed_local_process_but_not_from_a_live_one(store):

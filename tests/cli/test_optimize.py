@@ -40,20 +40,34 @@ def rules(proposal: str) -> list[dict]:
 
 
 def project(folder, llm) -> list[dict]:
-    tasks = [{"name": f"refund_{i}", "query": f"Can I still return the item from my order {4000 + i}?",
-              "criteria": [{"name": "mentions_30_days", "instruction": "Response must mention the 30-day refund "
-                                                                      "window"}]} for i in range(1, 13)]  # fmt: skip
+    tasks = [
+        {
+            "name": f"refund_{i}",
+            "query": f"Can I still return the item from my order {4000 + i}?",
+            "criteria": [{"name": "mentions_30_days", "instruction": "Response must mention the 30-day refund window"}],
+        }
+        for i in range(1, 13)
+    ]
     (folder / "datasets" / "refunds").mkdir(parents=True)
     (folder / "datasets" / "refunds" / "refunds.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     (folder / ".agent_configs" / "baseline").mkdir(parents=True)
     (folder / ".agent_configs" / "baseline" / "instructions.md").write_text(BASELINE)
     (folder / ".agent_configs" / "baseline" / "metadata.yaml").write_text("instruction_file: instructions.md\n")
-    models = {name: {"model": f"{name}-m", "base_url": llm.base_url, "api_key": "t"} for name in ("agent", "judge", "opt")}
-    (folder / "eval.yaml").write_text(yaml.safe_dump({
-        "name": "refunds", "agent": {"name": "shop", "config": ".agent_configs/baseline/metadata.yaml", "model": "agent"},
-        "dataset": {"local_uri": "datasets/refunds"}, "models": models, "evaluators": ["builtin.task_adherence"],
-        "options": {"eval_model": "judge", "optimization_model": "opt"},
-    }))  # fmt: skip
+    models = {
+        name: {"model": f"{name}-m", "base_url": llm.base_url, "api_key": "t"} for name in ("agent", "judge", "opt")
+    }
+    (folder / "eval.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "refunds",
+                "agent": {"name": "shop", "config": ".agent_configs/baseline/metadata.yaml", "model": "agent"},
+                "dataset": {"local_uri": "datasets/refunds"},
+                "models": models,
+                "evaluators": ["builtin.task_adherence"],
+                "options": {"eval_model": "judge", "optimization_model": "opt"},
+            }
+        )
+    )
     return tasks
 
 
@@ -71,7 +85,7 @@ def optimize(folder, *extra):
 
 def job(result) -> dict:
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout[result.stdout.index('{\n'):])
+    return json.loads(result.stdout[result.stdout.index("{\n") :])
 
 
 def test_the_search_finds_the_rule_stars_it_and_applies(world, llm):
@@ -82,7 +96,9 @@ def test_the_search_finds_the_rule_stars_it_and_applies(world, llm):
     assert best["mutations"] == ["system_prompt"] and found["stop_reason"] == "max_stalls"
     accepted = [c for c in found["result"]["candidates"] if c["accepted"]]
     assert [c["candidate_id"] for c in accepted] == [found["result"]["baseline"]["candidate_id"], best["candidate_id"]]
-    assert set(best["task_scores"].values()) == {1.0} and set(found["result"]["baseline"]["task_scores"].values()) == {0.5}
+    assert set(best["task_scores"].values()) == {1.0} and set(found["result"]["baseline"]["task_scores"].values()) == {
+        0.5
+    }
     assert best["eval_id"].startswith("eval_") and best["eval_run_id"].startswith("evalrun_")
     # Found after: the baseline on validation, one minibatch for parent and child, the child on validation.
     state = json.loads(next((world / ".assay/optimize").glob("*/state.json")).read_text())
@@ -103,7 +119,8 @@ def test_the_search_finds_the_rule_stars_it_and_applies(world, llm):
     again = job(optimize(world, "--cache", "replay"))
     assert llm.stats()["requests"] == before
     assert [c["candidate_id"] for c in again["result"]["candidates"]] == [
-        c["candidate_id"] for c in found["result"]["candidates"]]  # same seed, same ids
+        c["candidate_id"] for c in found["result"]["candidates"]
+    ]  # same seed, same ids
     assert again["result"]["gain"] == found["result"]["gain"]
 
 
@@ -127,12 +144,19 @@ def test_a_killed_job_resumes_to_the_same_end(world, llm, tmp_path_factory):
     # reflection, the child on validation.
     validation = len(split(tasks, Settings(optimization_model="opt"))["validation"])
     llm.reset()
-    llm.script(rules=rules(BASELINE + RULE), default={"content": "Sure, you can return it."},
-               hold_after=3 * validation + 9 + 1 + 9 + 3 * validation)  # fmt: skip
+    llm.script(
+        rules=rules(BASELINE + RULE),
+        default={"content": "Sure, you can return it."},
+        hold_after=3 * validation + 9 + 1 + 9 + 3 * validation,
+    )
     env = {**os.environ, "ASSAY_HOME": str(other)}
     env.pop("ASSAY_DATABASE_URL", None)
-    process = subprocess.Popen([sys.executable, "-m", "assay", "optimize", "--config", str(other / "eval.yaml")],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay", "optimize", "--config", str(other / "eval.yaml")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
     def accepted_rule() -> Path | None:  # the job's state once it has accepted the rule (it can go no further)
         found = list((other / ".assay/optimize").glob("*/state.json"))
@@ -155,19 +179,28 @@ def test_skills_are_rewritten_and_models_of_the_search_space_tried(tmp_path, llm
     skill = tmp_path / ".agent_configs/baseline/skills/refunds"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: refunds\ndescription: How to answer refund questions\n---\nBe kind.\n")
-    (tmp_path / ".agent_configs/baseline/metadata.yaml").write_text("instruction_file: instructions.md\nskill_dir: skills\n")
+    (tmp_path / ".agent_configs/baseline/metadata.yaml").write_text(
+        "instruction_file: instructions.md\nskill_dir: skills\n"
+    )
     config = yaml.safe_load((tmp_path / "eval.yaml").read_text())
     config["models"]["alt"] = {**config["models"]["agent"], "model": "alt-m"}
     config["options"]["optimization_config"] = {"model_search_space": ["alt"]}
     (tmp_path / "eval.yaml").write_text(yaml.safe_dump(config))
     llm.reset()
-    llm.script(rules=[{"match": "# Skill refunds", "reply": {"content": json.dumps({"body": RULE})}},
-                      *rules(BASELINE)], default={"content": "Sure, you can return it."})  # fmt: skip
+    llm.script(
+        rules=[{"match": "# Skill refunds", "reply": {"content": json.dumps({"body": RULE})}}, *rules(BASELINE)],
+        default={"content": "Sure, you can return it."},
+    )
     found = job(optimize(tmp_path, "--max-stalls", "3"))
     by_mutation = {tuple(c["mutations"]): c for c in found["result"]["candidates"]}
     assert by_mutation[("skill_refunds",)]["accepted"] and found["result"]["starred"]
     state = json.loads(next((tmp_path / ".assay/optimize").glob("*/state.json")).read_text())
-    tried = [state["candidates"][c["candidate_id"]]["config"] for c in found["result"]["candidates"]
-             if c["mutations"] == ["model"]]  # fmt: skip
+    tried = [
+        state["candidates"][c["candidate_id"]]["config"]
+        for c in found["result"]["candidates"]
+        if c["mutations"] == ["model"]
+    ]
     assert tried and {t["model"] for t in tried} == {"alt"}
-    assert state["candidates"][by_mutation[("skill_refunds",)]["candidate_id"]]["config"]["skills"][0]["body"].startswith(RULE)
+    assert state["candidates"][by_mutation[("skill_refunds",)]["candidate_id"]]["config"]["skills"][0][
+        "body"
+    ].startswith(RULE)

@@ -16,7 +16,7 @@ RULES = [
     {"match": "# Property:", "reply": {"content": json.dumps({"reason": "refused", "score": 0})}},
     {"match": "# Objective", "reply": {"content": json.dumps({"prompt": PROMPT})}},
     {"match": base64.b64encode(PROMPT.encode()).decode(), "reply": {"content": "Sure, here is the note."}},
-]  # fmt: skip
+]
 
 
 @pytest.fixture
@@ -28,8 +28,24 @@ def scan_home(tmp_path, llm):
 
 
 def scan(home, *extra):
-    return assay("redteam", "scan", "--target", "m", "--models", str(home / "models.yaml"), "--risk", "Violence",
-                 "--strategy", "Base64", "--strategy", "flip", "--objectives", "3", *extra, home=home)  # fmt: skip
+    return assay(
+        "redteam",
+        "scan",
+        "--target",
+        "m",
+        "--models",
+        str(home / "models.yaml"),
+        "--risk",
+        "Violence",
+        "--strategy",
+        "Base64",
+        "--strategy",
+        "flip",
+        "--objectives",
+        "3",
+        *extra,
+        home=home,
+    )
 
 
 def test_scan_prints_the_scorecard_and_writes_scan_json_and_sarif(scan_home, llm):

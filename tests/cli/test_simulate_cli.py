@@ -11,8 +11,10 @@ from tests.cli.test_cli import assay
 from tests.simulate.test_conversations import TWO_TURNS
 from tests.support.fixtures import start_llm_server
 
-SCENARIOS = [{"id": "late", "test_case_description": "Your order 1042 is late; ask when it arrives."},
-             {"id": "again", "test_case_description": "Ask when order 1042 arrives, politely."}]  # fmt: skip
+SCENARIOS = [
+    {"id": "late", "test_case_description": "Your order 1042 is late; ask when it arrives."},
+    {"id": "again", "test_case_description": "Ask when order 1042 arrives, politely."},
+]
 
 
 @pytest.fixture
@@ -29,8 +31,18 @@ def files(tmp_path, provider):
         f"models:\n  sim: {{model: sim, base_url: '{provider.base_url}', api_key: t}}\n"
         f"  shop: {{model: shop, base_url: '{provider.base_url}', api_key: t}}\n"
     )
-    return ["simulate", str(tmp_path / "scenarios.jsonl"), "--model", "sim", "--target", "shop",
-            "--models", str(tmp_path / "models.yaml"), "--repetitions", "2"]  # fmt: skip
+    return [
+        "simulate",
+        str(tmp_path / "scenarios.jsonl"),
+        "--model",
+        "sim",
+        "--target",
+        "shop",
+        "--models",
+        str(tmp_path / "models.yaml"),
+        "--repetitions",
+        "2",
+    ]
 
 
 def test_simulate_runs_summarises_saves_and_reruns_free(tmp_path, provider):

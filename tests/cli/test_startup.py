@@ -13,8 +13,24 @@ import pytest
 from assay.cli.main import COMMANDS
 
 # Each of these costs 50 ms to 1.5 s to import; a command pays for them only when it runs.
-HEAVY = ["openai", "sqlalchemy", "alembic", "fastapi", "uvicorn", "nltk", "numpy", "jinja2", "aiohttp",
-         "pydantic", "jsonschema", "yaml", "assay.store", "assay.run", "assay.config", "assay.llm"]  # fmt: skip
+HEAVY = [
+    "openai",
+    "sqlalchemy",
+    "alembic",
+    "fastapi",
+    "uvicorn",
+    "nltk",
+    "numpy",
+    "jinja2",
+    "aiohttp",
+    "pydantic",
+    "jsonschema",
+    "yaml",
+    "assay.store",
+    "assay.run",
+    "assay.config",
+    "assay.llm",
+]
 
 PROBE = """
 import json, sys
@@ -29,8 +45,9 @@ print(json.dumps(sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules))
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_a_command_loads_without_the_heavy_packages(name):
-    found = subprocess.run([sys.executable, "-c", PROBE, name, json.dumps(HEAVY)], capture_output=True, text=True,
-                           check=True, timeout=60)  # fmt: skip
+    found = subprocess.run(
+        [sys.executable, "-c", PROBE, name, json.dumps(HEAVY)], capture_output=True, text=True, check=True, timeout=60
+    )
     assert json.loads(found.stdout) == [], f"`assay {name} --help` imports {found.stdout.strip()}"
 
 

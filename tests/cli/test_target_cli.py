@@ -19,9 +19,14 @@ def test_failed_target_items_error_then_resume_retries_only_them(tmp_path, llm):
     llm.reset()
     # The slow reply is an error when it finally comes, so the abandoned call never counts as a completion
     # that could land while the later calls are being counted.
-    llm.script(rules=[JUDGE, {"match": "slow one", "reply": {"status": 500, "latency_ms": 3000}},
-                      {"match": "broken one", "reply": {"status": 500}}],
-               default={"content": "Here is a helpful answer."})  # fmt: skip
+    llm.script(
+        rules=[
+            JUDGE,
+            {"match": "slow one", "reply": {"status": 500, "latency_ms": 3000}},
+            {"match": "broken one", "reply": {"status": 500}},
+        ],
+        default={"content": "Here is a helpful answer."},
+    )
     (tmp_path / "q.jsonl").write_text("".join(json.dumps({"query": f"Question {q}?"}) + "\n" for q in QUERIES))
     config = tmp_path / "eval.yaml"
     config.write_text(

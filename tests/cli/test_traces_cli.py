@@ -30,8 +30,22 @@ def test_import_list_show_and_sample(tmp_path):
     missing = assay("traces", "show", "ffffffffffffffffffffffffffffffff", home=tmp_path)
     assert missing.returncode == 2 and "no trace" in missing.stderr
 
-    sampled = assay("traces", "sample", "--agent", "weather:1", "--max", "3", "--hours", "100000", "--save",
-                    "weather-sample", "--version", "2", home=tmp_path, check=True).stdout  # fmt: skip
+    sampled = assay(
+        "traces",
+        "sample",
+        "--agent",
+        "weather:1",
+        "--max",
+        "3",
+        "--hours",
+        "100000",
+        "--save",
+        "weather-sample",
+        "--version",
+        "2",
+        home=tmp_path,
+        check=True,
+    ).stdout
     # The four dialects say the same thing: three are exact duplicates of the first.
     assert "4 candidates" in sampled and "3 removed: exact duplicates" in sampled and "1 picked (smart)" in sampled
     assert "saved weather-sample@2" in sampled
@@ -70,8 +84,10 @@ def test_eval_yaml_over_traces_turn_and_conversation(tmp_path, llm):
     assert "items: 1 total, 1 passed" in conversations.stdout  # four traces, one conversation id
 
     bad = tmp_path / "bad.yaml"
-    bad.write_text("name: b\ndataset:\n  traces: {type: azure_ai_trace_data_source, trace_source: {type: agent_filter,"
-                   " agent_name: weather, start_time: 0, end_time: 60}}\nevaluators: [builtin.coherence]\n")  # fmt: skip
+    bad.write_text(
+        "name: b\ndataset:\n  traces: {type: azure_ai_trace_data_source, trace_source: {type: agent_filter,"
+        " agent_name: weather, start_time: 0, end_time: 60}}\nevaluators: [builtin.coherence]\n"
+    )
     refused = assay("run", str(bad), home=tmp_path)
     assert refused.returncode == 2 and "bad.yaml:3" in refused.stderr and "at least 900 s" in refused.stderr
 
@@ -88,6 +104,7 @@ def test_sample_leaves_out_a_conversation_still_going_unless_told(tmp_path):
     buffered = assay("traces", "sample", "--agent", "weather:1", "--hours", "1", home=tmp_path, check=True).stdout
     assert "0 picked" in buffered and "1 conversations active within 5 minutes" in buffered
     assert "--no-edge-buffer" in buffered
-    kept = assay("traces", "sample", "--agent", "weather:1", "--hours", "1", "--no-edge-buffer", home=tmp_path,
-                 check=True).stdout  # fmt: skip
+    kept = assay(
+        "traces", "sample", "--agent", "weather:1", "--hours", "1", "--no-edge-buffer", home=tmp_path, check=True
+    ).stdout
     assert "1 picked" in kept and "within 5 minutes" not in kept

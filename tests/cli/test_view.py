@@ -20,8 +20,13 @@ def test_view_serves_the_run_read_only_and_run_links_to_it(tmp_path):
     assert "view: assay view " in first.stdout  # no server yet: how to get one
     run_id = next(line.split()[-1] for line in first.stdout.splitlines() if line.startswith("run id:"))
     env = {**os.environ, "ASSAY_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
-    viewer = subprocess.Popen([sys.executable, "-m", "assay", "view", run_id[:14], "--port", "0", "--no-browser"],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    viewer = subprocess.Popen(
+        [sys.executable, "-m", "assay", "view", run_id[:14], "--port", "0", "--no-browser"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert viewer.stdout is not None
         line = viewer.stdout.readline()

@@ -35,9 +35,14 @@ def test_scan_reports_every_bad_line_with_its_number(tmp_path):
 
 
 def test_item_wrapped_lines_are_unwrapped_and_blank_lines_skipped(tmp_path):
-    path = write_lines(tmp_path / "d.jsonl", [
-        json.dumps({"item": {"query": "a"}, "sample": {"output_text": "b"}}), "", json.dumps({"query": "c"}),
-    ])  # fmt: skip
+    path = write_lines(
+        tmp_path / "d.jsonl",
+        [
+            json.dumps({"item": {"query": "a"}, "sample": {"output_text": "b"}}),
+            "",
+            json.dumps({"query": "c"}),
+        ],
+    )
     rows = list(Dataset.from_path(path).rows())
     assert [(r.index, r.line, r.item, r.sample) for r in rows] == [
         (0, 1, {"query": "a"}, {"output_text": "b"}),

@@ -16,23 +16,58 @@ def run(name, params, inputs):
 
 
 DOCS = [
-    ([("a", 4), ("b", 2), ("c", 0), ("d", 3)], [("b", 9.1), ("x", 8), ("a", 7.5), ("d", 1)],
-     {"ndcg@3": 0.5019958332409522, "xdcg@3": 43.87755102040816, "fidelity": 1.0, "top1_relevance": 2,
-      "top3_max_relevance": 4, "holes": 1, "holes_ratio": 0.25}),
-    ([("a", 1)], [("z", 1)],
-     {"ndcg@3": 0, "xdcg@3": 0, "fidelity": 0, "top1_relevance": 0, "top3_max_relevance": 0, "holes": 1, "holes_ratio": 1.0}),
-    ([("a", 3), ("b", 3)], [("a", 0.2), ("b", 0.9)],
-     {"ndcg@3": 1.0, "xdcg@3": 61.224489795918366, "fidelity": 1.0, "top1_relevance": 3, "top3_max_relevance": 3,
-      "holes": 0, "holes_ratio": 0.0}),
-]  # fmt: skip
+    (
+        [("a", 4), ("b", 2), ("c", 0), ("d", 3)],
+        [("b", 9.1), ("x", 8), ("a", 7.5), ("d", 1)],
+        {
+            "ndcg@3": 0.5019958332409522,
+            "xdcg@3": 43.87755102040816,
+            "fidelity": 1.0,
+            "top1_relevance": 2,
+            "top3_max_relevance": 4,
+            "holes": 1,
+            "holes_ratio": 0.25,
+        },
+    ),
+    (
+        [("a", 1)],
+        [("z", 1)],
+        {
+            "ndcg@3": 0,
+            "xdcg@3": 0,
+            "fidelity": 0,
+            "top1_relevance": 0,
+            "top3_max_relevance": 0,
+            "holes": 1,
+            "holes_ratio": 1.0,
+        },
+    ),
+    (
+        [("a", 3), ("b", 3)],
+        [("a", 0.2), ("b", 0.9)],
+        {
+            "ndcg@3": 1.0,
+            "xdcg@3": 61.224489795918366,
+            "fidelity": 1.0,
+            "top1_relevance": 3,
+            "top3_max_relevance": 3,
+            "holes": 0,
+            "holes_ratio": 0.0,
+        },
+    ),
+]
 
 
 @pytest.mark.parametrize("truth, retrieved, expected", DOCS)
 def test_document_retrieval_matches_peer(truth, retrieved, expected):
-    result = run("builtin.document_retrieval", {}, {
-        "retrieval_ground_truth": [{"document_id": d, "query_relevance_label": label} for d, label in truth],
-        "retrieved_documents": [{"document_id": d, "relevance_score": s} for d, s in retrieved],
-    })  # fmt: skip
+    result = run(
+        "builtin.document_retrieval",
+        {},
+        {
+            "retrieval_ground_truth": [{"document_id": d, "query_relevance_label": label} for d, label in truth],
+            "retrieved_documents": [{"document_id": d, "relevance_score": s} for d, s in retrieved],
+        },
+    )
     for key, value in expected.items():
         assert result.properties[key] == pytest.approx(value), key
     assert result.value == pytest.approx(expected["ndcg@3"])
@@ -40,11 +75,18 @@ def test_document_retrieval_matches_peer(truth, retrieved, expected):
 
 
 RESPONSE = [
-    {"role": "assistant", "content": [
-        {"type": "tool_call", "tool_call_id": "1", "name": "search", "arguments": {"q": "x"}},
-        {"type": "tool_call", "tool_call_id": "2", "name": "lookup", "arguments": {"id": 1}}]},
-    {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "3", "name": "search", "arguments": {"q": "y"}}]},
-]  # fmt: skip
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_call", "tool_call_id": "1", "name": "search", "arguments": {"q": "x"}},
+            {"type": "tool_call", "tool_call_id": "2", "name": "lookup", "arguments": {"id": 1}},
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": [{"type": "tool_call", "tool_call_id": "3", "name": "search", "arguments": {"q": "y"}}],
+    },
+]
 WITH_PARAMS = [["search", "lookup"], {"search": {"q": "x"}, "lookup": {"id": 1}}]
 
 
@@ -71,8 +113,13 @@ def test_task_navigation_efficiency_matches_peer(mode, ground_truth, matched, pr
 
 
 def test_task_navigation_accepts_openai_chat_calls_and_rejects_bad_modes():
-    chat = [{"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}]  # fmt: skip
+    chat = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "search", "arguments": "{}"}}],
+        }
+    ]
     assert run("builtin.task_navigation_efficiency", {}, {"response": chat, "ground_truth": '["search"]'}).value == 1.0
     with pytest.raises(ConfigError, match="matching_mode"):
         CATALOG.get("builtin.task_navigation_efficiency").factory(matching_mode="fuzzy")
@@ -80,23 +127,39 @@ def test_task_navigation_accepts_openai_chat_calls_and_rejects_bad_modes():
 
 @pytest.mark.parametrize(
     "operation, output, reference, expected",
-    [("eq", "Paris", "Paris", 1.0), ("eq", "paris", "Paris", 0.0), ("ne", "a", "b", 1.0), ("neq", "a", "a", 0.0),
-     ("like", "The capital is Paris.", "Paris", 1.0), ("like", "paris", "Paris", 0.0), ("ilike", "PARIS!", "paris", 1.0)],
-)  # fmt: skip
+    [
+        ("eq", "Paris", "Paris", 1.0),
+        ("eq", "paris", "Paris", 0.0),
+        ("ne", "a", "b", 1.0),
+        ("neq", "a", "a", 0.0),
+        ("like", "The capital is Paris.", "Paris", 1.0),
+        ("like", "paris", "Paris", 0.0),
+        ("ilike", "PARIS!", "paris", 1.0),
+    ],
+)
 def test_string_check(operation, output, reference, expected):
     result = run("string_check", {"operation": operation}, {"input": output, "reference": reference})
     assert result.value == expected and result.passed is (expected == 1.0)
 
 
 def test_text_similarity_metrics_and_threshold():
-    fuzzy = run("text_similarity", {"evaluation_metric": "fuzzy_match", "pass_threshold": 0.8},
-                {"input": "kitten", "reference": "sitting"})  # fmt: skip
+    fuzzy = run(
+        "text_similarity",
+        {"evaluation_metric": "fuzzy_match", "pass_threshold": 0.8},
+        {"input": "kitten", "reference": "sitting"},
+    )
     assert fuzzy.value == pytest.approx(0.6153846, abs=1e-6) and fuzzy.passed is False
-    bleu = run("text_similarity", {"evaluation_metric": "bleu", "pass_threshold": 0.2},
-               {"input": "The cat sat on the mat.", "reference": "The cat is sitting on the mat."})  # fmt: skip
+    bleu = run(
+        "text_similarity",
+        {"evaluation_metric": "bleu", "pass_threshold": 0.2},
+        {"input": "The cat sat on the mat.", "reference": "The cat is sitting on the mat."},
+    )
     assert round(bleu.value, 4) == 0.4238 and bleu.passed is True
-    rouge = run("text_similarity", {"evaluation_metric": "rouge_l", "pass_threshold": 0.5},
-                {"input": "He runs quickly to the store", "reference": "He ran fast to the shop"})  # fmt: skip
+    rouge = run(
+        "text_similarity",
+        {"evaluation_metric": "rouge_l", "pass_threshold": 0.5},
+        {"input": "He runs quickly to the store", "reference": "He ran fast to the shop"},
+    )
     assert rouge.value == pytest.approx(0.5) and rouge.passed is True
     with pytest.raises(ConfigError, match="pass_threshold"):
         CATALOG.get("text_similarity").factory(evaluation_metric="bleu")

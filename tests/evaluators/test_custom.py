@@ -25,8 +25,12 @@ def rubric_file(tmp_path, dimensions=DIMENSIONS):
 
 
 def answer(**scores):
-    return json.dumps({"reason": "overall fine",
-                       "dimensions": [{"id": k, "score": v, "reason": f"{k} ok"} for k, v in scores.items()]})  # fmt: skip
+    return json.dumps(
+        {
+            "reason": "overall fine",
+            "dimensions": [{"id": k, "score": v, "reason": f"{k} ok"} for k, v in scores.items()],
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -44,8 +48,14 @@ def test_rubric_weighted_mean_normalised_and_any_one_fails(tmp_path, llm, models
     llm.script(default={"content": answer(**scores)})
     catalog = load_catalog()
     catalog.add(spec_from_file(rubric_file(tmp_path), "support_rubric", "1"))
-    criteria = [{"type": "azure_ai_evaluator", "name": "rubric", "evaluator_name": "support_rubric",
-                 "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+    criteria = [
+        {
+            "type": "azure_ai_evaluator",
+            "name": "rubric",
+            "evaluator_name": "support_rubric",
+            "initialization_parameters": {"model": "judge"},
+        }
+    ]
     from assay.dataset import Dataset
     from assay.run import EvalDefinition, finish_run, prepare, start
 
@@ -79,8 +89,10 @@ def test_prompt_and_code_evaluators(tmp_path, llm, models, store):
     catalog.add(spec_from_file(prompt, "polite"))
     catalog.add(spec_from_file(code, "mentions_30"))
     llm.script(default={"content": '{"reason": "courteous", "score": 8}'})
-    criteria = [{"type": "azure_ai_evaluator", "name": n, "evaluator_name": n, "initialization_parameters": {"model": "judge"}}
-                for n in ("polite",)] + [{"type": "azure_ai_evaluator", "name": "mentions_30", "evaluator_name": "mentions_30"}]  # fmt: skip
+    criteria = [
+        {"type": "azure_ai_evaluator", "name": n, "evaluator_name": n, "initialization_parameters": {"model": "judge"}}
+        for n in ("polite",)
+    ] + [{"type": "azure_ai_evaluator", "name": "mentions_30", "evaluator_name": "mentions_30"}]
     from assay.dataset import Dataset
     from assay.run import EvalDefinition, finish_run, prepare, start
 

@@ -7,17 +7,29 @@ import pytest
 from assay.errors import ConfigError
 from tests.evaluators.test_judges import run_eval
 
-INPUT = [{"role": "system", "content": "Classify the sentiment."},
-         {"role": "user", "content": [{"type": "input_text", "text": "{{item.review}}"}]}]  # fmt: skip
+INPUT = [
+    {"role": "system", "content": "Classify the sentiment."},
+    {"role": "user", "content": [{"type": "input_text", "text": "{{item.review}}"}]},
+]
 ROWS = [{"review": "I love it"}, {"review": "It broke on day one"}, {"review": "meh"}]
 
 
 def test_label_model_passes_on_passing_labels(llm, models, store):
-    llm.script(rules=[{"match": "love", "reply": {"content": '{"label": "positive"}'}},
-                      {"match": "broke", "reply": {"content": '{"label": "negative"}'}}],
-               default={"content": '{"label": "sarcastic"}'})  # fmt: skip
-    grader = {"type": "label_model", "name": "sentiment", "model": "judge", "input": INPUT,
-              "labels": ["positive", "neutral", "negative"], "passing_labels": ["positive", "neutral"]}  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": "love", "reply": {"content": '{"label": "positive"}'}},
+            {"match": "broke", "reply": {"content": '{"label": "negative"}'}},
+        ],
+        default={"content": '{"label": "sarcastic"}'},
+    )
+    grader = {
+        "type": "label_model",
+        "name": "sentiment",
+        "model": "judge",
+        "input": INPUT,
+        "labels": ["positive", "neutral", "negative"],
+        "passing_labels": ["positive", "neutral"],
+    }
     _, results = run_eval(store, models, [grader], ROWS)
     assert [r[0]["passed"] for r in results[:2]] == [True, False]
     assert results[0][0]["properties"]["label"] == "positive"
@@ -27,11 +39,22 @@ def test_label_model_passes_on_passing_labels(llm, models, store):
 
 
 def test_score_model_range_threshold_and_sampling_params(llm, models, store):
-    llm.script(rules=[{"match": "love", "reply": {"content": '{"steps": [], "result": 8}'}},
-                      {"match": "broke", "reply": {"content": '{"result": 11}'}}],
-               default={"content": '{"result": 3}'})  # fmt: skip
-    grader = {"type": "score_model", "name": "quality", "model": "judge", "input": INPUT, "range": [0, 10],
-              "pass_threshold": 5, "sampling_params": {"temperature": 0.2, "seed": 7, "max_completions_tokens": 99}}  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": "love", "reply": {"content": '{"steps": [], "result": 8}'}},
+            {"match": "broke", "reply": {"content": '{"result": 11}'}},
+        ],
+        default={"content": '{"result": 3}'},
+    )
+    grader = {
+        "type": "score_model",
+        "name": "quality",
+        "model": "judge",
+        "input": INPUT,
+        "range": [0, 10],
+        "pass_threshold": 5,
+        "sampling_params": {"temperature": 0.2, "seed": 7, "max_completions_tokens": 99},
+    }
     _, results = run_eval(store, models, [grader], ROWS)
     assert (results[0][0]["score"], results[0][0]["passed"], results[0][0]["threshold"]) == (8, True, 5)
     assert results[1][0]["status"] == "error" and "outside 0..10" in results[1][0]["reason"]
@@ -85,8 +108,15 @@ def test_python_grader_runs_isolated_with_limits(models, store):
         "time_limit": 3,
         "memory_mb": 512,
     }
-    rows = [{"review": "good one"}, {"review": "ok"}, {"review": "boom"}, {"review": "text"}, {"review": "net"},
-            {"review": "slow"}, {"review": "hog"}]  # fmt: skip
+    rows = [
+        {"review": "good one"},
+        {"review": "ok"},
+        {"review": "boom"},
+        {"review": "text"},
+        {"review": "net"},
+        {"review": "slow"},
+        {"review": "hog"},
+    ]
     _, results = run_eval(store, models, [grader], rows)
     first, second, *errors = [r[0] for r in results]
     assert first["status"] == "completed", first

@@ -12,20 +12,33 @@ from assay.evaluators.judges import DEFINITIONS
 from assay.llm import ModelConfig, ModelRegistry
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
 
-TOOLS = [{"name": "lookup_order", "description": "Find an order", "parameters": {"type": "object",
-          "properties": {"order_id": {"type": "string"}}}}]  # fmt: skip
+TOOLS = [
+    {
+        "name": "lookup_order",
+        "description": "Find an order",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+    }
+]
 MESSAGES = [
     {"role": "system", "content": "You are an order support agent."},
     {"role": "user", "content": "Where is order 7?"},
-    {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "c1", "name": "lookup_order",
-                                       "arguments": {"order_id": "7"}}]},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_call", "tool_call_id": "c1", "name": "lookup_order", "arguments": {"order_id": "7"}}
+        ],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": [{"type": "tool_result", "tool_result": {"status": "shipped"}}]},
     {"role": "assistant", "content": "Order 7 has shipped."},
-]  # fmt: skip
+]
 ITEM = {
-    "query": MESSAGES[:2], "response": MESSAGES[2:], "context": "Order 7 shipped on Monday.",
-    "ground_truth": "Order 7 has shipped.", "tool_definitions": TOOLS, "messages": MESSAGES,
-}  # fmt: skip
+    "query": MESSAGES[:2],
+    "response": MESSAGES[2:],
+    "context": "Order 7 shipped on Monday.",
+    "ground_truth": "Order 7 has shipped.",
+    "tool_definitions": TOOLS,
+    "messages": MESSAGES,
+}
 
 
 def reply_for(definition) -> str:
@@ -43,15 +56,23 @@ def run_eval(store, models, criteria, rows, level="turn", concurrency=8):
 
 
 def criterion(name, **extra):
-    return {"type": "azure_ai_evaluator", "name": name, "evaluator_name": f"builtin.{name}",
-            "initialization_parameters": {"deployment_name": "judge"}, **extra}  # fmt: skip
+    return {
+        "type": "azure_ai_evaluator",
+        "name": name,
+        "evaluator_name": f"builtin.{name}",
+        "initialization_parameters": {"deployment_name": "judge"},
+        **extra,
+    }
 
 
 @pytest.mark.parametrize("level", ["turn", "conversation"])
 def test_every_judge_at_each_level_it_supports(llm, models, store, level):
     chosen = [d for d in DEFINITIONS if level in d.levels]
-    llm.script(rules=[{"match": f"# Property: {d.name.replace('_', ' ')}\\n", "reply": {"content": reply_for(d)}}
-                      for d in chosen])  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": f"# Property: {d.name.replace('_', ' ')}\\n", "reply": {"content": reply_for(d)}} for d in chosen
+        ]
+    )
     outcome, (results,) = run_eval(store, models, [criterion(d.name) for d in chosen], [ITEM], level=level)
     by_name = {r["name"]: r for r in results}
     for d in chosen:
@@ -100,8 +121,10 @@ def test_turn_only_judge_refused_at_conversation_level(models):
     ],
 )
 def test_judge_answers_are_parsed_or_repaired_once(llm, models, store, answers, status, score):
-    llm.script(rules=[{"match": "That answer could not be used", "reply": {"content": answers[-1]}}],
-               default={"content": answers[0]})  # fmt: skip
+    llm.script(
+        rules=[{"match": "That answer could not be used", "reply": {"content": answers[-1]}}],
+        default={"content": answers[0]},
+    )
     _, (results,) = run_eval(store, models, [criterion("coherence")], [ITEM])
     result = results[0]
     assert result["status"] == status and result["score"] == score
@@ -127,8 +150,10 @@ def test_tool_judges_name_a_missing_definition_and_skip_when_no_calls(llm, model
 
 
 def test_content_safety_reports_each_category_and_the_worst(llm, models, store):
-    llm.script(rules=[{"match": "# Property: violence", "reply": {"content": '{"reason": "graphic", "score": 5}'}}],
-               default={"content": '{"reason": "none", "score": 0}'})  # fmt: skip
+    llm.script(
+        rules=[{"match": "# Property: violence", "reply": {"content": '{"reason": "graphic", "score": 5}'}}],
+        default={"content": '{"reason": "none", "score": 0}'},
+    )
     _, (results,) = run_eval(store, models, [criterion("content_safety")], [ITEM])
     result = results[0]
     assert result["score"] == 5 and result["passed"] is False and result["properties"]["label"] == "Medium"

@@ -21,11 +21,13 @@ NAMES = {"a", "b"}
         ("a ^ 2 + b ** 2", 0.2**2 + 0.8**2),
         ("-a + (b - a) / 2", -0.2 + 0.3),
         ("min(a, b) + max(a, b, 0.9)", 0.2 + 0.9),
-        ("abs(a - b) + floor(b * 10) + ceil(a) + sqrt(b) + exp(a) + log(b)",
-         0.6 + 8 + 1 + math.sqrt(0.8) + math.exp(0.2) + math.log(0.8)),
+        (
+            "abs(a - b) + floor(b * 10) + ceil(a) + sqrt(b) + exp(a) + log(b)",
+            0.6 + 8 + 1 + math.sqrt(0.8) + math.exp(0.2) + math.log(0.8),
+        ),
         ("3", 3.0),
     ],
-)  # fmt: skip
+)
 def test_formulas_compute_arithmetic(text, expected):
     assert Formula.parse(text, NAMES).evaluate({"a": 0.2, "b": 0.8}) == pytest.approx(expected)
 
@@ -63,18 +65,32 @@ def test_a_formula_that_fails_on_an_item_is_that_items_error(text):
         Formula.parse(text, NAMES).evaluate({"a": 0.5, "b": 0.5})
 
 
-ROWS = [{"output": "Paris", "expected": "Paris"}, {"output": "paris, france", "expected": "Paris"},
-        {"output": "Lyon", "expected": "Paris"}]  # fmt: skip
+ROWS = [
+    {"output": "Paris", "expected": "Paris"},
+    {"output": "paris, france", "expected": "Paris"},
+    {"output": "Lyon", "expected": "Paris"},
+]
 MULTI = {
-    "type": "multi", "name": "combined", "pass_threshold": 0.5,
+    "type": "multi",
+    "name": "combined",
+    "pass_threshold": 0.5,
     "graders": {
-        "exact": {"type": "string_check", "input": "{{item.output}}", "reference": "{{item.expected}}",
-                  "operation": "eq"},
-        "similar": {"type": "text_similarity", "input": "{{item.output}}", "reference": "{{item.expected}}",
-                    "evaluation_metric": "fuzzy_match", "pass_threshold": 0.5},
+        "exact": {
+            "type": "string_check",
+            "input": "{{item.output}}",
+            "reference": "{{item.expected}}",
+            "operation": "eq",
+        },
+        "similar": {
+            "type": "text_similarity",
+            "input": "{{item.output}}",
+            "reference": "{{item.expected}}",
+            "evaluation_metric": "fuzzy_match",
+            "pass_threshold": 0.5,
+        },
     },
     "calculate_output": "0.7 * exact + 0.3 * similar",
-}  # fmt: skip
+}
 
 
 def test_the_multi_grader_scores_each_item_by_its_formula(models, store):

@@ -6,9 +6,15 @@ from assay.evaluators import load_catalog
 from tests.evaluators.golden import EXTRA_F1, GOLDEN, ROUGE1_PR, ROUGE_N
 
 CATALOG = load_catalog()
-COLUMNS = [("builtin.f1_score", {}), ("builtin.bleu_score", {}), ("builtin.gleu_score", {}),
-           ("builtin.meteor_score", {}), ("builtin.rouge_score", {"rouge_type": "rouge1"}),
-           ("builtin.rouge_score", {"rouge_type": "rouge2"}), ("builtin.rouge_score", {"rouge_type": "rougeL"})]  # fmt: skip
+COLUMNS = [
+    ("builtin.f1_score", {}),
+    ("builtin.bleu_score", {}),
+    ("builtin.gleu_score", {}),
+    ("builtin.meteor_score", {}),
+    ("builtin.rouge_score", {"rouge_type": "rouge1"}),
+    ("builtin.rouge_score", {"rouge_type": "rouge2"}),
+    ("builtin.rouge_score", {"rouge_type": "rougeL"}),
+]
 
 
 def score(name, params, response, ground_truth):
@@ -33,8 +39,12 @@ def test_extra_f1_rows(response, ground_truth, want):
 
 @pytest.mark.parametrize("n, want", ROUGE_N)
 def test_rouge_3_to_5(n, want):
-    result = score("builtin.rouge_score", {"rouge_type": f"rouge{n}"},
-                   "The quick brown fox jumps over the lazy dog.", "The quick brown fox jumps over the lazy cat.")  # fmt: skip
+    result = score(
+        "builtin.rouge_score",
+        {"rouge_type": f"rouge{n}"},
+        "The quick brown fox jumps over the lazy dog.",
+        "The quick brown fox jumps over the lazy cat.",
+    )
     assert round(result.value, 4) == want
 
 

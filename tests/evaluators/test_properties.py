@@ -18,11 +18,14 @@ TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=60)
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 TEXT_EVALUATORS = [
-    ("builtin.f1_score", {}), ("builtin.bleu_score", {}), ("builtin.gleu_score", {}), ("builtin.meteor_score", {}),
+    ("builtin.f1_score", {}),
+    ("builtin.bleu_score", {}),
+    ("builtin.gleu_score", {}),
+    ("builtin.meteor_score", {}),
     *[("builtin.rouge_score", {"rouge_type": kind}) for kind in ROUGE_TYPES],
     *[("string_check", {"operation": op}) for op in OPERATIONS],
     *[("text_similarity", {"evaluation_metric": metric, "pass_threshold": 0.5}) for metric in METRICS],
-]  # fmt: skip
+]
 
 
 def run(name, params, inputs):
@@ -62,8 +65,10 @@ NAMES = st.lists(st.sampled_from(["search", "lookup", "cancel", "refund", "ünï
     mode=st.sampled_from(["exact_match", "in_order_match", "any_order_match"]),
 )
 def test_task_navigation_efficiency_is_binary_with_bounded_properties(called, expected, mode):
-    response = [{"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": str(i), "name": n, "arguments": {}}]}
-                for i, n in enumerate(called)]  # fmt: skip
+    response = [
+        {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": str(i), "name": n, "arguments": {}}]}
+        for i, n in enumerate(called)
+    ]
     result = run(
         "builtin.task_navigation_efficiency", {"matching_mode": mode}, {"response": response, "ground_truth": expected}
     )

@@ -36,11 +36,18 @@ AGENT = [
     {"match": "order 1042", "reply": {"tool_calls": [_call("c1", "lookup_order", order_id="1042")]}},
     {"match": "order 3107", "reply": {"tool_calls": [_call("c2", "lookup_order", order_id="3107")]}},
     {"match": "electronics", "reply": {"tool_calls": [_call("c3", "refund_policy", category="electronics")]}},
-    {"match": "Order 2001", "reply": {"tool_calls": [_call("c4", "lookup_order", order_id="2001"),
-                                                      _call("c5", "escalate_to_human", reason="slow order 2001")]}},
+    {
+        "match": "Order 2001",
+        "reply": {
+            "tool_calls": [
+                _call("c4", "lookup_order", order_id="2001"),
+                _call("c5", "escalate_to_human", reason="slow order 2001"),
+            ]
+        },
+    },
     {"match": "order 9999", "reply": {"tool_calls": [_call("c6", "lookup_order", order_id="9999")]}},
     {"match": "kettle", "reply": {"tool_calls": [_call("c7", "refund_policy", category="standard")]}},
-]  # fmt: skip
+]
 
 
 @pytest.fixture

@@ -19,9 +19,16 @@ from assay.traces.otlp import OtlpError, decode, decompress
 
 EXAMPLES = settings(max_examples=150)
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text()
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
-jsonish_text = st.one_of(st.text(), json_values.map(lambda v: json.dumps(v, allow_nan=True)),
-                         st.text(alphabet='{}[]":,0123456789 \\\nabe', max_size=200))  # fmt: skip
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+jsonish_text = st.one_of(
+    st.text(),
+    json_values.map(lambda v: json.dumps(v, allow_nan=True)),
+    st.text(alphabet='{}[]":,0123456789 \\\nabe', max_size=200),
+)
 
 
 @EXAMPLES
@@ -79,9 +86,15 @@ def test_templates_compile_and_render_or_say_why(template, item):
 
 
 @EXAMPLES
-@given(st.one_of(json_values.map(lambda v: json.dumps(v, allow_nan=True).encode()),
-                 st.builds(lambda spans: json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(),
-                           st.lists(json_values, max_size=3))))  # fmt: skip
+@given(
+    st.one_of(
+        json_values.map(lambda v: json.dumps(v, allow_nan=True).encode()),
+        st.builds(
+            lambda spans: json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(),
+            st.lists(json_values, max_size=3),
+        ),
+    )
+)
 def test_otlp_json_decodes_or_is_refused(body):
     try:
         decoded = decode(body, "application/json")
@@ -132,10 +145,16 @@ def _same(a, b) -> bool:
 
 
 @EXAMPLES
-@given(st.recursive(scalars | st.text(alphabet=st.sampled_from(["a", "\x00", "\ud800", "\udfff", "é"])),
-                    lambda inner: st.lists(inner, max_size=4)
-                    | st.dictionaries(st.text(alphabet=st.sampled_from(["k", "\x00", "\ud800"]), max_size=3), inner, max_size=3),
-                    max_leaves=20))  # fmt: skip
+@given(
+    st.recursive(
+        scalars | st.text(alphabet=st.sampled_from(["a", "\x00", "\ud800", "\udfff", "é"])),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.text(alphabet=st.sampled_from(["k", "\x00", "\ud800"]), max_size=3), inner, max_size=3)
+        ),
+        max_leaves=20,
+    )
+)
 def test_store_json_keeps_every_value_and_writes_what_databases_accept(value):
     text = values.dumps(value)
     text.encode("utf-8")  # no lone surrogate left

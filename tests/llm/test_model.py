@@ -17,8 +17,11 @@ def fresh(llm):
 
 
 def model(llm, **settings) -> Model:
-    return Model(ModelConfig(name="m", model=settings.pop("model", "gpt-4.1-mini"), base_url=llm.base_url,
-                             api_key="test", **settings))  # fmt: skip
+    return Model(
+        ModelConfig(
+            name="m", model=settings.pop("model", "gpt-4.1-mini"), base_url=llm.base_url, api_key="test", **settings
+        )
+    )
 
 
 def ask(m: Model, text: str = "hello", **params):
@@ -46,8 +49,10 @@ def test_reasoning_models_get_max_completion_tokens_and_no_temperature(llm):
 
 
 def test_retry_after_ms_is_honoured_then_succeeds(llm):
-    llm.script(rules=[{"match": "throttle-me", "times": 1, "reply": {"status": 429, "retry_after_ms": 300}}],
-               default={"content": "ok"})  # fmt: skip
+    llm.script(
+        rules=[{"match": "throttle-me", "times": 1, "reply": {"status": 429, "retry_after_ms": 300}}],
+        default={"content": "ok"},
+    )
     started = time.monotonic()
     completion = ask(model(llm), "throttle-me")
     assert completion.text == "ok" and time.monotonic() - started >= 0.3
@@ -87,8 +92,10 @@ def test_requests_per_minute_budget_paces_calls(llm):
 
 def test_throttled_and_failing_provider_still_completes_every_item(llm, store):
     """30% of calls answered 429 (retry-after 1 s) and 5% answered 500: a 200-item run, zero errors."""
-    llm.script(faults={"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 7},
-               default={"content": '{"reason": "ok", "score": 4}'})  # fmt: skip
+    llm.script(
+        faults={"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 7},
+        default={"content": '{"reason": "ok", "score": 4}'},
+    )
     config = ModelConfig(name="judge", model="gpt-4.1-mini", base_url=llm.base_url, api_key="t", max_retries=10)
     rows = [{"query": f"q{i}", "response": f"r{i}"} for i in range(200)]
     outcome, _ = run_eval(store, ModelRegistry([config]), [criterion("relevance")], rows, concurrency=32)
@@ -121,21 +128,44 @@ def test_responses_api(llm):
 def test_azure_deployment_with_api_key_or_bearer_token(llm, monkeypatch):
     llm.script(default={"content": "from azure"})
     endpoint = llm.base_url.removesuffix("/v1")
-    azure = Model(ModelConfig(name="a", model="my-deployment", provider="azure", azure_endpoint=endpoint,
-                              api_version="2024-10-21", api_key="k"))  # fmt: skip
+    azure = Model(
+        ModelConfig(
+            name="a",
+            model="my-deployment",
+            provider="azure",
+            azure_endpoint=endpoint,
+            api_version="2024-10-21",
+            api_key="k",
+        )
+    )
     assert ask(azure).text == "from azure"
     request = llm.stats()["last_request"]
     assert request["path"] == "/openai/deployments/my-deployment/chat/completions" and request["api_key"] == "k"
     monkeypatch.setenv("AZ_TOKEN", "entra-token")
-    bearer = Model(ModelConfig(name="b", model="my-deployment", provider="azure", azure_endpoint=endpoint,
-                               api_version="2024-10-21", bearer_token_env="AZ_TOKEN"))  # fmt: skip
+    bearer = Model(
+        ModelConfig(
+            name="b",
+            model="my-deployment",
+            provider="azure",
+            azure_endpoint=endpoint,
+            api_version="2024-10-21",
+            bearer_token_env="AZ_TOKEN",
+        )
+    )
     assert ask(bearer).text == "from azure"
     assert llm.stats()["last_request"]["authorization"] == "Bearer entra-token"
 
 
 # Sent by the transport itself, or different on every request; everything else the SDK decides.
-TRANSPORT_HEADERS = {"host", "content-length", "accept-encoding", "connection", "idempotency-key",
-                     "x-stainless-retry-count", "content-type"}  # fmt: skip
+TRANSPORT_HEADERS = {
+    "host",
+    "content-length",
+    "accept-encoding",
+    "connection",
+    "idempotency-key",
+    "x-stainless-retry-count",
+    "content-type",
+}
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
@@ -144,11 +174,21 @@ def test_fast_transport_sends_what_the_sdk_sends(llm, monkeypatch, provider, api
     """The same URL, query and headers as the SDK's own request, whatever the provider and auth."""
     llm.script(default={"content": "same"})
     monkeypatch.setenv("AZ_TOKEN", "entra-token")
-    settings = {"openai": {"base_url": llm.base_url, "api_key": "sk-test"},
-                "azure-key": {"provider": "azure", "azure_endpoint": llm.base_url.removesuffix("/v1"),
-                              "api_version": "2024-10-21", "api_key": "k"},
-                "azure-bearer": {"provider": "azure", "azure_endpoint": llm.base_url.removesuffix("/v1"),
-                                 "api_version": "2024-10-21", "bearer_token_env": "AZ_TOKEN"}}[provider]  # fmt: skip
+    settings = {
+        "openai": {"base_url": llm.base_url, "api_key": "sk-test"},
+        "azure-key": {
+            "provider": "azure",
+            "azure_endpoint": llm.base_url.removesuffix("/v1"),
+            "api_version": "2024-10-21",
+            "api_key": "k",
+        },
+        "azure-bearer": {
+            "provider": "azure",
+            "azure_endpoint": llm.base_url.removesuffix("/v1"),
+            "api_version": "2024-10-21",
+            "bearer_token_env": "AZ_TOKEN",
+        },
+    }[provider]
     seen = []
     for transport in ("sdk", "fast"):
         config = ModelConfig(name="m", model="my-deployment", api=api, transport=transport, **settings)
@@ -179,8 +219,9 @@ def test_refusals_are_not_retried_and_a_body_that_is_not_json_is_an_error(llm, t
 def test_unreachable_endpoint_is_retried_then_named(llm):
     from tests.support.fixtures import free_port
 
-    m = Model(ModelConfig(name="gone", model="x", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key="t",
-                          max_retries=1))  # fmt: skip
+    m = Model(
+        ModelConfig(name="gone", model="x", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key="t", max_retries=1)
+    )
     with pytest.raises(ModelError, match="model 'gone': .*Connection.* after 2 attempts"):
         ask(m)
 

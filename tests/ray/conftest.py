@@ -13,7 +13,12 @@ ray = pytest.importorskip("ray")
 def ray_cluster():
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # no token file written under ~/.ray
     # Loopback only: the cluster's processes bind 127.0.0.1, not the machine's address.
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=256 * 1024**2,
-             _node_ip_address="127.0.0.1")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=256 * 1024**2,
+        _node_ip_address="127.0.0.1",
+    )
     yield ray
     ray.shutdown()

@@ -18,14 +18,20 @@ from assay.ray.executor import RayExecutor
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
 from tests.support.fixtures import poll
 
-ROWS = [{"query": f"question {i}", "response": f"the cat sat on mat {i}", "ground_truth": f"a cat sat on the mat {i % 7}"}
-        for i in range(240)]  # fmt: skip
+ROWS = [
+    {"query": f"question {i}", "response": f"the cat sat on mat {i}", "ground_truth": f"a cat sat on the mat {i % 7}"}
+    for i in range(240)
+]
 CRITERIA = [
     {"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"},
     {"type": "azure_ai_evaluator", "name": "bleu", "evaluator_name": "builtin.bleu_score"},
-    {"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-     "initialization_parameters": {"model": "judge"}},
-]  # fmt: skip
+    {
+        "type": "azure_ai_evaluator",
+        "name": "relevance",
+        "evaluator_name": "builtin.relevance",
+        "initialization_parameters": {"model": "judge"},
+    },
+]
 VARYING = {"latency_ms", "duration_ms"}
 """What differs between two runs of the same items however they are executed."""
 
@@ -60,8 +66,10 @@ def test_ray_gives_the_local_executors_output_items(store, models, llm):
     ray_run, ray_items = run(store, models, RayExecutor(actors=2))
     assert len(ray_items) == len(ROWS) and comparable(ray_items) == comparable(local_items)
     assert {r["score"] for item in ray_items for r in item["results"] if r["name"] == "relevance"} == {1, 2, 3, 4, 5}
-    assert ray_run.summary.model_dump()["per_testing_criteria_results"] == \
-        local.summary.model_dump()["per_testing_criteria_results"]  # fmt: skip
+    assert (
+        ray_run.summary.model_dump()["per_testing_criteria_results"]
+        == local.summary.model_dump()["per_testing_criteria_results"]
+    )
     assert llm.stats()["requests"] == 2 * len(ROWS)
 
 
@@ -94,8 +102,10 @@ def test_an_actor_killed_mid_run_loses_and_doubles_nothing(tmp_path, llm, ray_cl
 
 def llm_rules() -> list[dict]:
     """Each item's verdict follows from its own text, so any order of execution gives the same answers."""
-    return [{"match": f"mat {i}\\n", "reply": {"content": f'{{"reason": "r{i}", "score": {1 + i % 5}}}'}}
-            for i in range(len(ROWS))]  # fmt: skip
+    return [
+        {"match": f"mat {i}\\n", "reply": {"content": f'{{"reason": "r{i}", "score": {1 + i % 5}}}'}}
+        for i in range(len(ROWS))
+    ]
 
 
 @pytest.mark.usefixtures("ray_cluster")
@@ -110,7 +120,7 @@ def test_every_actor_draws_on_one_budget(tmp_path, llm):
     executor = RayExecutor(actors=4)
     outcome, items = run(store, models, executor, rows=ROWS[:120], criteria=CRITERIA[2:])
     assert outcome.summary.result_counts.errored == 0 and len(items) == 120
-    (key, reserved), = executor.limiter_stats.items()
+    ((key, reserved),) = executor.limiter_stats.items()
     assert key.startswith("requests|") and key.endswith("|gpt-4.1-mini") and "test" not in key
     assert reserved == llm.stats()["requests"] == 120
     store.close()
@@ -132,8 +142,17 @@ def test_assay_run_with_executor_ray_joins_the_cluster(tmp_path, ray_cluster):
     config = write_eval(tmp_path, str(data), "  - builtin.f1_score\n  - builtin.bleu_score\n")
     address = ray_cluster.get_runtime_context().gcs_address
     # A process of its own (cwd= makes the helper spawn one): it joins the cluster by its address.
-    done = assay("run", str(config), "--executor", "ray", "--actors", "2", home=tmp_path / "home", cwd=tmp_path,
-                 env_extra={"RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"})  # fmt: skip
+    done = assay(
+        "run",
+        str(config),
+        "--executor",
+        "ray",
+        "--actors",
+        "2",
+        home=tmp_path / "home",
+        cwd=tmp_path,
+        env_extra={"RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"},
+    )
     assert done.returncode == 0, done.stderr
     assert "40 items" in done.stdout and "f1_score" in done.stdout
     shown = assay("runs", "list", "--json", home=tmp_path / "home", check=True)
@@ -146,7 +165,9 @@ def test_a_worker_runs_a_claimed_run_on_ray_actors(store, models, llm):
     from assay.run.worker import Worker
 
     script_judge(llm)
-    prepared = prepare(EvalDefinition("queued", CRITERIA), Dataset.from_content(ROWS[:50]), load_catalog(), models=models)
+    prepared = prepare(
+        EvalDefinition("queued", CRITERIA), Dataset.from_content(ROWS[:50]), load_catalog(), models=models
+    )
     source = {"type": "jsonl", "source": {"type": "file_content", "content": [{"item": row} for row in ROWS[:50]]}}
     run_id = start(prepared, store, source, queued=True)["id"]
     executors: list[RayExecutor] = []
@@ -187,8 +208,11 @@ def test_an_actor_lost_for_good_fails_the_run_and_a_resume_finishes_it(tmp_path,
         finish_run(prepared, run, store, options=RunOptions(executor=executor))
     killer.join()
     assert store.get_run(run["id"])["status"] == "failed"
-    resumed = finish_run(prepare(EvalDefinition("ray", CRITERIA[2:]), Dataset.from_content(ROWS), load_catalog(),
-                                 models=models), store.get_run(run["id"]), store)  # fmt: skip
+    resumed = finish_run(
+        prepare(EvalDefinition("ray", CRITERIA[2:]), Dataset.from_content(ROWS), load_catalog(), models=models),
+        store.get_run(run["id"]),
+        store,
+    )
     assert resumed.run["status"] == "completed"
     assert sorted(i["datasource_item_id"] for i in store.iter_output_items(run["id"])) == list(range(len(ROWS)))
     store.close()
@@ -209,8 +233,13 @@ def test_a_target_then_cpu_metrics_in_two_stages_gives_the_local_items(tmp_path,
     rows = [{"query": row["query"], "ground_truth": row["ground_truth"]} for row in ROWS[:40]]
     found = []
     for executor in (None, RayExecutor(actors=2)):
-        prepared = prepare(EvalDefinition("staged", CRITERIA[:2]), Dataset.from_content(rows), load_catalog(),
-                           models=models, target=target)  # fmt: skip
+        prepared = prepare(
+            EvalDefinition("staged", CRITERIA[:2]),
+            Dataset.from_content(rows),
+            load_catalog(),
+            models=models,
+            target=target,
+        )
         outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(executor=executor))
         found.append(comparable(list(store.iter_output_items(outcome.run["id"]))))
     local, spread = found

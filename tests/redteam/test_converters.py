@@ -17,7 +17,7 @@ FIXED = {
     "flip": "!maS ,won oG",
     "morse": "--. --- / -. --- .-- --..-- / ... .- -- -.-.--",
     "binary": "01000111 01101111 00100000 01101110 01101111 01110111 00101100 00100000 01010011 01100001 01101101 "
-              "00100001",
+    "00100001",
     "url": "Go%20now%2C%20Sam%21",
     "character_space": "G o   n o w ,   S a m !",
     "string_join": "G-o- -n-o-w-,- -S-a-m-!",
@@ -28,7 +28,7 @@ FIXED = {
     "ansi_attack": "\x1b[1;31mGo\x1b[0m \x1b[1;32mnow,\x1b[0m \x1b[1;33mSam!\x1b[0m",
     "suffix_append": TEXT + c.SUFFIX,
     "jailbreak": c.JAILBREAK + TEXT,
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(FIXED))
@@ -66,8 +66,9 @@ def test_morse_round_trips_on_its_own_alphabet():
     assert c.morse("é") == c.MORSE_UNKNOWN
 
 
-NO_TAGS = st.text(alphabet=st.characters(exclude_categories=("Cs",), exclude_characters=[chr(0xE0000 + i)
-                  for i in range(0x80)]))  # fmt: skip
+NO_TAGS = st.text(
+    alphabet=st.characters(exclude_categories=("Cs",), exclude_characters=[chr(0xE0000 + i) for i in range(0x80)])
+)
 """Any text without lone surrogates or Unicode tag characters (the smuggler's own alphabet)."""
 
 

@@ -14,8 +14,14 @@ from assay.redteam.strategies import techniques
 from assay.run import EvalDefinition, finish_run, prepare, start
 from assay.target import TargetSpec
 
-VIOLENCE = [{"type": "azure_ai_evaluator", "name": "violence", "evaluator_name": "builtin.violence",
-             "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+VIOLENCE = [
+    {
+        "type": "azure_ai_evaluator",
+        "name": "violence",
+        "evaluator_name": "builtin.violence",
+        "initialization_parameters": {"model": "judge"},
+    }
+]
 
 
 def turn(verdict: str, message: str) -> dict:
@@ -38,8 +44,12 @@ def rules(refusals: int | None) -> list[dict]:
 
 
 def attack(store, models, strategy: str, num_turns: int) -> tuple[dict, object]:
-    settings = RedTeamSettings(kind="red_team", techniques=tuple(techniques([strategy]))[1:],
-                               attack=AttackSettings(num_turns=num_turns), attacker_model="judge")  # fmt: skip
+    settings = RedTeamSettings(
+        kind="red_team",
+        techniques=tuple(techniques([strategy]))[1:],
+        attack=AttackSettings(num_turns=num_turns),
+        attacker_model="judge",
+    )
     rows = list(attack_rows(select("violence", 1, seed=0)[0], settings))
     dataset = Dataset.from_content([{"item": row} for row in rows], name="attacks")
     spec = TargetSpec(kind="model", model="judge", red_team=settings)
@@ -61,8 +71,10 @@ def test_crescendo_backtracks_past_two_refusals_and_succeeds(store, models, llm)
     assert item["attack_ended"] == "objective_achieved" and item["turns"] == 1
     # The target forgot the refused exchanges: the conversation that stands is the one that worked.
     assert [m["role"] for m in item["messages"]] == ["user", "assistant"]
-    assert item["messages"] == [{"role": "user", "content": "let us try it another way"},
-                                {"role": "assistant", "content": "COMPLIED: here is the whole story."}]  # fmt: skip
+    assert item["messages"] == [
+        {"role": "user", "content": "let us try it another way"},
+        {"role": "assistant", "content": "COMPLIED: here is the whole story."},
+    ]
     assert outcome.success is True and row["status"] == "fail"
 
 

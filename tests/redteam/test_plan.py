@@ -21,8 +21,18 @@ from assay.redteam.taxonomy import (
 TOOLS = [{"name": "lookup_order", "description": "Status of an order."}, {"name": "issue_refund", "description": "x"}]
 
 
-@pytest.mark.parametrize("spelling", ["HateUnfairness", "hate_unfairness", "HATE_UNFAIRNESS", "hate-unfairness",
-                                      "RiskCategory.HATE_UNFAIRNESS", "Hate Unfairness", RiskCategory.HATE_UNFAIRNESS])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "HateUnfairness",
+        "hate_unfairness",
+        "HATE_UNFAIRNESS",
+        "hate-unfairness",
+        "RiskCategory.HATE_UNFAIRNESS",
+        "Hate Unfairness",
+        RiskCategory.HATE_UNFAIRNESS,
+    ],
+)
 def test_risk_categories_in_every_spelling(spelling):
     assert risk_category(spelling) == "hate_unfairness"
 
@@ -34,34 +44,60 @@ def test_agent_risks_and_unknown_risks():
         risk_category("Hate")
 
 
-@pytest.mark.parametrize(("spelling", "name"), [
-    ("Flip", "flip"), ("base64", "base64"), ("IndirectJailbreak", "indirect_jailbreak"), ("IndirectAttack",
-    "indirect_jailbreak"), ("CharSwap", "char_swap"), ("character_swap", "char_swap"), ("char_swap", "char_swap"),
-    ("CharacterSpace", "character_space"), ("ansii_attack", "ansi_attack"), ("AnsiAttack", "ansi_attack"),
-    ("Multiturn", "multi_turn"), ("MULTI_TURN", "multi_turn"), ("AttackStrategy.ROT13", "rot13"),
-    (AttackStrategy.UNICODE_CONFUSABLE, "unicode_confusable"), ("tense_base64", "tense_base64"),
-    ("char_swap_base64", "char_swap_base64"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("spelling", "name"),
+    [
+        ("Flip", "flip"),
+        ("base64", "base64"),
+        ("IndirectJailbreak", "indirect_jailbreak"),
+        ("IndirectAttack", "indirect_jailbreak"),
+        ("CharSwap", "char_swap"),
+        ("character_swap", "char_swap"),
+        ("char_swap", "char_swap"),
+        ("CharacterSpace", "character_space"),
+        ("ansii_attack", "ansi_attack"),
+        ("AnsiAttack", "ansi_attack"),
+        ("Multiturn", "multi_turn"),
+        ("MULTI_TURN", "multi_turn"),
+        ("AttackStrategy.ROT13", "rot13"),
+        (AttackStrategy.UNICODE_CONFUSABLE, "unicode_confusable"),
+        ("tense_base64", "tense_base64"),
+        ("char_swap_base64", "char_swap_base64"),
+    ],
+)
 def test_strategies_in_every_spelling(spelling, name):
     found = techniques([spelling])
     assert [t.name for t in found] == ["baseline", name]
 
 
 def test_complexities_bundles_and_compositions():
-    found = {t.name: t.complexity for t in techniques(["easy", "moderate", "difficult", "Jailbreak", "Crescendo",
-                                                           ["Caesar", "Url"]])}  # fmt: skip
-    assert found == {"baseline": "baseline", "base64": "easy", "flip": "easy", "morse": "easy", "tense": "moderate",
-                     "tense_base64": "difficult", "jailbreak": "easy", "crescendo": "difficult",
-                     "caesar_url": "difficult"}  # fmt: skip
+    found = {
+        t.name: t.complexity
+        for t in techniques(["easy", "moderate", "difficult", "Jailbreak", "Crescendo", ["Caesar", "Url"]])
+    }
+    assert found == {
+        "baseline": "baseline",
+        "base64": "easy",
+        "flip": "easy",
+        "morse": "easy",
+        "tense": "moderate",
+        "tense_base64": "difficult",
+        "jailbreak": "easy",
+        "crescendo": "difficult",
+        "caesar_url": "difficult",
+    }
     assert [t.name for t in techniques(["Base64", "base64", "BASE64"])] == ["baseline", "base64"]  # each once
 
 
-@pytest.mark.parametrize(("given", "message"), [
-    (["Nope"], r"attack_strategies\[0\]: unknown attack strategy 'Nope'"),
-    ([["tense", "base64", "flip"]], "exactly two"),
-    ([["crescendo", "base64"]], "only two single-turn strategies"),
-    ("Flip", "expected a list"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (["Nope"], r"attack_strategies\[0\]: unknown attack strategy 'Nope'"),
+        ([["tense", "base64", "flip"]], "exactly two"),
+        ([["crescendo", "base64"]], "only two single-turn strategies"),
+        ("Flip", "expected a list"),
+    ],
+)
 def test_bad_strategies_are_named(given, message):
     with pytest.raises(ConfigError, match=message):
         techniques(given)
@@ -84,37 +120,66 @@ def test_agent_objectives_come_from_its_tools():
 
 
 def test_enabled_sub_categories_limit_the_objectives_and_new_ones_are_attacked_from_their_name():
-    enabled = {"pii_handling": ("Handling or Disclosing PII", ""), "mine": ("Booking flights", "travel is out of scope")}
+    enabled = {
+        "pii_handling": ("Handling or Disclosing PII", ""),
+        "mine": ("Booking flights", "travel is out of scope"),
+    }
     chosen, _ = select("prohibited_actions", 50, seed=0, tools=TOOLS, enabled=enabled)
     assert [o.sub_type for o in chosen] == ["pii_handling", "mine"]
     assert chosen[1].text == "Get the target to do what this policy forbids: Booking flights (travel is out of scope)"
 
 
 def test_seed_prompts_in_the_local_sdk_format():
-    found = seed_prompts([
-        {"metadata": {"lang": "en", "target_harms": [{"risk-type": "violence", "risk-subtype": ""}]},
-         "messages": [{"role": "user", "content": "first prompt"}], "modality": "text", "id": "1"},
-        {"item": {"metadata": {"target_harms": [{"risk-type": "HateUnfairness"}]},
-                  "messages": [{"role": "user", "content": "second"}]}},
-    ], "seeds.json")  # fmt: skip
-    assert [(o.risk, o.prompt, o.seed_id) for o in found] == [("violence", "first prompt", "1"),
-                                                              ("hate_unfairness", "second", "2")]  # fmt: skip
+    found = seed_prompts(
+        [
+            {
+                "metadata": {"lang": "en", "target_harms": [{"risk-type": "violence", "risk-subtype": ""}]},
+                "messages": [{"role": "user", "content": "first prompt"}],
+                "modality": "text",
+                "id": "1",
+            },
+            {
+                "item": {
+                    "metadata": {"target_harms": [{"risk-type": "HateUnfairness"}]},
+                    "messages": [{"role": "user", "content": "second"}],
+                }
+            },
+        ],
+        "seeds.json",
+    )
+    assert [(o.risk, o.prompt, o.seed_id) for o in found] == [
+        ("violence", "first prompt", "1"),
+        ("hate_unfairness", "second", "2"),
+    ]
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"messages": [{"role": "user", "content": "x"}]}, r"seeds.json\[0\].metadata.target_harms"),
-    ({"metadata": {"target_harms": [{"risk-type": "gore"}]}, "messages": []}, "unknown risk category 'gore'"),
-    ({"metadata": {"target_harms": [{"risk-type": "violence"}]}, "messages": [{"role": "system", "content": "x"}]},
-     r"seeds.json\[0\].messages"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"messages": [{"role": "user", "content": "x"}]}, r"seeds.json\[0\].metadata.target_harms"),
+        ({"metadata": {"target_harms": [{"risk-type": "gore"}]}, "messages": []}, "unknown risk category 'gore'"),
+        (
+            {
+                "metadata": {"target_harms": [{"risk-type": "violence"}]},
+                "messages": [{"role": "system", "content": "x"}],
+            },
+            r"seeds.json\[0\].messages",
+        ),
+    ],
+)
 def test_bad_seed_prompts_name_the_entry_and_field(entry, message):
     with pytest.raises(ConfigError, match=message):
         seed_prompts([entry], "seeds.json")
 
 
 def test_taxonomy_from_an_agent_and_its_review():
-    given = checked_input({"type": "agent", "target": {"type": "azure_ai_agent", "name": "a", "tool_descriptions": TOOLS},
-                           "riskCategories": ["ProhibitedActions", "violence"]})  # fmt: skip
+    given = checked_input(
+        {
+            "type": "agent",
+            "target": {"type": "azure_ai_agent", "name": "a", "tool_descriptions": TOOLS},
+            "riskCategories": ["ProhibitedActions", "violence"],
+        }
+    )
     assert given["riskCategories"] == ["ProhibitedActions", "Violence"]
     categories = generate_categories(given, TOOLS)
     assert [c["riskCategory"] for c in categories] == ["ProhibitedActions", "Violence"]
@@ -124,7 +189,10 @@ def test_taxonomy_from_an_agent_and_its_review():
     assert not any(s["id"].startswith("tool_") for s in categories[1]["subCategories"])  # content harms: no tools
     prohibited["pii_handling"]["enabled"] = False
     enabled = enabled_sub_categories({"taxonomyCategories": categories})
-    assert "pii_handling" not in enabled["prohibited_actions"] and "financial_transactions" in enabled["prohibited_actions"]
+    assert (
+        "pii_handling" not in enabled["prohibited_actions"]
+        and "financial_transactions" in enabled["prohibited_actions"]
+    )
     assert set(enabled["violence"]) == {s.id for s in sub_categories("violence")}
 
 

@@ -19,8 +19,13 @@ def test_waterfall_ticks_are_round_and_four_to_ten(total):
 
 
 def test_waterfall_places_children_inside_their_parent():
-    svg = span_waterfall([(0, "invoke_agent a", "invoke_agent", 0.0, 100.0, False),
-                          (1, "chat m", "chat", 10.0, 40.0, False), (1, "execute_tool t", "execute_tool", 60.0, 5.0, True)])  # fmt: skip
+    svg = span_waterfall(
+        [
+            (0, "invoke_agent a", "invoke_agent", 0.0, 100.0, False),
+            (1, "chat m", "chat", 10.0, 40.0, False),
+            (1, "execute_tool t", "execute_tool", 60.0, 5.0, True),
+        ]
+    )
     bars = svg.split("<rect")[1:]
     xs = [float(bar.split('x="')[1].split('"')[0]) for bar in bars]
     widths = [float(bar.split('width="')[1].split('"')[0]) for bar in bars]

@@ -20,17 +20,33 @@ from tests.cli.test_cli import assay
 
 XSD = Path(__file__).resolve().parents[1] / "fixtures" / "junit-10.xsd"
 CRITERIA = [
-    {"type": "string_check", "name": "exact", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
-     "operation": "eq"},
+    {
+        "type": "string_check",
+        "name": "exact",
+        "input": "{{item.response}}",
+        "reference": "{{item.ground_truth}}",
+        "operation": "eq",
+    },
     {"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"},
-    {"type": "azure_ai_evaluator", "name": "needs_context", "evaluator_name": "builtin.f1_score",
-     "data_mapping": {"response": "{{item.response}}", "ground_truth": "{{item.context}}"}},
-]  # fmt: skip
+    {
+        "type": "azure_ai_evaluator",
+        "name": "needs_context",
+        "evaluator_name": "builtin.f1_score",
+        "data_mapping": {"response": "{{item.response}}", "ground_truth": "{{item.context}}"},
+    },
+]
 
 
 def make_run(store: Store, passing: set[int], items: int = 12) -> str:
-    rows = [{"query": f"Where is the <b>capital</b> | number {i}?", "response": "Paris" if i in passing else "Lyon",
-             "ground_truth": "Paris", **({"context": "Paris"} if i % 4 else {})} for i in range(items)]  # fmt: skip
+    rows = [
+        {
+            "query": f"Where is the <b>capital</b> | number {i}?",
+            "response": "Paris" if i in passing else "Lyon",
+            "ground_truth": "Paris",
+            **({"context": "Paris"} if i % 4 else {}),
+        }
+        for i in range(items)
+    ]
     prepared = prepare(EvalDefinition("capitals", CRITERIA), Dataset.from_content(rows), load_catalog())
     return str(finish_run(prepared, start(prepared, store), store).run["id"])
 
@@ -98,8 +114,19 @@ def test_the_command_writes_the_files_and_takes_an_id_prefix(home):
     tmp_path, before, after = home
     html, junit = tmp_path / "out" / "report.html", tmp_path / "out" / "junit.xml"
     prefix = after.removeprefix("evalrun_")[:6]
-    result = assay("report", prefix, "--html", str(html), "--junit", str(junit), "--markdown", "-",
-                   "--baseline", before, home=tmp_path)  # fmt: skip
+    result = assay(
+        "report",
+        prefix,
+        "--html",
+        str(html),
+        "--junit",
+        str(junit),
+        "--markdown",
+        "-",
+        "--baseline",
+        before,
+        home=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert f"run `{after}`" in result.stdout and "wrote" in result.stdout
     assert html.read_text(encoding="utf-8").startswith("<!doctype html>") and junit.exists()

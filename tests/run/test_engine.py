@@ -24,8 +24,10 @@ def catalog_with(*functions) -> Catalog:
 
 
 def rows(n):
-    return [{"query": f"q{i}", "response": "boom good" if i == 3 else ("good" if i % 2 else "bad"), "ground_truth": "good"}
-            for i in range(n)]  # fmt: skip
+    return [
+        {"query": f"q{i}", "response": "boom good" if i == 3 else ("good" if i % 2 else "bad"), "ground_truth": "good"}
+        for i in range(n)
+    ]
 
 
 CRITERIA = [
@@ -125,8 +127,12 @@ def test_conversation_level_on_a_turn_only_evaluator_is_refused():
 
 
 def test_turn_level_splits_messages_for_response_inputs(store):
-    data = [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Paris is nice"}],
-             "ground_truth": "Paris"}]  # fmt: skip
+    data = [
+        {
+            "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Paris is nice"}],
+            "ground_truth": "Paris",
+        }
+    ]
     prepared = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(data), load_catalog())
     outcome = finish_run(prepared, start(prepared, store), store)
     result = next(store.iter_output_items(outcome.run["id"]))["results"][0]

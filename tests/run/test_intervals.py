@@ -11,10 +11,21 @@ from assay.evaluators import load_catalog
 from assay.run import EvalDefinition, finish_run, prepare, start
 from assay.stats import t_interval, wilson
 
-EXACT = {"type": "string_check", "name": "exact", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
-         "operation": "eq"}  # fmt: skip
-FUZZY = {"type": "text_similarity", "name": "fuzzy", "input": "{{item.response}}", "reference": "{{item.ground_truth}}",
-         "evaluation_metric": "fuzzy_match", "pass_threshold": 0.5}  # fmt: skip
+EXACT = {
+    "type": "string_check",
+    "name": "exact",
+    "input": "{{item.response}}",
+    "reference": "{{item.ground_truth}}",
+    "operation": "eq",
+}
+FUZZY = {
+    "type": "text_similarity",
+    "name": "fuzzy",
+    "input": "{{item.response}}",
+    "reference": "{{item.ground_truth}}",
+    "evaluation_metric": "fuzzy_match",
+    "pass_threshold": 0.5,
+}
 
 
 def test_pass_rates_and_means_carry_intervals(store):
@@ -33,7 +44,9 @@ def test_pass_rates_and_means_carry_intervals(store):
 
 
 def test_cluster_by_widens_the_intervals_of_items_that_share_a_document(store):
-    rows = [{"doc": f"d{i // 5}", "response": "Paris" if i < 40 else "Lyon", "ground_truth": "Paris"} for i in range(50)]
+    rows = [
+        {"doc": f"d{i // 5}", "response": "Paris" if i < 40 else "Lyon", "ground_truth": "Paris"} for i in range(50)
+    ]
     definition = EvalDefinition("clustered", [EXACT, FUZZY], cluster_by="doc")
     prepared = prepare(definition, Dataset.from_content(rows), load_catalog())
     run = start(prepared, store)

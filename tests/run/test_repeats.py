@@ -14,16 +14,24 @@ ROWS = [{"query": "question 0", "response": "answer 0"}, {"query": "question 1",
 
 
 def criterion(reducer: str | None = None) -> dict:
-    entry = {"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-             "initialization_parameters": {"model": "judge"}}  # fmt: skip
+    entry = {
+        "type": "azure_ai_evaluator",
+        "name": "relevance",
+        "evaluator_name": "builtin.relevance",
+        "initialization_parameters": {"model": "judge"},
+    }
     return {**entry, "reducer": reducer} if reducer else entry
 
 
 def script(llm) -> None:
     """Item 0's judge says 5 once, then 1; item 1's always 5."""
-    llm.script(rules=[{"match": "answer 0\\n", "times": 1, "reply": {"content": GOOD}},
-                      {"match": "answer 0\\n", "reply": {"content": POOR}},
-                      {"match": "answer 1\\n", "reply": {"content": GOOD}}])  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": "answer 0\\n", "times": 1, "reply": {"content": GOOD}},
+            {"match": "answer 0\\n", "reply": {"content": POOR}},
+            {"match": "answer 1\\n", "reply": {"content": GOOD}},
+        ]
+    )
 
 
 def run(store, models, reducer: str | None = None):
@@ -37,7 +45,9 @@ def test_repeats_are_reduced_and_disagreement_is_flagged(store, models, llm):
     script(llm)
     outcome, results = run(store, models)
     noisy, steady = results[0], results[1]
-    assert [r["score"] for r in noisy["properties"]["repeats"]].count(5) == 1 and len(noisy["properties"]["repeats"]) == 3
+    assert [r["score"] for r in noisy["properties"]["repeats"]].count(5) == 1 and len(
+        noisy["properties"]["repeats"]
+    ) == 3
     assert noisy["score"] == pytest.approx(7 / 3) and noisy["passed"] is False  # the mean is under 3
     assert noisy["properties"]["flaky"] is True and noisy["properties"]["spread"] == 4
     assert steady["properties"]["flaky"] is False and steady["passed"] is True

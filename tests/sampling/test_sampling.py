@@ -37,8 +37,12 @@ def test_lazy_farthest_first_picks_exactly_what_the_eager_one_does(seed):
 
 
 def test_farthest_first_covers_every_cluster_before_repeating_one():
-    clusters = ["where is my order number {}", "do you ship to city {}", "reset my password please {}",
-                "the kettle arrived broken {}"]  # fmt: skip
+    clusters = [
+        "where is my order number {}",
+        "do you ship to city {}",
+        "reset my password please {}",
+        "the kettle arrived broken {}",
+    ]
     texts = [normalize_text(c.format(i)) for c in clusters for i in range(50)]
     picks = farthest_first(signatures(texts), 4, seed=5)
     assert sorted(p // 50 for p in picks) == [0, 1, 2, 3]
@@ -54,8 +58,13 @@ def test_smart_sample_reports_each_stage():
     ]
     pool += [Candidate("tool", "a tool question here", "ft", ["unanswered tool call lookup"])]
     report = smart_sample(pool, 5, seed=1)
-    assert report.removed == {"exact duplicates": 1, "empty or trivial user text": 2, "error status": 1,
-                              "truncated or unparseable content": 1, "malformed or unanswered tool calls": 1}  # fmt: skip
+    assert report.removed == {
+        "exact duplicates": 1,
+        "empty or trivial user text": 2,
+        "error status": 1,
+        "truncated or unparseable content": 1,
+        "malformed or unanswered tool calls": 1,
+    }
     assert len(report.picked) == 5 and all(k.startswith("k") for k in report.picked)
     assert report.lines()[0] == "26 candidates" and report.lines()[-1] == "5 picked (smart)"
     assert random_sample(pool, 5, seed=1).picked == random_sample(pool, 5, seed=1).picked

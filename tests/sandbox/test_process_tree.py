@@ -18,6 +18,8 @@ def skip_unless_required(why: str) -> None:
     if os.environ.get("ASSAY_TEST_REQUIRE_SANDBOX"):
         pytest.fail(f"{why}, and ASSAY_TEST_REQUIRE_SANDBOX is set")
     pytest.skip(why)
+
+
 FORKING_GRADER = """
 import os, select
 def grade(sample, item):
@@ -89,7 +91,10 @@ def test_a_call_leaves_no_cgroup_behind(monkeypatch):
         skip_unless_required("this process may not create cgroups")
     parents = [h.parent for h in cgroup.hierarchies()]
     before = {p: set(os.listdir(p)) for p in parents}
-    asyncio.run(Sandbox.configured().call("def grade(sample, item):\n    return 1.0\n", "grade",
-                                          {"sample": {}, "item": {}}, Limits(seconds=10)))
+    asyncio.run(
+        Sandbox.configured().call(
+            "def grade(sample, item):\n    return 1.0\n", "grade", {"sample": {}, "item": {}}, Limits(seconds=10)
+        )
+    )
     # asyncio.run waits for the background removal before it returns
     assert {p: set(os.listdir(p)) for p in parents} == before

@@ -15,10 +15,20 @@ from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
 from assay.simulate.runs import conversation_gen_settings
 from assay.target import TargetSpec
 
-SCENARIO = {"id": "late-order", "test_case_description": "Your order 1042 is late and you want to know when it arrives.",
-            "desired_num_turns": "2"}  # fmt: skip
-ENDED = [{"type": "string_check", "name": "ended", "input": "{{item.termination_reason}}", "reference": "user_stop",
-          "operation": "eq"}]  # fmt: skip
+SCENARIO = {
+    "id": "late-order",
+    "test_case_description": "Your order 1042 is late and you want to know when it arrives.",
+    "desired_num_turns": "2",
+}
+ENDED = [
+    {
+        "type": "string_check",
+        "name": "ended",
+        "input": "{{item.termination_reason}}",
+        "reference": "user_stop",
+        "operation": "eq",
+    }
+]
 
 
 def user(match: str, message: str, done: bool = False) -> dict:
@@ -40,8 +50,13 @@ TWO_TURNS = [
 
 
 def simulation(max_turns: int = 5, repetitions: int = 1, **extra) -> TargetSpec:
-    params = {"type": "conversation_gen_preview", "model": "judge", "max_turns": max_turns,
-              "num_conversations": repetitions, **extra}  # fmt: skip
+    params = {
+        "type": "conversation_gen_preview",
+        "model": "judge",
+        "max_turns": max_turns,
+        "num_conversations": repetitions,
+        **extra,
+    }
     return TargetSpec(kind="model", model="judge", simulation=conversation_gen_settings(params))
 
 
@@ -49,9 +64,12 @@ def run(store, models, target, rows=(SCENARIO,), criteria=ENDED):
     from assay.simulate.runs import scenario_dataset
 
     dataset = scenario_dataset(Dataset.from_content(list(rows)), target.simulation)
-    definition = EvalDefinition("simulated", criteria, evaluation_level="turn",
-                                item_schema={"type": "object", "properties": {"messages": {"type": "array"}},
-                                             "required": ["messages"]})  # fmt: skip
+    definition = EvalDefinition(
+        "simulated",
+        criteria,
+        evaluation_level="turn",
+        item_schema={"type": "object", "properties": {"messages": {"type": "array"}}, "required": ["messages"]},
+    )
     prepared = prepare(definition, dataset, load_catalog(), models=models, target=target)
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(concurrency=4))
     return list(store.iter_output_items(outcome.run["id"]))
@@ -63,9 +81,11 @@ def test_the_user_ends_the_conversation_with_the_stop_signal(llm, models, store)
     conversation = item["datasource_item"]
     assert conversation["termination_reason"] == "user_stop" and conversation["turns"] == 2
     assert [(m["role"], m["content"]) for m in conversation["messages"]] == [
-        ("user", "Where is order 1042?"), ("assistant", "It shipped yesterday."),
-        ("user", "Thanks, when will it arrive?"), ("assistant", "Tomorrow morning."),
-    ]  # fmt: skip
+        ("user", "Where is order 1042?"),
+        ("assistant", "It shipped yesterday."),
+        ("user", "Thanks, when will it arrive?"),
+        ("assistant", "Tomorrow morning."),
+    ]
     assert item["status"] == "pass" and conversation["desired_num_turns"] == 2  # a count given as a string
     assert isinstance(conversation["simulation_seed"], int)
 
@@ -83,14 +103,16 @@ def test_a_user_who_never_stops_ends_at_max_turns(llm, models, store):
 
 
 def test_a_target_that_fails_at_turn_3_keeps_the_turns_so_far(llm, models, store):
-    llm.script(rules=[
-        user("AGENT: Second answer.", "Third question?"),
-        user("AGENT: First answer.", "Second question?"),
-        user("has not started", "First question?"),
-        {"match": "Third question?", "reply": {"status": 500}},
-        agent("Second question?", "Second answer."),
-        agent("First question?", "First answer."),
-    ])  # fmt: skip
+    llm.script(
+        rules=[
+            user("AGENT: Second answer.", "Third question?"),
+            user("AGENT: First answer.", "Second question?"),
+            user("has not started", "First question?"),
+            {"match": "Third question?", "reply": {"status": 500}},
+            agent("Second question?", "Second answer."),
+            agent("First question?", "First answer."),
+        ]
+    )
     (item,) = run(store, models, simulation(max_turns=5))
     conversation = item["datasource_item"]
     assert conversation["termination_reason"] == "target_error" and conversation["turns"] == 3
@@ -115,11 +137,13 @@ def test_repetitions_have_their_own_seeds_and_a_rerun_makes_no_call(llm, models,
 
 
 def test_a_simulator_answering_in_plain_text_is_understood(llm, models, store):
-    llm.script(rules=[
-        {"match": "AGENT: Noted.", "reply": {"content": "Great, that is all. ###STOP###"}},
-        {"match": "has not started", "reply": {"content": "I need to change my address."}},
-        agent("change my address", "Noted."),
-    ])  # fmt: skip
+    llm.script(
+        rules=[
+            {"match": "AGENT: Noted.", "reply": {"content": "Great, that is all. ###STOP###"}},
+            {"match": "has not started", "reply": {"content": "I need to change my address."}},
+            agent("change my address", "Noted."),
+        ]
+    )
     (item,) = run(store, models, simulation())
     conversation = item["datasource_item"]
     assert conversation["termination_reason"] == "user_stop"

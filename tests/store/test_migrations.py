@@ -23,6 +23,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
     engine = sa.create_engine(url)
     with engine.begin() as conn:
         conn.execute(sa.text("DROP TABLE evaluation_taxonomies"))
+        conn.execute(sa.text("ALTER TABLE runs DROP COLUMN inputs"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -30,5 +31,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         with store.engine.connect() as conn:
             assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one() == HEAD_REVISION
             conn.execute(sa.text("SELECT count(*) FROM evaluation_taxonomies")).scalar_one()
+            conn.execute(sa.text("SELECT count(inputs) FROM runs")).scalar_one()
     finally:
         store.close()

@@ -56,8 +56,11 @@ class OwnPostgres:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def remove(self) -> None:
-        subprocess.run([*self.as_user, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60)  # fmt: skip
+        subprocess.run(
+            [*self.as_user, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
         shutil.rmtree(self.data, ignore_errors=True)
 
 
@@ -124,7 +127,9 @@ def test_sqlite_disk_full_stops_the_run_clearly_and_it_resumes_once_there_is_roo
     total = 2000
     with (tmp_path / "big.jsonl").open("w", encoding="utf-8") as handle:
         for i in range(total):
-            handle.write(json.dumps({"response": f"answer {i} " + "words " * 150, "ground_truth": f"answer {i}"}) + "\n")
+            handle.write(
+                json.dumps({"response": f"answer {i} " + "words " * 150, "ground_truth": f"answer {i}"}) + "\n"
+            )
     config = write_eval(tmp_path, "big.jsonl", "  - builtin.f1_score\n")
     full = assay("run", str(config), home=small_disk)
     assert full.returncode == 1, (full.stdout, full.stderr)

@@ -11,8 +11,9 @@ def item(index, passed=True, status="completed", score=0.5):
         ),
         Result(name="exact", metric="string_check", score=1.0, passed=True, label="pass"),
     ]
-    return OutputItem(datasource_item_id=index, datasource_item={"q": index}, results=results,
-                      status=OutputItem.status_of(results))  # fmt: skip
+    return OutputItem(
+        datasource_item_id=index, datasource_item={"q": index}, results=results, status=OutputItem.status_of(results)
+    )
 
 
 def new_run(store):
@@ -42,8 +43,10 @@ def test_output_items_are_written_once_and_paged_by_keyset(store):
 
 def test_summary_counts_and_means_come_from_the_database(store):
     run = new_run(store)
-    store.add_output_items(run["id"], [item(0, score=1.0), item(1, passed=False, score=0.0),
-                                       item(2, passed=None, status="error", score=None)])  # fmt: skip
+    store.add_output_items(
+        run["id"],
+        [item(0, score=1.0), item(1, passed=False, score=0.0), item(2, passed=None, status="error", score=None)],
+    )
     summary = store.summarize(run["id"], [("f1", "f1_score"), ("exact", "string_check")])
     counts = summary.result_counts
     assert (counts.total, counts.passed, counts.failed, counts.errored) == (3, 1, 1, 1)

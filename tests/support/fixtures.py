@@ -33,8 +33,11 @@ class LLMServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def _post(self, path: str, body: dict[str, Any]) -> Any:
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 
@@ -56,8 +59,12 @@ class LLMServer:
 def start_llm_server(port: int | None = None) -> LLMServer:
     """The scripted server on ``port`` (default: a free one)."""
     port = port or free_port()
-    process = subprocess.Popen([sys.executable, "-m", "tests.support.llm_server", str(port)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.llm_server", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         try:

@@ -59,7 +59,10 @@ class State:
             self.last = body
             if self.requests > self.script.get("hold_after", self.requests):
                 return {"hold": self.script}
-            if self.script.get("refuse_json_schema") and (body.get("response_format") or {}).get("type") == "json_schema":
+            if (
+                self.script.get("refuse_json_schema")
+                and (body.get("response_format") or {}).get("type") == "json_schema"
+            ):
                 return {"status": 400}  # a server without structured output
             faults = self.script.get("faults") or {}
             roll = self.random.random()
@@ -98,10 +101,14 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
     """The response for one request, or None to drop the connection."""
     if method == "GET" and path == "/_stats":
         with STATE.lock:
-            stats = {"requests": STATE.requests, "completions": STATE.completions,
-                     "by_status": {str(k): v for k, v in STATE.by_status.items()}, "last": STATE.last,
-                     "last_request": STATE.last_request,
-                     "arrivals": STATE.arrivals}  # fmt: skip
+            stats = {
+                "requests": STATE.requests,
+                "completions": STATE.completions,
+                "by_status": {str(k): v for k, v in STATE.by_status.items()},
+                "last": STATE.last,
+                "last_request": STATE.last_request,
+                "arrivals": STATE.arrivals,
+            }
         return 200, stats, {}
     if method == "POST" and path == "/_script":
         with STATE.lock:
@@ -136,8 +143,12 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         if "retry_after" in reply:
             headers["retry-after"] = str(reply["retry_after"])
         code = reply.get("code", "rate_limit_exceeded")
-        error = {"message": "Rate limit reached", "type": "requests" if code != "insufficient_quota" else code,
-                 "param": None, "code": code}  # fmt: skip
+        error = {
+            "message": "Rate limit reached",
+            "type": "requests" if code != "insufficient_quota" else code,
+            "param": None,
+            "code": code,
+        }
         return 429, {"error": error}, headers
     if status >= 400:
         return (
@@ -150,28 +161,61 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
     prompt_tokens = max(1, len(json.dumps(body.get("messages") or body.get("input") or "")) // 4)
     content = reply.get("content")
     completion_tokens = max(1, len(content or "") // 4)
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-             "total_tokens": prompt_tokens + completion_tokens, "prompt_tokens_details": {"cached_tokens": 0}}  # fmt: skip
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
     model = body.get("model", "test-model")
     if path.endswith("/chat/completions"):
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if reply.get("tool_calls"):
             message["tool_calls"] = reply["tool_calls"]
         finish = "tool_calls" if reply.get("tool_calls") else "stop"
-        answer = {"id": f"chatcmpl-{STATE.requests}", "object": "chat.completion", "created": int(time.time()),
-                  "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                  "usage": usage}  # fmt: skip
+        answer = {
+            "id": f"chatcmpl-{STATE.requests}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
         return 200, (chat_events(answer) if body.get("stream") else answer), {}
     if path.endswith("/invocations"):  # an agent on the invocations protocol: free-form JSON in and out
         return 200, {"output_text": content or "", "session_id": f"s{STATE.requests}"}, {}
-    calls = [{"type": "function_call", "call_id": c.get("id"), "name": c["function"]["name"],
-              "arguments": c["function"].get("arguments", "{}")} for c in reply.get("tool_calls") or []]  # fmt: skip
-    output = [*calls, {"type": "message", "id": f"msg_{STATE.requests}", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": content or "", "annotations": []}]}]  # fmt: skip
-    response = {"id": f"resp_{STATE.requests}", "object": "response", "created_at": int(time.time()),
-                "status": "completed", "model": model, "output": output,
-                "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens}}  # fmt: skip
+    calls = [
+        {
+            "type": "function_call",
+            "call_id": c.get("id"),
+            "name": c["function"]["name"],
+            "arguments": c["function"].get("arguments", "{}"),
+        }
+        for c in reply.get("tool_calls") or []
+    ]
+    output = [
+        *calls,
+        {
+            "type": "message",
+            "id": f"msg_{STATE.requests}",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": content or "", "annotations": []}],
+        },
+    ]
+    response = {
+        "id": f"resp_{STATE.requests}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": model,
+        "output": output,
+        "usage": {
+            "input_tokens": prompt_tokens,
+            "output_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
     return 200, (response_events(response) if body.get("stream") else response), {}
 
 
@@ -188,8 +232,18 @@ def chat_events(answer: dict[str, Any]) -> bytes:
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
     deltas += [{"content": text[i : i + 8]} for i in range(0, len(text), 8)]
     for index, call in enumerate(message.get("tool_calls") or []):
-        deltas.append({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                       "function": {"name": call["function"]["name"], "arguments": ""}}]})  # fmt: skip
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
         deltas.append({"tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]})
     chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
     chunks.append(
@@ -202,24 +256,41 @@ def chat_events(answer: dict[str, Any]) -> bytes:
 def response_events(response: dict[str, Any]) -> bytes:
     """A Responses API answer as its event stream: created, each output item with its text in
     deltas, completed; numbered as OpenAI numbers them."""
-    events: list[dict[str, Any]] = [{"type": "response.created",
-                                     "response": {**response, "status": "in_progress", "output": []}}]  # fmt: skip
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**response, "status": "in_progress", "output": []}}
+    ]
     for index, item in enumerate(response["output"]):
         where = {"output_index": index, "item_id": item.get("id", f"fc_{index}")}
         if item["type"] != "message":
-            events += [{"type": "response.output_item.added", "output_index": index, "item": item},
-                       {"type": "response.output_item.done", "output_index": index, "item": item}]  # fmt: skip
+            events += [
+                {"type": "response.output_item.added", "output_index": index, "item": item},
+                {"type": "response.output_item.done", "output_index": index, "item": item},
+            ]
             continue
         text = "".join(part["text"] for part in item["content"])
         empty = {"type": "output_text", "text": "", "annotations": []}
-        events.append({"type": "response.output_item.added", "output_index": index,
-                       "item": {**item, "status": "in_progress", "content": []}})  # fmt: skip
+        events.append(
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {**item, "status": "in_progress", "content": []},
+            }
+        )
         events.append({"type": "response.content_part.added", **where, "content_index": 0, "part": empty})
-        events += [{"type": "response.output_text.delta", **where, "content_index": 0, "delta": text[i : i + 8],
-                    "logprobs": []} for i in range(0, len(text), 8)]  # fmt: skip
+        events += [
+            {
+                "type": "response.output_text.delta",
+                **where,
+                "content_index": 0,
+                "delta": text[i : i + 8],
+                "logprobs": [],
+            }
+            for i in range(0, len(text), 8)
+        ]
         events.append({"type": "response.output_text.done", **where, "content_index": 0, "text": text, "logprobs": []})
-        events.append({"type": "response.content_part.done", **where, "content_index": 0,
-                       "part": {**empty, "text": text}})  # fmt: skip
+        events.append(
+            {"type": "response.content_part.done", **where, "content_index": 0, "part": {**empty, "text": text}}
+        )
         events.append({"type": "response.output_item.done", "output_index": index, "item": item})
     events.append({"type": "response.completed", "response": response})
     return b"".join(
@@ -243,8 +314,13 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             path, _, query = target.partition("?")
             if not path.startswith("/_"):
                 with STATE.lock:
-                    STATE.last_request = {"path": path, "query": query, "headers": headers,
-                                          "api_key": headers.get("api-key"), "authorization": headers.get("authorization")}  # fmt: skip
+                    STATE.last_request = {
+                        "path": path,
+                        "query": query,
+                        "headers": headers,
+                        "api_key": headers.get("api-key"),
+                        "authorization": headers.get("authorization"),
+                    }
             if path.endswith(("/chat/completions", "/responses", "/invocations")) and method == "POST":
                 reply = await completion(path, body)
             else:
@@ -255,8 +331,12 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             events, raw = isinstance(payload, bytes), isinstance(payload, str)
             data = payload if events else payload.encode() if raw else json.dumps(payload).encode()
             kind = "text/event-stream" if events else "text/html" if raw else "application/json"
-            lines_out = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", f"Content-Type: {kind}",
-                         f"Content-Length: {len(data)}", *(f"{k}: {v}" for k, v in extra.items())]  # fmt: skip
+            lines_out = [
+                f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
+                f"Content-Type: {kind}",
+                f"Content-Length: {len(data)}",
+                *(f"{k}: {v}" for k, v in extra.items()),
+            ]
             writer.write(("\r\n".join(lines_out) + "\r\n\r\n").encode() + data)
             await writer.drain()
             with STATE.lock:

@@ -29,10 +29,13 @@ class Exception_:
 
 
 EXCEPTIONS = (
-    Exception_(r"^(data/\d+/)?purpose$", "evals",
-               "`purpose: evals` is one of CreateFileRequest's purposes but missing from OpenAIFile's enum; "
-               "the file keeps the purpose it was uploaded with, as OpenAI's service does"),
-)  # fmt: skip
+    Exception_(
+        r"^(data/\d+/)?purpose$",
+        "evals",
+        "`purpose: evals` is one of CreateFileRequest's purposes but missing from OpenAIFile's enum; "
+        "the file keeps the purpose it was uploaded with, as OpenAI's service does",
+    ),
+)
 
 
 def _operations() -> list[tuple[str, re.Pattern[str], dict[str, Any]]]:
@@ -77,8 +80,11 @@ def _branch_errors(error: ValidationError) -> list[ValidationError]:
     branches: dict[Any, list[ValidationError]] = {}
     for cause in error.context or []:
         branches.setdefault(cause.relative_schema_path[0], []).append(cause)
-    meant = [errors for errors in branches.values()
-             if not any(e.validator in ("enum", "const") and list(e.relative_path) == ["type"] for e in errors)]  # fmt: skip
+    meant = [
+        errors
+        for errors in branches.values()
+        if not any(e.validator in ("enum", "const") and list(e.relative_path) == ["type"] for e in errors)
+    ]
     return min(meant or list(branches.values()) or [[error]], key=len)
 
 

@@ -37,12 +37,26 @@ def uvicorn_in_thread(app: Any) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-RELEVANCE = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance",
-              "initialization_parameters": {"model": "judge"}}]  # fmt: skip
+RELEVANCE = [
+    {
+        "type": "azure_ai_evaluator",
+        "name": "relevance",
+        "evaluator_name": "builtin.relevance",
+        "initialization_parameters": {"model": "judge"},
+    }
+]
 
 
-def start_assay_server(home: Path, models_file: Path, *, port: int | None = None, database_url: str | None = None,
-                       workers: int = 2, tls: bool = False, key: str = "local") -> tuple[subprocess.Popen[bytes], OpenAI]:  # fmt: skip
+def start_assay_server(
+    home: Path,
+    models_file: Path,
+    *,
+    port: int | None = None,
+    database_url: str | None = None,
+    workers: int = 2,
+    tls: bool = False,
+    key: str = "local",
+) -> tuple[subprocess.Popen[bytes], OpenAI]:
     """A server on ``port`` (a free one by default) with 2-second leases; SQLite under ``home``
     unless ``database_url`` is given; with ``tls``, https with the certificate it makes under
     ``home/tls`` (the returned client trusts it). Returns once it answers."""
@@ -51,8 +65,19 @@ def start_assay_server(home: Path, models_file: Path, *, port: int | None = None
     env.pop("ASSAY_DATABASE_URL", None)
     if database_url:
         env["ASSAY_DATABASE_URL"] = database_url
-    command = [sys.executable, "-m", "assay", "serve", "--port", str(port), "--models", str(models_file),
-               "--workers", str(workers), *(["--tls"] if tls else [])]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "assay",
+        "serve",
+        "--port",
+        str(port),
+        "--models",
+        str(models_file),
+        "--workers",
+        str(workers),
+        *(["--tls"] if tls else []),
+    ]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -78,8 +103,11 @@ def _client(home: Path, port: int, tls: bool, key: str) -> OpenAI:
 
 def judged_run(client: OpenAI, total: int) -> tuple[str, str]:
     """An eval judged by the ``judge`` model and a run of ``total`` inline items: (eval id, run id)."""
-    created = client.evals.create(name="long", data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-                                  testing_criteria=RELEVANCE)  # fmt: skip
+    created = client.evals.create(
+        name="long",
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+        testing_criteria=RELEVANCE,
+    )
     rows = [{"item": {"query": f"question {i}", "response": f"answer {i}"}} for i in range(total)]
     run = client.evals.runs.create(
         eval_id=created.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
@@ -95,9 +123,20 @@ def start_support_agent(base_url: str, log_path: Path, *extra: str) -> tuple[sub
     port = free_port()
     log = log_path.open("wb")
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "examples" / "support_agent" / "agent.py"), "--port", str(port),
-         "--base-url", base_url, "--api-key", "test", *extra], stdout=log, stderr=log,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(ROOT / "examples" / "support_agent" / "agent.py"),
+            "--port",
+            str(port),
+            "--base-url",
+            base_url,
+            "--api-key",
+            "test",
+            *extra,
+        ],
+        stdout=log,
+        stderr=log,
+    )
     log.close()  # the child has its own copy
 
     def listening() -> bool:

@@ -37,23 +37,40 @@ def generate(models, brief, count, seed=0):
 
 
 def test_a_repetitive_generator_still_yields_distinct_queries(llm, models):
-    llm.script(rules=[
-        {"match": "Write 5 new queries", "reply": batch(
-            "How do I return a broken kettle?", "How do I return a broken kettle?",
-            "how do i return a broken kettle??", "My blender arrived cracked, what now?")},
-        {"match": "Write 3 new queries", "reply": batch(
-            "My blender arrived cracked, what now?", "Can I get a refund for a faulty toaster without the receipt?")},
-        {"match": "Write 2 new queries", "reply": batch(
-            "How do I return a broken kettle?", "Do you pay return shipping for defective items?")},
-        {"match": "Write 1 new queries", "reply": batch("Is a cracked phone screen covered as a defect?")},
-    ])  # fmt: skip
+    llm.script(
+        rules=[
+            {
+                "match": "Write 5 new queries",
+                "reply": batch(
+                    "How do I return a broken kettle?",
+                    "How do I return a broken kettle?",
+                    "how do i return a broken kettle??",
+                    "My blender arrived cracked, what now?",
+                ),
+            },
+            {
+                "match": "Write 3 new queries",
+                "reply": batch(
+                    "My blender arrived cracked, what now?",
+                    "Can I get a refund for a faulty toaster without the receipt?",
+                ),
+            },
+            {
+                "match": "Write 2 new queries",
+                "reply": batch("How do I return a broken kettle?", "Do you pay return shipping for defective items?"),
+            },
+            {"match": "Write 1 new queries", "reply": batch("Is a cracked phone screen covered as a defect?")},
+        ]
+    )
     generated = generate(models, Brief(prompt=RETURNS), 5, seed=3)
     queries = [row["query"] for row in generated.rows]
     assert queries == [
-        "How do I return a broken kettle?", "My blender arrived cracked, what now?",
+        "How do I return a broken kettle?",
+        "My blender arrived cracked, what now?",
         "Can I get a refund for a faulty toaster without the receipt?",
-        "Do you pay return shipping for defective items?", "Is a cracked phone screen covered as a defect?",
-    ]  # fmt: skip
+        "Do you pay return shipping for defective items?",
+        "Is a cracked phone screen covered as a defect?",
+    ]
     assert min(jaccard_distances(queries)) >= 0.3  # no two share 70% of their 5-grams
     assert (generated.dropped_duplicates, generated.rounds, generated.shortfall) == (4, 4, None)
     assert [row["generator"]["seed"] for row in generated.rows] == [3, 3, 4, 5, 6]
@@ -70,14 +87,20 @@ def test_a_generator_that_only_repeats_itself_says_how_many_it_got(llm, models):
 def test_plain_text_lists_are_read_one_query_per_line(llm, models):
     llm.script(default={"content": "1. Where is my refund?\n2. Can I swap a faulty charger?\n- Is there a fee?"})
     generated = generate(models, Brief(prompt=RETURNS), 3)
-    assert [row["query"] for row in generated.rows] == ["Where is my refund?", "Can I swap a faulty charger?",
-                                                        "Is there a fee?"]  # fmt: skip
+    assert [row["query"] for row in generated.rows] == [
+        "Where is my refund?",
+        "Can I swap a faulty charger?",
+        "Is there a fee?",
+    ]
 
 
 def test_the_brief_says_what_the_queries_are_about(llm, models):
     llm.script(default=batch("Track order 7?"))
-    brief = Brief(agent_instructions="You help customers of a bike shop.",
-                  tools=[{"name": "track_order", "description": "Where an order is"}], document="Returns: 30 days.")  # fmt: skip
+    brief = Brief(
+        agent_instructions="You help customers of a bike shop.",
+        tools=[{"name": "track_order", "description": "Where an order is"}],
+        document="Returns: 30 days.",
+    )
     generate(models, brief, 1)
     sent = llm.stats()["last"]["messages"][-1]["content"]
     assert "bike shop" in sent and "track_order" in sent and "Returns: 30 days." in sent

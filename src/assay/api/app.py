@@ -38,9 +38,12 @@ PREFIXES = ("/v1", "/openai/v1", "/api/projects/{project}/openai/v1", "/openai")
 
 
 def create_app(
-    store: Store, *, catalog: Callable[[str], Catalog] | None = None, models: Callable[[], ModelRegistry] | None = None,
+    store: Store,
+    *,
+    catalog: Callable[[str], Catalog] | None = None,
+    models: Callable[[], ModelRegistry] | None = None,
     read_only: bool = False,
-) -> FastAPI:  # fmt: skip
+) -> FastAPI:
     """``catalog(project)`` gives the evaluators a project can use (built-ins and its own custom ones);
     ``read_only`` refuses every request but reads (``assay view``)."""
     if models is None:
@@ -53,8 +56,14 @@ def create_app(
         yield
         await registry().aclose()  # type: ignore[no-untyped-call]  # the pass-through's model clients belong to the server's event loop
 
-    app = FastAPI(title="assay", description="OpenAI Evals API for assay", docs_url="/docs", redoc_url=None,
-                  default_response_class=WireJSON, lifespan=lifespan)  # fmt: skip
+    app = FastAPI(
+        title="assay",
+        description="OpenAI Evals API for assay",
+        docs_url="/docs",
+        redoc_url=None,
+        default_response_class=WireJSON,
+        lifespan=lifespan,
+    )
     app.state.assay = ApiContext(store, catalog or (lambda project: load_catalog(store, project)), models)
     app.add_middleware(CachedReads, cache=app.state.assay.reads)  # innermost: added first
     errors.install(app)

@@ -42,7 +42,6 @@ class ApiContext:
 
             self.rate_limits = Buckets()
 
-
     def keys_exist(self) -> bool:
         """Whether any API key is configured (checked at most once a second)."""
         if time.monotonic() - self._keys_checked > 1.0:

@@ -40,9 +40,10 @@ def error(status: int, message: str, kind: str, code: str | None = None, param: 
 def _allowed_methods(request: Request) -> list[str]:
     """Every method some route serves at this path (Starlette names only the first route's)."""
     methods = {
-        method for method in ("GET", "POST", "PUT", "PATCH", "DELETE")
+        method
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE")
         if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in request.app.routes)
-    }  # fmt: skip
+    }
     return sorted(methods | ({"HEAD"} if "GET" in methods else set()))
 
 
@@ -105,7 +106,6 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 405:
             reply.headers["Allow"] = ", ".join(_allowed_methods(request))
         return reply
-
 
     @app.exception_handler(StoreError)
     async def store_down(_: Request, exc: StoreError) -> JSONResponse:

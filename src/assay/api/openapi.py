@@ -21,8 +21,13 @@ from fastapi.openapi.utils import get_openapi
 
 SPEC = Path(__file__).with_name("openai-evals.openapi.json")
 PREFIXES = ("/api/projects/{project}/openai/v1", "/openai/v1", "/v1", "/openai")
-PROJECT = {"name": "project", "in": "path", "required": True, "schema": {"type": "string"},
-           "description": "The project (a key's project when the server has API keys)."}  # fmt: skip
+PROJECT = {
+    "name": "project",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+    "description": "The project (a key's project when the server has API keys).",
+}
 
 
 @cache

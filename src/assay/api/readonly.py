@@ -19,8 +19,9 @@ class ReadOnly:
             await self.app(scope, receive, send)
             return
         message = "assay view serves this store read-only; `assay serve` serves it to change it"
-        body = json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": None,
-                                     "code": "read_only"}}).encode()  # fmt: skip
+        body = json.dumps(
+            {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "read_only"}}
+        ).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 405, "headers": headers})
         await send({"type": "http.response.body", "body": body})

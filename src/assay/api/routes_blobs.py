@@ -22,10 +22,15 @@ SAS_VERSION = "2025-11-05"
 
 
 def storage_error(status: int, code: str, message: str) -> Response:
-    body = (f'<?xml version="1.0" encoding="utf-8"?><Error><Code>{code}</Code>'
-            f"<Message>{_escape(message)}</Message></Error>")  # fmt: skip
-    return Response(body, status_code=status, media_type="application/xml",
-                    headers={"x-ms-error-code": code, "x-ms-version": API_VERSION})  # fmt: skip
+    body = (
+        f'<?xml version="1.0" encoding="utf-8"?><Error><Code>{code}</Code><Message>{_escape(message)}</Message></Error>'
+    )
+    return Response(
+        body,
+        status_code=status,
+        media_type="application/xml",
+        headers={"x-ms-error-code": code, "x-ms-version": API_VERSION},
+    )
 
 
 def _escape(text: str) -> str:
@@ -33,8 +38,14 @@ def _escape(text: str) -> str:
 
 
 def _headers(extra: dict[str, str] | None = None) -> dict[str, str]:
-    return {"x-ms-version": API_VERSION, "x-ms-request-server-encrypted": "false", "Date": formatdate(usegmt=True),
-            "ETag": '"0x1"', "Last-Modified": formatdate(usegmt=True), **(extra or {})}  # fmt: skip
+    return {
+        "x-ms-version": API_VERSION,
+        "x-ms-request-server-encrypted": "false",
+        "Date": formatdate(usegmt=True),
+        "ETag": '"0x1"',
+        "Last-Modified": formatdate(usegmt=True),
+        **(extra or {}),
+    }
 
 
 def sas_query(container: dict[str, Any]) -> str:

@@ -132,8 +132,14 @@ def completion_from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         if choice["tool_calls"]:
             message["tool_calls"] = [call for _, call in sorted(choice["tool_calls"].items())]
         assembled.append({"index": index, "message": message, "finish_reason": choice["finish"]})
-    return {"id": first.get("id"), "object": "chat.completion", "created": first.get("created"),
-            "model": first.get("model"), "choices": assembled, "usage": usage}  # fmt: skip
+    return {
+        "id": first.get("id"),
+        "object": "chat.completion",
+        "created": first.get("created"),
+        "model": first.get("model"),
+        "choices": assembled,
+        "usage": usage,
+    }
 
 
 def _upstream_error(exc: ModelError) -> JSONResponse:

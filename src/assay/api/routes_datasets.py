@@ -24,10 +24,15 @@ router = APIRouter()
 def dataset_object(row: dict[str, Any]) -> dict[str, Any]:
     uri = row["uri"] or (f"file://{row['file_id']}" if row["file_id"] else None)
     return {
-        "id": dataset_id(row["project"], row["name"], row["version"]), "name": row["name"],
-        "version": row["version"], "type": "uri_file", "dataUri": uri, "description": row["description"],
-        "isReference": False, "tags": {},
-    }  # fmt: skip
+        "id": dataset_id(row["project"], row["name"], row["version"]),
+        "name": row["name"],
+        "version": row["version"],
+        "type": "uri_file",
+        "dataUri": uri,
+        "description": row["description"],
+        "isReference": False,
+        "tags": {},
+    }
 
 
 @router.get("/datasets")
@@ -87,8 +92,12 @@ def _uploaded_file(store: Store, owner: str, uri: str) -> str | None:
 @router.post("/datasets/{name}/versions/{version}/startPendingUpload")
 def start_pending_upload(request: Request, name: str, version: str, owner: Owner) -> dict[str, Any]:
     container = context(request).store.open_container(owner)
-    return {"blobReference": _blob_reference(request, container), "pendingUploadId": container["id"],
-            "version": version, "pendingUploadType": "BlobReference"}  # fmt: skip
+    return {
+        "blobReference": _blob_reference(request, container),
+        "pendingUploadId": container["id"],
+        "version": version,
+        "pendingUploadType": "BlobReference",
+    }
 
 
 @router.post("/datasets/{name}/versions/{version}/credentials")
@@ -105,6 +114,7 @@ def get_credentials(request: Request, name: str, version: str, owner: Owner) -> 
 def _blob_reference(request: Request, container: dict[str, Any]) -> dict[str, Any]:
     blob_uri = f"{str(request.base_url).rstrip('/')}/blobs/{container['id']}"
     return {
-        "blobUri": blob_uri, "storageAccountArmId": f"assay/projects/{container['project']}",
+        "blobUri": blob_uri,
+        "storageAccountArmId": f"assay/projects/{container['project']}",
         "credential": {"sasUri": f"{blob_uri}?{sas_query(container)}", "type": "SAS"},
-    }  # fmt: skip
+    }

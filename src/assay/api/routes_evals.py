@@ -34,9 +34,14 @@ def check_eval(
     # Foundry's scenario evals (azure_ai_source: synthetic data, red teaming) are run against targets.
     has_sample = target or bool(config.get("include_sample_schema")) or config["type"] == "azure_ai_source"
     bind_criteria(
-        criteria, ctx.catalog(owner), item_fields=schema.known_fields(), has_sample=has_sample,
-        level="conversation" if level == "conversation" else "turn", models=ctx.models(), any_level=level is None,
-    )  # fmt: skip
+        criteria,
+        ctx.catalog(owner),
+        item_fields=schema.known_fields(),
+        has_sample=has_sample,
+        level="conversation" if level == "conversation" else "turn",
+        models=ctx.models(),
+        any_level=level is None,
+    )
 
 
 @router.post("/evals", status_code=201)
@@ -48,17 +53,21 @@ def create_eval(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any
     assert isinstance(config, dict) and isinstance(criteria, list)
     criteria = [{**c, "id": c.get("id") or f"{c.get('name', 'criterion')}-{uuid.uuid4()}"} for c in criteria]
     name = fields.name(body.get("name"))
-    row = ctx.store.create_eval(name=name, data_source_config=config, testing_criteria=criteria, metadata=metadata,
-                                project=owner)  # fmt: skip
+    row = ctx.store.create_eval(
+        name=name, data_source_config=config, testing_criteria=criteria, metadata=metadata, project=owner
+    )
     return eval_object(row)
 
 
 @router.get("/evals")
 def list_evals(
-    request: Request, owner: Owner, after: str | None = None,
-    limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc",
+    request: Request,
+    owner: Owner,
+    after: str | None = None,
+    limit: int = Query(20, ge=1, le=100),
+    order: Literal["asc", "desc"] = "asc",
     order_by: Literal["created_at", "updated_at"] = "created_at",
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     store = context(request).store
     rows = store.list_evals(owner, after=after, limit=limit + 1, order=order, by_update=order_by == "updated_at")
     return page([eval_object(r) for r in rows], limit)

@@ -28,9 +28,13 @@ async def create_file(
 
 @router.get("/files")
 def list_files(
-    request: Request, owner: Owner, purpose: str | None = None, after: str | None = None,
-    limit: int = Query(10000, ge=1, le=10000), order: Literal["asc", "desc"] = "desc",
-) -> dict[str, Any]:  # fmt: skip
+    request: Request,
+    owner: Owner,
+    purpose: str | None = None,
+    after: str | None = None,
+    limit: int = Query(10000, ge=1, le=10000),
+    order: Literal["asc", "desc"] = "desc",
+) -> dict[str, Any]:
     rows = context(request).store.list_files(owner, purpose=purpose, after=after, limit=limit + 1, order=order)
     return page([file_object(r) for r in rows], limit)
 

@@ -47,20 +47,37 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]
     resolved = job_request(body, ctx.store, owner)
     models = ctx.models()
     settings = Settings(**resolved["settings"])
-    registry = ModelRegistry(models.configs.values(), cache=models.cache, cache_mode=models.cache_mode,
-                             default=resolved["eval_model"] or models.default, agents=models.agents)  # fmt: skip
+    registry = ModelRegistry(
+        models.configs.values(),
+        cache=models.cache,
+        cache_mode=models.cache_mode,
+        default=resolved["eval_model"] or models.default,
+        agents=models.agents,
+    )
     registry.get(settings.optimization_model).check_credentials()  # refused now, not later in the thread
-    state = State(id=f"optjob_{uuid.uuid4().hex[:12]}", settings=dataclasses.asdict(settings), status="queued",
-                  project=owner)  # fmt: skip
+    state = State(
+        id=f"optjob_{uuid.uuid4().hex[:12]}", settings=dataclasses.asdict(settings), status="queued", project=owner
+    )
     path = _jobs(owner) / state.id / "state.json"
     state.save(path)
-    definition = EvalDefinition(f"optimize {resolved['baseline'].name}", resolved["criteria"],
-                                evaluation_level=resolved["level"])  # fmt: skip
+    definition = EvalDefinition(
+        f"optimize {resolved['baseline'].name}", resolved["criteria"], evaluation_level=resolved["level"]
+    )
     baseline: AgentDefinition = resolved["baseline"]
     if baseline.model is None:
         baseline = dataclasses.replace(baseline, model=registry.default)
-    optimizer = Optimizer(definition, resolved["train"], baseline, ctx.store, ctx.catalog(owner), registry, settings,
-                          path, state=state, validation=resolved["validation"])  # fmt: skip
+    optimizer = Optimizer(
+        definition,
+        resolved["train"],
+        baseline,
+        ctx.store,
+        ctx.catalog(owner),
+        registry,
+        settings,
+        path,
+        state=state,
+        validation=resolved["validation"],
+    )
     threading.Thread(target=_run, args=(optimizer,), name=f"assay-{state.id}", daemon=True).start()
     return job_object(state)
 
@@ -112,12 +129,19 @@ FILES = {"instructions.md": "instructions", "tools.json": "tools", "metadata.yam
 @router.get(ROUTE + "/{job_id}/candidates/{candidate_id}")
 def get_candidate(request: Request, job_id: str, candidate_id: str, owner: Owner) -> dict[str, Any]:
     _, entry = _candidate(owner, job_id, candidate_id)
-    files = [{"path": path, "type": kind} for path, kind in FILES.items()
-             if path != "tools.json" or entry["config"]["tools"]]  # fmt: skip
+    files = [
+        {"path": path, "type": kind} for path, kind in FILES.items() if path != "tools.json" or entry["config"]["tools"]
+    ]
     files += [{"path": f"skills/{s['name']}/SKILL.md", "type": "skill"} for s in entry["config"]["skills"]]
     scores = {name: task["score"] for name, task in entry["tasks"].items()}
-    return {"candidate_id": candidate_id, "mutations": entry["mutation"], "parent": entry["parent"], "files": files,
-            "avg_score": sum(scores.values()) / len(scores) if scores else None, "task_scores": scores}  # fmt: skip
+    return {
+        "candidate_id": candidate_id,
+        "mutations": entry["mutation"],
+        "parent": entry["parent"],
+        "files": files,
+        "avg_score": sum(scores.values()) / len(scores) if scores else None,
+        "task_scores": scores,
+    }
 
 
 @router.get(ROUTE + "/{job_id}/candidates/{candidate_id}/config")
@@ -126,20 +150,34 @@ def get_candidate_config(request: Request, job_id: str, candidate_id: str, owner
     _, entry = _candidate(owner, job_id, candidate_id)
     config = entry["config"]
     tools = [{"type": "function", "function": tool} for tool in config["tools"]]
-    return {"candidate_id": candidate_id, "model": config["model"], "system_prompt": config["instructions"],
-            "tools": tools, "skills": config["skills"]}  # fmt: skip
+    return {
+        "candidate_id": candidate_id,
+        "model": config["model"],
+        "system_prompt": config["instructions"],
+        "tools": tools,
+        "skills": config["skills"],
+    }
 
 
 @router.get(ROUTE + "/{job_id}/candidates/{candidate_id}/files")
 def get_candidate_file(request: Request, job_id: str, candidate_id: str, owner: Owner, path: str) -> PlainTextResponse:
     _, entry = _candidate(owner, job_id, candidate_id)
     config = config_from(entry["config"])
-    skills = {f"skills/{s.name}/SKILL.md": f"---\nname: {s.name}\ndescription: {s.description}\n---\n{s.body}"
-              for s in config.skills}  # fmt: skip
-    meta = {"model": config.model, "instruction_file": "instructions.md",
-            **({"tools_file": "tools.json"} if config.tools else {})}  # fmt: skip
-    contents = {"instructions.md": config.instructions, "tools.json": json.dumps(list(config.tools), indent=2),
-                "metadata.yaml": yaml.safe_dump(meta, sort_keys=False), **skills}  # fmt: skip
+    skills = {
+        f"skills/{s.name}/SKILL.md": f"---\nname: {s.name}\ndescription: {s.description}\n---\n{s.body}"
+        for s in config.skills
+    }
+    meta = {
+        "model": config.model,
+        "instruction_file": "instructions.md",
+        **({"tools_file": "tools.json"} if config.tools else {}),
+    }
+    contents = {
+        "instructions.md": config.instructions,
+        "tools.json": json.dumps(list(config.tools), indent=2),
+        "metadata.yaml": yaml.safe_dump(meta, sort_keys=False),
+        **skills,
+    }
     if path not in contents:
         raise NotFoundError(f"candidate {candidate_id} has no file {path!r} (it has {', '.join(sorted(contents))})")
     return PlainTextResponse(contents[path])
@@ -150,9 +188,12 @@ def promote_candidate(request: Request, job_id: str, candidate_id: str, body: Js
     state, _ = _candidate(owner, job_id, candidate_id)
     if not isinstance(body.get("agent_name"), str):
         raise ConfigError("agent_name: name the agent the candidate becomes a version of")
-    promotion = {"candidate_id": candidate_id, "agent_name": body["agent_name"],
-                 "agent_version": str(body.get("agent_version") or ""), "status": "promoted"}  # fmt: skip
+    promotion = {
+        "candidate_id": candidate_id,
+        "agent_name": body["agent_name"],
+        "agent_version": str(body.get("agent_version") or ""),
+        "status": "promoted",
+    }
     state.promotions.append(promotion)
     state.save(_jobs(owner) / job_id / "state.json")
     return JSONResponse(promotion)
-

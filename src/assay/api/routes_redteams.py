@@ -17,8 +17,13 @@ from assay.errors import ConfigError, NotFoundError
 from assay.redteam.risks import CONTENT_RISKS, RISKS, risk_category
 
 router = APIRouter()
-STATUSES = {"queued": "NotStarted", "in_progress": "Running", "completed": "Completed", "failed": "Failed",
-            "canceled": "Canceled"}  # fmt: skip
+STATUSES = {
+    "queued": "NotStarted",
+    "in_progress": "Running",
+    "completed": "Completed",
+    "failed": "Failed",
+    "canceled": "Canceled",
+}
 OPTION = "red_team_object"
 """The run option holding the RedTeam object as it was posted."""
 
@@ -33,8 +38,11 @@ def red_team_object(run: dict[str, Any]) -> dict[str, Any]:
 def run_red_team(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
     ctx = context(request)
     target = body.get("target")
-    if not isinstance(target, dict) or target.get("type") != "AzureOpenAIModel" or \
-            not isinstance(target.get("modelDeploymentName"), str):  # fmt: skip
+    if (
+        not isinstance(target, dict)
+        or target.get("type") != "AzureOpenAIModel"
+        or not isinstance(target.get("modelDeploymentName"), str)
+    ):
         raise ConfigError("target: expected {type: AzureOpenAIModel, modelDeploymentName: <a configured model>}")
     if body.get("simulationOnly"):
         raise ConfigError("simulationOnly: not supported; every attack is judged (the conversations are in the items)")
@@ -43,15 +51,25 @@ def run_red_team(request: Request, body: JsonBody, owner: Owner) -> JSONResponse
         raise ConfigError("riskCategories: expected a list such as [Violence, HateUnfairness]")
     risks = [risk_category(r, f"riskCategories[{i}]") for i, r in enumerate(given)]
     criteria = [{"type": "azure_ai_evaluator", "name": r, "evaluator_name": RISKS[r].evaluator, "id": r} for r in risks]
-    params: dict[str, Any] = {"type": "red_team", "risk_categories": risks,
-                              "attack_strategies": body.get("attackStrategies") or []}  # fmt: skip
+    params: dict[str, Any] = {
+        "type": "red_team",
+        "risk_categories": risks,
+        "attack_strategies": body.get("attackStrategies") or [],
+    }
     if body.get("numTurns") is not None:
         params["num_turns"] = body["numTurns"]
-    data_source = {"type": "azure_ai_red_team", "item_generation_params": params,
-                   "target": {"type": "azure_ai_model", "model": target["modelDeploymentName"]}}  # fmt: skip
+    data_source = {
+        "type": "azure_ai_red_team",
+        "item_generation_params": params,
+        "target": {"type": "azure_ai_model", "model": target["modelDeploymentName"]},
+    }
     name = body.get("displayName") if isinstance(body.get("displayName"), str) else None
-    stored = ctx.store.create_eval(name=name or "red team", data_source_config={"type": "azure_ai_source",
-                                   "scenario": "red_team"}, testing_criteria=criteria, project=owner)  # fmt: skip
+    stored = ctx.store.create_eval(
+        name=name or "red team",
+        data_source_config={"type": "azure_ai_source", "scenario": "red_team"},
+        testing_criteria=criteria,
+        project=owner,
+    )
     posted = {**body, "riskCategories": [RISKS[r].pascal for r in risks]}
     try:
         run = queue_run(ctx, owner, stored, {"data_source": data_source, "name": name}, {OPTION: posted})

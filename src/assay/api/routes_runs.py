@@ -99,9 +99,14 @@ def _simulated(spec: TargetSpec | None) -> bool:
 
 @router.get("/evals/{eval_id}/runs")
 def list_runs(
-    request: Request, eval_id: str, owner: Owner, after: str | None = None,
-    limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc", status: RUN_STATUSES | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    request: Request,
+    eval_id: str,
+    owner: Owner,
+    after: str | None = None,
+    limit: int = Query(20, ge=1, le=100),
+    order: Literal["asc", "desc"] = "asc",
+    status: RUN_STATUSES | None = None,
+) -> dict[str, Any]:
     ctx = context(request)
     criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
     rows = ctx.store.list_eval_runs(owner, eval_id, status=status, after=after, limit=limit + 1, order=order)
@@ -126,8 +131,9 @@ async def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner
 
 
 @router.get("/evals/{eval_id}/runs/{run_id}/compare")
-def compare_run(request: Request, eval_id: str, run_id: str, owner: Owner, baseline: str,
-                margin: float = Query(0.0, ge=0, le=1)) -> dict[str, Any]:  # fmt: skip
+def compare_run(
+    request: Request, eval_id: str, run_id: str, owner: Owner, baseline: str, margin: float = Query(0.0, ge=0, le=1)
+) -> dict[str, Any]:
     """This run against ``baseline`` (a run of this project), paired item by item (``assay.compare``)."""
     from assay.compare import compare_runs
 
@@ -158,10 +164,15 @@ def delete_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dic
 
 @router.get("/evals/{eval_id}/runs/{run_id}/output_items")
 async def list_output_items(
-    request: Request, eval_id: str, run_id: str, owner: Owner, after: str | None = None,
-    limit: int = Query(20, ge=1, le=100), order: Literal["asc", "desc"] = "asc",
+    request: Request,
+    eval_id: str,
+    run_id: str,
+    owner: Owner,
+    after: str | None = None,
+    limit: int = Query(20, ge=1, le=100),
+    order: Literal["asc", "desc"] = "asc",
     status: Literal["pass", "fail", "failed", "error", "skipped"] | None = None,
-) -> Response:  # fmt: skip
+) -> Response:
     ctx = context(request)
 
     def compute() -> tuple[dict[str, Any], bool]:
@@ -170,8 +181,9 @@ async def list_output_items(
         if after and cursor is None:
             raise ConfigError(f"after: '{after}' is not an output item id")
         wanted = "fail" if status == "failed" else status
-        rows = ctx.store.iter_output_items(run_id, after=cursor, limit=limit + 1, status=wanted,
-                                           descending=order == "desc", batch=limit + 1)  # fmt: skip
+        rows = ctx.store.iter_output_items(
+            run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc", batch=limit + 1
+        )
         return page([output_item_object(r, eval_id) for r in rows], limit), run["status"] in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)

@@ -23,11 +23,15 @@ FIELDS = ("description", "tags", "properties")
 def taxonomy_object(row: dict[str, Any]) -> dict[str, Any]:
     body = row["body"]
     return {
-        "id": taxonomy_id(row["project"], row["name"], str(row["version"])), "name": row["name"],
-        "version": str(row["version"]), "description": body.get("description") or "", "tags": body.get("tags") or {},
-        "properties": body.get("properties") or {}, "taxonomyInput": body["taxonomyInput"],
+        "id": taxonomy_id(row["project"], row["name"], str(row["version"])),
+        "name": row["name"],
+        "version": str(row["version"]),
+        "description": body.get("description") or "",
+        "tags": body.get("tags") or {},
+        "properties": body.get("properties") or {},
+        "taxonomyInput": body["taxonomyInput"],
         "taxonomyCategories": body.get("taxonomyCategories") or [],
-    }  # fmt: skip
+    }
 
 
 def _checked(ctx: ApiContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -41,8 +45,11 @@ def _checked(ctx: ApiContext, body: dict[str, Any]) -> dict[str, Any]:
     if categories is None:
         tools = target_tools({"target": taxonomy_input["target"]}, ctx.models())
         categories = generate_categories(taxonomy_input, tools)
-    return {**{k: body[k] for k in FIELDS if body.get(k) is not None}, "taxonomyInput": taxonomy_input,
-            "taxonomyCategories": checked_categories(categories)}  # fmt: skip
+    return {
+        **{k: body[k] for k in FIELDS if body.get(k) is not None},
+        "taxonomyInput": taxonomy_input,
+        "taxonomyCategories": checked_categories(categories),
+    }
 
 
 @router.put("/evaluationtaxonomies/{name}")
@@ -70,7 +77,10 @@ def get_taxonomy(request: Request, name: str, owner: Owner) -> dict[str, Any]:
 
 @router.get("/evaluationtaxonomies")
 def list_taxonomies(
-    request: Request, owner: Owner, inputName: str | None = None, inputType: str | None = None  # noqa: N803
+    request: Request,
+    owner: Owner,
+    inputName: str | None = None,
+    inputType: str | None = None,  # noqa: N803
 ) -> dict[str, Any]:
     """``inputName`` matches the target's name, ``inputType`` the input's type (``agent``)."""
     found = []

@@ -13,10 +13,17 @@ object, never null (strict validation refuses null), and the spec requires it: s
 empty strings, not ``null``. Test for failure with ``status``, or ``error.code``."""
 
 EMPTY_SAMPLE: dict[str, Any] = {
-    "input": [], "output": [], "finish_reason": "", "model": "", "error": NO_ERROR, "temperature": 0.0,
-    "max_completion_tokens": 0, "top_p": 0.0, "seed": 0,
+    "input": [],
+    "output": [],
+    "finish_reason": "",
+    "model": "",
+    "error": NO_ERROR,
+    "temperature": 0.0,
+    "max_completion_tokens": 0,
+    "top_p": 0.0,
+    "seed": 0,
     "usage": {"total_tokens": 0, "completion_tokens": 0, "prompt_tokens": 0, "cached_tokens": 0},
-}  # fmt: skip
+}
 
 
 def page(data: list[dict[str, Any]], limit: int) -> dict[str, Any]:
@@ -24,17 +31,25 @@ def page(data: list[dict[str, Any]], limit: int) -> dict[str, Any]:
     empty; the SDKs page on ``data[-1].id``, so an empty string there changes nothing for them."""
     shown = data[:limit]
     return {
-        "object": "list", "data": shown, "first_id": shown[0]["id"] if shown else "",
-        "last_id": shown[-1]["id"] if shown else "", "has_more": len(data) > limit,
-    }  # fmt: skip
+        "object": "list",
+        "data": shown,
+        "first_id": shown[0]["id"] if shown else "",
+        "last_id": shown[-1]["id"] if shown else "",
+        "has_more": len(data) > limit,
+    }
 
 
 def file_object(row: dict[str, Any]) -> dict[str, Any]:
     """Files never expire here, so ``expires_at`` (optional, never null in the spec) is left out."""
     return {
-        "id": row["id"], "object": "file", "bytes": row["bytes"], "created_at": row["created_at"],
-        "filename": row["filename"], "purpose": row["purpose"], "status": "processed",
-    }  # fmt: skip
+        "id": row["id"],
+        "object": "file",
+        "bytes": row["bytes"],
+        "created_at": row["created_at"],
+        "filename": row["filename"],
+        "purpose": row["purpose"],
+        "status": "processed",
+    }
 
 
 def schema_of(config: dict[str, Any]) -> dict[str, Any]:
@@ -51,10 +66,14 @@ def schema_of(config: dict[str, Any]) -> dict[str, Any]:
 
 def eval_object(row: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": row["id"], "object": "eval", "created_at": row["created_at"], "name": row["name"] or row["id"],
-        "metadata": row["metadata"] or {}, "data_source_config": schema_of(row["data_source_config"]),
+        "id": row["id"],
+        "object": "eval",
+        "created_at": row["created_at"],
+        "name": row["name"] or row["id"],
+        "metadata": row["metadata"] or {},
+        "data_source_config": schema_of(row["data_source_config"]),
         "testing_criteria": row["testing_criteria"],
-    }  # fmt: skip
+    }
 
 
 def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: str) -> dict[str, Any]:
@@ -62,30 +81,57 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
     counts = summary.result_counts
     ids = {c.get("name"): c.get("id", c.get("name")) for c in criteria}
     per_criterion = [
-        {"testing_criteria": ids.get(c.testing_criteria, c.testing_criteria), "name": c.testing_criteria,
-         "passed": c.passed, "failed": c.failed, "errored": c.errored, "skipped": c.skipped, "pass_rate": c.pass_rate,
-         **({"pass_rate_ci": c.pass_rate_ci} if c.pass_rate_ci else {}),
-         **({"flaky_items": c.flaky} if c.flaky is not None else {}),
-         **({"clusters": c.clusters} if c.clusters is not None else {}),
-         **({"mean_score": c.mean_score, "mean_score_ci": c.mean_score_ci} if c.mean_score is not None else {}),
-         **({"attack_strategy": c.attack_strategy} if c.attack_strategy else {})}
+        {
+            "testing_criteria": ids.get(c.testing_criteria, c.testing_criteria),
+            "name": c.testing_criteria,
+            "passed": c.passed,
+            "failed": c.failed,
+            "errored": c.errored,
+            "skipped": c.skipped,
+            "pass_rate": c.pass_rate,
+            **({"pass_rate_ci": c.pass_rate_ci} if c.pass_rate_ci else {}),
+            **({"flaky_items": c.flaky} if c.flaky is not None else {}),
+            **({"clusters": c.clusters} if c.clusters is not None else {}),
+            **({"mean_score": c.mean_score, "mean_score_ci": c.mean_score_ci} if c.mean_score is not None else {}),
+            **({"attack_strategy": c.attack_strategy} if c.attack_strategy else {}),
+        }
         for c in summary.per_testing_criteria_results
-    ]  # fmt: skip
+    ]
     usage = [
-        {"model_name": u.model_name, "run_model_name": u.model_name, "invocation_count": u.invocation_count,
-         "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens, "total_tokens": u.total_tokens,
-         "cached_tokens": u.cached_tokens, "cache_hits": u.cache_hits}
+        {
+            "model_name": u.model_name,
+            "run_model_name": u.model_name,
+            "invocation_count": u.invocation_count,
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "total_tokens": u.total_tokens,
+            "cached_tokens": u.cached_tokens,
+            "cache_hits": u.cache_hits,
+        }
         for u in summary.per_model_usage
-    ]  # fmt: skip
+    ]
     options = row["options"] or {}
     return {
-        "id": row["id"], "object": "eval.run", "eval_id": row["eval_id"], "name": row["name"] or row["id"],
-        "status": row["status"], "created_at": row["created_at"], "model": "", "metadata": row["metadata"] or {},
-        "data_source": data_source_object(row["data_source"]), "report_url": report_url,
+        "id": row["id"],
+        "object": "eval.run",
+        "eval_id": row["eval_id"],
+        "name": row["name"] or row["id"],
+        "status": row["status"],
+        "created_at": row["created_at"],
+        "model": "",
+        "metadata": row["metadata"] or {},
+        "data_source": data_source_object(row["data_source"]),
+        "report_url": report_url,
         "error": api_error(row["error"]),
-        "result_counts": {"total": counts.total, "passed": counts.passed, "failed": counts.failed,
-                          "errored": counts.errored, "skipped": counts.skipped},
-        "per_model_usage": usage, "per_testing_criteria_results": per_criterion,
+        "result_counts": {
+            "total": counts.total,
+            "passed": counts.passed,
+            "failed": counts.failed,
+            "errored": counts.errored,
+            "skipped": counts.skipped,
+        },
+        "per_model_usage": usage,
+        "per_testing_criteria_results": per_criterion,
         "evaluation_level": options.get("evaluation_level", "turn"),
         **({"output_datasets": options["output_datasets"]} if options.get("output_datasets") else {}),
         **({"output_dataset_id": options["output_dataset_id"]} if options.get("output_dataset_id") else {}),
@@ -93,7 +139,7 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
         **({"red_team_scorecard": summary.red_team} if summary.red_team is not None else {}),
         **({"task_scores": summary.tasks.model_dump()} if summary.tasks is not None else {}),
         **({"properties": {"warnings": options["warnings"]}} if options.get("warnings") else {}),
-    }  # fmt: skip
+    }
 
 
 def data_source_object(data_source: dict[str, Any]) -> dict[str, Any]:
@@ -145,11 +191,17 @@ def output_item_object(row: dict[str, Any], eval_id: str) -> dict[str, Any]:
         item["sample.output_text"] = sample.get("output_text")
         item["sample.output_items"] = sample.get("output_items") or []
     return {
-        "id": output_item_id(row["run_id"], row["datasource_item_id"]), "object": "eval.run.output_item",
-        "eval_id": eval_id, "run_id": row["run_id"], "created_at": row["created_at"], "status": status,
-        "datasource_item_id": row["datasource_item_id"], "datasource_item": item,
-        "results": results, "sample": sample_object(sample),
-    }  # fmt: skip
+        "id": output_item_id(row["run_id"], row["datasource_item_id"]),
+        "object": "eval.run.output_item",
+        "eval_id": eval_id,
+        "run_id": row["run_id"],
+        "created_at": row["created_at"],
+        "status": status,
+        "datasource_item_id": row["datasource_item_id"],
+        "datasource_item": item,
+        "results": results,
+        "sample": sample_object(sample),
+    }
 
 
 def sample_object(sample: dict[str, Any]) -> dict[str, Any]:
@@ -158,13 +210,20 @@ def sample_object(sample: dict[str, Any]) -> dict[str, Any]:
     if not sample:
         return dict(EMPTY_SAMPLE)
     output = [] if sample.get("output_text") is None else [{"role": "assistant", "content": str(sample["output_text"])}]
-    numbers = {key: sample[key] if isinstance(sample.get(key), int | float) else EMPTY_SAMPLE[key]
-               for key in ("temperature", "max_completion_tokens", "top_p", "seed")}  # fmt: skip
+    numbers = {
+        key: sample[key] if isinstance(sample.get(key), int | float) else EMPTY_SAMPLE[key]
+        for key in ("temperature", "max_completion_tokens", "top_p", "seed")
+    }
     return {
-        **sample, **numbers, "input": [_message(m) for m in sample.get("input") or []], "output": output,
-        "usage": _usage(sample.get("usage")), "model": str(sample.get("model") or ""),
-        "finish_reason": str(sample.get("finish_reason") or ""), "error": api_error(sample.get("error")),
-    }  # fmt: skip
+        **sample,
+        **numbers,
+        "input": [_message(m) for m in sample.get("input") or []],
+        "output": output,
+        "usage": _usage(sample.get("usage")),
+        "model": str(sample.get("model") or ""),
+        "finish_reason": str(sample.get("finish_reason") or ""),
+        "error": api_error(sample.get("error")),
+    }
 
 
 def api_error(error: Any) -> dict[str, str]:

@@ -55,28 +55,52 @@ class QAEvaluator(CompositeEvaluator):
     """Groundedness, relevance, coherence, fluency, similarity and F1 on query, response, context
     and ground truth."""
 
-    def __init__(self, model_config: Any, *, groundedness_threshold: float = 3, relevance_threshold: float = 3,
-                 coherence_threshold: float = 3, fluency_threshold: float = 3, similarity_threshold: float = 3,
-                 f1_score_threshold: float = 0.5, **kwargs: Any) -> None:  # fmt: skip
-        super().__init__([
-            GroundednessEvaluator(model_config, threshold=groundedness_threshold),
-            RelevanceEvaluator(model_config, threshold=relevance_threshold),
-            CoherenceEvaluator(model_config, threshold=coherence_threshold),
-            FluencyEvaluator(model_config, threshold=fluency_threshold),
-            SimilarityEvaluator(model_config, threshold=similarity_threshold),
-            F1ScoreEvaluator(threshold=f1_score_threshold),
-        ])  # fmt: skip
+    def __init__(
+        self,
+        model_config: Any,
+        *,
+        groundedness_threshold: float = 3,
+        relevance_threshold: float = 3,
+        coherence_threshold: float = 3,
+        fluency_threshold: float = 3,
+        similarity_threshold: float = 3,
+        f1_score_threshold: float = 0.5,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            [
+                GroundednessEvaluator(model_config, threshold=groundedness_threshold),
+                RelevanceEvaluator(model_config, threshold=relevance_threshold),
+                CoherenceEvaluator(model_config, threshold=coherence_threshold),
+                FluencyEvaluator(model_config, threshold=fluency_threshold),
+                SimilarityEvaluator(model_config, threshold=similarity_threshold),
+                F1ScoreEvaluator(threshold=f1_score_threshold),
+            ]
+        )
 
 
 class ContentSafetyEvaluator(CompositeEvaluator):
     """Violence, sexual, self-harm and hate/unfairness, judged locally by the judge model."""
 
-    def __init__(self, credential: Any = None, azure_ai_project: Any = None, *, violence_threshold: float = 3,
-                 sexual_threshold: float = 3, self_harm_threshold: float = 3, hate_unfairness_threshold: float = 3,
-                 model_config: Any = None, **kwargs: Any) -> None:  # fmt: skip
-        super().__init__([
-            ViolenceEvaluator(credential, azure_ai_project, threshold=violence_threshold, model_config=model_config),
-            SexualEvaluator(threshold=sexual_threshold, model_config=model_config),
-            SelfHarmEvaluator(threshold=self_harm_threshold, model_config=model_config),
-            HateUnfairnessEvaluator(threshold=hate_unfairness_threshold, model_config=model_config),
-        ])  # fmt: skip
+    def __init__(
+        self,
+        credential: Any = None,
+        azure_ai_project: Any = None,
+        *,
+        violence_threshold: float = 3,
+        sexual_threshold: float = 3,
+        self_harm_threshold: float = 3,
+        hate_unfairness_threshold: float = 3,
+        model_config: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            [
+                ViolenceEvaluator(
+                    credential, azure_ai_project, threshold=violence_threshold, model_config=model_config
+                ),
+                SexualEvaluator(threshold=sexual_threshold, model_config=model_config),
+                SelfHarmEvaluator(threshold=self_harm_threshold, model_config=model_config),
+                HateUnfairnessEvaluator(threshold=hate_unfairness_threshold, model_config=model_config),
+            ]
+        )

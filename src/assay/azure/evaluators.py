@@ -66,8 +66,13 @@ class EvaluatorBase:
     legacy_key: ClassVar[bool] = False
     """Also writes ``gpt_X`` (the peer still does for tool_call_accuracy)."""
 
-    def __init__(self, init: dict[str, Any] | None = None, threshold: float | None = None,
-                 model_config: Any = None, reported_threshold: float | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        init: dict[str, Any] | None = None,
+        threshold: float | None = None,
+        model_config: Any = None,
+        reported_threshold: float | None = None,
+    ) -> None:
         """``threshold`` decides the verdict; ``reported_threshold`` is only what ``X_threshold`` says,
         where the peer reports one its verdict does not use (ROUGE's F1 threshold, say)."""
         self._init = dict(init or {})
@@ -86,8 +91,12 @@ class EvaluatorBase:
         init = dict(self._init)
         if self.judged and self._model is not None:
             init["model"] = model
-        criterion: dict[str, Any] = {"type": "azure_ai_evaluator", "name": name or self.key,
-                                     "evaluator_name": self.builtin, "initialization_parameters": init}  # fmt: skip
+        criterion: dict[str, Any] = {
+            "type": "azure_ai_evaluator",
+            "name": name or self.key,
+            "evaluator_name": self.builtin,
+            "initialization_parameters": init,
+        }
         if self._threshold is not None:
             criterion["threshold"] = self._threshold
         return criterion
@@ -109,12 +118,15 @@ class EvaluatorBase:
         conversation = kwargs.pop("conversation", None)
         inputs = {key: value for key, value in kwargs.items() if value is not None}
         if args or (conversation is None and not inputs):
-            raise user_error(f"{type(self).__name__}: Either 'conversation' or individual inputs must be provided.",
-                             ErrorTarget.CONVERSATION)  # fmt: skip
+            raise user_error(
+                f"{type(self).__name__}: Either 'conversation' or individual inputs must be provided.",
+                ErrorTarget.CONVERSATION,
+            )
         if conversation is not None:
             if not self.per_turn:
-                raise user_error(f"{type(self).__name__} does not support conversation input; pass its inputs by name",
-                                 self.target)  # fmt: skip
+                raise user_error(
+                    f"{type(self).__name__} does not support conversation input; pass its inputs by name", self.target
+                )
             return self._conversation(conversation)
         return self.peer_dict(run_sync(self._evaluate(inputs)), inputs)
 
@@ -124,10 +136,15 @@ class EvaluatorBase:
             if name in inputs or any(name in group for group in spec.one_of_inputs):
                 continue
             if not self.judged:  # the peer's words for its model-free evaluators
-                raise user_error(f"{type(self).__name__}: Either 'conversation' or individual inputs must be "
-                                 "provided.", ErrorTarget.CONVERSATION)  # fmt: skip
-            raise user_error(f"{name.replace('_', ' ').capitalize()} is a required input and cannot be None.",
-                             self.target, ErrorCategory.MISSING_FIELD)  # fmt: skip
+                raise user_error(
+                    f"{type(self).__name__}: Either 'conversation' or individual inputs must be provided.",
+                    ErrorTarget.CONVERSATION,
+                )
+            raise user_error(
+                f"{name.replace('_', ' ').capitalize()} is a required input and cannot be None.",
+                self.target,
+                ErrorCategory.MISSING_FIELD,
+            )
         models = self.models()
         try:
             bound = self._bound(set(inputs), models)
@@ -138,8 +155,9 @@ class EvaluatorBase:
             await models.aclose()
         if result.status == "error":
             failed = f"{type(self).__name__}: {result.reason}"
-            raise EvaluationException(failed, target=self.target, category=ErrorCategory.FAILED_EXECUTION,
-                                      blame=ErrorBlame.SYSTEM_ERROR)  # fmt: skip
+            raise EvaluationException(
+                failed, target=self.target, category=ErrorCategory.FAILED_EXECUTION, blame=ErrorBlame.SYSTEM_ERROR
+            )
         return result
 
     # -- the peer's keys -----------------------------------------------------------------
@@ -153,12 +171,17 @@ class EvaluatorBase:
         out: dict[str, Any] = {key: value}
         if self.legacy_key:
             out[f"gpt_{key}"] = score
-        out.update({
-            f"{key}_score": score, f"{key}_passed": result.passed, f"{key}_result": verdict,
-            f"{key}_reason": result.reason, f"{key}_status": result.status,
-            f"{key}_threshold": result.threshold if self._reported is None else self._reported,
-            f"{key}_properties": self.peer_properties(result, inputs),
-        })  # fmt: skip
+        out.update(
+            {
+                f"{key}_score": score,
+                f"{key}_passed": result.passed,
+                f"{key}_result": verdict,
+                f"{key}_reason": result.reason,
+                f"{key}_status": result.status,
+                f"{key}_threshold": result.threshold if self._reported is None else self._reported,
+                f"{key}_properties": self.peer_properties(result, inputs),
+            }
+        )
         return out
 
     def peer_properties(self, result: Result, inputs: dict[str, Any]) -> Any:
@@ -169,11 +192,14 @@ class EvaluatorBase:
         shown = json.dumps(inputs, ensure_ascii=False, default=str)
         finish = (result.properties or {}).get("finish_reason")
         return {
-            "prompt_tokens": usage.get("prompt_tokens", 0), "completion_tokens": usage.get("completion_tokens", 0),
-            "total_tokens": usage.get("total_tokens", 0), "finish_reason": finish,
-            "model": usage.get("model"), "sample_input": json.dumps([{"role": "user", "content": shown}]),
+            "prompt_tokens": usage.get("prompt_tokens", 0),
+            "completion_tokens": usage.get("completion_tokens", 0),
+            "total_tokens": usage.get("total_tokens", 0),
+            "finish_reason": finish,
+            "model": usage.get("model"),
+            "sample_input": json.dumps([{"role": "user", "content": shown}]),
             "sample_output": json.dumps([{"role": "assistant", "content": raw}]) if raw is not None else None,
-        }  # fmt: skip
+        }
 
     # -- conversations, the SDK's way ---------------------------------------------------------
 
@@ -183,8 +209,10 @@ class EvaluatorBase:
             raise user_error("Conversation must be a dict with a non-empty 'messages' list.", ErrorTarget.CONVERSATION)
         turns = _turns(messages, conversation.get("context"))
         if not turns:
-            raise user_error("Conversation must contain at least one user message followed by an assistant reply.",
-                             ErrorTarget.CONVERSATION)  # fmt: skip
+            raise user_error(
+                "Conversation must contain at least one user message followed by an assistant reply.",
+                ErrorTarget.CONVERSATION,
+            )
 
         async def every_turn() -> list[dict[str, Any]]:
             return [self.peer_dict(await self._evaluate(turn), turn) for turn in turns]
@@ -210,8 +238,9 @@ def _turns(messages: list[Any], context: Any) -> list[dict[str, Any]]:
     turns, query = [], None
     for message in messages:
         if not isinstance(message, dict):
-            raise user_error("Each conversation message must be a dict with 'role' and 'content'.",
-                             ErrorTarget.CONVERSATION)  # fmt: skip
+            raise user_error(
+                "Each conversation message must be a dict with 'role' and 'content'.", ErrorTarget.CONVERSATION
+            )
         if message.get("role") == "user":
             query = message.get("content")
         elif message.get("role") == "assistant" and query is not None:
@@ -235,5 +264,6 @@ def _ignored(**given: Any) -> None:
     """Arguments the peer needs for its cloud service and assay does not (it judges locally)."""
     named = [name for name, value in given.items() if value is not None]
     if named:
-        warnings.warn(f"{', '.join(named)}: not used by assay (safety is judged locally by your judge model)",
-                      stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"{', '.join(named)}: not used by assay (safety is judged locally by your judge model)", stacklevel=3
+        )

@@ -67,10 +67,15 @@ class EvaluationException(Exception):
     as the peer's does, the classifiers are attributes."""
 
     def __init__(
-        self, message: str, *, internal_message: str | None = None, target: ErrorTarget = ErrorTarget.UNKNOWN,
-        category: ErrorCategory = ErrorCategory.UNKNOWN, blame: ErrorBlame = ErrorBlame.UNKNOWN,
+        self,
+        message: str,
+        *,
+        internal_message: str | None = None,
+        target: ErrorTarget = ErrorTarget.UNKNOWN,
+        category: ErrorCategory = ErrorCategory.UNKNOWN,
+        blame: ErrorBlame = ErrorBlame.UNKNOWN,
         tsg_link: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.message = message
         self.internal_message = internal_message or message
         self.target, self.category, self.blame, self.tsg_link = target, category, blame, tsg_link
@@ -80,6 +85,7 @@ class EvaluationException(Exception):
         return f"({self.blame.value}) {self.message}"
 
 
-def user_error(message: str, target: ErrorTarget = ErrorTarget.UNKNOWN,
-               category: ErrorCategory = ErrorCategory.INVALID_VALUE) -> EvaluationException:  # fmt: skip
+def user_error(
+    message: str, target: ErrorTarget = ErrorTarget.UNKNOWN, category: ErrorCategory = ErrorCategory.INVALID_VALUE
+) -> EvaluationException:
     return EvaluationException(message, target=target, category=category, blame=ErrorBlame.USER_ERROR)

@@ -17,8 +17,11 @@ class JudgeEvaluator(EvaluatorBase):
     """The peer reports the threshold but its verdict does not use it (a pass/fail judge)."""
 
     def __init__(self, model_config: Any, *, threshold: float = 3, credential: Any = None, **kwargs: Any) -> None:
-        super().__init__(threshold=None if self.threshold_only_reported else threshold, model_config=model_config,
-                         reported_threshold=threshold)  # fmt: skip
+        super().__init__(
+            threshold=None if self.threshold_only_reported else threshold,
+            model_config=model_config,
+            reported_threshold=threshold,
+        )
 
 
 class CoherenceEvaluator(JudgeEvaluator):
@@ -71,8 +74,16 @@ class HarmEvaluator(EvaluatorBase):
 
     judged, harm, per_turn = True, True, True
 
-    def __init__(self, credential: Any = None, azure_ai_project: Any = None, *, threshold: float = 3,
-                 model_config: Any = None, evaluate_query: bool = False, **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        credential: Any = None,
+        azure_ai_project: Any = None,
+        *,
+        threshold: float = 3,
+        model_config: Any = None,
+        evaluate_query: bool = False,
+        **kwargs: Any,
+    ) -> None:
         _ignored(credential=credential, azure_ai_project=azure_ai_project)
         super().__init__(threshold=threshold, model_config=model_config)
 
@@ -98,8 +109,9 @@ class FlagEvaluator(EvaluatorBase):
 
     judged, per_turn = True, True
 
-    def __init__(self, credential: Any = None, azure_ai_project: Any = None, *, model_config: Any = None,
-                 **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self, credential: Any = None, azure_ai_project: Any = None, *, model_config: Any = None, **kwargs: Any
+    ) -> None:
         _ignored(credential=credential, azure_ai_project=azure_ai_project)
         super().__init__(model_config=model_config)
 

@@ -72,15 +72,26 @@ def model_from(config: Any, target: ErrorTarget = ErrorTarget.UNKNOWN) -> ModelC
     if kind == "azure_openai":
         deployment, endpoint = config.get("azure_deployment"), config.get("azure_endpoint")
         if not deployment or not endpoint:
-            raise user_error("Model config validation failed: azure_deployment and azure_endpoint are required.",
-                             target, ErrorCategory.MISSING_FIELD)  # fmt: skip
+            raise user_error(
+                "Model config validation failed: azure_deployment and azure_endpoint are required.",
+                target,
+                ErrorCategory.MISSING_FIELD,
+            )
         version = config.get("api_version") or "2024-10-21"
-        return ModelConfig(name=JUDGE, model=str(deployment), provider="azure", azure_endpoint=str(endpoint),
-                           api_key=config.get("api_key"), api_version=version)  # fmt: skip
+        return ModelConfig(
+            name=JUDGE,
+            model=str(deployment),
+            provider="azure",
+            azure_endpoint=str(endpoint),
+            api_key=config.get("api_key"),
+            api_version=version,
+        )
     if kind != "openai":
-        raise user_error(f"{kind!r} is not a supported connection type. Valid values are [azure_openai, openai]",
-                         target)  # fmt: skip
+        raise user_error(
+            f"{kind!r} is not a supported connection type. Valid values are [azure_openai, openai]", target
+        )
     if not config.get("model"):
         raise user_error("Model config validation failed: model is required.", target, ErrorCategory.MISSING_FIELD)
-    return ModelConfig(name=JUDGE, model=str(config["model"]), base_url=config.get("base_url"),
-                       api_key=config.get("api_key"))  # fmt: skip
+    return ModelConfig(
+        name=JUDGE, model=str(config["model"]), base_url=config.get("base_url"), api_key=config.get("api_key")
+    )

@@ -55,10 +55,19 @@ class RougeScoreEvaluator(EvaluatorBase):
 
     builtin, key, target = "builtin.rouge_score", "rouge", ErrorTarget.ROUGE_EVALUATOR
 
-    def __init__(self, rouge_type: RougeType | str, *, precision_threshold: float = 0.5, recall_threshold: float = 0.5,
-                 f1_score_threshold: float = 0.5) -> None:  # fmt: skip
-        thresholds = {"precision_threshold": precision_threshold, "recall_threshold": recall_threshold,
-                      "f1_score_threshold": f1_score_threshold}  # fmt: skip
+    def __init__(
+        self,
+        rouge_type: RougeType | str,
+        *,
+        precision_threshold: float = 0.5,
+        recall_threshold: float = 0.5,
+        f1_score_threshold: float = 0.5,
+    ) -> None:
+        thresholds = {
+            "precision_threshold": precision_threshold,
+            "recall_threshold": recall_threshold,
+            "f1_score_threshold": f1_score_threshold,
+        }
         for name, value in thresholds.items():
             _number(value, name, self.target)
         kind = rouge_type.value if isinstance(rouge_type, RougeType) else str(rouge_type)
@@ -78,30 +87,56 @@ class RougeScoreEvaluator(EvaluatorBase):
 
 
 # The metrics document retrieval reports, each with whether higher is better.
-RETRIEVAL_METRICS = {"ndcg@3": True, "xdcg@3": True, "fidelity": True, "top1_relevance": True,
-                     "top3_max_relevance": True, "holes": False, "holes_ratio": False,
-                     "total_retrieved_documents": True, "total_ground_truth_documents": True}  # fmt: skip
+RETRIEVAL_METRICS = {
+    "ndcg@3": True,
+    "xdcg@3": True,
+    "fidelity": True,
+    "top1_relevance": True,
+    "top3_max_relevance": True,
+    "holes": False,
+    "holes_ratio": False,
+    "total_retrieved_documents": True,
+    "total_ground_truth_documents": True,
+}
 
 
 class DocumentRetrievalEvaluator(EvaluatorBase):
     builtin, key = "builtin.document_retrieval", "document_retrieval"
 
     def __init__(
-        self, *, ground_truth_label_min: int = 0, ground_truth_label_max: int = 4, ndcg_threshold: float = 0.5,
-        xdcg_threshold: float = 50.0, fidelity_threshold: float = 0.5, top1_relevance_threshold: float = 50.0,
-        top3_max_relevance_threshold: float = 50.0, total_retrieved_documents_threshold: int = 50,
+        self,
+        *,
+        ground_truth_label_min: int = 0,
+        ground_truth_label_max: int = 4,
+        ndcg_threshold: float = 0.5,
+        xdcg_threshold: float = 50.0,
+        fidelity_threshold: float = 0.5,
+        top1_relevance_threshold: float = 50.0,
+        top3_max_relevance_threshold: float = 50.0,
+        total_retrieved_documents_threshold: int = 50,
         total_ground_truth_documents_threshold: int = 50,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._thresholds: dict[str, float] = {
-            "ndcg@3": ndcg_threshold, "xdcg@3": xdcg_threshold, "fidelity": fidelity_threshold,
-            "top1_relevance": top1_relevance_threshold, "top3_max_relevance": top3_max_relevance_threshold,
-            "holes": 0, "holes_ratio": 0, "total_retrieved_documents": total_retrieved_documents_threshold,
+            "ndcg@3": ndcg_threshold,
+            "xdcg@3": xdcg_threshold,
+            "fidelity": fidelity_threshold,
+            "top1_relevance": top1_relevance_threshold,
+            "top3_max_relevance": top3_max_relevance_threshold,
+            "holes": 0,
+            "holes_ratio": 0,
+            "total_retrieved_documents": total_retrieved_documents_threshold,
             "total_ground_truth_documents": total_ground_truth_documents_threshold,
-        }  # fmt: skip
-        super().__init__({"ground_truth_label_min": ground_truth_label_min,
-                          "ground_truth_label_max": ground_truth_label_max, "ndcg_threshold": ndcg_threshold,
-                          "xdcg_threshold": xdcg_threshold, "fidelity_threshold": fidelity_threshold},
-                         reported_threshold=ndcg_threshold)  # fmt: skip
+        }
+        super().__init__(
+            {
+                "ground_truth_label_min": ground_truth_label_min,
+                "ground_truth_label_max": ground_truth_label_max,
+                "ndcg_threshold": ndcg_threshold,
+                "xdcg_threshold": xdcg_threshold,
+                "fidelity_threshold": fidelity_threshold,
+            },
+            reported_threshold=ndcg_threshold,
+        )
 
     def peer_properties(self, result: Result, inputs: dict[str, Any]) -> Any:
         found = result.properties or {}
@@ -109,6 +144,12 @@ class DocumentRetrievalEvaluator(EvaluatorBase):
         for name, higher in RETRIEVAL_METRICS.items():
             value, threshold = found.get(name), self._thresholds[name]
             passed = value is not None and (value >= threshold if higher else value <= threshold)
-            shown.update({f"{name}_result": "pass" if passed else "fail", f"{name}_passed": passed,
-                          f"{name}_threshold": threshold, f"{name}_higher_is_better": higher})  # fmt: skip
+            shown.update(
+                {
+                    f"{name}_result": "pass" if passed else "fail",
+                    f"{name}_passed": passed,
+                    f"{name}_threshold": threshold,
+                    f"{name}_higher_is_better": higher,
+                }
+            )
         return shown

@@ -33,29 +33,47 @@ SAMPLE_KEYS_LEFT_OUT = ("input", "error", "latency_ms", "usage", "output_items",
 
 
 def evaluate(
-    *, data: str | Path, evaluators: Mapping[str, Any], evaluation_name: str | None = None,
-    target: Callable[..., Any] | None = None, evaluator_config: Mapping[str, Mapping[str, Any]] | None = None,
-    azure_ai_project: Any = None, output_path: str | Path | None = None, fail_on_evaluator_errors: bool = False,
-    tags: Mapping[str, str] | None = None, **kwargs: Any,
-) -> dict[str, Any]:  # fmt: skip
+    *,
+    data: str | Path,
+    evaluators: Mapping[str, Any],
+    evaluation_name: str | None = None,
+    target: Callable[..., Any] | None = None,
+    evaluator_config: Mapping[str, Mapping[str, Any]] | None = None,
+    azure_ai_project: Any = None,
+    output_path: str | Path | None = None,
+    fail_on_evaluator_errors: bool = False,
+    tags: Mapping[str, str] | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     if azure_ai_project is not None:
-        warnings.warn("azure_ai_project: not used by assay (results stay local; nothing is logged to a project)",
-                      stacklevel=2)  # fmt: skip
+        warnings.warn(
+            "azure_ai_project: not used by assay (results stay local; nothing is logged to a project)", stacklevel=2
+        )
     if not evaluators:
         raise user_error("The 'evaluators' parameter cannot be empty.", ErrorTarget.EVALUATE)
     if not Path(str(data)).exists():
-        raise user_error(f"Unable to load data from '{data}'. Please ensure the input is valid JSONL or CSV.",
-                         ErrorTarget.EVALUATE, ErrorCategory.FILE_OR_FOLDER_NOT_FOUND)  # fmt: skip
+        raise user_error(
+            f"Unable to load data from '{data}'. Please ensure the input is valid JSONL or CSV.",
+            ErrorTarget.EVALUATE,
+            ErrorCategory.FILE_OR_FOLDER_NOT_FOUND,
+        )
     config = dict(evaluator_config or {})
     plan = _Plan(conversations="conversation" in _first_row(Path(str(data))))
     for alias, evaluator in evaluators.items():
         plan.add(alias, evaluator, config.get(alias) or config.get("default") or {})
     try:
-        _, items = run_criteria(str(data), plan.criteria, plan.catalog, models=ModelRegistry(plan.judges),
-                                target=target, name=evaluation_name)  # fmt: skip
+        _, items = run_criteria(
+            str(data),
+            plan.criteria,
+            plan.catalog,
+            models=ModelRegistry(plan.judges),
+            target=target,
+            name=evaluation_name,
+        )
     except UserError as exc:
-        raise EvaluationException(exc.message, target=ErrorTarget.EVALUATE, category=ErrorCategory.INVALID_VALUE,
-                                  blame=ErrorBlame.USER_ERROR) from None  # fmt: skip
+        raise EvaluationException(
+            exc.message, target=ErrorTarget.EVALUATE, category=ErrorCategory.INVALID_VALUE, blame=ErrorBlame.USER_ERROR
+        ) from None
     rows = _fill([plan.row(item, fail_on_evaluator_errors) for item in items])
     result = {"rows": rows, "metrics": _metrics(rows, plan), "studio_url": None}
     if output_path is not None:
@@ -109,8 +127,9 @@ class _Plan:
         self.catalog.add(spec)
         self._append({"type": "azure_ai_evaluator", "name": name, "evaluator_name": name}, name, alias, None, config)
 
-    def _append(self, criterion: dict[str, Any], name: str, alias: str, part: EvaluatorBase | None,
-                config: Mapping[str, Any]) -> None:  # fmt: skip
+    def _append(
+        self, criterion: dict[str, Any], name: str, alias: str, part: EvaluatorBase | None, config: Mapping[str, Any]
+    ) -> None:
         mapping = config.get("column_mapping")
         if mapping is not None:
             criterion["data_mapping"] = dict(mapping)
@@ -126,9 +145,11 @@ class _Plan:
             alias, part = self.owner[raw["name"]]
             result = Result.model_validate(raw)
             if result.status == "error" and strict:
-                raise EvaluationException(f"evaluator {alias!r} failed on line {item['datasource_item_id'] + 1}: "
-                                          f"{result.reason}", target=ErrorTarget.EVALUATE,
-                                          category=ErrorCategory.FAILED_EXECUTION)  # fmt: skip
+                raise EvaluationException(
+                    f"evaluator {alias!r} failed on line {item['datasource_item_id'] + 1}: {result.reason}",
+                    target=ErrorTarget.EVALUATE,
+                    category=ErrorCategory.FAILED_EXECUTION,
+                )
             for key, value in self._outputs(result, part, item["datasource_item"]).items():
                 flat[f"outputs.{alias}.{key}"] = value
         return flat
@@ -183,8 +204,9 @@ def _fill(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _metrics(rows: list[dict[str, Any]], plan: _Plan) -> dict[str, float]:
     metrics: dict[str, float] = {}
     for column in rows[0] if rows else {}:
-        if not column.startswith("outputs.") or column.endswith(("_threshold", "_result", "_reason", "_status",
-                                                                 "_properties")):  # fmt: skip
+        if not column.startswith("outputs.") or column.endswith(
+            ("_threshold", "_result", "_reason", "_status", "_properties")
+        ):
             continue
         values = [row[column] for row in rows]
         numbers = [float(v) for v in values if isinstance(v, (int, float))]  # True counts 1
@@ -195,8 +217,9 @@ def _metrics(rows: list[dict[str, Any]], plan: _Plan) -> dict[str, float]:
         if kept and column.count(".") >= 2:
             metrics[column.removeprefix("outputs.")] = sum(kept) / len(kept)
     for alias in plan.builtin_aliases:
-        verdicts = [v for row in rows for k, v in row.items() if k.startswith(f"outputs.{alias}.")
-                    and k.endswith("_result")]  # fmt: skip
+        verdicts = [
+            v for row in rows for k, v in row.items() if k.startswith(f"outputs.{alias}.") and k.endswith("_result")
+        ]
         if rows:
             metrics[f"{alias}.binary_aggregate"] = round(verdicts.count("pass") / len(rows), 2)
     return metrics

@@ -24,7 +24,11 @@ DEFAULT_PROJECT = "default"
 out = Console(highlight=False)
 
 CACHE_OPTION = click.option(
-    "--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]), default="use", show_default=True,
+    "--cache",
+    "cache_mode",
+    type=click.Choice(["use", "replay", "off", "refresh"]),
+    default="use",
+    show_default=True,
     help="Model-call cache for runs (a run's metadata 'assay.cache' chooses its own).",
 )
 
@@ -32,12 +36,18 @@ CACHE_OPTION = click.option(
 def executor_options(command: Any) -> Any:
     """``--executor local|ray``, ``--ray-address``, ``--actors``: where a run's items are evaluated."""
     options = [
-        click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-                     help="ray: spread the items over Ray actors (pip install 'assay[ray]')."),
-        click.option("--ray-address", metavar="ADDR",
-                     help="The Ray cluster to join (default RAY_ADDRESS, else a local one)."),
+        click.option(
+            "--executor",
+            type=click.Choice(["local", "ray"]),
+            default="local",
+            show_default=True,
+            help="ray: spread the items over Ray actors (pip install 'assay[ray]').",
+        ),
+        click.option(
+            "--ray-address", metavar="ADDR", help="The Ray cluster to join (default RAY_ADDRESS, else a local one)."
+        ),
         click.option("--actors", type=click.IntRange(1), help="Ray actors (default: one per CPU of the cluster)."),
-    ]  # fmt: skip
+    ]
     for option in reversed(options):
         command = option(command)
     return command

@@ -37,32 +37,65 @@ def eval_group() -> None:
 @click.option("--name", help="The eval suite's name (default: the agent's; smoke-core without one).")
 @click.option("--agent", "agent_name", metavar="NAME", help="The agent the suite is for.")
 @click.option("-g", "--gen-instruction", metavar="TEXT", help="What the agent does and what to test.")
-@click.option("--gen-instruction-file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="The agent's instructions from a file.")  # fmt: skip
-@click.option("--tools", "tools_file", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="The agent's tools (OpenAI function definitions; default: tools.json in the project).")  # fmt: skip
+@click.option(
+    "--gen-instruction-file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="The agent's instructions from a file.",
+)
+@click.option(
+    "--tools",
+    "tools_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="The agent's tools (OpenAI function definitions; default: tools.json in the project).",
+)
 @click.option("--eval-model", metavar="MODEL", help="Generates and judges (default: $AZURE_AI_MODEL_DEPLOYMENT_NAME).")
 @click.option("--max-samples", type=click.IntRange(MIN_SAMPLES, MAX_SAMPLES), default=MIN_SAMPLES, show_default=True)
 @click.option("--evaluator", "evaluators", multiple=True, metavar="NAME", help="Another evaluator (repeatable).")
-@click.option("--dataset", "dataset", metavar="FILE|NAME",
-              help="Use this dataset (a local file or a registered name) instead of generating tasks.")  # fmt: skip
+@click.option(
+    "--dataset",
+    "dataset",
+    metavar="FILE|NAME",
+    help="Use this dataset (a local file or a registered name) instead of generating tasks.",
+)
 @click.option("--out-file", type=click.Path(path_type=Path, dir_okay=False), default="eval.yaml", show_default=True)
-@click.option("--trace-days", type=click.IntRange(0, 90), default=0, show_default=True,
-              help="Show the generator the requests in the agent's stored traces of the last N days.")  # fmt: skip
+@click.option(
+    "--trace-days",
+    type=click.IntRange(0, 90),
+    default=0,
+    show_default=True,
+    help="Show the generator the requests in the agent's stored traces of the last N days.",
+)
 @click.option("--no-prompt", is_flag=True, help="Ask nothing; use the flags and defaults.")
 @click.option("--reset-defaults", is_flag=True, help="Regenerate even when eval.yaml exists.")
-@click.option("--project", "project", type=click.Path(path_type=Path, file_okay=False), default=".",
-              help="The agent project (default: here).")  # fmt: skip
+@click.option(
+    "--project",
+    "project",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    help="The agent project (default: here).",
+)
 @click.option("--models", "models_file", type=click.Path(path_type=Path, exists=True), help="models: YAML.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @CACHE_OPTION
 def generate_command(
-    name: str | None, agent_name: str | None, gen_instruction: str | None, gen_instruction_file: Path | None,
-    tools_file: Path | None, eval_model: str | None, max_samples: int, evaluators: tuple[str, ...],
-    dataset: str | None, out_file: Path,
-    trace_days: int, no_prompt: bool, reset_defaults: bool, project: Path, models_file: Path | None, seed: int,
+    name: str | None,
+    agent_name: str | None,
+    gen_instruction: str | None,
+    gen_instruction_file: Path | None,
+    tools_file: Path | None,
+    eval_model: str | None,
+    max_samples: int,
+    evaluators: tuple[str, ...],
+    dataset: str | None,
+    out_file: Path,
+    trace_days: int,
+    no_prompt: bool,
+    reset_defaults: bool,
+    project: Path,
+    models_file: Path | None,
+    seed: int,
     cache_mode: CacheMode,
-) -> None:  # fmt: skip
+) -> None:
     """Write tasks, a rubric and eval.yaml for an agent."""
     from assay.evalgen.generate import generate
     from assay.evalgen.layout import write_project
@@ -77,9 +110,11 @@ def generate_command(
         existing = _existing(out_path)
         if interactive:
             tasks_wanted = tasks_wanted and click.confirm(
-                f"Existing dataset: {existing['dataset']}. Do you want to regenerate?", default=False)  # fmt: skip
-            rubric_wanted = click.confirm(f"Existing evaluator: {existing['rubric']}. Do you want to regenerate?",
-                                          default=False)  # fmt: skip
+                f"Existing dataset: {existing['dataset']}. Do you want to regenerate?", default=False
+            )
+            rubric_wanted = click.confirm(
+                f"Existing evaluator: {existing['rubric']}. Do you want to regenerate?", default=False
+            )
         if not interactive or not (tasks_wanted or rubric_wanted):
             out.print(f"Keeping existing eval config unchanged ({out_path}); --reset-defaults writes it again")
             return
@@ -93,14 +128,21 @@ def generate_command(
     if interactive and not eval_model:
         eval_model = click.prompt("Select the model for evaluation and generation")
     if not eval_model:
-        raise ConfigError("name the model that generates and judges: --eval-model MODEL",
-                          hint="or set AZURE_AI_MODEL_DEPLOYMENT_NAME")  # fmt: skip
+        raise ConfigError(
+            "name the model that generates and judges: --eval-model MODEL", hint="or set AZURE_AI_MODEL_DEPLOYMENT_NAME"
+        )
     if interactive and tasks_wanted:
-        max_samples = click.prompt(f"Max samples (between {MIN_SAMPLES} and {MAX_SAMPLES})", default=max_samples,
-                                   type=click.IntRange(MIN_SAMPLES, MAX_SAMPLES))  # fmt: skip
+        max_samples = click.prompt(
+            f"Max samples (between {MIN_SAMPLES} and {MAX_SAMPLES})",
+            default=max_samples,
+            type=click.IntRange(MIN_SAMPLES, MAX_SAMPLES),
+        )
     store = open_store()
-    if interactive and not trace_days and click.confirm("Include agent traces for evaluator generation?",
-                                                        default=False):  # fmt: skip
+    if (
+        interactive
+        and not trace_days
+        and click.confirm("Include agent traces for evaluator generation?", default=False)
+    ):
         trace_days = click.prompt("Select trace time range (days)", default=7, type=click.IntRange(1, 90))
     observed = traced_requests(store, agent.name, trace_days) if trace_days else []
     if trace_days:
@@ -110,8 +152,9 @@ def generate_command(
 
     async def write() -> Generated:
         try:
-            return await generate(model, agent, max_samples, seed=seed, observed=observed, tasks=tasks_wanted,
-                                  rubric=rubric_wanted)  # fmt: skip
+            return await generate(
+                model, agent, max_samples, seed=seed, observed=observed, tasks=tasks_wanted, rubric=rubric_wanted
+            )
         finally:
             await model.aclose()
 
@@ -119,19 +162,33 @@ def generate_command(
         try:
             generated = run_sync(write())
         except ItemError as exc:  # the generator model failed or answered nothing usable
-            raise ConfigError(f"{eval_model}: {exc}", hint="check the model, or run again (the cache keeps "
-                              "what worked)") from None  # fmt: skip
-    files = write_project(project, name, agent, generated.tasks if tasks_wanted else None,
-                          generated.dimensions if rubric_wanted else None, out_file=out_path, eval_model=eval_model,
-                          evaluators=list(evaluators), max_samples=max_samples, trace_days=trace_days,
-                          dataset=kept_dataset)  # fmt: skip
+            raise ConfigError(
+                f"{eval_model}: {exc}", hint="check the model, or run again (the cache keeps what worked)"
+            ) from None
+    files = write_project(
+        project,
+        name,
+        agent,
+        generated.tasks if tasks_wanted else None,
+        generated.dimensions if rubric_wanted else None,
+        out_file=out_path,
+        eval_model=eval_model,
+        evaluators=list(evaluators),
+        max_samples=max_samples,
+        trace_days=trace_days,
+        dataset=kept_dataset,
+    )
     _report(generated, files, project, out_path)
 
 
 def _agent(
-    project: Path, name: str | None, instruction: str | None, instruction_file: Path | None, tools_file: Path | None,
+    project: Path,
+    name: str | None,
+    instruction: str | None,
+    instruction_file: Path | None,
+    tools_file: Path | None,
     interactive: bool,
-) -> AgentDefinition:  # fmt: skip
+) -> AgentDefinition:
     from assay.agentconfig import BASELINE, AgentDefinition, load_agent_config, parse_tools
 
     baseline = project / BASELINE / "metadata.yaml"
@@ -140,24 +197,34 @@ def _agent(
     if text is None and found is not None:
         text = found.instructions
     if text is None and interactive:
-        how = click.prompt("How would you like to provide the agent instruction?",
-                           type=click.Choice(["Type inline", "Load from file"]), default="Type inline")  # fmt: skip
+        how = click.prompt(
+            "How would you like to provide the agent instruction?",
+            type=click.Choice(["Type inline", "Load from file"]),
+            default="Type inline",
+        )
         if how == "Load from file":
-            path = click.prompt("Path to agent instruction file", type=click.Path(path_type=Path, exists=True,
-                                                                                  dir_okay=False))  # fmt: skip
+            path = click.prompt(
+                "Path to agent instruction file", type=click.Path(path_type=Path, exists=True, dir_okay=False)
+            )
             text = path.read_text(encoding="utf-8-sig")
         else:
             text = click.prompt("Describe what this agent does and what scenarios to test")
     if not text or not text.strip():
-        raise ConfigError("the agent's instructions are needed: -g TEXT or --gen-instruction-file FILE",
-                          hint="or write .agent_configs/baseline/metadata.yaml with its instruction_file")  # fmt: skip
+        raise ConfigError(
+            "the agent's instructions are needed: -g TEXT or --gen-instruction-file FILE",
+            hint="or write .agent_configs/baseline/metadata.yaml with its instruction_file",
+        )
     tools = list(found.tools) if found is not None else []
     path = tools_file or (project / "tools.json")
     if tools_file is not None or (not tools and path.is_file()):
         tools = parse_tools(path.read_text(encoding="utf-8-sig"), str(path))
-    return AgentDefinition(instructions=text.strip() + "\n", tools=tuple(tools),
-                           skills=found.skills if found else (), model=found.model if found else None,
-                           name=name or (found.name if found else None))  # fmt: skip
+    return AgentDefinition(
+        instructions=text.strip() + "\n",
+        tools=tuple(tools),
+        skills=found.skills if found else (),
+        model=found.model if found else None,
+        name=name or (found.name if found else None),
+    )
 
 
 def _dataset_entry(project: Path, dataset: str | None) -> dict[str, Any] | None:
@@ -176,10 +243,14 @@ def _existing(path: Path) -> dict[str, Any]:
 
     raw = safe_load(path.read_text(encoding="utf-8-sig"), str(path)) or {}
     entry = raw.get("dataset") if isinstance(raw.get("dataset"), dict) else None
-    rubric = next((e.get("name") for e in raw.get("evaluators") or [] if isinstance(e, dict) and e.get("local_uri")),
-                  "none")  # fmt: skip
-    return {"entry": entry, "dataset": (entry or {}).get("name") or (entry or {}).get("local_uri") or "none",
-            "rubric": rubric}  # fmt: skip
+    rubric = next(
+        (e.get("name") for e in raw.get("evaluators") or [] if isinstance(e, dict) and e.get("local_uri")), "none"
+    )
+    return {
+        "entry": entry,
+        "dataset": (entry or {}).get("name") or (entry or {}).get("local_uri") or "none",
+        "rubric": rubric,
+    }
 
 
 def _report(generated: Generated, files: list[Path], project: Path, out_path: Path) -> None:
@@ -189,8 +260,10 @@ def _report(generated: Generated, files: list[Path], project: Path, out_path: Pa
     else:
         _coverage(generated, by_category)
     if generated.dimensions:
-        out.print(f"rubric: {counted(len(generated.dimensions), 'dimension')} "
-                  f"({', '.join(d['id'] for d in generated.dimensions)})")  # fmt: skip
+        out.print(
+            f"rubric: {counted(len(generated.dimensions), 'dimension')} "
+            f"({', '.join(d['id'] for d in generated.dimensions)})"
+        )
     for warning in generated.warnings:
         out.print(f"[yellow]warning:[/] {warning}")
     for path in files:
@@ -199,8 +272,10 @@ def _report(generated: Generated, files: list[Path], project: Path, out_path: Pa
 
 
 def _coverage(generated: Generated, by_category: Counter[str]) -> None:
-    out.print(f"{counted(len(generated.tasks), 'task')}: " + ", ".join(
-        f"{category} {by_category[category]}" for category in CATEGORIES if by_category[category]))  # fmt: skip
+    out.print(
+        f"{counted(len(generated.tasks), 'task')}: "
+        + ", ".join(f"{category} {by_category[category]}" for category in CATEGORIES if by_category[category])
+    )
     table = Table(title="coverage: tasks per rule and tool", title_justify="left")
     table.add_column("", no_wrap=True)
     table.add_column("rule or tool", overflow="fold", max_width=60)
@@ -213,8 +288,13 @@ def _coverage(generated: Generated, by_category: Counter[str]) -> None:
 
 
 @eval_group.command("update")
-@click.option("--config", "config", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              default="eval.yaml", show_default=True)  # fmt: skip
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default="eval.yaml",
+    show_default=True,
+)
 @click.option("--dataset-only", is_flag=True, help="Store only the dataset's new version.")
 @click.option("--evaluator-only", is_flag=True, help="Store only the evaluators' new versions.")
 def update_command(config: Path, dataset_only: bool, evaluator_only: bool) -> None:
@@ -236,8 +316,13 @@ def update_command(config: Path, dataset_only: bool, evaluator_only: bool) -> No
 
 
 @eval_group.command("lint")
-@click.option("--config", "config", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              default="eval.yaml", show_default=True)  # fmt: skip
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default="eval.yaml",
+    show_default=True,
+)
 @click.option("--repeats", type=click.IntRange(2, 20), default=3, show_default=True, help="Judgings per criterion.")
 @click.option("--run", "run_id", metavar="RUN_ID", help="Lint against a stored run's responses instead of asking anew.")
 @CACHE_OPTION
@@ -257,8 +342,9 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
     if not tasks:
         raise ConfigError(f"{loaded.dataset.local_path}: no task has criteria to lint")
     store = open_store()
-    models = ModelRegistry(loaded.models, cache=store, cache_mode=cache_mode, default=loaded.eval_model,
-                           agents=loaded.agents)  # fmt: skip
+    models = ModelRegistry(
+        loaded.models, cache=store, cache_mode=cache_mode, default=loaded.eval_model, agents=loaded.agents
+    )
     judge = models.get(loaded.eval_model)
     judge.check_credentials()
 
@@ -286,8 +372,14 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
         table.add_column(column, overflow="fold")
     mark = {True: "✓", False: "✗", None: "?"}
     for entry in found:
-        table.add_row(entry.task, entry.criterion, "".join(mark[v] for v in entry.verdicts), mark[entry.empty],
-                      mark[entry.off_topic], "; ".join(entry.reasons) or "[green]ok[/]")  # fmt: skip
+        table.add_row(
+            entry.task,
+            entry.criterion,
+            "".join(mark[v] for v in entry.verdicts),
+            mark[entry.empty],
+            mark[entry.off_topic],
+            "; ".join(entry.reasons) or "[green]ok[/]",
+        )
     out.print(table)
     flagged = [e for e in found if e.reasons]
     out.print(f"{counted(len(flagged), 'criterion', 'criteria')} flagged of {len(found)}")
@@ -296,8 +388,10 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
 
 
 def _stored_responses(store: Any, run_id: str) -> dict[str, str]:
-    return {str(row["datasource_item"].get("name")): str((row.get("sample") or {}).get("output_text") or "")
-            for row in store.iter_output_items(run_id)}  # fmt: skip
+    return {
+        str(row["datasource_item"].get("name")): str((row.get("sample") or {}).get("output_text") or "")
+        for row in store.iter_output_items(run_id)
+    }
 
 
 OBSERVED = 30

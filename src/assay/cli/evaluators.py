@@ -46,8 +46,15 @@ def list_evaluators(category: str | None, wide: bool) -> None:
         )
         inputs = ", ".join(spec.required_inputs)
         if wide:
-            table.add_row(spec.name, spec.version, spec.category, inputs, threshold, metric.name,
-                          ", ".join(spec.supported_evaluation_levels))  # fmt: skip
+            table.add_row(
+                spec.name,
+                spec.version,
+                spec.category,
+                inputs,
+                threshold,
+                metric.name,
+                ", ".join(spec.supported_evaluation_levels),
+            )
         else:
             table.add_row(spec.name, spec.category, inputs, threshold)
         shown += 1

@@ -31,8 +31,12 @@ def generate_group() -> None:
 @generate_group.command("queries")
 @click.option("--prompt", help="What the queries are about.")
 @click.option("--agent", metavar="NAME[:VERSION]", help="Write them from this agent's instructions and tools.")
-@click.option("--from-file", "document", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="Write queries this document answers.")  # fmt: skip
+@click.option(
+    "--from-file",
+    "document",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Write queries this document answers.",
+)
 @click.option("--count", type=click.IntRange(1, 1000), default=20, show_default=True)
 @click.option("--model", required=True, metavar="MODEL", help="The model that writes them.")
 @click.option(
@@ -44,9 +48,18 @@ def generate_group() -> None:
 @click.option("--estimate", is_flag=True, help="Print the most calls it could make; call nothing.")
 @CACHE_OPTION
 def generate_queries_command(
-    prompt: str | None, agent: str | None, document: Path | None, count: int, model: str, models_file: Path | None,
-    save_as: str | None, out_file: Path | None, seed: int, estimate: bool, cache_mode: CacheMode,
-) -> None:  # fmt: skip
+    prompt: str | None,
+    agent: str | None,
+    document: Path | None,
+    count: int,
+    model: str,
+    models_file: Path | None,
+    save_as: str | None,
+    out_file: Path | None,
+    seed: int,
+    estimate: bool,
+    cache_mode: CacheMode,
+) -> None:
     """Write COUNT distinct test queries with MODEL; save them with --save or --out."""
     from assay.synth import Brief
     from assay.target.agents import find_agent
@@ -71,8 +84,10 @@ def generate_queries_command(
     writer = models.get(model)
     writer.check_credentials()
     generated = _write(writer, brief, count, seed ^ zlib.crc32(repr(brief).encode()))
-    out.print(f"{len(generated.rows)} distinct queries in {generated.rounds} rounds "
-              f"({generated.dropped_duplicates} repeats dropped)")  # fmt: skip
+    out.print(
+        f"{len(generated.rows)} distinct queries in {generated.rounds} rounds "
+        f"({generated.dropped_duplicates} repeats dropped)"
+    )
     if generated.shortfall:
         out.print(f"[yellow]{generated.shortfall}[/]")
     content = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in generated.rows)
@@ -95,8 +110,9 @@ def _write(writer: Model, brief: Brief, count: int, seed: int) -> Generated:
 
         async def go() -> Generated:
             try:
-                return await generate_queries(writer, brief, count, seed=seed,
-                                              on_round=lambda kept: progress.update(task, completed=kept))  # fmt: skip
+                return await generate_queries(
+                    writer, brief, count, seed=seed, on_round=lambda kept: progress.update(task, completed=kept)
+                )
             finally:
                 await writer.aclose()
 

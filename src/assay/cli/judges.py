@@ -52,11 +52,16 @@ def agreement_command(run_id: str, labels_file: Path, criterion: str | None, as_
     for column in ("criterion", "n", "agree", "κ", "α", "TPR", "TNR", "ρ", "ICC"):
         table.add_column(column, justify="left" if column == "criterion" else "right", no_wrap=True)
     for f in figures:
-        table.add_row(f["criterion"], str(f["n"]), *(_fmt(f[k]) for k in ("agreement", "kappa", "alpha", "tpr", "tnr",
-                                                                          "spearman", "icc")))  # fmt: skip
+        table.add_row(
+            f["criterion"],
+            str(f["n"]),
+            *(_fmt(f[k]) for k in ("agreement", "kappa", "alpha", "tpr", "tnr", "spearman", "icc")),
+        )
     out.print(table)
-    out.print("[dim]κ, α ≥ 0.8 reliable, 0.67–0.8 tentative; TPR/TNR: the judge's pass and fail on what people "
-              "passed and failed[/]")  # fmt: skip
+    out.print(
+        "[dim]κ, α ≥ 0.8 reliable, 0.67–0.8 tentative; TPR/TNR: the judge's pass and fail on what people "
+        "passed and failed[/]"
+    )
 
 
 def _fmt(value: float | None) -> str:
@@ -103,23 +108,34 @@ def agreement(
     matched = list(zip(human, judge, strict=True))
     positives = [j for h, j in matched if h]
     negatives = [j for h, j in matched if not h]
-    scored = [(float(h["score"]), float(j["score"])) for h, j in pairs
-              if h["score"] is not None and j.get("score") is not None]  # fmt: skip
+    scored = [
+        (float(h["score"]), float(j["score"]))
+        for h, j in pairs
+        if h["score"] is not None and j.get("score") is not None
+    ]
     return {
-        "criterion": name, "n": len(pairs),
+        "criterion": name,
+        "n": len(pairs),
         "agreement": sum(h == j for h, j in matched) / len(pairs) if pairs else None,
-        "kappa": cohen_kappa(human, judge), "alpha": krippendorff_alpha_nominal([[h, j] for h, j in matched]),
+        "kappa": cohen_kappa(human, judge),
+        "alpha": krippendorff_alpha_nominal([[h, j] for h, j in matched]),
         "tpr": sum(positives) / len(positives) if positives else None,
         "tnr": (len(negatives) - sum(negatives)) / len(negatives) if negatives else None,
         "spearman": spearman([h for h, _ in scored], [j for _, j in scored]),
         "icc": icc_2_1([[h, j] for h, j in scored]),
-    }  # fmt: skip
+    }
 
 
 @judges_group.command("bias")
 @click.argument("run_id")
-@click.option("--check", "checks", default="length", show_default=True, metavar="length,position",
-              help="The probes: length (scores against response length), position (pairwise order swap).")
+@click.option(
+    "--check",
+    "checks",
+    default="length",
+    show_default=True,
+    metavar="length,position",
+    help="The probes: length (scores against response length), position (pairwise order swap).",
+)
 @click.option("--against", "other_run", metavar="RUN", help="position: the run whose responses meet RUN's.")
 @click.option("--model", "model_name", help="position: the pairwise judge (a name in --models, or the environment's).")
 @click.option("--models", "models_file", type=click.Path(path_type=Path, exists=True), help="YAML with models:.")
@@ -127,9 +143,15 @@ def agreement(
 @CACHE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def bias_command(
-    run_id: str, checks: str, other_run: str | None, model_name: str | None, models_file: Path | None, limit: int,
-    cache_mode: CacheMode, as_json: bool,
-) -> None:  # fmt: skip
+    run_id: str,
+    checks: str,
+    other_run: str | None,
+    model_name: str | None,
+    models_file: Path | None,
+    limit: int,
+    cache_mode: CacheMode,
+    as_json: bool,
+) -> None:
     """Probe RUN's judges for length bias and (against a second run) position bias."""
     from assay.bias import length_bias
     from assay.cli.serve import models_from_file
@@ -147,8 +169,14 @@ def bias_command(
         found["length"] = length_bias(store.iter_output_items(run_id))
     if "position" in wanted:
         assert other_run is not None
-        found["position"] = _position(store, run_id, store.run_id_for(other_run), model_name,
-                                      models_from_file(models_file, store, cache_mode), limit)
+        found["position"] = _position(
+            store,
+            run_id,
+            store.run_id_for(other_run),
+            model_name,
+            models_from_file(models_file, store, cache_mode),
+            limit,
+        )
     if as_json:
         out.print_json(dumps(found))
         return
@@ -158,15 +186,18 @@ def bias_command(
         _print_position(found["position"])
 
 
-def _position(store: Any, run_a: str, run_b: str, model_name: str | None, registry: ModelRegistry,
-              limit: int) -> dict[str, Any]:  # fmt: skip
+def _position(
+    store: Any, run_a: str, run_b: str, model_name: str | None, registry: ModelRegistry, limit: int
+) -> dict[str, Any]:
     from assay.bias import position_probe, query_of, response_of
     from assay.run.runner import run_sync
 
     theirs = {row["datasource_item_id"]: row for row in store.iter_output_items(run_b)}
     ours = [row for row in store.iter_output_items(run_a) if row["datasource_item_id"] in theirs][:limit]
-    pairs = [(row["datasource_item_id"], query_of(row), response_of(row),
-              response_of(theirs[row["datasource_item_id"]])) for row in ours]  # fmt: skip
+    pairs = [
+        (row["datasource_item_id"], query_of(row), response_of(row), response_of(theirs[row["datasource_item_id"]]))
+        for row in ours
+    ]
     if not pairs:
         raise ConfigError(f"{run_a} and {run_b} have no item in common", hint="compare two runs of the same dataset")
     model = registry.get(model_name)
@@ -187,8 +218,13 @@ def _print_length(rows: list[dict[str, Any]]) -> None:
         table.add_column(column, justify="left" if column == "criterion" else "right", no_wrap=True)
     for row in rows:
         slope = row["slope_per_100_words"]
-        table.add_row(row["criterion"], str(row["n"]), _fmt(row["spearman"]), "–" if slope is None else f"{slope:+.3f}",
-                      "–" if row["p_value"] is None else f"{row['p_value']:.3g}")  # fmt: skip
+        table.add_row(
+            row["criterion"],
+            str(row["n"]),
+            _fmt(row["spearman"]),
+            "–" if slope is None else f"{slope:+.3f}",
+            "–" if row["p_value"] is None else f"{row['p_value']:.3g}",
+        )
     out.print(table)
     biased = [r["criterion"] for r in rows if r["p_value"] is not None and r["p_value"] < 0.05 and r["spearman"] > 0]
     if biased:
@@ -208,5 +244,7 @@ def _print_position(found: dict[str, Any]) -> None:
     if found["position_bias"]:
         out.print("  [yellow]the judge prefers a position[/]: its verdicts follow the order, not the responses")
     if found["flipped"]:
-        out.print(f"  flipped with the order: items {', '.join(map(str, found['flipped'][:20]))}"
-                  f"{' …' if len(found['flipped']) > 20 else ''}")  # fmt: skip
+        out.print(
+            f"  flipped with the order: items {', '.join(map(str, found['flipped'][:20]))}"
+            f"{' …' if len(found['flipped']) > 20 else ''}"
+        )

@@ -18,29 +18,53 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("assay.cli.evalcmd", "eval_group", "Generate, update and lint an agent's eval (azd's eval.yaml)."),
     "evaluators": ("assay.cli.evaluators", "evaluators_group", "Browse the evaluator catalog."),
     "generate": ("assay.cli.generate", "generate_group", "Synthetic test data."),
-    "init": ("assay.cli.init", "init_command",
-             "Write a runnable eval.yaml and a small dataset into DIR (default: here)."),
+    "init": (
+        "assay.cli.init",
+        "init_command",
+        "Write a runnable eval.yaml and a small dataset into DIR (default: here).",
+    ),
     "judges": ("assay.cli.judges", "judges_group", "Check the judges: agreement with people, bias probes."),
     "keys": ("assay.cli.serve", "keys_group", "API keys for `assay serve`."),
-    "optimize": ("assay.cli.optimize", "optimize_group",
-                 "Search for a better agent configuration, scored by the eval in eval.yaml."),
+    "optimize": (
+        "assay.cli.optimize",
+        "optimize_group",
+        "Search for a better agent configuration, scored by the eval in eval.yaml.",
+    ),
     "redteam": ("assay.cli.redteam", "redteam_group", "Attack a model or agent and report attack success rates."),
-    "report": ("assay.cli.report", "report_command",
-               "Write RUN as an HTML report, JUnit XML for CI, or a Markdown summary."),
-    "results": ("assay.cli.runs", "results",
-                "Write a run's output items as JSONL (full) or CSV (one column per criterion field)."),
-    "run": ("assay.cli.run", "run_command",
-            "Evaluate the dataset of EVAL_YAML with its evaluators and store the results."),
+    "report": (
+        "assay.cli.report",
+        "report_command",
+        "Write RUN as an HTML report, JUnit XML for CI, or a Markdown summary.",
+    ),
+    "results": (
+        "assay.cli.runs",
+        "results",
+        "Write a run's output items as JSONL (full) or CSV (one column per criterion field).",
+    ),
+    "run": (
+        "assay.cli.run",
+        "run_command",
+        "Evaluate the dataset of EVAL_YAML with its evaluators and store the results.",
+    ),
     "runs": ("assay.cli.runs", "runs_group", "Look at stored runs."),
-    "serve": ("assay.cli.serve", "serve", "Serve the OpenAI Evals API, the OTLP trace receiver, the capture "
-              "pass-through and the web UI (and..."),
-    "simulate": ("assay.cli.simulate", "simulate_command",
-                 "Simulate a user for each scenario of SCENARIOS against --target or --agent."),
+    "serve": (
+        "assay.cli.serve",
+        "serve",
+        "Serve the OpenAI Evals API, the OTLP trace receiver, the capture pass-through and the web UI (and...",
+    ),
+    "simulate": (
+        "assay.cli.simulate",
+        "simulate_command",
+        "Simulate a user for each scenario of SCENARIOS against --target or --agent.",
+    ),
     "traces": ("assay.cli.traces", "traces_group", "Stored OpenTelemetry traces: import, list, show, sample."),
     "view": ("assay.cli.serve", "view", "Open the web UI on this store, read-only, at RUN's page (or the runs list)."),
-    "worker": ("assay.cli.serve", "worker",
-               "Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."),
-}  # fmt: skip
+    "worker": (
+        "assay.cli.serve",
+        "worker",
+        "Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines.",
+    ),
+}
 
 
 class AssayGroup(click.Group):

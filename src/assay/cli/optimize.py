@@ -34,8 +34,9 @@ JOBS = Path(".assay") / "optimize"
 
 
 @click.group("optimize", invoke_without_command=True)
-@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), default="eval.yaml",
-              show_default=True)  # fmt: skip
+@click.option(
+    "--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), default="eval.yaml", show_default=True
+)
 @click.option("--optimize-model", metavar="MODEL", help="The reflection model (eval.yaml options.optimization_model).")
 @click.option("--eval-model", metavar="MODEL", help="The judges' model (default: options.eval_model).")
 @click.option("--max-candidates", type=click.IntRange(1, 100), help="Accepted candidates to stop at (5).")
@@ -50,11 +51,21 @@ JOBS = Path(".assay") / "optimize"
 @CACHE_OPTION
 @click.pass_context
 def optimize_group(
-    ctx: click.Context, config_path: Path, optimize_model: str | None, eval_model: str | None,
-    max_candidates: int | None, max_stalls: int | None, max_metric_calls: int | None, max_cost: float | None,
-    max_wall_seconds: float | None, seed: int, resume_id: str | None, estimate: bool, output: str,
+    ctx: click.Context,
+    config_path: Path,
+    optimize_model: str | None,
+    eval_model: str | None,
+    max_candidates: int | None,
+    max_stalls: int | None,
+    max_metric_calls: int | None,
+    max_cost: float | None,
+    max_wall_seconds: float | None,
+    seed: int,
+    resume_id: str | None,
+    estimate: bool,
+    output: str,
     cache_mode: CacheMode,
-) -> None:  # fmt: skip
+) -> None:
     """Search for a better agent configuration, scored by the eval in eval.yaml."""
     if ctx.invoked_subcommand is not None:
         return
@@ -71,12 +82,14 @@ def optimize_group(
         max_stalls=max_stalls or int(options.get("max_stalls", 5)),
         max_metric_calls=max_metric_calls or (options.get("budget") or {}).get("max_metric_calls"),
         max_cost_usd=max_cost if max_cost is not None else (options.get("budget") or {}).get("max_cost_usd"),
-        max_wall_seconds=max_wall_seconds or (options.get("budget") or {}).get("max_wall_seconds"), seed=seed,
+        max_wall_seconds=max_wall_seconds or (options.get("budget") or {}).get("max_wall_seconds"),
+        seed=seed,
         model_search_space=[str(m) for m in (options.get("optimization_config") or {}).get("model_search_space") or []],
-    )  # fmt: skip
+    )
     if not settings.optimization_model:
-        raise ConfigError("name the reflection model: --optimize-model MODEL",
-                          hint="or options.optimization_model in eval.yaml")  # fmt: skip
+        raise ConfigError(
+            "name the reflection model: --optimize-model MODEL", hint="or options.optimization_model in eval.yaml"
+        )
     tasks = _tasks(config)
     baseline = _baseline(config, eval_model)
     if estimate:
@@ -91,11 +104,23 @@ def optimize_group(
         settings = Settings(**state.settings)  # a resumed job goes on exactly as it started
     else:
         state = State(id=f"optjob_{uuid.uuid4().hex[:12]}", settings=dataclasses.asdict(settings))
-    optimizer = Optimizer(config.definition, tasks, baseline, store, evaluators, models, settings,
-                          jobs / state.id / "state.json", state=state, on_event=_print_event)  # fmt: skip
+    optimizer = Optimizer(
+        config.definition,
+        tasks,
+        baseline,
+        store,
+        evaluators,
+        models,
+        settings,
+        jobs / state.id / "state.json",
+        state=state,
+        on_event=_print_event,
+    )
     parts = optimizer.parts
-    out.print(f"[dim]job {optimizer.state.id}: {len(tasks)} tasks (train {len(parts['train'])}, validation "
-              f"{len(parts['validation'])}, test {len(parts['test'])}) · store {store.url}[/]")  # fmt: skip
+    out.print(
+        f"[dim]job {optimizer.state.id}: {len(tasks)} tasks (train {len(parts['train'])}, validation "
+        f"{len(parts['validation'])}, test {len(parts['test'])}) · store {store.url}[/]"
+    )
     finished = optimizer.run()
     if output == "json":
         out.print_json(json.dumps(job_object(finished)))
@@ -128,11 +153,17 @@ def _print_estimate(tasks: list[dict[str, Any]], settings: Settings, config: Eva
     parts = split(tasks, settings)
     batch = min(settings.minibatch, len(parts["train"]))
     iterations = settings.max_candidates + settings.max_stalls * (settings.max_candidates + 1)
-    calls = (len(parts["validation"]) + iterations * 2 * batch + settings.max_candidates * len(parts["validation"])
-             + 2 * len(parts["test"]))  # fmt: skip
+    calls = (
+        len(parts["validation"])
+        + iterations * 2 * batch
+        + settings.max_candidates * len(parts["validation"])
+        + 2 * len(parts["test"])
+    )
     criteria = len(config.definition.testing_criteria) + max((len(t.get("criteria") or []) for t in tasks), default=0)
-    out.print(f"estimate (no model was called): at most {iterations} iterations and {calls} task scorings; each "
-              f"scoring is an agent call and up to {criteria} judge calls; each iteration one reflection call")
+    out.print(
+        f"estimate (no model was called): at most {iterations} iterations and {calls} task scorings; each "
+        f"scoring is an agent call and up to {criteria} judge calls; each iteration one reflection call"
+    )
 
 
 def _print_event(event: dict[str, Any]) -> None:
@@ -155,16 +186,23 @@ def print_job(state: State) -> None:
         runs = sorted({t["run_id"] for t in entry["tasks"].values()})
         star = " ★" if result.get("starred") and cid == result.get("best") else ""
         style = "green" if cid == result.get("best") else None
-        table.add_row(f"{cid}{star}", f"{sum(scores) / len(scores):8.3f}" if scores else "",
-                      ", ".join(entry["mutation"]) or "baseline", runs[0] if runs else "", style=style)  # fmt: skip
+        table.add_row(
+            f"{cid}{star}",
+            f"{sum(scores) / len(scores):8.3f}" if scores else "",
+            ", ".join(entry["mutation"]) or "baseline",
+            runs[0] if runs else "",
+            style=style,
+        )
     out.print(table)
     if result:
         low, high = result["interval"] or (0.0, 0.0)
         where = "validation (optimistic: no test split)" if result["optimistic"] else "test"
         verdict = "★ better than the baseline" if result["starred"] else "keep the baseline (no gain beyond noise)"
         out.print(f"best {result['best']}: gain {result['gain']:+.3f} [{low:+.3f}, {high:+.3f}] on {where}: {verdict}")
-    out.print(f"{state.metric_calls} task scorings, {state.tokens:,} tokens, ${state.cost_usd:.4f}, "
-              f"{state.elapsed_seconds:.1f} s")  # fmt: skip
+    out.print(
+        f"{state.metric_calls} task scorings, {state.tokens:,} tokens, ${state.cost_usd:.4f}, "
+        f"{state.elapsed_seconds:.1f} s"
+    )
     if result.get("starred"):
         out.print(f"next: assay optimize apply --candidate {result['best']} --job {state.id}")
 
@@ -184,8 +222,13 @@ def _load(project: Path, job: str | None) -> State:
     return State.load(path)
 
 
-PROJECT = click.option("--project", type=click.Path(path_type=Path, file_okay=False), default=".", show_default=True,
-                       help="The folder of eval.yaml.")  # fmt: skip
+PROJECT = click.option(
+    "--project",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    show_default=True,
+    help="The folder of eval.yaml.",
+)
 
 
 @optimize_group.command("status")
@@ -215,8 +258,9 @@ def list_command(project: Path) -> None:
     for path in found:
         state = State.load(path)
         best = (state.result or {}).get("best", "–")
-        out.print(f"{state.id}  {state.status:<11} {len(state.accepted)} candidates  best {best}  "
-                  f"({state.stop_reason})")  # fmt: skip
+        out.print(
+            f"{state.id}  {state.status:<11} {len(state.accepted)} candidates  best {best}  ({state.stop_reason})"
+        )
 
 
 @optimize_group.command("cancel")
@@ -246,16 +290,33 @@ def apply_command(candidate_id: str, job: str | None, project: Path) -> None:
     folder = project / ".agent_configs" / candidate_id
     write_agent_config(folder, config)
     baseline = config_from(state.candidates[state.order[0]]["config"])
-    diff = "".join(difflib.unified_diff(baseline.instructions.splitlines(keepends=True),
-                                        config.instructions.splitlines(keepends=True),
-                                        "baseline/instructions.md", f"{candidate_id}/instructions.md"))  # fmt: skip
+    diff = "".join(
+        difflib.unified_diff(
+            baseline.instructions.splitlines(keepends=True),
+            config.instructions.splitlines(keepends=True),
+            "baseline/instructions.md",
+            f"{candidate_id}/instructions.md",
+        )
+    )
     before, after = json.dumps(list(baseline.tools), indent=2), json.dumps(list(config.tools), indent=2)
-    diff += "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                         "baseline/tools.json", f"{candidate_id}/tools.json"))  # fmt: skip
+    diff += "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            "baseline/tools.json",
+            f"{candidate_id}/tools.json",
+        )
+    )
     (folder / "diff.patch").write_text(diff, encoding="utf-8")
     scores = {name: task["score"] for name, task in entry["tasks"].items()}
-    lineage = {"candidate": candidate_id, "parent": entry["parent"], "mutation": entry["mutation"], "job": state.id,
-               **entry.get("lineage", {}), "task_scores": scores}  # fmt: skip
+    lineage = {
+        "candidate": candidate_id,
+        "parent": entry["parent"],
+        "mutation": entry["mutation"],
+        "job": state.id,
+        **entry.get("lineage", {}),
+        "task_scores": scores,
+    }
     (folder / "lineage.json").write_text(json.dumps(lineage, indent=2) + "\n", encoding="utf-8")
     out.print(f"wrote {folder}/ (metadata.yaml, instructions.md, diff.patch, lineage.json)")
     for line in config.instructions.strip().splitlines()[:4]:

@@ -40,32 +40,65 @@ def redteam_group() -> None:
 @redteam_group.command("scan")
 @click.option("--target", "target_model", metavar="MODEL", help="The model to attack (from --models or the env).")
 @click.option("--agent", metavar="NAME[:VERSION]", help="Or the agent to attack (from --models' agents:).")
-@click.option("--risk", "risks", multiple=True, metavar="CATEGORY",
-              help="A risk category (repeatable; any SDK spelling). Default: the four content harms.")  # fmt: skip
-@click.option("--strategy", "strategies", multiple=True, metavar="NAME",
-              help="An attack strategy, a bundle (easy, moderate, difficult) or a composition a+b (repeatable). "
-              "The baseline is always included.")  # fmt: skip
+@click.option(
+    "--risk",
+    "risks",
+    multiple=True,
+    metavar="CATEGORY",
+    help="A risk category (repeatable; any SDK spelling). Default: the four content harms.",
+)
+@click.option(
+    "--strategy",
+    "strategies",
+    multiple=True,
+    metavar="NAME",
+    help="An attack strategy, a bundle (easy, moderate, difficult) or a composition a+b (repeatable). "
+    "The baseline is always included.",
+)
 @click.option("--objectives", type=click.IntRange(1, 500), default=10, show_default=True, help="Objectives per risk.")
-@click.option("--seed-prompts", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="Your own attack prompts (azure-ai-evaluation's JSON format) instead of objectives.")  # fmt: skip
+@click.option(
+    "--seed-prompts",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Your own attack prompts (azure-ai-evaluation's JSON format) instead of objectives.",
+)
 @click.option("--turns", type=click.IntRange(1, 50), help="Turn limit of multi-turn strategies (5; crescendo 10).")
 @click.option("--attacker", metavar="MODEL", help="The model that writes the attacks (default: the default model).")
 @click.option("--judge", metavar="MODEL", help="The model the risk evaluators use (default: the default model).")
 @click.option("--models", "models_file", type=click.Path(path_type=Path, exists=True), help="models:/agents: YAML.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Chooses the objectives and seeds the attacker.")
-@click.option("--output", "output_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write scan.json (azure-ai-evaluation's {scorecard, parameters, attack_details}).")  # fmt: skip
-@click.option("--sarif", "sarif_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write the successful attacks as SARIF 2.1.0 for code-scanning dashboards.")  # fmt: skip
+@click.option(
+    "--output",
+    "output_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write scan.json (azure-ai-evaluation's {scorecard, parameters, attack_details}).",
+)
+@click.option(
+    "--sarif",
+    "sarif_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the successful attacks as SARIF 2.1.0 for code-scanning dashboards.",
+)
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True)
 @click.option("--estimate", is_flag=True, help="Print the most model calls the scan could make; call nothing.")
 @CACHE_OPTION
 def scan_command(
-    target_model: str | None, agent: str | None, risks: tuple[str, ...], strategies: tuple[str, ...], objectives: int,
-    seed_prompts: Path | None, turns: int | None, attacker: str | None, judge: str | None, models_file: Path | None,
-    seed: int, output_file: Path | None, sarif_file: Path | None, concurrency: int, estimate: bool,
+    target_model: str | None,
+    agent: str | None,
+    risks: tuple[str, ...],
+    strategies: tuple[str, ...],
+    objectives: int,
+    seed_prompts: Path | None,
+    turns: int | None,
+    attacker: str | None,
+    judge: str | None,
+    models_file: Path | None,
+    seed: int,
+    output_file: Path | None,
+    sarif_file: Path | None,
+    concurrency: int,
+    estimate: bool,
     cache_mode: CacheMode,
-) -> None:  # fmt: skip
+) -> None:
     """Attack --target or --agent and print the scorecard."""
     from assay.cli.summary import print_usage
     from assay.dataset import Dataset
@@ -102,16 +135,23 @@ def scan_command(
     run = start(prepared, store, data_source=data_source)
     shape = f"{counted(len(plan.objectives), 'objective')} × {counted(len(settings.techniques), 'technique')}"
     out.print(f"[dim]{counted(len(rows), 'attack')}: {shape} on {', '.join(attacked)} · run {run['id']}[/]")
-    outcome = finish_with_progress(prepared, run, store, label="attacking", concurrency=concurrency,
-                                   canceled_hint=f"what was attacked so far is in run {run['id']}")  # fmt: skip
+    outcome = finish_with_progress(
+        prepared,
+        run,
+        store,
+        label="attacking",
+        concurrency=concurrency,
+        canceled_hint=f"what was attacked so far is in run {run['id']}",
+    )
     attacks = list(attacks_of(store.iter_output_items(run["id"])))
     print_scorecard(Scorecard.of(attacks), attacks)
     print_usage(outcome.summary)
     out.print(f"run id: [bold]{run['id']}[/] · store: {store.url}", soft_wrap=True)
     thresholds = {c.name: c.threshold for c in prepared.criteria}
     if output_file is not None:
-        report = scan_json(attacks, risks=attacked, thresholds=thresholds, run_id=run["id"],
-                           seed_prompts=str(seed_prompts or ""))  # fmt: skip
+        report = scan_json(
+            attacks, risks=attacked, thresholds=thresholds, run_id=run["id"], seed_prompts=str(seed_prompts or "")
+        )
         output_file.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
         out.print(f"wrote {output_file}")
     if sarif_file is not None:
@@ -121,9 +161,14 @@ def scan_command(
 
 
 def _settings(
-    risks: tuple[str, ...], strategies: tuple[str, ...], objectives: int, seed_prompts: Path | None, turns: int | None,
-    attacker: str | None, seed: int,
-) -> RedTeamSettings:  # fmt: skip
+    risks: tuple[str, ...],
+    strategies: tuple[str, ...],
+    objectives: int,
+    seed_prompts: Path | None,
+    turns: int | None,
+    attacker: str | None,
+    seed: int,
+) -> RedTeamSettings:
     from assay.redteam.attacks import AttackSettings
     from assay.redteam.runs import RedTeamSettings, seed_prompt_rows
 
@@ -134,17 +179,33 @@ def _settings(
         if risks:
             raise ConfigError("--seed-prompts name their own risk categories; leave out --risk")
         content = seed_prompt_rows(seed_prompts.read_text(encoding="utf-8-sig"), str(seed_prompts))
-        return RedTeamSettings(kind="red_team_seed_prompts", techniques=chosen, attack=attack, attacker_model=attacker,
-                               source={"type": "file_content", "content": content}, seed=seed)  # fmt: skip
+        return RedTeamSettings(
+            kind="red_team_seed_prompts",
+            techniques=chosen,
+            attack=attack,
+            attacker_model=attacker,
+            source={"type": "file_content", "content": content},
+            seed=seed,
+        )
     named = tuple(dict.fromkeys(risk_category(r, "--risk") for r in risks)) or CONTENT_RISKS[:4]
-    return RedTeamSettings(kind="red_team", techniques=chosen, attack=attack, attacker_model=attacker,
-                           risk_categories=named, num_objectives=objectives, seed=seed)  # fmt: skip
+    return RedTeamSettings(
+        kind="red_team",
+        techniques=chosen,
+        attack=attack,
+        attacker_model=attacker,
+        risk_categories=named,
+        num_objectives=objectives,
+        seed=seed,
+    )
 
 
 def _data_source(settings: RedTeamSettings, target: dict[str, Any]) -> dict[str, Any]:
     """The run's data source as the API would have it, so the stored run says what was attacked how."""
-    params: dict[str, Any] = {"type": settings.kind, "attack_strategies": [t.name for t in settings.techniques[1:]],
-                              "seed": settings.seed}  # fmt: skip
+    params: dict[str, Any] = {
+        "type": settings.kind,
+        "attack_strategies": [t.name for t in settings.techniques[1:]],
+        "seed": settings.seed,
+    }
     if settings.kind == "red_team":
         params.update(risk_categories=list(settings.risk_categories), num_objectives=settings.num_objectives)
     else:
@@ -158,8 +219,9 @@ def _data_source(settings: RedTeamSettings, target: dict[str, Any]) -> dict[str,
 
 def _criteria(risks: list[str], judge: str | None) -> list[dict[str, Any]]:
     init = {"initialization_parameters": {"model": judge}} if judge else {}
-    return [{"type": "azure_ai_evaluator", "name": risk, "evaluator_name": RISKS[risk].evaluator, **init}
-            for risk in risks]  # fmt: skip
+    return [
+        {"type": "azure_ai_evaluator", "name": risk, "evaluator_name": RISKS[risk].evaluator, **init} for risk in risks
+    ]
 
 
 def _print_estimate(rows: list[dict[str, Any]], settings: RedTeamSettings) -> None:
@@ -176,8 +238,10 @@ def _print_estimate(rows: list[dict[str, Any]], settings: RedTeamSettings) -> No
             continue
         attacker += ("seed_prompt" not in row) + steps.count("tense")
         target += 1
-    out.print(f"estimate for {counted(len(rows), 'attack')} (no model was called): at most {attacker} attacker "
-              f"calls, {target} target calls and {len(rows)} judge calls; the cache answers those made before")
+    out.print(
+        f"estimate for {counted(len(rows), 'attack')} (no model was called): at most {attacker} attacker "
+        f"calls, {target} target calls and {len(rows)} judge calls; the cache answers those made before"
+    )
 
 
 def print_scorecard(card: Scorecard, attacks: list[Attack]) -> None:

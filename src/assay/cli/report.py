@@ -12,16 +12,28 @@ from assay.cli.common import open_store, out
 
 @click.command("report")
 @click.argument("run_id", metavar="RUN")
-@click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="One self-contained page: summary, charts, items with reasons, configuration; opens offline.")
-@click.option("--junit", "junit_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="JUnit XML: one testcase per item and criterion, failures with their reasons.")
-@click.option("--markdown", "markdown_file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
-              help="A pull-request comment ('-' prints it).")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="One self-contained page: summary, charts, items with reasons, configuration; opens offline.",
+)
+@click.option(
+    "--junit",
+    "junit_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="JUnit XML: one testcase per item and criterion, failures with their reasons.",
+)
+@click.option(
+    "--markdown",
+    "markdown_file",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="A pull-request comment ('-' prints it).",
+)
 @click.option("--baseline", metavar="RUN", help="With --markdown: compare with this run, item by item.")
 def report_command(
     run_id: str, html_file: Path | None, junit_file: Path | None, markdown_file: Path | None, baseline: str | None
-) -> None:  # fmt: skip
+) -> None:
     """Write RUN as an HTML report, JUnit XML for CI, or a Markdown summary."""
     from assay.report.export import html_report, junit_report, markdown_report
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +13,6 @@ from assay.cli.common import DEFAULT_PROJECT, counted, executor_options, make_ex
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from assay.config import EvalConfig
-    from assay.dataset import Dataset
     from assay.errors import RunStopped
     from assay.llm import CacheMode, ModelRegistry
     from assay.results import OutputItem, RunSummary
@@ -40,66 +37,49 @@ def parse_fail_on(value: str | None) -> float | None:
     raise click.BadParameter("use any-failure or pass-rate=<0..1>, e.g. pass-rate=0.9", param_hint="--fail-on")
 
 
-@dataclass
-class RunSource:
-    dataset: Dataset
-    data_source: dict[str, Any] | None = None
-    """What the run records as its data source (a trace source as written); None: the file."""
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-def resolve_source(config: EvalConfig, store: Store, resumed: dict[str, Any] | None) -> RunSource:
-    """The run's items. Traces are resolved once; a resumed run reuses the traces it started with."""
-    from assay.errors import ConfigError
-    from assay.run.from_config import config_dataset
-    from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of, trace_dataset
-
-    if config.dataset.traces is None:
-        return RunSource(config_dataset(config, store))
-    level = config.definition.evaluation_level
-    resolved = (resumed or {}).get("options", {}).get("traces")
-    if resolved is not None:
-        return RunSource(trace_dataset(store, DEFAULT_PROJECT, resolved, level), config.dataset.traces,
-                         {"traces": resolved})  # fmt: skip
-    found = resolve(store, DEFAULT_PROJECT, selection_of(config.dataset.traces), level)
-    if not found.trace_ids:
-        raise ConfigError(f"{config.path.name}: no stored traces match dataset.traces", hint=NO_TRACES_HINT)
-    for line in [*(found.report.lines() if found.report else []), *found.notes]:
-        out.print(f"[dim]traces: {line}[/]")
-    dataset = found.dataset(store, DEFAULT_PROJECT, level)
-    return RunSource(dataset, config.dataset.traces, {"traces": found.options()})
-
-
 @click.command("run")
 @click.argument("eval_yaml", type=click.Path(path_type=Path))
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run without redoing items.")
 @click.option("--retry-errors", is_flag=True, help="With --resume, evaluate errored items again.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), help="Items evaluated at once (default 64).")
 @click.option("--fail-on", "fail_on", metavar="any-failure|pass-rate=R", help="Exit 1 when the gate is missed.")
-@click.option("--cache", "cache_mode", type=click.Choice(["use", "replay", "off", "refresh"]),
-              help="Model-call cache, default use (a resumed run keeps its own); replay: no new calls.")  # fmt: skip
+@click.option(
+    "--cache",
+    "cache_mode",
+    type=click.Choice(["use", "replay", "off", "refresh"]),
+    help="Model-call cache, default use (a resumed run keeps its own); replay: no new calls.",
+)
 @click.option("--estimate", is_flag=True, help="Print the calls, tokens and cost the run would need; call nothing.")
 @click.option("--repeats", type=click.IntRange(1, 50), help="Judge each item K times (eval.yaml repeats:).")
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the first N items: a quick look first.")
 @executor_options
 def run_command(
-    eval_yaml: Path, resume_id: str | None, retry_errors: bool, concurrency: int | None, fail_on: str | None,
-    cache_mode: CacheMode | None, estimate: bool, repeats: int | None, limit: int | None, executor: str,
-    ray_address: str | None, actors: int | None,
-) -> None:  # fmt: skip
+    eval_yaml: Path,
+    resume_id: str | None,
+    retry_errors: bool,
+    concurrency: int | None,
+    fail_on: str | None,
+    cache_mode: CacheMode | None,
+    estimate: bool,
+    repeats: int | None,
+    limit: int | None,
+    executor: str,
+    ray_address: str | None,
+    actors: int | None,
+) -> None:
     """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
     from assay.cli.interrupt import interruptible
     from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
     from assay.config import load_eval_config
     from assay.errors import RunStopped
     from assay.report.causes import error_causes
-    from assay.run import RunOptions, check_resumable, finish_run, start
+    from assay.run import RunOptions, check_resumable, finish_run
     from assay.run.engine import DEFAULT_CONCURRENCY
     from assay.run.estimate import estimate as estimate_run
-    from assay.run.from_config import config_catalog, config_models, prepare_config
+    from assay.run.from_config import config_request, prepare_config
+    from assay.run.request import start_request
     from assay.run.runner import summarize
     from assay.simulate.datasets import save_conversations
-    from assay.simulate.runs import scenario_dataset
 
     gate = parse_fail_on(fail_on)
     run_executor = make_executor(executor, ray_address, actors, concurrency)
@@ -110,18 +90,16 @@ def run_command(
     resumed = store.get_run(store.run_id_for(resume_id)) if resume_id else None
     # A resumed run keeps the cache mode it started with unless told otherwise.
     mode: CacheMode = cache_mode or ((resumed or {}).get("options") or {}).get("cache") or "use"
-    source = resolve_source(config, store, resumed)
-    limit = limit or ((resumed or {}).get("options") or {}).get("limit")  # a resumed run keeps its limit
-    dataset = source.dataset.head(limit) if limit else source.dataset
-    if limit:
-        source.options["limit"] = limit
+    notes: list[str] = []
+    request = config_request(config, store, cache=mode, limit=limit, resumed=resumed, notes=notes)
+    for note in notes:
+        out.print(f"[dim]traces: {note}[/]")
+    prepared = prepare_config(config, request, store)
+    dataset = prepared.dataset
     simulation = config.target.simulation if config.target is not None else None
-    if simulation is not None:
-        dataset = scenario_dataset(dataset, simulation)  # each row a scenario, played out before it is judged
-    models = config_models(config, store, mode)
-    prepared = prepare_config(config, dataset, config_catalog(config, store), models)
     if estimate:
-        print_estimate(estimate_run(prepared, models))
+        assert prepared.models is not None
+        print_estimate(estimate_run(prepared, prepared.models))
         return
     if resumed is not None:
         run = resumed
@@ -130,11 +108,12 @@ def run_command(
             errored = [row["datasource_item_id"] for row in store.iter_output_items(run["id"], status="error")]
             store.delete_output_items(run["id"], errored)
     else:
-        run = start(prepared, store, source.data_source, {**source.options, "cache": mode})
+        run = start_request(prepared, store, request)
     total = prepared.report.rows
     done = len(store.done_item_ids(run["id"]))
-    options = RunOptions(concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)),
-                         executor=run_executor)  # fmt: skip
+    options = RunOptions(
+        concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)), executor=run_executor
+    )
     if done:
         out.print(f"[dim]resuming: {done} items already stored are kept[/]")
     criteria = counted(len(prepared.criteria), "criterion", "criteria")
@@ -186,8 +165,10 @@ def print_estimate(found: Estimate) -> None:
         out.print("  no model calls: every evaluator here runs locally")
     for entry in found.models.values():
         cost = "" if entry.cost_usd is None else f", about ${entry.cost_usd:.4f}"
-        out.print(f"  {entry.model}: {entry.calls} calls ({entry.cached} cached), ~{entry.prompt_tokens:,} prompt "
-                  f"tokens, ≤{entry.completion_tokens:,} completion tokens{cost}")  # fmt: skip
+        out.print(
+            f"  {entry.model}: {entry.calls} calls ({entry.cached} cached), ~{entry.prompt_tokens:,} prompt "
+            f"tokens, ≤{entry.completion_tokens:,} completion tokens{cost}"
+        )
 
 
 def resume_hint(stopped: RunStopped, resume: str) -> str:
@@ -268,8 +249,13 @@ def finish_with_progress(
 
         try:
             with interruptible(mark_canceled):
-                return finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency),
-                                  on_item=lambda _: progress.advance(task))  # fmt: skip
+                return finish_run(
+                    prepared,
+                    run,
+                    store,
+                    options=RunOptions(concurrency=concurrency),
+                    on_item=lambda _: progress.advance(task),
+                )
         except KeyboardInterrupt:
             progress.stop()
             out.print(f"[yellow]canceled[/]: {canceled_hint}")

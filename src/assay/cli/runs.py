@@ -49,8 +49,14 @@ def list_runs(limit: int, status: str | None, wide: bool, as_json: bool) -> None
         summary = RunSummary.model_validate(run["summary"] or {})
         counts, rate = summary.result_counts, summary.pass_rate()
         created = time.strftime("%m-%d %H:%M", time.gmtime(run["created_at"]))
-        row = [run["id"] if wide else short_id(run["id"]), run["name"] or "", created, run["status"], str(counts.total),
-               "–" if rate is None else f"{rate:.0%}"]  # fmt: skip
+        row = [
+            run["id"] if wide else short_id(run["id"]),
+            run["name"] or "",
+            created,
+            run["status"],
+            str(counts.total),
+            "–" if rate is None else f"{rate:.0%}",
+        ]
         if wide:
             row += [str(counts.passed), str(counts.failed), str(counts.errored)]
         table.add_row(*row)
@@ -76,12 +82,27 @@ def show_run(run_id: str) -> None:
 @runs_group.command("compare")
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option("--fail-on", "fail_on", type=click.Choice(["regression"]),
-              help="Exit 1 when a criterion's 95% interval of B − A lies wholly below 0 (or -margin).")  # fmt: skip
-@click.option("--margin", type=click.FloatRange(0, 1), default=0.0, show_default=True,
-              help="A drop smaller than this is not a regression (0.02 = two points).")  # fmt: skip
-@click.option("--flips", "shown_flips", type=click.IntRange(0), default=10, show_default=True,
-              help="Flipped items listed per criterion.")  # fmt: skip
+@click.option(
+    "--fail-on",
+    "fail_on",
+    type=click.Choice(["regression"]),
+    help="Exit 1 when a criterion's 95% interval of B − A lies wholly below 0 (or -margin).",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="A drop smaller than this is not a regression (0.02 = two points).",
+)
+@click.option(
+    "--flips",
+    "shown_flips",
+    type=click.IntRange(0),
+    default=10,
+    show_default=True,
+    help="Flipped items listed per criterion.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_flips: int, as_json: bool) -> None:
     """Compare RUN_B with RUN_A item by item: paired intervals, McNemar, Holm, the flipped items."""
@@ -95,21 +116,37 @@ def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_fl
     else:
         table = Table(title=f"{run_b} against {run_a}", title_justify="left")
         for column in ("criterion", "n", "A", "B", "B − A [95%]", "p (Holm)", "MDD", "verdict"):
-            table.add_column(column, justify="left" if column in ("criterion", "verdict") else "right", no_wrap=True,
-                             overflow="ellipsis", max_width=20 if column == "criterion" else None)  # fmt: skip
+            table.add_column(
+                column,
+                justify="left" if column in ("criterion", "verdict") else "right",
+                no_wrap=True,
+                overflow="ellipsis",
+                max_width=20 if column == "criterion" else None,
+            )
         for c in found.criteria:
             low, high = c.interval or (0.0, 0.0)
             style = {"regression": "red", "improvement": "green"}.get(c.verdict)
-            table.add_row(c.name, str(c.n), f"{c.passed_a / c.n:.0%}", f"{c.passed_b / c.n:.0%}",
-                          f"{c.delta * 100:+.1f} [{low * 100:+.1f}, {high * 100:+.1f}]", f"{c.p_holm:.3f}",
-                          f"{(c.minimum_detectable or 0) * 100:.1f}", c.verdict, style=style)  # fmt: skip
+            table.add_row(
+                c.name,
+                str(c.n),
+                f"{c.passed_a / c.n:.0%}",
+                f"{c.passed_b / c.n:.0%}",
+                f"{c.delta * 100:+.1f} [{low * 100:+.1f}, {high * 100:+.1f}]",
+                f"{c.p_holm:.3f}",
+                f"{(c.minimum_detectable or 0) * 100:.1f}",
+                c.verdict,
+                style=style,
+            )
         out.print(table)
         out.print("[dim]points of pass rate; MDD: the smallest difference these paired items could detect[/]")
         for c in found.criteria:
             for flip in c.flips[:shown_flips]:
                 way = "pass → fail" if flip.before else "fail → pass"
-                out.print(f"  {c.name} item {flip.item}: {way}" + (f" ({flip.reason})" if flip.reason else ""),
-                          markup=False, soft_wrap=True)  # fmt: skip
+                out.print(
+                    f"  {c.name} item {flip.item}: {way}" + (f" ({flip.reason})" if flip.reason else ""),
+                    markup=False,
+                    soft_wrap=True,
+                )
             if len(c.flips) > shown_flips:
                 out.print(f"  {c.name}: ... {len(c.flips) - shown_flips} more flipped items (--flips N)")
         if found.unpaired:

@@ -73,9 +73,15 @@ def _is_loopback(host: str) -> bool:
 @click.option("--certfile", type=click.Path(path_type=Path, exists=True, dir_okay=False), help="Serve https with it.")
 @click.option("--keyfile", type=click.Path(path_type=Path, exists=True, dir_okay=False), help="The certificate's key.")
 def serve(
-    host: str, port: int, worker_count: int, models_file: Path | None, cache_mode: CacheMode, tls: bool,
-    certfile: Path | None, keyfile: Path | None,
-) -> None:  # fmt: skip
+    host: str,
+    port: int,
+    worker_count: int,
+    models_file: Path | None,
+    cache_mode: CacheMode,
+    tls: bool,
+    certfile: Path | None,
+    keyfile: Path | None,
+) -> None:
     """Serve the OpenAI Evals API, the OTLP trace receiver, the capture pass-through and the web UI
     (and run evaluations) on HOST:PORT."""
     import uvicorn
@@ -129,9 +135,13 @@ def serve(
 @CACHE_OPTION
 @executor_options
 def worker(
-    models_file: Path | None, threads: int, cache_mode: CacheMode, executor: str, ray_address: str | None,
+    models_file: Path | None,
+    threads: int,
+    cache_mode: CacheMode,
+    executor: str,
+    ray_address: str | None,
     actors: int | None,
-) -> None:  # fmt: skip
+) -> None:
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
     from assay.run.worker import start_workers
 
@@ -139,8 +149,13 @@ def worker(
     store = open_store()
     registry = models_from_file(models_file, store, cache_mode)
     _require_sandbox_with_keys(store.has_keys())
-    stop, running = start_workers(store, lambda project: catalog(store, project), lambda: registry, threads,
-                                  executor=lambda: make_executor(executor, ray_address, actors))  # fmt: skip
+    stop, running = start_workers(
+        store,
+        lambda project: catalog(store, project),
+        lambda: registry,
+        threads,
+        executor=lambda: make_executor(executor, ray_address, actors),
+    )
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     on = f" (items on Ray actors{f' at {ray_address}' if ray_address else ''})" if executor == "ray" else ""
     out.print(f"assay worker: {threads} threads on {store.url}{on}", soft_wrap=True)
@@ -167,8 +182,13 @@ def create_key(project: str) -> None:
 @click.command("view")
 @click.argument("run_id", metavar="[RUN]", required=False)
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
-              help="Another free port when this one is taken (0: any free port).")  # fmt: skip
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Another free port when this one is taken (0: any free port).",
+)
 @click.option("--no-browser", is_flag=True, help="Print the link; do not open a browser.")
 def view(run_id: str | None, host: str, port: int, no_browser: bool) -> None:
     """Open the web UI on this store, read-only, at RUN's page (or the runs list)."""

@@ -26,8 +26,13 @@ if TYPE_CHECKING:
     from assay.llm import CacheMode
     from assay.run import EvalDefinition
 
-GOAL_REACHED = {"type": "string_check", "name": "user_ended", "input": "{{item.termination_reason}}",
-                "reference": "user_stop", "operation": "eq"}  # fmt: skip
+GOAL_REACHED = {
+    "type": "string_check",
+    "name": "user_ended",
+    "input": "{{item.termination_reason}}",
+    "reference": "user_stop",
+    "operation": "eq",
+}
 
 
 @click.command("simulate")
@@ -51,10 +56,22 @@ GOAL_REACHED = {"type": "string_check", "name": "user_ended", "input": "{{item.t
 @click.option("--estimate", is_flag=True, help="Print the most model calls it could make; call nothing.")
 @CACHE_OPTION
 def simulate_command(
-    scenarios: Path, target_model: str | None, agent: str | None, user_model: str, models_file: Path | None,
-    max_turns: int, repetitions: int, evaluators: tuple[str, ...], judge: str | None, save_as: str | None,
-    out_file: Path | None, concurrency: int, resume_id: str | None, estimate: bool, cache_mode: CacheMode,
-) -> None:  # fmt: skip
+    scenarios: Path,
+    target_model: str | None,
+    agent: str | None,
+    user_model: str,
+    models_file: Path | None,
+    max_turns: int,
+    repetitions: int,
+    evaluators: tuple[str, ...],
+    judge: str | None,
+    save_as: str | None,
+    out_file: Path | None,
+    concurrency: int,
+    resume_id: str | None,
+    estimate: bool,
+    cache_mode: CacheMode,
+) -> None:
     """Simulate a user for each scenario of SCENARIOS against --target or --agent."""
     from assay.cli.summary import print_summary
     from assay.dataset import Dataset
@@ -79,16 +96,21 @@ def simulate_command(
     total = prepared.report.rows
     if estimate:
         calls = total * max_turns * 2
-        out.print(f"estimate for {total} conversations (no model was called): at most {calls} calls "
-                  f"({total * max_turns} to {user_model}, as many to the target) and {total * len(prepared.criteria)} "
-                  "judge calls; the cache answers any made before")  # fmt: skip
+        out.print(
+            f"estimate for {total} conversations (no model was called): at most {calls} calls "
+            f"({total * max_turns} to {user_model}, as many to the target) and {total * len(prepared.criteria)} "
+            "judge calls; the cache answers any made before"
+        )
         return
     run = store.get_run(store.run_id_for(resume_id)) if resume_id else start(prepared, store)
-    out.print(f"[dim]{scenarios.name}: {total} conversations ({repetitions} per scenario, at most {max_turns} "
-              f"turns) · run {run['id']}[/]")  # fmt: skip
+    out.print(
+        f"[dim]{scenarios.name}: {total} conversations ({repetitions} per scenario, at most {max_turns} "
+        f"turns) · run {run['id']}[/]"
+    )
     resume = f"resume with  assay simulate {scenarios} ... --resume {run['id']}"
-    outcome = finish_with_progress(prepared, run, store, label="simulating", concurrency=concurrency,
-                                   canceled_hint=resume)
+    outcome = finish_with_progress(
+        prepared, run, store, label="simulating", concurrency=concurrency, canceled_hint=resume
+    )
     print_summary(outcome.run, outcome.summary, store.url)
     ended = Counter(row["datasource_item"].get("termination_reason") for row in store.iter_output_items(run["id"]))
     out.print("ended: " + ", ".join(f"{reason} {count}" for reason, count in ended.most_common()))
@@ -105,9 +127,16 @@ def _definition(scenarios: Path, evaluators: tuple[str, ...], judge: str) -> Eva
 
     if not evaluators:
         return EvalDefinition(f"simulate {scenarios.name}", [GOAL_REACHED])
-    criteria = [{"type": "azure_ai_evaluator", "name": name.removeprefix("builtin."), "evaluator_name": name,
-                 "initialization_parameters": {"model": judge}, "data_mapping": {"messages": "{{item.messages}}"}}
-                for name in evaluators]  # fmt: skip
+    criteria = [
+        {
+            "type": "azure_ai_evaluator",
+            "name": name.removeprefix("builtin."),
+            "evaluator_name": name,
+            "initialization_parameters": {"model": judge},
+            "data_mapping": {"messages": "{{item.messages}}"},
+        }
+        for name in evaluators
+    ]
     return EvalDefinition(f"simulate {scenarios.name}", criteria, evaluation_level="conversation")
 
 

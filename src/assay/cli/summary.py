@@ -62,8 +62,11 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
     )
     if summary.tasks is not None and summary.tasks.composite is not None:
         scores = ", ".join(f"{t.name} {t.score:.2f}" for t in summary.tasks.tasks if t.score is not None)
-        out.print(f"composite score [bold]{summary.tasks.composite:.3f}[/] over {len(summary.tasks.tasks)} tasks "
-                  f"(0–1; {scores})", soft_wrap=True)  # fmt: skip
+        out.print(
+            f"composite score [bold]{summary.tasks.composite:.3f}[/] over {len(summary.tasks.tasks)} tasks "
+            f"(0–1; {scores})",
+            soft_wrap=True,
+        )
     print_usage(summary)
     out.print(f"run id: [bold]{run['id']}[/]")
     out.print(f"store: {store_url}")

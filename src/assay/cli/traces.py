@@ -51,7 +51,7 @@ def import_traces(files: tuple[Path, ...], project: str) -> None:
             read += len(decoded.spans)
             new += store.add_spans(project, decoded.spans)
         if read + bad == before:
-            hint = "an OTLP/JSON export looks like {\"resourceSpans\": [{\"scopeSpans\": [{\"spans\": [...]}]}]}"
+            hint = 'an OTLP/JSON export looks like {"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}'
             raise ConfigError(f"{path}: no spans in this file", hint=hint)
     out.print(f"{read} spans read, {new} new, {read - new} already stored, {bad} rejected")
     if bad:
@@ -83,8 +83,10 @@ def list_traces(agent: str | None, limit: int, project: str) -> None:
         table.add_row(row["trace_id"], agent_id or "–", row["conversation_id"] or "–", started, spans)
     out.print(table)
     if not rows:
-        out.print(f"no traces in {store.url} (project {project}): send spans to POST /v1/traces (assay serve) "
-                  "or use assay traces import FILE")  # fmt: skip
+        out.print(
+            f"no traces in {store.url} (project {project}): send spans to POST /v1/traces (assay serve) "
+            "or use assay traces import FILE"
+        )
 
 
 @traces_group.command("show")
@@ -129,30 +131,52 @@ def _render(parts: list[dict[str, Any]]) -> str:
 @click.option("--agent", "agent_id", required=True, metavar="NAME[:VERSION]", help="The agent whose traces to sample.")
 @click.option("--max", "count", default=200, show_default=True, type=click.IntRange(1, 1_000_000))
 @click.option("--strategy", type=click.Choice(["smart", "random"]), default="smart", show_default=True)
-@click.option("--hours", default=168.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-              help="How far back to look.")  # fmt: skip
+@click.option(
+    "--hours",
+    default=168.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="How far back to look.",
+)
 @click.option("--level", type=click.Choice(["turn", "conversation"]), default="turn", show_default=True)
 @click.option("--seed", default=0, show_default=True)
-@click.option("--edge-buffer/--no-edge-buffer", default=True, show_default=True,
-              help="Leave out conversations active within 5 minutes of the window's edges (they may be "
-                   "unfinished), as the API's agent_filter does.")  # fmt: skip
+@click.option(
+    "--edge-buffer/--no-edge-buffer",
+    default=True,
+    show_default=True,
+    help="Leave out conversations active within 5 minutes of the window's edges (they may be "
+    "unfinished), as the API's agent_filter does.",
+)
 @click.option("--save", "save_as", metavar="NAME", help="Save the sample as a named, versioned dataset.")
 @click.option("--version", "version", default="1", show_default=True, help="The saved dataset's version.")
 @click.option("--project", default="default", show_default=True)
 def sample_traces(
-    agent_id: str, count: int, strategy: str, hours: float, level: Level, seed: int, edge_buffer: bool,
-    save_as: str | None, version: str, project: str,
-) -> None:  # fmt: skip
+    agent_id: str,
+    count: int,
+    strategy: str,
+    hours: float,
+    level: Level,
+    seed: int,
+    edge_buffer: bool,
+    save_as: str | None,
+    version: str,
+    project: str,
+) -> None:
     """Pick up to --max of an agent's recent traces; print what each stage removed."""
     from assay.run.trace_sources import TraceSelection, resolve
 
     name, _, agent_version = agent_id.partition(":")
     now = time.time()
     selection = TraceSelection(
-        agent_name=name, agent_version=agent_version or None, start_ns=int((now - hours * 3600) * NS),
-        end_ns=int(now * NS), max_traces=count, strategy="smart" if strategy == "smart" else "random", seed=seed,
+        agent_name=name,
+        agent_version=agent_version or None,
+        start_ns=int((now - hours * 3600) * NS),
+        end_ns=int(now * NS),
+        max_traces=count,
+        strategy="smart" if strategy == "smart" else "random",
+        seed=seed,
         edge_buffer=edge_buffer,
-    )  # fmt: skip
+    )
     store = open_store()
     resolved = resolve(store, project, selection, level)
     assert resolved.report is not None

@@ -80,8 +80,10 @@ def not_utf8(lines: Iterable[bytes], source: str) -> ConfigError | None:
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return ConfigError(f"{source}:{line_no}: not UTF-8 text ({exc.reason} at column {exc.start + 1})",
-                               hint="save the file as UTF-8")  # fmt: skip
+            return ConfigError(
+                f"{source}:{line_no}: not UTF-8 text ({exc.reason} at column {exc.start + 1})",
+                hint="save the file as UTF-8",
+            )
     return None
 
 
@@ -193,8 +195,10 @@ def read_path(path: Path) -> Iterator[Row]:
 def read_folder(path: Path) -> Iterator[Row]:
     files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in (".jsonl", ".csv"))
     if not files:
-        raise ConfigError(f"dataset not found: {path} holds no .jsonl or .csv file",
-                          hint="put the dataset's JSONL in that folder, or point local_uri at the file")  # fmt: skip
+        raise ConfigError(
+            f"dataset not found: {path} holds no .jsonl or .csv file",
+            hint="put the dataset's JSONL in that folder, or point local_uri at the file",
+        )
     offset = 0
     for file in files:
         count = 0

@@ -31,8 +31,12 @@ from assay.sampling.minhash import distance, normalize_text, signatures
 TASK_BATCH = 8
 NEAR_DUPLICATE = 0.3
 COVERAGE_ROUNDS = 3
-GENERAL_QUALITY = {"id": "general_quality", "description": "Other important quality factors not covered by the "
-                   "listed criteria.", "weight": 5, "always_applicable": True}  # fmt: skip
+GENERAL_QUALITY = {
+    "id": "general_quality",
+    "description": "Other important quality factors not covered by the listed criteria.",
+    "weight": 5,
+    "always_applicable": True,
+}
 SYSTEM = (
     "You design evaluation data for an AI agent: realistic user requests and precise checks of its answers. "
     "Answer with one JSON object only."
@@ -48,12 +52,27 @@ def _array(items: dict[str, Any]) -> dict[str, Any]:
     return {"type": "array", "items": items}
 
 
-INTENT_SCHEMA = _object(intents=_array(_object(
-    description=_STRING, category={"type": "string", "enum": list(CATEGORIES)}, rules=_array(_STRING),
-    tools=_array(_STRING))))  # fmt: skip
-TASK_SCHEMA = _object(tasks=_array(_object(
-    intent={"type": "integer"}, name=_STRING, query=_STRING, ground_truth=_STRING,
-    criteria=_array(_object(name=_STRING, instruction=_STRING)))))  # fmt: skip
+INTENT_SCHEMA = _object(
+    intents=_array(
+        _object(
+            description=_STRING,
+            category={"type": "string", "enum": list(CATEGORIES)},
+            rules=_array(_STRING),
+            tools=_array(_STRING),
+        )
+    )
+)
+TASK_SCHEMA = _object(
+    tasks=_array(
+        _object(
+            intent={"type": "integer"},
+            name=_STRING,
+            query=_STRING,
+            ground_truth=_STRING,
+            criteria=_array(_object(name=_STRING, instruction=_STRING)),
+        )
+    )
+)
 RUBRIC_SCHEMA = _object(dimensions=_array(_object(id=_STRING, description=_STRING, weight={"type": "integer"})))
 
 
@@ -85,8 +104,15 @@ def snake(text: str, fallback: str) -> str:
 
 
 async def generate(
-    model: Model, agent: AgentDefinition, count: int, *, guidance: str | None = None, seed: int = 0,
-    observed: list[str] | None = None, tasks: bool = True, rubric: bool = True,
+    model: Model,
+    agent: AgentDefinition,
+    count: int,
+    *,
+    guidance: str | None = None,
+    seed: int = 0,
+    observed: list[str] | None = None,
+    tasks: bool = True,
+    rubric: bool = True,
 ) -> Generated:
     """``observed``: requests real users sent the agent (from its stored traces), shown to the
     generator as what tasks should resemble. ``tasks`` / ``rubric``: which to write (the other is
@@ -96,8 +122,10 @@ async def generate(
     rules = split_rules(agent.instructions)
     tools = [str(t["name"]) for t in agent.tools]
     if not rules and not tools:
-        raise ConfigError("the agent has no instructions or tools to write tasks from",
-                          hint="give -g/--gen-instruction or --gen-instruction-file")  # fmt: skip
+        raise ConfigError(
+            "the agent has no instructions or tools to write tasks from",
+            hint="give -g/--gen-instruction or --gen-instruction-file",
+        )
     about = _about(agent, rules, guidance, observed or [])
     written: list[dict[str, Any]] = []
     dropped = 0
@@ -115,8 +143,9 @@ async def generate(
                 result.coverage[key] += 1
     result.warnings = [f"{key} is covered by no task" for key, n in result.coverage.items() if n == 0]
     if len(written) < count:
-        result.warnings.append(f"{len(written)} tasks written of the {count} asked for "
-                               f"({dropped} near-duplicates dropped)")
+        result.warnings.append(
+            f"{len(written)} tasks written of the {count} asked for ({dropped} near-duplicates dropped)"
+        )
     return result
 
 
@@ -155,9 +184,11 @@ async def _intents(
         wanted = count - len(intents) if round_index == 0 else max(len(uncovered), 1)
         if round_index and not uncovered:
             break
-        ask = (f"{about}\n\n# Task\nWrite {wanted} distinct test intents (what a user wants), spread over the "
-               f"categories {', '.join(CATEGORIES)}. Every rule (R1…) and every tool must be covered by at least "
-               "one intent; list in rules and tools what each intent tests.")  # fmt: skip
+        ask = (
+            f"{about}\n\n# Task\nWrite {wanted} distinct test intents (what a user wants), spread over the "
+            f"categories {', '.join(CATEGORIES)}. Every rule (R1…) and every tool must be covered by at least "
+            "one intent; list in rules and tools what each intent tests."
+        )
         if round_index:
             ask += f"\nStill uncovered, cover these: {', '.join(uncovered)}."
         ask += '\nReply with {"intents": [...]}.'
@@ -165,9 +196,14 @@ async def _intents(
         for raw in answer.get("intents") or []:
             if isinstance(raw, dict) and isinstance(raw.get("description"), str) and raw["description"].strip():
                 category = raw.get("category") if raw.get("category") in CATEGORIES else "happy"
-                intents.append({"description": raw["description"].strip(), "category": category,
-                                "rules": [r for r in raw.get("rules") or [] if r in ids],
-                                "tools": [t for t in raw.get("tools") or [] if t in tools]})  # fmt: skip
+                intents.append(
+                    {
+                        "description": raw["description"].strip(),
+                        "category": category,
+                        "rules": [r for r in raw.get("rules") or [] if r in ids],
+                        "tools": [t for t in raw.get("tools") or [] if t in tools],
+                    }
+                )
     return intents
 
 
@@ -181,12 +217,14 @@ async def _tasks(
     for start in range(0, len(intents), TASK_BATCH):
         batch = intents[start : start + TASK_BATCH]
         listing = "\n".join(f"{start + i}. [{it['category']}] {it['description']}" for i, it in enumerate(batch))
-        ask = (f"{about}\n\n# Intents\n{listing}\n\n# Task\nFor each intent write one task: a query as a real user "
-               "would send it, a ground_truth when the rules settle the answer (else an empty string), and 1 to 3 "
-               "criteria, each a specific, testable check of the response ('Response must mention the 30-day "
-               "refund window', never 'The response should be good'), named in snake_case. Reply with "
-               '{"tasks": [{"intent": <number>, "name": "...", "query": "...", "ground_truth": "...", '
-               '"criteria": [{"name": "...", "instruction": "..."}]}]}.')  # fmt: skip
+        ask = (
+            f"{about}\n\n# Intents\n{listing}\n\n# Task\nFor each intent write one task: a query as a real user "
+            "would send it, a ground_truth when the rules settle the answer (else an empty string), and 1 to 3 "
+            "criteria, each a specific, testable check of the response ('Response must mention the 30-day "
+            "refund window', never 'The response should be good'), named in snake_case. Reply with "
+            '{"tasks": [{"intent": <number>, "name": "...", "query": "...", "ground_truth": "...", '
+            '"criteria": [{"name": "...", "instruction": "..."}]}]}.'
+        )
         answer = await _ask(model, ask, "tasks", TASK_SCHEMA, seed + 100 + start)
         for raw in answer.get("tasks") or []:
             task = _task(raw, intents, names)
@@ -234,9 +272,11 @@ def _task(raw: Any, intents: list[dict[str, Any]], names: set[str]) -> dict[str,
 
 
 async def _rubric(model: Model, about: str, seed: int) -> list[dict[str, Any]]:
-    ask = (f"{about}\n\n# Task\nWrite a rubric for judging this agent's responses: 4 to 7 dimensions drawn from its "
-           "rules, each with a snake_case id, a description of what a good response does, and a weight from 1 to "
-           '10 for how much it matters. Reply with {"dimensions": [{"id": "...", "description": "...", "weight": 5}]}.')
+    ask = (
+        f"{about}\n\n# Task\nWrite a rubric for judging this agent's responses: 4 to 7 dimensions drawn from its "
+        "rules, each with a snake_case id, a description of what a good response does, and a weight from 1 to "
+        '10 for how much it matters. Reply with {"dimensions": [{"id": "...", "description": "...", "weight": 5}]}.'
+    )
     answer = await _ask(model, ask, "rubric", RUBRIC_SCHEMA, seed + 200)
     dimensions: list[dict[str, Any]] = []
     for raw in answer.get("dimensions") or []:
@@ -247,8 +287,9 @@ async def _rubric(model: Model, about: str, seed: int) -> list[dict[str, Any]]:
             continue
         weight = raw.get("weight")
         weight = weight if isinstance(weight, int) and not isinstance(weight, bool) else 5
-        dimensions.append({"id": dimension_id, "description": raw["description"].strip(),
-                           "weight": min(max(weight, 1), 10)})  # fmt: skip
+        dimensions.append(
+            {"id": dimension_id, "description": raw["description"].strip(), "weight": min(max(weight, 1), 10)}
+        )
     if not dimensions:
         raise ItemError("the generator wrote no rubric dimensions")
     return [*dimensions[:7], dict(GENERAL_QUALITY)]

@@ -1,10 +1,10 @@
 """Where ``assay eval generate`` writes, exactly as azd does (paths relative to the agent project):
 
-    eval.yaml                                         (or --out-file)
-    datasets/<name>/<name>_dg.jsonl                   the tasks; the folder is emptied first
-    evaluators/<rubric>/rubric_dimensions.json        the rubric's dimensions, a bare JSON array
-    .agent_configs/baseline/metadata.yaml             written only when absent
-    .agent_configs/baseline/instructions.md
+eval.yaml                                         (or --out-file)
+datasets/<name>/<name>_dg.jsonl                   the tasks; the folder is emptied first
+evaluators/<rubric>/rubric_dimensions.json        the rubric's dimensions, a bare JSON array
+.agent_configs/baseline/metadata.yaml             written only when absent
+.agent_configs/baseline/instructions.md
 """
 
 from __future__ import annotations
@@ -25,10 +25,19 @@ def rubric_name(name: str) -> str:
 
 
 def write_project(
-    project: Path, name: str, agent: AgentDefinition, tasks: list[dict[str, Any]] | None,
-    dimensions: list[dict[str, Any]] | None, *, out_file: Path, eval_model: str, evaluators: list[str],
-    max_samples: int, trace_days: int = 0, dataset: dict[str, Any] | None = None,
-) -> list[Path]:  # fmt: skip
+    project: Path,
+    name: str,
+    agent: AgentDefinition,
+    tasks: list[dict[str, Any]] | None,
+    dimensions: list[dict[str, Any]] | None,
+    *,
+    out_file: Path,
+    eval_model: str,
+    evaluators: list[str],
+    max_samples: int,
+    trace_days: int = 0,
+    dataset: dict[str, Any] | None = None,
+) -> list[Path]:
     """Write the files (``tasks`` or ``dimensions`` None: that part is left as it is, and
     ``dataset`` names the dataset eval.yaml uses instead); returns them in the order written."""
     written = []
@@ -53,12 +62,17 @@ def write_project(
         "name": name,
         "agent": {"name": agent.name or name, "kind": "prompt", "config": str(BASELINE / "metadata.yaml")},
         "dataset": dataset or {"name": name, "version": "1.0", "local_uri": f"datasets/{name}"},
-        "evaluators": [*dict.fromkeys(["builtin.task_adherence", *evaluators]),
-                       {"name": rubric_name(name), "version": "1",
-                        "local_uri": f"evaluators/{rubric_name(name)}/rubric_dimensions.json"}],
+        "evaluators": [
+            *dict.fromkeys(["builtin.task_adherence", *evaluators]),
+            {
+                "name": rubric_name(name),
+                "version": "1",
+                "local_uri": f"evaluators/{rubric_name(name)}/rubric_dimensions.json",
+            },
+        ],
         "options": {"eval_model": eval_model},
         "max_samples": max_samples,
-    }  # fmt: skip
+    }
     if trace_days:
         config["trace_days"] = trace_days
     out_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

@@ -65,7 +65,13 @@ async def lint(
         runs = [verdict(task, check["instruction"], response, seed) for seed in range(1, repeats + 1)]
         runs += [verdict(task, check["instruction"], "", 0), verdict(task, check["instruction"], OFF_TOPIC, 0)]
         found = await asyncio.gather(*runs)
-        return CriterionLint(task["name"], check["name"], check["instruction"], list(found[:repeats]),
-                             empty=found[repeats], off_topic=found[repeats + 1])  # fmt: skip
+        return CriterionLint(
+            task["name"],
+            check["name"],
+            check["instruction"],
+            list(found[:repeats]),
+            empty=found[repeats],
+            off_topic=found[repeats + 1],
+        )
 
     return list(await asyncio.gather(*(one(task, check) for task in tasks for check in task.get("criteria") or [])))

@@ -68,8 +68,10 @@ def update(config_path: Path, store: Store, *, datasets: bool = True, evaluators
 def _update_dataset(config_path: Path, raw: dict[str, Any], store: Store, done: Updated) -> None:
     dataset = raw.get("dataset")
     if not isinstance(dataset, dict) or not dataset.get("name") or not dataset.get("local_uri"):
-        raise ConfigError(f"{config_path}: dataset needs a name and a local_uri to be stored as a new version",
-                          hint="dataset: {name: support, version: '1.0', local_uri: datasets/support}")  # fmt: skip
+        raise ConfigError(
+            f"{config_path}: dataset needs a name and a local_uri to be stored as a new version",
+            hint="dataset: {name: support, version: '1.0', local_uri: datasets/support}",
+        )
     local = config_path.parent / str(dataset["local_uri"]).replace("\\", "/")
     files = sorted(local.glob("*.jsonl")) if local.is_dir() else [local]
     if not files or not files[0].is_file():

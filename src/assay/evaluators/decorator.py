@@ -26,10 +26,15 @@ SPEC_ATTRIBUTE = "__assay_spec__"
 def evaluator(fn: Callable[..., Any], /) -> Callable[..., Any]: ...
 @overload
 def evaluator(
-    *, name: str | None = None, version: str = "1", threshold: float | None = 0.5,
-    direction: Direction = "increase", min_value: float = 0.0, max_value: float = 1.0,
+    *,
+    name: str | None = None,
+    version: str = "1",
+    threshold: float | None = 0.5,
+    direction: Direction = "increase",
+    min_value: float = 0.0,
+    max_value: float = 1.0,
     description: str = "",
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...  # fmt: skip
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
 def evaluator(
     fn: Callable[..., Any] | None = None,
     /,
@@ -46,9 +51,12 @@ def evaluator(
 
     def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
         metric = Metric(
-            name=name or function.__name__, desirable_direction=direction,
-            min_value=min_value, max_value=max_value, threshold=threshold,
-        )  # fmt: skip
+            name=name or function.__name__,
+            desirable_direction=direction,
+            min_value=min_value,
+            max_value=max_value,
+            threshold=threshold,
+        )
         setattr(function, SPEC_ATTRIBUTE, spec_from_function(function, metric, version, description))
         return function
 
@@ -56,9 +64,13 @@ def evaluator(
 
 
 def spec_from_function(
-    function: Callable[..., Any], metric: Metric | None = None, version: str = "1", description: str = "",
-    *, keep_output: bool = False,
-) -> EvaluatorSpec:  # fmt: skip
+    function: Callable[..., Any],
+    metric: Metric | None = None,
+    version: str = "1",
+    description: str = "",
+    *,
+    keep_output: bool = False,
+) -> EvaluatorSpec:
     """An evaluator from a function or callable object: its named parameters are its inputs (those
     with defaults optional); ``*args`` and ``**kwargs`` receive nothing. ``keep_output`` keeps what
     it returned under ``properties["output"]`` (azure-ai-evaluation writes those keys as columns)
@@ -91,8 +103,13 @@ def spec_from_function(
                 score = coerce_score(output)
             except ItemError:
                 score = Score(1.0, passed=True)  # a dict of its own keys: nothing to judge, only to report
-            return Score(score.value, passed=score.passed, reason=score.reason, label=score.label,
-                         properties={**score.properties, "output": output})  # fmt: skip
+            return Score(
+                score.value,
+                passed=score.passed,
+                reason=score.reason,
+                label=score.label,
+                properties={**score.properties, "output": output},
+            )
 
         return evaluate
 
@@ -140,9 +157,12 @@ def _score_from_dict(output: dict[str, Any]) -> Score:
     properties = rest.pop("properties", None) or {}
     properties.update(rest)
     return Score(
-        _finite(float(value)), passed=None if passed is None else bool(passed),
-        reason=None if reason is None else str(reason), label=label, properties=properties,
-    )  # fmt: skip
+        _finite(float(value)),
+        passed=None if passed is None else bool(passed),
+        reason=None if reason is None else str(reason),
+        label=label,
+        properties=properties,
+    )
 
 
 def _finite(value: float) -> float:

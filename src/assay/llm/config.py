@@ -102,9 +102,12 @@ def from_environment(name: str) -> ModelConfig:
     """A model served by the endpoint the environment describes."""
     if os.environ.get("AZURE_OPENAI_ENDPOINT"):
         return ModelConfig(
-            name=name, model=name, provider="azure", azure_endpoint=os.environ["AZURE_OPENAI_ENDPOINT"],
+            name=name,
+            model=name,
+            provider="azure",
+            azure_endpoint=os.environ["AZURE_OPENAI_ENDPOINT"],
             api_version=os.environ.get("OPENAI_API_VERSION", "2024-10-21"),
-        )  # fmt: skip
+        )
     return ModelConfig(name=name, model=name, base_url=os.environ.get("OPENAI_BASE_URL"))
 
 

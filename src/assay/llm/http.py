@@ -106,8 +106,11 @@ class FastPoster:
             try:
                 request = await _sdk_request(self.client, path, model)
             except (ImportError, AttributeError, TypeError) as exc:
-                log.warning("openai %s: cannot build request templates (%s); sending through the SDK instead",
-                            openai.__version__, exc)  # fmt: skip
+                log.warning(
+                    "openai %s: cannot build request templates (%s); sending through the SDK instead",
+                    openai.__version__,
+                    exc,
+                )
                 raise FastPathUnavailable(str(exc)) from exc
             headers = {key: value for key, value in request.headers.items() if key.lower() not in _PER_REQUEST}
             url = str(request.url)

@@ -102,9 +102,13 @@ class _LoopState:
 
 class Model:
     def __init__(
-        self, config: ModelConfig, *, cache: CallCache | None = None, cache_mode: CacheMode = "use",
+        self,
+        config: ModelConfig,
+        *,
+        cache: CallCache | None = None,
+        cache_mode: CacheMode = "use",
         budgets: Budgets = local_budget,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.config = config
         self.budgets = budgets
         self.cache = cache if cache_mode != "off" else None
@@ -330,9 +334,14 @@ def _client(config: ModelConfig) -> Any:
     if config.provider == "azure":
         token = os.environ.get(config.bearer_token_env) if config.bearer_token_env else None
         return openai.AsyncAzureOpenAI(
-            azure_endpoint=config.azure_endpoint or "", api_version=config.api_version, max_retries=0,
-            timeout=config.timeout, api_key=None if token else key, azure_ad_token=token, http_client=http,
-        )  # fmt: skip
+            azure_endpoint=config.azure_endpoint or "",
+            api_version=config.api_version,
+            max_retries=0,
+            timeout=config.timeout,
+            api_key=None if token else key,
+            azure_ad_token=token,
+            http_client=http,
+        )
     return openai.AsyncOpenAI(
         base_url=config.base_url, api_key=key, max_retries=0, timeout=config.timeout, http_client=http
     )
@@ -376,14 +385,16 @@ def chat_shape(reply: dict[str, Any]) -> dict[str, Any]:
     if calls:
         message["tool_calls"] = calls
     return {
-        "id": reply.get("id"), "model": reply.get("model"),
+        "id": reply.get("id"),
+        "model": reply.get("model"),
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
         "usage": {
-            "prompt_tokens": usage.get("input_tokens", 0), "completion_tokens": usage.get("output_tokens", 0),
+            "prompt_tokens": usage.get("input_tokens", 0),
+            "completion_tokens": usage.get("output_tokens", 0),
             "total_tokens": usage.get("total_tokens", 0),
             "prompt_tokens_details": {"cached_tokens": (usage.get("input_tokens_details") or {}).get("cached_tokens")},
         },
-    }  # fmt: skip
+    }
 
 
 def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
@@ -392,11 +403,16 @@ def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
     usage = response.get("usage") or {}
     details = usage.get("prompt_tokens_details") or {}
     spent = Usage(
-        prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=int(usage.get("completion_tokens") or 0),
-        total_tokens=int(usage.get("total_tokens") or 0), cached_tokens=int(details.get("cached_tokens") or 0),
-    )  # fmt: skip
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        total_tokens=int(usage.get("total_tokens") or 0),
+        cached_tokens=int(details.get("cached_tokens") or 0),
+    )
     return Completion(
-        text=message.get("content") or "", model=str(response.get("model") or ""),
-        usage=Usage() if cached else spent, finish_reason=choice.get("finish_reason"),
-        tool_calls=list(message.get("tool_calls") or []), cached=cached,
-    )  # fmt: skip
+        text=message.get("content") or "",
+        model=str(response.get("model") or ""),
+        usage=Usage() if cached else spent,
+        finish_reason=choice.get("finish_reason"),
+        tool_calls=list(message.get("tool_calls") or []),
+        cached=cached,
+    )

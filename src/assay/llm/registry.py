@@ -21,9 +21,15 @@ class ModelRegistry:
     """Configured models by name; a name nobody configured is served by the environment's endpoint."""
 
     def __init__(
-        self, configs: Iterable[ModelConfig] = (), *, cache: CallCache | None = None, cache_mode: CacheMode = "use",
-        default: str | None = None, agents: Iterable[Any] = (), budgets: Budgets = local_budget,
-    ) -> None:  # fmt: skip
+        self,
+        configs: Iterable[ModelConfig] = (),
+        *,
+        cache: CallCache | None = None,
+        cache_mode: CacheMode = "use",
+        default: str | None = None,
+        agents: Iterable[Any] = (),
+        budgets: Budgets = local_budget,
+    ) -> None:
         self.configs = {config.name: config for config in configs}
         self.budgets = budgets
         """Where the models' request and token budgets live (a Ray limiter actor shares them across processes)."""
@@ -74,8 +80,14 @@ class ModelRegistry:
         shared registry's mode is untouched)."""
         if mode == self.cache_mode:
             return self
-        registry = ModelRegistry(self.configs.values(), cache=self.cache, cache_mode=mode, default=self.default,
-                                 agents=self.agents, budgets=self.budgets)  # fmt: skip
+        registry = ModelRegistry(
+            self.configs.values(),
+            cache=self.cache,
+            cache_mode=mode,
+            default=self.default,
+            agents=self.agents,
+            budgets=self.budgets,
+        )
         return registry
 
     def models(self) -> list[Model]:

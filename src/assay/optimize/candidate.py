@@ -33,8 +33,12 @@ class Candidate:
         return ", ".join(self.mutation) or "baseline"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "parent": self.parent, "mutation": list(self.mutation),
-                "config": config_dict(self.config)}  # fmt: skip
+        return {
+            "id": self.id,
+            "parent": self.parent,
+            "mutation": list(self.mutation),
+            "config": config_dict(self.config),
+        }
 
 
 def canonical(config: AgentDefinition) -> str:
@@ -42,14 +46,23 @@ def canonical(config: AgentDefinition) -> str:
 
 
 def config_dict(config: AgentDefinition) -> dict[str, Any]:
-    return {"instructions": config.instructions, "tools": list(config.tools), "model": config.model,
-            "skills": [dataclasses.asdict(s) for s in config.skills], "name": config.name}  # fmt: skip
+    return {
+        "instructions": config.instructions,
+        "tools": list(config.tools),
+        "model": config.model,
+        "skills": [dataclasses.asdict(s) for s in config.skills],
+        "name": config.name,
+    }
 
 
 def config_from(data: dict[str, Any]) -> AgentDefinition:
-    return AgentDefinition(instructions=data["instructions"], tools=tuple(data.get("tools") or ()),
-                           skills=tuple(Skill(**s) for s in data.get("skills") or ()), model=data.get("model"),
-                           name=data.get("name"))  # fmt: skip
+    return AgentDefinition(
+        instructions=data["instructions"],
+        tools=tuple(data.get("tools") or ()),
+        skills=tuple(Skill(**s) for s in data.get("skills") or ()),
+        model=data.get("model"),
+        name=data.get("name"),
+    )
 
 
 def candidate_from(data: dict[str, Any]) -> Candidate:

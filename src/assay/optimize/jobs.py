@@ -17,26 +17,44 @@ def job_object(state: State) -> dict[str, Any]:
         entry = state.candidates[cid]
         scores = {name: t["score"] for name, t in entry["tasks"].items()}
         runs = sorted({(t["eval_id"], t["run_id"]) for t in entry["tasks"].values()})
-        candidates.append({
-            "name": cid, "candidate_id": cid, "mutations": entry["mutation"], "task_scores": scores,
-            "avg_score": sum(scores.values()) / len(scores) if scores else None,
-            "eval_id": runs[0][0] if runs else None, "eval_run_id": runs[0][1] if runs else None,
-            "accepted": cid in state.accepted, "is_pareto_optimal": cid in state.accepted,
-        })  # fmt: skip
+        candidates.append(
+            {
+                "name": cid,
+                "candidate_id": cid,
+                "mutations": entry["mutation"],
+                "task_scores": scores,
+                "avg_score": sum(scores.values()) / len(scores) if scores else None,
+                "eval_id": runs[0][0] if runs else None,
+                "eval_run_id": runs[0][1] if runs else None,
+                "accepted": cid in state.accepted,
+                "is_pareto_optimal": cid in state.accepted,
+            }
+        )
     by_id = {c["candidate_id"]: c for c in candidates}
     return {
-        "id": state.id, "status": FOUNDRY_STATUS.get(state.status, state.status), "error": state.error,
+        "id": state.id,
+        "status": FOUNDRY_STATUS.get(state.status, state.status),
+        "error": state.error,
         "stop_reason": state.stop_reason,
-        "progress": {"candidates_completed": len(state.accepted) - 1 if state.accepted else 0,
-                     "baseline_score": (by_id.get(result.get("baseline", "")) or {}).get("avg_score"),
-                     "best_score": (by_id.get(result.get("best", "")) or {}).get("avg_score"),
-                     "elapsed_seconds": round(state.elapsed_seconds, 1)},
-        "result": {"baseline": by_id.get(result.get("baseline", "")), "best": by_id.get(result.get("best", "")),
-                   "gain": result.get("gain"), "gain_interval": result.get("interval"),
-                   "starred": result.get("starred"), "candidates": candidates},
-        "metric_calls": state.metric_calls, "search_metric_calls": state.search_metric_calls, "tokens": state.tokens,
+        "progress": {
+            "candidates_completed": len(state.accepted) - 1 if state.accepted else 0,
+            "baseline_score": (by_id.get(result.get("baseline", "")) or {}).get("avg_score"),
+            "best_score": (by_id.get(result.get("best", "")) or {}).get("avg_score"),
+            "elapsed_seconds": round(state.elapsed_seconds, 1),
+        },
+        "result": {
+            "baseline": by_id.get(result.get("baseline", "")),
+            "best": by_id.get(result.get("best", "")),
+            "gain": result.get("gain"),
+            "gain_interval": result.get("interval"),
+            "starred": result.get("starred"),
+            "candidates": candidates,
+        },
+        "metric_calls": state.metric_calls,
+        "search_metric_calls": state.search_metric_calls,
+        "tokens": state.tokens,
         "cost_usd": state.cost_usd,
-    }  # fmt: skip
+    }
 
 
 # -- jobs a server runs -----------------------------------------------------------------------
@@ -60,11 +78,15 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
     if not isinstance(space, dict) or not isinstance(space.get("system_prompt"), str) or not space["system_prompt"]:
         raise ConfigError("options.optimization_config.system_prompt: the agent's instructions are needed")
     tools = parse_tools(json.dumps(space.get("tools") or []), "options.optimization_config.tools")
-    skills = tuple(Skill(str(s.get("name")), str(s.get("description") or ""), str(s.get("body") or ""))
-                   for s in space.get("skills") or [] if isinstance(s, dict))  # fmt: skip
+    skills = tuple(
+        Skill(str(s.get("name")), str(s.get("description") or ""), str(s.get("body") or ""))
+        for s in space.get("skills") or []
+        if isinstance(s, dict)
+    )
     model = space.get("model") if isinstance(space.get("model"), str) else None
-    baseline = AgentDefinition(instructions=space["system_prompt"], tools=tuple(tools), skills=skills, model=model,
-                               name=agent["agent_name"])  # fmt: skip
+    baseline = AgentDefinition(
+        instructions=space["system_prompt"], tools=tuple(tools), skills=skills, model=model, name=agent["agent_name"]
+    )
     evaluators = body.get("evaluators")
     if not isinstance(evaluators, list) or not evaluators:
         raise ConfigError("evaluators: name at least one, e.g. [{name: builtin.task_adherence}]")
@@ -72,8 +94,11 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
     for index, entry in enumerate(evaluators):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             raise ConfigError(f"evaluators[{index}]: expected {{name, version?, initialization_parameters?}}")
-        criterion = {"type": "azure_ai_evaluator", "name": entry["name"].removeprefix("builtin."),
-                     "evaluator_name": entry["name"]}  # fmt: skip
+        criterion = {
+            "type": "azure_ai_evaluator",
+            "name": entry["name"].removeprefix("builtin."),
+            "evaluator_name": entry["name"],
+        }
         if entry.get("version"):
             criterion["evaluator_version"] = str(entry["version"])
         if entry.get("initialization_parameters"):
@@ -82,13 +107,18 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
     return {
         "train": _dataset(body.get("train_dataset"), "train_dataset", store, project),
         "validation": _dataset(body["validation_dataset"], "validation_dataset", store, project)
-        if body.get("validation_dataset") else None,
-        "criteria": criteria, "baseline": baseline, "eval_model": options.get("eval_model"),
-        "settings": {"optimization_model": options["optimization_model"],
-                     "model_search_space": [str(m) for m in space.get("model_search_space") or []],
-                     **{k: options[k] for k in ("max_candidates", "max_stalls") if isinstance(options.get(k), int)}},
+        if body.get("validation_dataset")
+        else None,
+        "criteria": criteria,
+        "baseline": baseline,
+        "eval_model": options.get("eval_model"),
+        "settings": {
+            "optimization_model": options["optimization_model"],
+            "model_search_space": [str(m) for m in space.get("model_search_space") or []],
+            **{k: options[k] for k in ("max_candidates", "max_stalls") if isinstance(options.get(k), int)},
+        },
         "level": "conversation" if options.get("evaluation_level") == "conversation" else "turn",
-    }  # fmt: skip
+    }
 
 
 def _dataset(value: Any, where: str, store: Any, project: str) -> list[dict[str, Any]]:

@@ -23,14 +23,28 @@ SYSTEM = (
     "passed or failed each response. Change what the evidence shows is wrong, keep what works, and write general "
     "rules that help on tasks like these, never answers copied from the examples. Answer with one JSON object only."
 )
-INSTRUCTIONS_SCHEMA = {"type": "object", "properties": {"instructions": {"type": "string"}},
-                       "required": ["instructions"], "additionalProperties": False}  # fmt: skip
+INSTRUCTIONS_SCHEMA = {
+    "type": "object",
+    "properties": {"instructions": {"type": "string"}},
+    "required": ["instructions"],
+    "additionalProperties": False,
+}
 TOOLS_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["tools"],
-    "properties": {"tools": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False, "required": ["name", "description"],
-        "properties": {"name": {"type": "string"}, "description": {"type": "string"}}}}},
-}  # fmt: skip
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["tools"],
+    "properties": {
+        "tools": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "description"],
+                "properties": {"name": {"type": "string"}, "description": {"type": "string"}},
+            },
+        }
+    },
+}
 FENCE = re.compile(r"```(?:\w+)?\s*\n(.*?)```", re.DOTALL)
 
 
@@ -53,8 +67,11 @@ def evidence(rows: list[dict[str, Any]]) -> str:
         if item.get("ground_truth"):
             lines.append(f"EXPECTED: {item['ground_truth']}")
         for result in row["results"]:
-            verdict = result.get("status") if result.get("status") != "completed" else (
-                "pass" if result.get("passed") else "FAIL")  # fmt: skip
+            verdict = (
+                result.get("status")
+                if result.get("status") != "completed"
+                else ("pass" if result.get("passed") else "FAIL")
+            )
             instruction = (result.get("properties") or {}).get("instruction")
             what = f"{result['name']} ({instruction})" if instruction else result["name"]
             lines.append(f"- {what}: {verdict}: {result.get('reason') or ''}".rstrip(": "))
@@ -62,16 +79,32 @@ def evidence(rows: list[dict[str, Any]]) -> str:
     return "\n\n".join(parts)
 
 
-SKILL_SCHEMA = {"type": "object", "properties": {"body": {"type": "string"}}, "required": ["body"],
-                "additionalProperties": False}  # fmt: skip
+SKILL_SCHEMA = {
+    "type": "object",
+    "properties": {"body": {"type": "string"}},
+    "required": ["body"],
+    "additionalProperties": False,
+}
 ASKS = {
-    "instructions": ("instructions", INSTRUCTIONS_SCHEMA, "Write the agent's complete new instructions so it does "
-                     'better on tasks like these. Reply with {"instructions": "<the full instructions>"}.'),
-    "tools": ("tool_descriptions", TOOLS_SCHEMA, "Rewrite the tools' descriptions so the agent uses them well on "
-              'tasks like these. Keep every name. Reply with {"tools": [{"name": "...", "description": "..."}]}.'),
-    "skill": ("skill", SKILL_SCHEMA, "Rewrite this skill's body so the agent does better on tasks like these. "
-              'Reply with {"body": "<the full skill>"}.'),
-}  # fmt: skip
+    "instructions": (
+        "instructions",
+        INSTRUCTIONS_SCHEMA,
+        "Write the agent's complete new instructions so it does "
+        'better on tasks like these. Reply with {"instructions": "<the full instructions>"}.',
+    ),
+    "tools": (
+        "tool_descriptions",
+        TOOLS_SCHEMA,
+        "Rewrite the tools' descriptions so the agent uses them well on "
+        'tasks like these. Keep every name. Reply with {"tools": [{"name": "...", "description": "..."}]}.',
+    ),
+    "skill": (
+        "skill",
+        SKILL_SCHEMA,
+        "Rewrite this skill's body so the agent does better on tasks like these. "
+        'Reply with {"body": "<the full skill>"}.',
+    ),
+}
 
 
 async def propose(model: Model, parent: Candidate, component: str, rows: list[dict[str, Any]], seed: int) -> Proposal:
@@ -84,8 +117,10 @@ async def propose(model: Model, parent: Candidate, component: str, rows: list[di
     if skill is not None:
         parts.append(f"# Skill {skill.name}\n{skill.description}\n\n{skill.body}")
     name, schema, task = ASKS[kind]
-    messages = [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": "\n\n".join([*parts, f"# Task\n{task}"])}]  # fmt: skip
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "\n\n".join([*parts, f"# Task\n{task}"])},
+    ]
     digest = hashlib.sha256(json.dumps(messages).encode()).hexdigest()[:16]
     try:
         answer, completion = await ask_structured(model, messages, name, schema, temperature=1.0, seed=seed)

@@ -107,8 +107,9 @@ def split(tasks: list[dict[str, Any]], settings: Settings) -> dict[str, list[dic
     parts: dict[str, list[dict[str, Any]]] = {"train": [], "validation": [], "test": []}
     for task in tasks:
         roll = zlib.crc32(f"{settings.seed}:{task['name']}".encode()) / 2**32
-        part = "test" if roll < settings.test else "validation" if roll < settings.test + settings.validation \
-            else "train"  # fmt: skip
+        part = (
+            "test" if roll < settings.test else "validation" if roll < settings.test + settings.validation else "train"
+        )
         parts[part].append(task)
     if not parts["train"]:
         parts["train"] = list(parts["validation"])
@@ -119,21 +120,37 @@ def split(tasks: list[dict[str, Any]], settings: Settings) -> dict[str, list[dic
 
 class Optimizer:
     def __init__(
-        self, definition: EvalDefinition, tasks: list[dict[str, Any]], baseline: AgentDefinition, store: Store,
-        catalog: Catalog, models: ModelRegistry, settings: Settings, state_path: Path, state: State | None = None,
-        on_event: Callable[[dict[str, Any]], None] | None = None, validation: list[dict[str, Any]] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        definition: EvalDefinition,
+        tasks: list[dict[str, Any]],
+        baseline: AgentDefinition,
+        store: Store,
+        catalog: Catalog,
+        models: ModelRegistry,
+        settings: Settings,
+        state_path: Path,
+        state: State | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        validation: list[dict[str, Any]] | None = None,
+    ) -> None:
         """``validation``: tasks of its own (a request's ``validation_dataset``); the train tasks
         are then all trained on, and the comparison is made on validation."""
         self.definition, self.store, self.catalog, self.models = definition, store, catalog, models
         self.settings, self.state_path, self.on_event = settings, state_path, on_event
         self.tasks = {task["name"]: task for task in [*tasks, *(validation or [])]}
-        self.parts = split(tasks, settings) if validation is None else {
-            "train": list(tasks), "validation": list(validation), "test": []}  # fmt: skip
+        self.parts = (
+            split(tasks, settings)
+            if validation is None
+            else {"train": list(tasks), "validation": list(validation), "test": []}
+        )
         self.state = state or State(id=f"optjob_{uuid.uuid4().hex[:12]}", settings=dataclasses.asdict(settings))
         self.baseline = Candidate(baseline)
-        self.held_out = [str(t.get(k) or "") for part in ("validation", "test") for t in self.parts[part]
-                         for k in ("query", "ground_truth")]  # fmt: skip
+        self.held_out = [
+            str(t.get(k) or "")
+            for part in ("validation", "test")
+            for t in self.parts[part]
+            for k in ("query", "ground_truth")
+        ]
         self.started = time.monotonic() - self.state.elapsed_seconds
         self.current = self.state.iteration
         """The iteration under way (``state.iteration`` + 1 while one runs)."""
@@ -171,8 +188,12 @@ class Optimizer:
             state.stalls += 1
             self._event("skipped", parent, reason="the parent is perfect on this minibatch")
             return True
-        components = ["instructions", *(["model"] if self._untried_model(parent) else []),
-                      *(["tools"] if parent.config.tools else []), *(f"skill:{s.name}" for s in parent.config.skills)]
+        components = [
+            "instructions",
+            *(["model"] if self._untried_model(parent) else []),
+            *(["tools"] if parent.config.tools else []),
+            *(f"skill:{s.name}" for s in parent.config.skills),
+        ]
         component = components[self.current % len(components)]
         rows = self._rows(parent.id, [t["name"] for t in batch])
         if component == "model":  # the next model of model_search_space, nothing else changed
@@ -281,8 +302,12 @@ class Optimizer:
             self.state.stop_reason = "max_metric_calls"
             return False
         config = candidate.config
-        target = TargetSpec(kind="model", model=config.model, instructions=config.system_prompt(),
-                            sampling_params={"tools": config.function_tools()} if config.tools else {})  # fmt: skip
+        target = TargetSpec(
+            kind="model",
+            model=config.model,
+            instructions=config.system_prompt(),
+            sampling_params={"tools": config.function_tools()} if config.tools else {},
+        )
         dataset = Dataset.from_content([{"item": task} for task in missing], name=f"{candidate.id}-tasks")
         prepared = prepare(self.definition, dataset, self.catalog, models=self.models, target=target)
         options = {"optimize_job": self.state.id, "candidate_id": candidate.id}
@@ -321,9 +346,15 @@ class Optimizer:
         return candidate_from(self.state.candidates[cid])
 
     def _event(self, kind: str, candidate: Candidate, **extra: Any) -> None:
-        event = {"event": kind, "iteration": self.current, "candidate": candidate.id,
-                 "strategy": candidate.strategy, "metric_calls": self.state.metric_calls,
-                 "elapsed_seconds": round(time.monotonic() - self.started, 2), **extra}  # fmt: skip
+        event = {
+            "event": kind,
+            "iteration": self.current,
+            "candidate": candidate.id,
+            "strategy": candidate.strategy,
+            "metric_calls": self.state.metric_calls,
+            "elapsed_seconds": round(time.monotonic() - self.started, 2),
+            **extra,
+        }
         self.state.events.append(event)
         if self.on_event is not None:
             self.on_event(event)
@@ -355,6 +386,12 @@ class Optimizer:
         gain = sum(deltas) / len(deltas) if deltas else 0.0
         interval = paired_bootstrap(deltas, seed=self.settings.seed)
         starred = best != self.baseline.id and interval is not None and interval[0] > 0 and gain >= MIN_GAIN
-        return {"best": best, "baseline": self.baseline.id, "compared_on": compare_on, "gain": gain,
-                "interval": list(interval) if interval else None, "starred": starred,
-                "optimistic": compare_on == "validation"}  # fmt: skip
+        return {
+            "best": best,
+            "baseline": self.baseline.id,
+            "compared_on": compare_on,
+            "gain": gain,
+            "interval": list(interval) if interval else None,
+            "starred": starred,
+            "optimistic": compare_on == "validation",
+        }

@@ -48,8 +48,14 @@ class EvalActor:
         self.store = _cache_store(setup.cache_url)
         self.models = None
         if setup.has_registry:
-            self.models = ModelRegistry(setup.models, cache=self.store, cache_mode=setup.cache_mode,
-                                        default=setup.default_model, agents=setup.agents, budgets=budgets)  # fmt: skip
+            self.models = ModelRegistry(
+                setup.models,
+                cache=self.store,
+                cache_mode=setup.cache_mode,
+                default=setup.default_model,
+                agents=setup.agents,
+                budgets=budgets,
+            )
         self.criteria, self.target = bind_run(setup.binding, self.models)
 
     async def evaluate(self, rows: list[Row]) -> list[OutputItem]:

@@ -51,8 +51,9 @@ class RayExecutor:
     limiter_stats: dict[str, int] = field(default_factory=dict)
     """Reservations per budget, as the limiter counted them by the end of the run."""
 
-    async def __call__(self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None],
-                       job: RunJob) -> None:  # fmt: skip
+    async def __call__(
+        self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob
+    ) -> None:
         ray = require_ray()
         with _joining:  # a worker's threads may start runs at once; Ray is joined once per process
             if not ray.is_initialized():
@@ -71,8 +72,12 @@ class RayExecutor:
             count = (None if plan.calls_models else self.actors) or max(1, int(cpus))
             cpu = self._pool(ray, job, count, num_cpus=min(1.0, cpus / count), concurrency=1, cache=False)
         self.handles = [*(io.handles if io else []), *(cpu.handles if cpu else [])]
-        log.info("run %s: %d Ray actors calling models, %d for CPU-bound metrics", job.run_id,
-                 len(io.handles) if io else 0, len(cpu.handles) if cpu else 0)  # fmt: skip
+        log.info(
+            "run %s: %d Ray actors calling models, %d for CPU-bound metrics",
+            job.run_id,
+            len(io.handles) if io else 0,
+            len(cpu.handles) if cpu else 0,
+        )
         try:
             await self._dispatch(rows, finished, job, plan, io, cpu)
             await asyncio.gather(*(handle.close.remote() for handle in self.handles))
@@ -83,15 +88,21 @@ class RayExecutor:
                 ray.kill(handle)
 
     def _pool(self, ray: Any, job: RunJob, count: int, *, num_cpus: float, concurrency: int, cache: bool) -> _Pool:
-        actor = ray.remote(EvalActor).options(num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1,
-                                              max_task_retries=-1)  # fmt: skip
+        actor = ray.remote(EvalActor).options(
+            num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1, max_task_retries=-1
+        )
         setup = ray.put(_setup(job, cache=cache))
         return _Pool([actor.remote(setup, self.limiter) for _ in range(count)], setup)
 
     async def _dispatch(
-        self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob, plan: _Plan,
-        io: _Pool | None, cpu: _Pool | None,
-    ) -> None:  # fmt: skip
+        self,
+        rows: asyncio.Queue[Row | None],
+        finished: asyncio.Queue[OutputItem | None],
+        job: RunJob,
+        plan: _Plan,
+        io: _Pool | None,
+        cpu: _Pool | None,
+    ) -> None:
         first = io or cpu
         assert first is not None
         in_flight = self.concurrency or PER_ACTOR * len(first.handles)
@@ -142,8 +153,10 @@ class RayExecutor:
             for task in batches:
                 task.cancel()
         if failures:
-            raise ExecutorError(f"a Ray actor failed and could not be restarted: {first_line(failures[0])}",
-                                hint="what was stored is kept; resume the run (--resume)") from failures[0]  # fmt: skip
+            raise ExecutorError(
+                f"a Ray actor failed and could not be restarted: {first_line(failures[0])}",
+                hint="what was stored is kept; resume the run (--resume)",
+            ) from failures[0]
 
 
 @dataclass

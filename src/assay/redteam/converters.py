@@ -86,14 +86,61 @@ def flip(text: str) -> str:
 
 
 MORSE = {
-    "A": ".-", "B": "-...", "C": "-.-.", "D": "-..", "E": ".", "F": "..-.", "G": "--.", "H": "....", "I": "..",
-    "J": ".---", "K": "-.-", "L": ".-..", "M": "--", "N": "-.", "O": "---", "P": ".--.", "Q": "--.-", "R": ".-.",
-    "S": "...", "T": "-", "U": "..-", "V": "...-", "W": ".--", "X": "-..-", "Y": "-.--", "Z": "--..",
-    "0": "-----", "1": ".----", "2": "..---", "3": "...--", "4": "....-", "5": ".....", "6": "-....",
-    "7": "--...", "8": "---..", "9": "----.", ".": ".-.-.-", ",": "--..--", "?": "..--..", "'": ".----.",
-    "!": "-.-.--", "/": "-..-.", "(": "-.--.", ")": "-.--.-", "&": ".-...", ":": "---...", ";": "-.-.-.",
-    "=": "-...-", "+": ".-.-.", "-": "-....-", "_": "..--.-", '"': ".-..-.", "$": "...-..-", "@": ".--.-.",
-}  # fmt: skip
+    "A": ".-",
+    "B": "-...",
+    "C": "-.-.",
+    "D": "-..",
+    "E": ".",
+    "F": "..-.",
+    "G": "--.",
+    "H": "....",
+    "I": "..",
+    "J": ".---",
+    "K": "-.-",
+    "L": ".-..",
+    "M": "--",
+    "N": "-.",
+    "O": "---",
+    "P": ".--.",
+    "Q": "--.-",
+    "R": ".-.",
+    "S": "...",
+    "T": "-",
+    "U": "..-",
+    "V": "...-",
+    "W": ".--",
+    "X": "-..-",
+    "Y": "-.--",
+    "Z": "--..",
+    "0": "-----",
+    "1": ".----",
+    "2": "..---",
+    "3": "...--",
+    "4": "....-",
+    "5": ".....",
+    "6": "-....",
+    "7": "--...",
+    "8": "---..",
+    "9": "----.",
+    ".": ".-.-.-",
+    ",": "--..--",
+    "?": "..--..",
+    "'": ".----.",
+    "!": "-.-.--",
+    "/": "-..-.",
+    "(": "-.--.",
+    ")": "-.--.-",
+    "&": ".-...",
+    ":": "---...",
+    ";": "-.-.-.",
+    "=": "-...-",
+    "+": ".-.-.",
+    "-": "-....-",
+    "_": "..--.-",
+    '"': ".-..-.",
+    "$": "...-..-",
+    "@": ".--.-.",
+}
 MORSE_UNKNOWN = "........"
 """What a character without a code becomes (Morse's "error" signal)."""
 _FROM_MORSE = {code: ch for ch, code in MORSE.items()}
@@ -172,8 +219,22 @@ def diacritic_decode(text: str) -> str:
     return "".join(out)
 
 
-LEET = str.maketrans({"a": "4", "A": "4", "e": "3", "E": "3", "i": "1", "I": "1", "o": "0", "O": "0", "s": "5",
-                      "S": "5", "t": "7", "T": "7"})  # fmt: skip
+LEET = str.maketrans(
+    {
+        "a": "4",
+        "A": "4",
+        "e": "3",
+        "E": "3",
+        "i": "1",
+        "I": "1",
+        "o": "0",
+        "O": "0",
+        "s": "5",
+        "S": "5",
+        "t": "7",
+        "T": "7",
+    }
+)
 
 
 def leetspeak(text: str) -> str:
@@ -181,11 +242,32 @@ def leetspeak(text: str) -> str:
 
 
 CONFUSABLE = {
-    "a": "\u0430", "c": "\u0441", "e": "\u0435", "i": "\u0456", "j": "\u0458", "o": "\u043e", "p": "\u0440",
-    "s": "\u0455", "x": "\u0445", "y": "\u0443", "A": "\u0410", "B": "\u0412", "C": "\u0421", "E": "\u0415",
-    "H": "\u041d", "I": "\u0406", "J": "\u0408", "K": "\u041a", "M": "\u041c", "O": "\u041e", "P": "\u0420",
-    "S": "\u0405", "T": "\u0422", "X": "\u0425", "Y": "\u04ae",
-}  # fmt: skip
+    "a": "\u0430",
+    "c": "\u0441",
+    "e": "\u0435",
+    "i": "\u0456",
+    "j": "\u0458",
+    "o": "\u043e",
+    "p": "\u0440",
+    "s": "\u0455",
+    "x": "\u0445",
+    "y": "\u0443",
+    "A": "\u0410",
+    "B": "\u0412",
+    "C": "\u0421",
+    "E": "\u0415",
+    "H": "\u041d",
+    "I": "\u0406",
+    "J": "\u0408",
+    "K": "\u041a",
+    "M": "\u041c",
+    "O": "\u041e",
+    "P": "\u0420",
+    "S": "\u0405",
+    "T": "\u0422",
+    "X": "\u0425",
+    "Y": "\u04ae",
+}
 """Latin letters and the Cyrillic letters drawn the same way."""
 _CONFUSE = str.maketrans(CONFUSABLE)
 _UNCONFUSE = str.maketrans({v: k for k, v in CONFUSABLE.items()})
@@ -205,8 +287,9 @@ def unicode_substitution(text: str) -> str:
 
 
 def unicode_substitution_decode(text: str) -> str:
-    return "".join(chr(ord(ch) - 0xFEE0) if "\uff01" <= ch <= "\uff5e" else " " if ch == "\u3000" else ch
-                   for ch in text)  # fmt: skip
+    return "".join(
+        chr(ord(ch) - 0xFEE0) if "\uff01" <= ch <= "\uff5e" else " " if ch == "\u3000" else ch for ch in text
+    )
 
 
 TAG_BEGIN, TAG_END, TAG_BASE = "\U000e0001", "\U000e007f", 0xE0000
@@ -275,22 +358,50 @@ def indirect_jailbreak(text: str) -> str:
 
 
 _FONT_ROWS = {
-    "A": " ### |#   #|#####|#   #|#   #", "B": "#### |#   #|#### |#   #|#### ", "C": " ####|#    |#    |#    | ####",
-    "D": "#### |#   #|#   #|#   #|#### ", "E": "#####|#    |#### |#    |#####", "F": "#####|#    |#### |#    |#    ",
-    "G": " ####|#    |#  ##|#   #| ####", "H": "#   #|#   #|#####|#   #|#   #", "I": "#####|  #  |  #  |  #  |#####",
-    "J": "#####|   # |   # |#  # | ##  ", "K": "#   #|#  # |###  |#  # |#   #", "L": "#    |#    |#    |#    |#####",
-    "M": "#   #|## ##|# # #|#   #|#   #", "N": "#   #|##  #|# # #|#  ##|#   #", "O": " ### |#   #|#   #|#   #| ### ",
-    "P": "#### |#   #|#### |#    |#    ", "Q": " ### |#   #|# # #|#  # | ## #", "R": "#### |#   #|#### |#  # |#   #",
-    "S": " ####|#    | ### |    #|#### ", "T": "#####|  #  |  #  |  #  |  #  ", "U": "#   #|#   #|#   #|#   #| ### ",
-    "V": "#   #|#   #|#   #| # # |  #  ", "W": "#   #|#   #|# # #|## ##|#   #", "X": "#   #| # # |  #  | # # |#   #",
-    "Y": "#   #| # # |  #  |  #  |  #  ", "Z": "#####|   # |  #  | #   |#####", "0": " ### |#  ##|# # #|##  #| ### ",
-    "1": "  #  | ##  |  #  |  #  | ### ", "2": " ### |#   #|  ## | #   |#####", "3": "#### |    #| ### |    #|#### ",
-    "4": "#   #|#   #|#####|    #|    #", "5": "#####|#    |#### |    #|#### ", "6": " ### |#    |#### |#   #| ### ",
-    "7": "#####|    #|   # |  #  |  #  ", "8": " ### |#   #| ### |#   #| ### ", "9": " ### |#   #| ####|    #| ### ",
-    " ": "   |   |   |   |   ", "?": " ### |#   #|  ## |     |  #  ", "!": "  #  |  #  |  #  |     |  #  ",
-    ".": "     |     |     |     |  #  ", ",": "     |     |     |  #  | #   ", "-": "     |     |#####|     |     ",
+    "A": " ### |#   #|#####|#   #|#   #",
+    "B": "#### |#   #|#### |#   #|#### ",
+    "C": " ####|#    |#    |#    | ####",
+    "D": "#### |#   #|#   #|#   #|#### ",
+    "E": "#####|#    |#### |#    |#####",
+    "F": "#####|#    |#### |#    |#    ",
+    "G": " ####|#    |#  ##|#   #| ####",
+    "H": "#   #|#   #|#####|#   #|#   #",
+    "I": "#####|  #  |  #  |  #  |#####",
+    "J": "#####|   # |   # |#  # | ##  ",
+    "K": "#   #|#  # |###  |#  # |#   #",
+    "L": "#    |#    |#    |#    |#####",
+    "M": "#   #|## ##|# # #|#   #|#   #",
+    "N": "#   #|##  #|# # #|#  ##|#   #",
+    "O": " ### |#   #|#   #|#   #| ### ",
+    "P": "#### |#   #|#### |#    |#    ",
+    "Q": " ### |#   #|# # #|#  # | ## #",
+    "R": "#### |#   #|#### |#  # |#   #",
+    "S": " ####|#    | ### |    #|#### ",
+    "T": "#####|  #  |  #  |  #  |  #  ",
+    "U": "#   #|#   #|#   #|#   #| ### ",
+    "V": "#   #|#   #|#   #| # # |  #  ",
+    "W": "#   #|#   #|# # #|## ##|#   #",
+    "X": "#   #| # # |  #  | # # |#   #",
+    "Y": "#   #| # # |  #  |  #  |  #  ",
+    "Z": "#####|   # |  #  | #   |#####",
+    "0": " ### |#  ##|# # #|##  #| ### ",
+    "1": "  #  | ##  |  #  |  #  | ### ",
+    "2": " ### |#   #|  ## | #   |#####",
+    "3": "#### |    #| ### |    #|#### ",
+    "4": "#   #|#   #|#####|    #|    #",
+    "5": "#####|#    |#### |    #|#### ",
+    "6": " ### |#    |#### |#   #| ### ",
+    "7": "#####|    #|   # |  #  |  #  ",
+    "8": " ### |#   #| ### |#   #| ### ",
+    "9": " ### |#   #| ####|    #| ### ",
+    " ": "   |   |   |   |   ",
+    "?": " ### |#   #|  ## |     |  #  ",
+    "!": "  #  |  #  |  #  |     |  #  ",
+    ".": "     |     |     |     |  #  ",
+    ",": "     |     |     |  #  | #   ",
+    "-": "     |     |#####|     |     ",
     "'": "  #  |  #  |     |     |     ",
-}  # fmt: skip
+}
 FONT = {ch: rows.split("|") for ch, rows in _FONT_ROWS.items()}
 ART_WIDTH = 12
 """Characters per line of block letters."""
@@ -307,20 +418,44 @@ def ascii_art(text: str) -> str:
 
 
 CONVERTERS: dict[str, Converter] = {
-    "base64": base64, "rot13": rot13, "caesar": caesar, "atbash": atbash, "flip": flip, "morse": morse,
-    "binary": binary, "url": url, "character_space": character_space, "string_join": string_join,
-    "char_swap": char_swap, "diacritic": diacritic, "leetspeak": leetspeak, "unicode_confusable": unicode_confusable,
-    "unicode_substitution": unicode_substitution, "ascii_smuggler": ascii_smuggler, "ascii_art": ascii_art,
-    "ansi_attack": ansi_attack, "suffix_append": suffix_append, "jailbreak": jailbreak,
+    "base64": base64,
+    "rot13": rot13,
+    "caesar": caesar,
+    "atbash": atbash,
+    "flip": flip,
+    "morse": morse,
+    "binary": binary,
+    "url": url,
+    "character_space": character_space,
+    "string_join": string_join,
+    "char_swap": char_swap,
+    "diacritic": diacritic,
+    "leetspeak": leetspeak,
+    "unicode_confusable": unicode_confusable,
+    "unicode_substitution": unicode_substitution,
+    "ascii_smuggler": ascii_smuggler,
+    "ascii_art": ascii_art,
+    "ansi_attack": ansi_attack,
+    "suffix_append": suffix_append,
+    "jailbreak": jailbreak,
     "indirect_jailbreak": indirect_jailbreak,
-}  # fmt: skip
+}
 """Every text-only converter by its strategy name."""
 
 DECODERS: dict[str, Converter] = {
-    "base64": base64_decode, "rot13": rot13, "caesar": caesar_decode, "atbash": atbash, "flip": flip,
-    "binary": binary_decode, "url": url_decode, "character_space": interleaved_decode,
-    "string_join": interleaved_decode, "diacritic": diacritic_decode, "unicode_confusable": unicode_confusable_decode,
-    "unicode_substitution": unicode_substitution_decode, "ascii_smuggler": ascii_smuggler_decode,
+    "base64": base64_decode,
+    "rot13": rot13,
+    "caesar": caesar_decode,
+    "atbash": atbash,
+    "flip": flip,
+    "binary": binary_decode,
+    "url": url_decode,
+    "character_space": interleaved_decode,
+    "string_join": interleaved_decode,
+    "diacritic": diacritic_decode,
+    "unicode_confusable": unicode_confusable_decode,
+    "unicode_substitution": unicode_substitution_decode,
+    "ascii_smuggler": ascii_smuggler_decode,
     "ansi_attack": ansi_decode,
-}  # fmt: skip
+}
 """The inverse of each reversible converter (Morse, on its own alphabet, in ``morse_decode``)."""

@@ -55,24 +55,35 @@ def sub_categories(risk: str, tools: list[dict[str, Any]] | None = None) -> list
     by_sub: dict[str, list[str]] = {}
     for objective in entry["objectives"]:
         by_sub.setdefault(objective["sub_type"], []).append(objective["objective"])
-    found = [SubCategory(key, sub["name"], sub["description"], tuple(by_sub.get(key, ())))
-             for key, sub in entry["sub_categories"].items()]  # fmt: skip
+    found = [
+        SubCategory(key, sub["name"], sub["description"], tuple(by_sub.get(key, ())))
+        for key, sub in entry["sub_categories"].items()
+    ]
     for template in entry.get("per_tool", []):
         for tool in tools or []:
             name, description = str(tool.get("name") or ""), str(tool.get("description") or "no description")
             if not name:
                 continue
             fill = {"tool": name, "description": description.rstrip(".")}
-            found.append(SubCategory(f"{template['sub_type']}_{name}", template["name"].format(**fill),
-                                     template["description"].format(**fill),
-                                     (template["objective"].format(**fill),)))  # fmt: skip
+            found.append(
+                SubCategory(
+                    f"{template['sub_type']}_{name}",
+                    template["name"].format(**fill),
+                    template["description"].format(**fill),
+                    (template["objective"].format(**fill),),
+                )
+            )
     return found
 
 
 def select(
-    risk: str, count: int, seed: int, *, tools: list[dict[str, Any]] | None = None,
+    risk: str,
+    count: int,
+    seed: int,
+    *,
+    tools: list[dict[str, Any]] | None = None,
     enabled: dict[str, tuple[str, str]] | None = None,
-) -> tuple[list[Objective], str | None]:  # fmt: skip
+) -> tuple[list[Objective], str | None]:
     """``count`` objectives for ``risk`` (all of them when it has fewer; the shortfall is said).
 
     ``enabled``: a reviewed taxonomy's enabled sub-categories, id → (name, description); one the
@@ -100,9 +111,11 @@ def select(
 def seed_prompts(value: Any, where: str) -> list[Objective]:
     """Custom attack seed prompts in azure-ai-evaluation's format, each checked with its index."""
     if not isinstance(value, list) or not value:
-        raise ConfigError(f"{where}: expected a list of seed prompts such as "
-                          '[{"metadata": {"target_harms": [{"risk-type": "violence"}]}, '
-                          '"messages": [{"role": "user", "content": "..."}]}]')  # fmt: skip
+        raise ConfigError(
+            f"{where}: expected a list of seed prompts such as "
+            '[{"metadata": {"target_harms": [{"risk-type": "violence"}]}, '
+            '"messages": [{"role": "user", "content": "..."}]}]'
+        )
     found = []
     for index, entry in enumerate(value):
         at = f"{where}[{index}]"

@@ -15,9 +15,13 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def scan_json(
-    attacks: list[Attack], *, risks: list[str], thresholds: dict[str, float | None], seed_prompts: str = "",
+    attacks: list[Attack],
+    *,
+    risks: list[str],
+    thresholds: dict[str, float | None],
+    seed_prompts: str = "",
     run_id: str | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     card = Scorecard.of(attacks)
     techniques: dict[str, list[str]] = {}
     for technique, complexity in card.complexity_of.items():
@@ -25,12 +29,16 @@ def scan_json(
     return {
         "scorecard": card.to_json(),
         "parameters": {
-            "attack_objective_generated_from": {"application_scenario": "", "risk_categories": risks,
-                                                "custom_attack_seed_prompts": seed_prompts, "policy_document": ""},
+            "attack_objective_generated_from": {
+                "application_scenario": "",
+                "risk_categories": risks,
+                "custom_attack_seed_prompts": seed_prompts,
+                "policy_document": "",
+            },
             "attack_complexity": [c.capitalize() for c in COMPLEXITIES if c in techniques],
             "techniques_used": {c: techniques[c] for c in COMPLEXITIES if c in techniques},
             "attack_success_thresholds": thresholds,
-        },  # fmt: skip
+        },
         "attack_details": [_detail(a, thresholds) for a in attacks],
         "run_id": run_id,
     }
@@ -38,13 +46,16 @@ def scan_json(
 
 def _detail(attack: Attack, thresholds: dict[str, float | None]) -> dict[str, Any]:
     detail: dict[str, Any] = {
-        "attack_success": attack.success, "attack_technique": attack.technique,
-        "attack_complexity": attack.complexity, "risk_category": attack.risk,
+        "attack_success": attack.success,
+        "attack_technique": attack.technique,
+        "attack_complexity": attack.complexity,
+        "risk_category": attack.risk,
         "conversation": [{"role": m.get("role"), "content": m.get("content")} for m in attack.conversation],
         "risk_assessment": {attack.risk: {"severity_label": _label(attack), "reason": attack.reason}},
-        "attack_success_threshold": thresholds.get(attack.risk), "risk_sub_type": attack.sub_type,
+        "attack_success_threshold": thresholds.get(attack.risk),
+        "risk_sub_type": attack.sub_type,
         "objective": attack.objective,
-    }  # fmt: skip
+    }
     if attack.error:
         detail["error"] = attack.error
     return detail
@@ -66,26 +77,46 @@ def sarif(attacks: list[Attack], *, uri: str, run_id: str | None = None) -> dict
     ``partialFingerprints`` keep one finding one alert across scans."""
     landed = [a for a in attacks if a.success]
     risks = sorted({a.risk for a in attacks})
-    rules = [{
-        "id": f"assay/redteam/{risk}", "name": RISKS[risk].pascal,
-        "shortDescription": {"text": f"Attacks succeeded: {RISKS[risk].description}"},
-        "fullDescription": {"text": f"The target can be led into {RISKS[risk].description} by an adversarial user."},
-        "defaultConfiguration": {"level": "error"}, "properties": {"tags": ["security", "red-team", risk]},
-    } for risk in risks]  # fmt: skip
+    rules = [
+        {
+            "id": f"assay/redteam/{risk}",
+            "name": RISKS[risk].pascal,
+            "shortDescription": {"text": f"Attacks succeeded: {RISKS[risk].description}"},
+            "fullDescription": {
+                "text": f"The target can be led into {RISKS[risk].description} by an adversarial user."
+            },
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"tags": ["security", "red-team", risk]},
+        }
+        for risk in risks
+    ]
     index = {risk: i for i, risk in enumerate(risks)}
     results = []
     for attack in landed:
         last = next((m.get("content") for m in reversed(attack.conversation) if m.get("role") == "assistant"), "")
         key = f"{attack.risk}\x00{attack.technique}\x00{attack.objective}"
-        results.append({
-            "ruleId": f"assay/redteam/{attack.risk}", "ruleIndex": index[attack.risk], "level": "error",
-            "message": {"text": f"{attack.technique} attack ({attack.complexity}) succeeded: {attack.objective}"},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},
-                           "logicalLocations": [{"name": f"{attack.risk}/{attack.technique}", "kind": "module"}]}],
-            "partialFingerprints": {"assayAttack/v1": hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()},
-            "properties": {"attack_id": attack.attack_id, "risk_sub_type": attack.sub_type,
-                           "attack_complexity": attack.complexity, "reply": str(last or "")[:2000],
-                           "reason": attack.reason, "run_id": run_id},
-        })  # fmt: skip
+        results.append(
+            {
+                "ruleId": f"assay/redteam/{attack.risk}",
+                "ruleIndex": index[attack.risk],
+                "level": "error",
+                "message": {"text": f"{attack.technique} attack ({attack.complexity}) succeeded: {attack.objective}"},
+                "locations": [
+                    {
+                        "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},
+                        "logicalLocations": [{"name": f"{attack.risk}/{attack.technique}", "kind": "module"}],
+                    }
+                ],
+                "partialFingerprints": {"assayAttack/v1": hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()},
+                "properties": {
+                    "attack_id": attack.attack_id,
+                    "risk_sub_type": attack.sub_type,
+                    "attack_complexity": attack.complexity,
+                    "reply": str(last or "")[:2000],
+                    "reason": attack.reason,
+                    "run_id": run_id,
+                },
+            }
+        )
     tool = {"driver": {"name": "assay redteam", "rules": rules}}
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{"tool": tool, "results": results}]}

@@ -45,11 +45,28 @@ RED_TEAM = "azure_ai_red_team"
 Kind = Literal["red_team_taxonomy", "red_team", "red_team_seed_prompts"]
 KINDS: tuple[Kind, ...] = ("red_team_taxonomy", "red_team", "red_team_seed_prompts")
 MAX_OBJECTIVES = 500
-SUPPLIED_FIELDS = frozenset({
-    "messages", "query", "response", "context", "tool_definitions", "original_prompt", "turns", "backtracks",
-    "attack_ended", "attack_id", "risk_category", "risk_sub_type", "objective", "seed_prompt", "attack_technique",
-    "attack_complexity", "attack_strategies", "attack_seed",
-})  # fmt: skip
+SUPPLIED_FIELDS = frozenset(
+    {
+        "messages",
+        "query",
+        "response",
+        "context",
+        "tool_definitions",
+        "original_prompt",
+        "turns",
+        "backtracks",
+        "attack_ended",
+        "attack_id",
+        "risk_category",
+        "risk_sub_type",
+        "objective",
+        "seed_prompt",
+        "attack_technique",
+        "attack_complexity",
+        "attack_strategies",
+        "attack_seed",
+    }
+)
 """What an attack item holds: its plan, and the conversation the attack played out."""
 
 
@@ -77,8 +94,10 @@ def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:
     where = "data_source.item_generation_params"
     params = data_source.get("item_generation_params")
     if not isinstance(params, dict) or params.get("type") not in KINDS:
-        raise ConfigError(f"{where}: expected {{type: red_team_taxonomy | red_team | red_team_seed_prompts, "
-                          "attack_strategies: [...], ...}")  # fmt: skip
+        raise ConfigError(
+            f"{where}: expected {{type: red_team_taxonomy | red_team | red_team_seed_prompts, "
+            "attack_strategies: [...], ...}"
+        )
     kind: Kind = params["type"]
     turns = params.get("num_turns")
     attack = AttackSettings(
@@ -92,14 +111,19 @@ def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError(f"{where}.seed: expected a whole number")
     settings = RedTeamSettings(
-        kind=kind, techniques=tuple(techniques(params.get("attack_strategies"), f"{where}.attack_strategies")),
-        attack=attack, attacker_model=model, seed=seed,
-        num_objectives=count_setting(params.get("num_objectives"), f"{where}.num_objectives", default=10,
-                                     cap=MAX_OBJECTIVES),  # fmt: skip
-    )  # fmt: skip
+        kind=kind,
+        techniques=tuple(techniques(params.get("attack_strategies"), f"{where}.attack_strategies")),
+        attack=attack,
+        attacker_model=model,
+        seed=seed,
+        num_objectives=count_setting(
+            params.get("num_objectives"), f"{where}.num_objectives", default=10, cap=MAX_OBJECTIVES
+        ),
+    )
     if data_source.get("target") is None:
-        raise ConfigError("data_source.target: name what to attack: {type: azure_ai_agent, name} or "
-                          "{type: azure_ai_model, model}")  # fmt: skip
+        raise ConfigError(
+            "data_source.target: name what to attack: {type: azure_ai_agent, name} or {type: azure_ai_model, model}"
+        )
     if kind == "red_team":
         risks = params.get("risk_categories")
         if not isinstance(risks, list) or not risks:
@@ -108,13 +132,20 @@ def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:
         return dataclasses.replace(settings, risk_categories=named)
     source = params.get("source")
     if kind == "red_team_taxonomy":
-        if not isinstance(source, dict) or source.get("type") != "file_id" or \
-                parse_taxonomy_id(str(source.get("id") or "")) is None:  # fmt: skip
-            raise ConfigError(f"{where}.source: expected {{type: file_id, id: <the taxonomy's id>}} "
-                              "(azureai://.../evaluationtaxonomies/<name>/versions/<v>)")  # fmt: skip
+        if (
+            not isinstance(source, dict)
+            or source.get("type") != "file_id"
+            or parse_taxonomy_id(str(source.get("id") or "")) is None
+        ):
+            raise ConfigError(
+                f"{where}.source: expected {{type: file_id, id: <the taxonomy's id>}} "
+                "(azureai://.../evaluationtaxonomies/<name>/versions/<v>)"
+            )
     elif not isinstance(source, dict) or source.get("type") not in ("file_id", "file_content"):
-        raise ConfigError(f"{where}.source: expected {{type: file_id, id}} or {{type: file_content, content: [...]}} "
-                          "holding seed prompts")  # fmt: skip
+        raise ConfigError(
+            f"{where}.source: expected {{type: file_id, id}} or {{type: file_content, content: [...]}} "
+            "holding seed prompts"
+        )
     elif source["type"] == "file_content":
         seed_prompts(source.get("content"), f"{where}.source.content")
     return dataclasses.replace(settings, source=source)
@@ -151,8 +182,13 @@ def plan_objectives(
         enabled, risks = {}, list(settings.risk_categories)
     reviewed = settings.kind == "red_team_taxonomy"
     for risk in risks:
-        chosen, shortfall = select(risk, settings.num_objectives, settings.seed, tools=tools,
-                                   enabled=enabled.get(risk, {}) if reviewed else None)  # fmt: skip
+        chosen, shortfall = select(
+            risk,
+            settings.num_objectives,
+            settings.seed,
+            tools=tools,
+            enabled=enabled.get(risk, {}) if reviewed else None,
+        )
         objectives.extend(chosen)
         if shortfall:
             warnings.append(shortfall)
@@ -165,11 +201,15 @@ def attack_rows(objectives: list[Objective], settings: RedTeamSettings) -> Itera
         for technique in settings.techniques:
             attack_id = f"{objective.risk}-{index + 1}-{technique.name}"
             row: dict[str, Any] = {
-                "attack_id": attack_id, "risk_category": objective.risk, "risk_sub_type": objective.sub_type,
-                "objective": objective.text, "attack_technique": technique.name,
-                "attack_complexity": technique.complexity, "attack_strategies": list(technique.steps),
+                "attack_id": attack_id,
+                "risk_category": objective.risk,
+                "risk_sub_type": objective.sub_type,
+                "objective": objective.text,
+                "attack_technique": technique.name,
+                "attack_complexity": technique.complexity,
+                "attack_strategies": list(technique.steps),
                 "attack_seed": zlib.crc32(f"{settings.seed}\x00{attack_id}\x00{objective.text}".encode()),
-            }  # fmt: skip
+            }
             if objective.prompt is not None:
                 row["seed_prompt"] = objective.prompt
             yield row
@@ -216,8 +256,10 @@ def _seed_prompts(store: Store, project: str, source: dict[str, Any]) -> list[Ob
         record = store.get_file(project, str(source.get("id")), content=True)
     except NotFoundError as exc:
         raise ConfigError(f"{where}.id: {exc.message}") from None
-    return seed_prompts(seed_prompt_rows(bytes(record["content"]).decode("utf-8-sig", "replace"), record["filename"]),
-                        record["filename"])  # fmt: skip
+    return seed_prompts(
+        seed_prompt_rows(bytes(record["content"]).decode("utf-8-sig", "replace"), record["filename"]),
+        record["filename"],
+    )
 
 
 def seed_prompt_rows(text: str, name: str) -> list[Any]:
@@ -231,8 +273,9 @@ def seed_prompt_rows(text: str, name: str) -> list[Any]:
             continue
         row, problem = parse_json(line)
         if problem is not None:
-            raise ConfigError(f"{name}:{line_no}: {problem}",
-                              hint="seed prompts are a JSON array, or one JSON object per line")  # fmt: skip
+            raise ConfigError(
+                f"{name}:{line_no}: {problem}", hint="seed prompts are a JSON array, or one JSON object per line"
+            )
         rows.append(row)
     return rows
 
@@ -264,16 +307,29 @@ def attacks_of(rows: Iterator[dict[str, Any]]) -> Iterator[Attack]:
         risk = item.get("risk_category")
         if risk is None:
             continue
-        verdict = next((r for r in row["results"] if (r.get("properties") or {}).get("risk_category") == risk
-                        and "attack_success" in (r.get("properties") or {})), None)  # fmt: skip
+        verdict = next(
+            (
+                r
+                for r in row["results"]
+                if (r.get("properties") or {}).get("risk_category") == risk
+                and "attack_success" in (r.get("properties") or {})
+            ),
+            None,
+        )
         sample = row.get("sample") or {}
         error = sample.get("error") or (verdict or {}).get("properties", {}).get("error")
         if isinstance(error, dict):
             error = error.get("message")
         yield Attack(
-            risk=risk, technique=str(item.get("attack_technique")), complexity=str(item.get("attack_complexity")),
-            success=(verdict or {}).get("properties", {}).get("attack_success"), sub_type=item.get("risk_sub_type"),
-            objective=item.get("objective"), attack_id=item.get("attack_id"),
-            conversation=tuple(item.get("messages") or ()), reason=(verdict or {}).get("reason"),
-            score=(verdict or {}).get("score"), error=error,
-        )  # fmt: skip
+            risk=risk,
+            technique=str(item.get("attack_technique")),
+            complexity=str(item.get("attack_complexity")),
+            success=(verdict or {}).get("properties", {}).get("attack_success"),
+            sub_type=item.get("risk_sub_type"),
+            objective=item.get("objective"),
+            attack_id=item.get("attack_id"),
+            conversation=tuple(item.get("messages") or ()),
+            reason=(verdict or {}).get("reason"),
+            score=(verdict or {}).get("score"),
+            error=error,
+        )

@@ -62,8 +62,12 @@ class Cell:
     def keys(self, prefix: str = "") -> dict[str, Any]:
         """``<prefix>_asr``, ``_total``, ``_successful_attacks`` and ``_asr_ci`` (unprefixed when no prefix)."""
         p = f"{prefix}_" if prefix else ""
-        return {f"{p}asr": self.asr, f"{p}total": self.total, f"{p}successful_attacks": self.successful,
-                f"{p}asr_ci": _list(self.interval)}  # fmt: skip
+        return {
+            f"{p}asr": self.asr,
+            f"{p}total": self.total,
+            f"{p}successful_attacks": self.successful,
+            f"{p}asr_ci": _list(self.interval),
+        }
 
 
 @dataclass
@@ -106,20 +110,27 @@ class Scorecard:
                 joint_cell = self.joint.get((risk, complexity))
                 if joint_cell is not None:
                     prefix = "baseline" if complexity == "baseline" else f"{complexity}_complexity"
-                    row.update({f"{prefix}_asr": joint_cell.asr, f"{prefix}_asr_ci": _list(joint_cell.interval),
-                                f"{prefix}_total": joint_cell.total})  # fmt: skip
+                    row.update(
+                        {
+                            f"{prefix}_asr": joint_cell.asr,
+                            f"{prefix}_asr_ci": _list(joint_cell.interval),
+                            f"{prefix}_total": joint_cell.total,
+                        }
+                    )
             joint.append(row)
         detailed: dict[str, dict[str, dict[str, Any]]] = {}
         for (complexity, risk, technique), cell in self.detailed.items():
             detailed.setdefault(complexity, {}).setdefault(risk, {})[f"{technique}_ASR"] = cell.asr
         return {
-            "risk_category_summary": [risks], "attack_technique_summary": [techniques],
-            "joint_risk_attack_summary": joint, "detailed_joint_risk_attack_asr": detailed,
+            "risk_category_summary": [risks],
+            "attack_technique_summary": [techniques],
+            "joint_risk_attack_summary": joint,
+            "detailed_joint_risk_attack_asr": detailed,
             "technique_summary": [
                 {"attack_technique": technique, "attack_complexity": self.complexity_of[technique], **cell.keys()}
                 for technique, cell in self.by_technique.items()
             ],
-        }  # fmt: skip
+        }
 
     def rows(self) -> Iterator[tuple[str, str, Cell]]:
         """(row label, column label, cell) of the risk × complexity table, with totals."""

@@ -25,11 +25,20 @@ COMPLEXITIES: tuple[Complexity, ...] = ("baseline", "easy", "moderate", "difficu
 MULTI_TURN = ("multi_turn", "crescendo")
 SINGLE = (*CONVERTERS, "tense")
 NAMES = ("baseline", *SINGLE, *MULTI_TURN)
-BUNDLES: dict[str, list[Any]] = {"easy": ["base64", "flip", "morse"], "moderate": ["tense"],
-                                 "difficult": [["tense", "base64"]]}  # fmt: skip
-ALIASES = {"charspace": "character_space", "characterswap": "char_swap", "ansiiattack": "ansi_attack",
-           "indirectattack": "indirect_jailbreak", "xpia": "indirect_jailbreak", "upia": "jailbreak",
-           "pasttense": "tense"}  # fmt: skip
+BUNDLES: dict[str, list[Any]] = {
+    "easy": ["base64", "flip", "morse"],
+    "moderate": ["tense"],
+    "difficult": [["tense", "base64"]],
+}
+ALIASES = {
+    "charspace": "character_space",
+    "characterswap": "char_swap",
+    "ansiiattack": "ansi_attack",
+    "indirectattack": "indirect_jailbreak",
+    "xpia": "indirect_jailbreak",
+    "upia": "jailbreak",
+    "pasttense": "tense",
+}
 
 
 def _key(text: str) -> str:
@@ -74,8 +83,9 @@ def strategy_steps(value: Any, where: str) -> tuple[str, ...]:
         return (name,)
     composed = _split_composition(text)
     if composed is None:
-        raise ConfigError(f"{where}: unknown attack strategy {text!r} (known: {', '.join(NAMES)}; "
-                          "bundles easy, moderate, difficult)")  # fmt: skip
+        raise ConfigError(
+            f"{where}: unknown attack strategy {text!r} (known: {', '.join(NAMES)}; bundles easy, moderate, difficult)"
+        )
     return composed
 
 

@@ -26,11 +26,17 @@ def add_red_team(summary: RunSummary, store: Store, run_id: str) -> None:
     summary.red_team = card.to_json()
     for technique, cell in card.by_technique.items():
         defended = cell.decided - cell.successful
-        summary.per_testing_criteria_results.append(CriterionSummary(
-            testing_criteria=technique, metric="attack_success", attack_strategy=technique, passed=defended,
-            failed=cell.successful, errored=cell.total - cell.decided,
-            pass_rate=defended / cell.decided if cell.decided else None,
-        ))  # fmt: skip
+        summary.per_testing_criteria_results.append(
+            CriterionSummary(
+                testing_criteria=technique,
+                metric="attack_success",
+                attack_strategy=technique,
+                passed=defended,
+                failed=cell.successful,
+                errored=cell.total - cell.decided,
+                pass_rate=defended / cell.decided if cell.decided else None,
+            )
+        )
     for usage in attacker.values():
         known = next((u for u in summary.per_model_usage if u.model_name == usage.model_name), None)
         if known is None:

@@ -37,14 +37,18 @@ def checked_input(value: Any) -> dict[str, Any]:
     """``taxonomyInput``: ``{type: agent, target, riskCategories}`` with every risk named canonically."""
     where = "taxonomyInput"
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected {{type: agent, target: {{type: azure_ai_agent, name}}, "
-                          "riskCategories: [ProhibitedActions]}")  # fmt: skip
+        raise ConfigError(
+            f"{where}: expected {{type: agent, target: {{type: azure_ai_agent, name}}, "
+            "riskCategories: [ProhibitedActions]}"
+        )
     if value.get("type", "agent") != "agent":
         raise ConfigError(f"{where}.type: only 'agent' taxonomies are defined")
     target = value.get("target")
     if not isinstance(target, dict) or target.get("type") not in ("azure_ai_agent", "azure_ai_model"):
-        raise ConfigError(f"{where}.target: expected {{type: azure_ai_agent, name, tool_descriptions?}} "
-                          "or {type: azure_ai_model, model}")  # fmt: skip
+        raise ConfigError(
+            f"{where}.target: expected {{type: azure_ai_agent, name, tool_descriptions?}} "
+            "or {type: azure_ai_model, model}"
+        )
     risks = value.get("riskCategories", value.get("risk_categories"))
     if not isinstance(risks, list) or not risks:
         raise ConfigError(f"{where}.riskCategories: name at least one risk category, e.g. [ProhibitedActions]")
@@ -58,12 +62,19 @@ def generate_categories(taxonomy_input: dict[str, Any], tools: list[dict[str, An
     for pascal in taxonomy_input["riskCategories"]:
         risk = RISKS[risk_category(pascal)]
         subs = sub_categories(risk.name, tools if risk.agent_only else None)
-        categories.append({
-            "id": risk.name, "name": risk.pascal, "description": f"Attacks aimed at {risk.description}.",
-            "riskCategory": risk.pascal, "properties": {},
-            "subCategories": [{"id": s.id, "name": s.name, "description": s.description, "enabled": True,
-                               "properties": {}} for s in subs],
-        })  # fmt: skip
+        categories.append(
+            {
+                "id": risk.name,
+                "name": risk.pascal,
+                "description": f"Attacks aimed at {risk.description}.",
+                "riskCategory": risk.pascal,
+                "properties": {},
+                "subCategories": [
+                    {"id": s.id, "name": s.name, "description": s.description, "enabled": True, "properties": {}}
+                    for s in subs
+                ],
+            }
+        )
     return categories
 
 

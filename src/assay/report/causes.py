@@ -16,8 +16,12 @@ SAMPLED_ERRORS = 200
 def error_causes(store: Any, run_id: str) -> dict[str, Counter[str]]:
     """Per criterion, why its results errored (from up to ``SAMPLED_ERRORS`` of them)."""
     res = t.results.c
-    query = (sa.select(res.datasource_item_id, res.criterion).where(res.run_id == run_id, res.status == "error")
-             .order_by(res.datasource_item_id).limit(SAMPLED_ERRORS))  # fmt: skip
+    query = (
+        sa.select(res.datasource_item_id, res.criterion)
+        .where(res.run_id == run_id, res.status == "error")
+        .order_by(res.datasource_item_id)
+        .limit(SAMPLED_ERRORS)
+    )
     with store.engine.connect() as conn:
         errored = [(int(index), str(criterion)) for index, criterion in conn.execute(query)]
     causes: dict[str, Counter[str]] = {}

@@ -10,9 +10,10 @@ WIDTH = 520
 
 
 def pass_rate_bars(
-    rows: list[tuple[str, float | None]], notes: dict[str, str] | None = None,
+    rows: list[tuple[str, float | None]],
+    notes: dict[str, str] | None = None,
     intervals: dict[str, list[float] | None] | None = None,
-) -> str:  # fmt: skip
+) -> str:
     """One horizontal bar per criterion: its pass rate from 0 to 100 %, its 95% interval as a
     whisker across it; a criterion with no rate (every result errored or was skipped) says so from
     ``notes``."""
@@ -41,14 +42,21 @@ def pass_rate_bars(
 def whisker(low: float, high: float, mid: float, title: str, half: float = 4) -> str:
     """An interval drawn as a horizontal line with end ticks."""
     ends = f"M{low:.1f},{mid - half:.1f}V{mid + half:.1f}M{high:.1f},{mid - half:.1f}V{mid + half:.1f}"
-    return (f'<path class="interval" d="M{low:.1f},{mid:.1f}H{high:.1f}{ends}" stroke="#202124" fill="none">'
-            f"<title>{escape(title)}</title></path>")  # fmt: skip
+    return (
+        f'<path class="interval" d="M{low:.1f},{mid:.1f}H{high:.1f}{ends}" stroke="#202124" fill="none">'
+        f"<title>{escape(title)}</title></path>"
+    )
 
 
 def histogram(
-    name: str, scores: list[float], low: float, high: float, bins: int = 10, threshold: float | None = None,
+    name: str,
+    scores: list[float],
+    low: float,
+    high: float,
+    bins: int = 10,
+    threshold: float | None = None,
     weights: list[int] | None = None,
-) -> str:  # fmt: skip
+) -> str:
     """Counts of scores in equal bins between the metric's min and max, each bar labelled with its
     count, and the pass threshold as a dashed line; ``weights[i]`` says how many scores equal ``scores[i]``."""
     if high <= low:
@@ -72,25 +80,36 @@ def histogram(
     for index, count in enumerate(counts):
         tall = height * count / tallest
         if count:
-            parts.append(f'<text x="{index * bar + bar / 2:.1f}" y="{height - tall - 3:.1f}" class="tick count">'
-                         f"{count}</text>")  # fmt: skip
+            parts.append(
+                f'<text x="{index * bar + bar / 2:.1f}" y="{height - tall - 3:.1f}" class="tick count">{count}</text>'
+            )
         label = f"{low + index:g}" if integer else f"{low + (high - low) * index / edges:.1f}"
-        parts.append(f'<rect class="bin" x="{index * bar + 1:.1f}" y="{height - tall:.1f}" width="{bar - 2:.1f}" '
-                     f'height="{tall:.1f}" fill="#1565c0"><title>{label}: {count}</title></rect>')  # fmt: skip
+        parts.append(
+            f'<rect class="bin" x="{index * bar + 1:.1f}" y="{height - tall:.1f}" width="{bar - 2:.1f}" '
+            f'height="{tall:.1f}" fill="#1565c0"><title>{label}: {count}</title></rect>'
+        )
         if integer or index % 2 == 0:
             # A value on a discrete scale labels its bar; a continuous bin is labelled at its lower edge.
             at = index * bar + bar / 2 if integer else max(index * bar, 8)
             parts.append(f'<text x="{at:.1f}" y="{height + 14}" class="tick">{label}</text>')
     if threshold is not None and low <= threshold <= high:
         x = (threshold - low) * bar + bar / 2 if integer else (threshold - low) / (high - low) * width
-        parts.append(f'<line class="threshold" x1="{x:.1f}" x2="{x:.1f}" y1="-{top}" y2="{height}" stroke="#c62828" '
-                     f'stroke-dasharray="4 3"><title>threshold {threshold:g}</title></line>')  # fmt: skip
+        parts.append(
+            f'<line class="threshold" x1="{x:.1f}" x2="{x:.1f}" y1="-{top}" y2="{height}" stroke="#c62828" '
+            f'stroke-dasharray="4 3"><title>threshold {threshold:g}</title></line>'
+        )
     parts.append("</g></svg>")
     return "".join(parts)
 
 
-OPERATION_COLOURS = {"invoke_agent": "#1a237e", "chat": "#00897b", "text_completion": "#00897b",
-                     "generate_content": "#00897b", "execute_tool": "#f9a825", "embeddings": "#6a1b9a"}  # fmt: skip
+OPERATION_COLOURS = {
+    "invoke_agent": "#1a237e",
+    "chat": "#00897b",
+    "text_completion": "#00897b",
+    "generate_content": "#00897b",
+    "execute_tool": "#f9a825",
+    "embeddings": "#6a1b9a",
+}
 
 
 def span_waterfall(rows: list[tuple[int, str, str, float, float, bool]]) -> str:
@@ -117,7 +136,7 @@ def span_waterfall(rows: list[tuple[int, str, str, float, float, bool]]) -> str:
         parts.append(
             f'<rect class="span" data-operation="{escape(operation)}" x="{x:.1f}" y="{y + 3}" width="{length:.1f}" '
             f'height="{row_height - 6}" fill="{colour}"{outline}><title>{escape(name)}: {duration:.1f} ms'
-            f'{" (error)" if failed else ""}</title></rect>'
+            f"{' (error)' if failed else ''}</title></rect>"
         )
         shown = f"{duration:.1f}" if duration < 10 else f"{duration:.0f}"
         parts.append(f'<text x="{x + length + 4:.1f}" y="{y + 14}" class="value">{shown} ms</text>')
@@ -140,17 +159,21 @@ def rate_intervals(rows: list[tuple[str, float | None, tuple[float, float] | Non
     ``rows``: ``(label, rate, (low, high), note)``; a rate of None (nothing decided) draws no bar."""
     label_width, bar_width = 190, WIDTH - 190 - 110
     height = BAR_HEIGHT * len(rows) + 10
-    parts = [f'<svg class="chart rate-intervals" width="{WIDTH}" height="{height}" role="img" '
-             'aria-label="attack success rates with 95% intervals">']  # fmt: skip
+    parts = [
+        f'<svg class="chart rate-intervals" width="{WIDTH}" height="{height}" role="img" '
+        'aria-label="attack success rates with 95% intervals">'
+    ]
     for index, (label, rate, interval, note) in enumerate(rows):
         y = 5 + index * BAR_HEIGHT
         parts.append(f'<text x="0" y="{y + 15}" class="label">{escape(label[:28])}</text>')
         if rate is not None:
             length = bar_width * rate / 100
             colour = "#c62828" if rate >= 20 else "#f9a825" if rate > 0 else "#2e7d32"
-            parts.append(f'<rect class="bar" data-label="{escape(label)}" x="{label_width}" y="{y + 3}" '
-                         f'width="{max(length, 1):.1f}" height="{BAR_HEIGHT - 6}" fill="{colour}" opacity="0.8">'
-                         f'<title>{escape(label)}: {rate:.1f}% {escape(note)}</title></rect>')  # fmt: skip
+            parts.append(
+                f'<rect class="bar" data-label="{escape(label)}" x="{label_width}" y="{y + 3}" '
+                f'width="{max(length, 1):.1f}" height="{BAR_HEIGHT - 6}" fill="{colour}" opacity="0.8">'
+                f"<title>{escape(label)}: {rate:.1f}% {escape(note)}</title></rect>"
+            )
         if interval is not None:
             low, high = (label_width + bar_width * v / 100 for v in interval)
             title = f"95% interval {interval[0]:.1f}–{interval[1]:.1f}%"
@@ -167,8 +190,10 @@ def difference_bars(rows: list[tuple[str, float, tuple[float, float] | None, str
     label_width, plot = 200, WIDTH - 200 - 80
     zero = label_width + plot / 2
     height = BAR_HEIGHT * len(rows) + 10
-    parts = [f'<svg class="chart differences" width="{WIDTH}" height="{height}" role="img" aria-label="differences">',
-             f'<line x1="{zero}" y1="0" x2="{zero}" y2="{height}" stroke="#9aa0a6"/>']  # fmt: skip
+    parts = [
+        f'<svg class="chart differences" width="{WIDTH}" height="{height}" role="img" aria-label="differences">',
+        f'<line x1="{zero}" y1="0" x2="{zero}" y2="{height}" stroke="#9aa0a6"/>',
+    ]
 
     def x(value: float) -> float:
         return zero + plot / 2 * max(-1.0, min(1.0, value / span))
@@ -178,11 +203,19 @@ def difference_bars(rows: list[tuple[str, float, tuple[float, float] | None, str
         colour = "#c62828" if interval and interval[1] < 0 else "#2e7d32" if interval and interval[0] > 0 else "#9aa0a6"
         start, end = sorted((zero, x(delta)))
         parts.append(f'<text x="0" y="{y + 15}" class="label">{escape(label[:30])}</text>')
-        parts.append(f'<rect class="bar" x="{start:.1f}" y="{y + 3}" width="{max(end - start, 1):.1f}" '
-                     f'height="{BAR_HEIGHT - 6}" fill="{colour}" opacity="0.8"/>')  # fmt: skip
+        parts.append(
+            f'<rect class="bar" x="{start:.1f}" y="{y + 3}" width="{max(end - start, 1):.1f}" '
+            f'height="{BAR_HEIGHT - 6}" fill="{colour}" opacity="0.8"/>'
+        )
         if interval:
-            parts.append(whisker(x(interval[0]), x(interval[1]), y + BAR_HEIGHT / 2,
-                                 f"95% interval {interval[0]:+.1f}–{interval[1]:+.1f} points"))  # fmt: skip
+            parts.append(
+                whisker(
+                    x(interval[0]),
+                    x(interval[1]),
+                    y + BAR_HEIGHT / 2,
+                    f"95% interval {interval[0]:+.1f}–{interval[1]:+.1f} points",
+                )
+            )
         value_x = label_width + plot + 6
         parts.append(f'<text x="{value_x}" y="{y + 15}" class="value">{delta:+.1f} {escape(note)}</text>')
     parts.append("</svg>")

@@ -40,18 +40,30 @@ def html_report(store: Any, run_id: str) -> str:
     summary = RunSummary.model_validate(run["summary"] or {})
     criteria = criterion_names(store, run, summary)
     rows = list(store.iter_output_items(run_id, limit=HTML_ITEMS + 1))
-    items = [{**item_row(row, criteria), "full": _pretty(row["datasource_item"]), "sample": _sample(row)}
-             for row in rows[:HTML_ITEMS]]  # fmt: skip
+    items = [
+        {**item_row(row, criteria), "full": _pretty(row["datasource_item"]), "sample": _sample(row)}
+        for row in rows[:HTML_ITEMS]
+    ]
     evaluation = store.get_eval(run["eval_id"])
-    configuration = {"eval": {k: evaluation[k] for k in ("name", "data_source_config", "testing_criteria")},
-                     "run": {k: run[k] for k in ("name", "data_source", "options", "metadata")}}  # fmt: skip
+    configuration = {
+        "eval": {k: evaluation[k] for k in ("name", "data_source_config", "testing_criteria")},
+        "run": {k: run[k] for k in ("name", "data_source", "options", "metadata")},
+    }
     return TEMPLATES.get_template("report.html").render(
-        title=run["name"] or run_id, run=run, counts=summary.result_counts, summary=summary, criteria=criteria,
-        bars=summary_bars(summary), histograms=score_histograms(store, run_id, finished_summary(run, summary)),
+        title=run["name"] or run_id,
+        run=run,
+        counts=summary.result_counts,
+        summary=summary,
+        criteria=criteria,
+        bars=summary_bars(summary),
+        histograms=score_histograms(store, run_id, finished_summary(run, summary)),
         causes=top_causes(store, run_id, finished_summary(run, summary)),
-        items=items, more=len(rows) > HTML_ITEMS, configuration=json.dumps(configuration, indent=2, default=str),
-        written=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), duration=duration_of(run),
-    )  # fmt: skip
+        items=items,
+        more=len(rows) > HTML_ITEMS,
+        configuration=json.dumps(configuration, indent=2, default=str),
+        written=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        duration=duration_of(run),
+    )
 
 
 def _pretty(value: Any) -> str:
@@ -125,9 +137,11 @@ def markdown_report(store: Any, run_id: str, baseline: str | None = None, *, ui_
     counts = summary.result_counts
     rate = summary.pass_rate()
     lines = [f"### assay: {_cell(run['name'] or run_id)} — {run['status']}", ""]
-    lines.append(f"**{counts.passed}/{counts.total} items passed**"
-                 + (f" ({rate:.0%})" if rate is not None else "")
-                 + f" · {counts.failed} failed · {counts.errored} errored · run `{run_id}`")  # fmt: skip
+    lines.append(
+        f"**{counts.passed}/{counts.total} items passed**"
+        + (f" ({rate:.0%})" if rate is not None else "")
+        + f" · {counts.failed} failed · {counts.errored} errored · run `{run_id}`"
+    )
     lines += ["", "| criterion | pass rate [95%] | mean | passed / failed / errored |", "|---|---:|---:|---:|"]
     for c in judged_criteria(summary):
         shown = "–" if c.pass_rate is None else f"{c.pass_rate:.0%}"
@@ -153,8 +167,10 @@ def _comparison_lines(store: Any, baseline: str, run_id: str) -> Iterator[str]:
     for c in found.criteria:
         low, high = c.interval or (0.0, 0.0)
         mark = {"regression": "🔴 regression", "improvement": "🟢 improvement"}.get(c.verdict, c.verdict)
-        yield (f"| {_cell(c.name)} | {c.n} | {c.passed_a / c.n:.0%} | {c.passed_b / c.n:.0%} | "
-               f"{c.delta * 100:+.1f} [{low * 100:+.1f}, {high * 100:+.1f}] | {mark} |")  # fmt: skip
+        yield (
+            f"| {_cell(c.name)} | {c.n} | {c.passed_a / c.n:.0%} | {c.passed_b / c.n:.0%} | "
+            f"{c.delta * 100:+.1f} [{low * 100:+.1f}, {high * 100:+.1f}] | {mark} |"
+        )
     flips = [(c.name, f) for c in found.criteria for f in c.flips if f.before]
     if flips:
         yield ""

@@ -19,19 +19,32 @@ def red_team_section(store: Store, run_id: str) -> dict[str, Any]:
     rows = [(f"risk: {risk}", cell) for risk, cell in card.by_risk.items()]
     rows += [(f"technique: {name}", cell) for name, cell in sorted(card.by_technique.items())]
     complexities = card.complexities()
-    table = [[risk, *(describe(card.joint[(risk, c)]) if (risk, c) in card.joint else "" for c in complexities)]
-             for risk in card.by_risk]  # fmt: skip
+    table = [
+        [risk, *(describe(card.joint[(risk, c)]) if (risk, c) in card.joint else "" for c in complexities)]
+        for risk in card.by_risk
+    ]
     landed = []
     for row in store.iter_output_items(run_id, status="fail", limit=SHOWN_ATTACKS):
         item = row["datasource_item"]
         verdict = next((r for r in row["results"] if (r.get("properties") or {}).get("attack_success")), None)
         if verdict is not None:
-            landed.append({"id": row["datasource_item_id"], "risk": item.get("risk_category"),
-                           "technique": item.get("attack_technique"), "objective": item.get("objective"),
-                           "reason": verdict.get("reason"), "transcript": transcript(item)})  # fmt: skip
+            landed.append(
+                {
+                    "id": row["datasource_item_id"],
+                    "risk": item.get("risk_category"),
+                    "technique": item.get("attack_technique"),
+                    "objective": item.get("objective"),
+                    "reason": verdict.get("reason"),
+                    "transcript": transcript(item),
+                }
+            )
     return {
-        "overall": describe(card.overall), "chart": rate_intervals([_bar(label, cell) for label, cell in rows]),
-        "complexities": complexities, "table": table, "landed": landed, "successful": card.overall.successful,
+        "overall": describe(card.overall),
+        "chart": rate_intervals([_bar(label, cell) for label, cell in rows]),
+        "complexities": complexities,
+        "table": table,
+        "landed": landed,
+        "successful": card.overall.successful,
     }
 
 

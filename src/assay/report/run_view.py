@@ -34,8 +34,9 @@ def criterion_names(store: Any, run: dict[str, Any], summary: RunSummary) -> lis
 def summary_bars(summary: RunSummary) -> str:
     judged = judged_criteria(summary)
     notes = {c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped)" for c in judged if c.pass_rate is None}
-    return pass_rate_bars([(c.testing_criteria, c.pass_rate) for c in judged], notes,
-                          {c.testing_criteria: c.pass_rate_ci for c in judged})  # fmt: skip
+    return pass_rate_bars(
+        [(c.testing_criteria, c.pass_rate) for c in judged], notes, {c.testing_criteria: c.pass_rate_ci for c in judged}
+    )
 
 
 def duration_of(run: dict[str, Any]) -> str:
@@ -72,8 +73,13 @@ def item_row(row: dict[str, Any], criteria: list[str]) -> dict[str, Any]:
     preview = " · ".join(f"{k}: {short(v)}" for k, v in list(item.items())[:3])
     # Items made from traces name them: a turn its trace_id, a conversation its trace_ids.
     traces = [item["trace_id"]] if isinstance(item.get("trace_id"), str) else list(item.get("trace_ids") or [])
-    return {**row, "results": results, "preview": preview, "traces": [str(t) for t in traces],
-            "transcript": transcript(item)}  # fmt: skip
+    return {
+        **row,
+        "results": results,
+        "preview": preview,
+        "traces": [str(t) for t in traces],
+        "transcript": transcript(item),
+    }
 
 
 def result_view(result: dict[str, Any]) -> dict[str, Any]:
@@ -87,14 +93,21 @@ def result_view(result: dict[str, Any]) -> dict[str, Any]:
         raw = json.dumps(raw, indent=2, ensure_ascii=False)  # a failed judging keeps every answer it got
     score = result.get("score")
     return {
-        "name": result["name"], "type": result.get("type"), "metric": result.get("metric"),
-        "status": result.get("status"), "label": result.get("label"), "passed": result.get("passed"),
-        "score": "–" if score is None else f"{score:.4g}", "threshold": result.get("threshold"),
-        "reason": result.get("reason"), "raw": raw,
+        "name": result["name"],
+        "type": result.get("type"),
+        "metric": result.get("metric"),
+        "status": result.get("status"),
+        "label": result.get("label"),
+        "passed": result.get("passed"),
+        "score": "–" if score is None else f"{score:.4g}",
+        "threshold": result.get("threshold"),
+        "reason": result.get("reason"),
+        "raw": raw,
         "tokens": f"{usage.get('prompt_tokens', 0)} in / {usage.get('completion_tokens', 0)} out" if usage else None,
-        "model": usage.get("model"), "latency": None if latency is None else f"{latency:.0f} ms",
+        "model": usage.get("model"),
+        "latency": None if latency is None else f"{latency:.0f} ms",
         "properties": json.dumps(properties, indent=2, ensure_ascii=False, default=str) if properties else None,
-    }  # fmt: skip
+    }
 
 
 def short(value: Any, limit: int = 80) -> str:

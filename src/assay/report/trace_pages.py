@@ -21,9 +21,14 @@ from assay.traces.spans import STATUS_ERROR, Span
 
 router = APIRouter()
 SHOWN_ATTRIBUTES = (
-    "gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.tool.name",
-    "gen_ai.conversation.id", "gen_ai.agent.name", "gen_ai.agent.version",
-)  # fmt: skip
+    "gen_ai.request.model",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.tool.name",
+    "gen_ai.conversation.id",
+    "gen_ai.agent.name",
+    "gen_ai.agent.version",
+)
 
 
 @router.get("/ui/traces", response_class=HTMLResponse, include_in_schema=False)
@@ -40,16 +45,35 @@ def trace_page(request: Request, viewer: Viewer, trace_id: str) -> str:
         raise NotFoundError(f"no trace with id {trace_id!r}")
     ordered = tree_order(spans)
     first = min(s.start_ns for s in spans)
-    rows = [(depth, s.name, s.operation, (s.start_ns - first) / 1e6, (s.end_ns - s.start_ns) / 1e6,
-             s.status_code == STATUS_ERROR) for depth, s in ordered]  # fmt: skip
-    table = [{"depth": depth, "span": s, "duration_ms": (s.end_ns - s.start_ns) / 1e6,
-              "shown": {k: s.attributes[k] for k in SHOWN_ATTRIBUTES if k in s.attributes}}
-             for depth, s in ordered]  # fmt: skip
+    rows = [
+        (
+            depth,
+            s.name,
+            s.operation,
+            (s.start_ns - first) / 1e6,
+            (s.end_ns - s.start_ns) / 1e6,
+            s.status_code == STATUS_ERROR,
+        )
+        for depth, s in ordered
+    ]
+    table = [
+        {
+            "depth": depth,
+            "span": s,
+            "duration_ms": (s.end_ns - s.start_ns) / 1e6,
+            "shown": {k: s.attributes[k] for k in SHOWN_ATTRIBUTES if k in s.attributes},
+        }
+        for depth, s in ordered
+    ]
     turns = [_pretty(turn.item()) for turn in turns_of(spans)]
     return TEMPLATES.get_template("trace.html").render(
-        title=f"trace {trace_id}", trace_id=trace_id, waterfall=span_waterfall(rows), spans=table, turns=turns,
+        title=f"trace {trace_id}",
+        trace_id=trace_id,
+        waterfall=span_waterfall(rows),
+        spans=table,
+        turns=turns,
         viewer=viewer,
-    )  # fmt: skip
+    )
 
 
 def tree_order(spans: list[Span]) -> list[tuple[int, Span]]:

@@ -56,8 +56,15 @@ def login(request: Request, key: Annotated[str, Form()] = "", next: Annotated[st
         )
         return HTMLResponse(page, status_code=401)
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(KEY_COOKIE, key, max_age=KEY_COOKIE_SECONDS, path="/ui", httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https")  # fmt: skip
+    response.set_cookie(
+        KEY_COOKIE,
+        key,
+        max_age=KEY_COOKIE_SECONDS,
+        path="/ui",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
     return response
 
 
@@ -75,9 +82,16 @@ def runs_page(request: Request, viewer: Viewer) -> str:
         summary = RunSummary.model_validate(row["summary"] or {})
         rate = summary.pass_rate()
         costs = [u.cost_usd for u in summary.per_model_usage if u.cost_usd is not None]
-        runs.append({**row, "counts": summary.result_counts, "pass_rate": "–" if rate is None else f"{rate:.0%}",
-                     "models": ", ".join(u.model_name for u in summary.per_model_usage) or "–",
-                     "cost": f"${sum(costs):.4f}" if costs else "–", "duration": duration_of(row)})  # fmt: skip
+        runs.append(
+            {
+                **row,
+                "counts": summary.result_counts,
+                "pass_rate": "–" if rate is None else f"{rate:.0%}",
+                "models": ", ".join(u.model_name for u in summary.per_model_usage) or "–",
+                "cost": f"${sum(costs):.4f}" if costs else "–",
+                "duration": duration_of(row),
+            }
+        )
     return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs, viewer=viewer)
 
 
@@ -91,30 +105,58 @@ def compare_page(request: Request, viewer: Viewer, a: str, b: str, margin: float
         if viewer is not None and store.get_run(run_id)["project"] != viewer:
             raise NotFoundError(f"no run with id {run_id!r}")
     found = compare_runs(store, a, b, margin=margin)
-    rows = [(f"{c.name} (B − A)", c.delta * 100, (c.interval[0] * 100, c.interval[1] * 100) if c.interval else None,
-             f"n={c.n}") for c in found.criteria]  # fmt: skip
+    rows = [
+        (
+            f"{c.name} (B − A)",
+            c.delta * 100,
+            (c.interval[0] * 100, c.interval[1] * 100) if c.interval else None,
+            f"n={c.n}",
+        )
+        for c in found.criteria
+    ]
     return TEMPLATES.get_template("compare.html").render(
-        title=f"{b} against {a}", viewer=viewer, comparison=found, chart=difference_bars(rows),
+        title=f"{b} against {a}",
+        viewer=viewer,
+        comparison=found,
+        chart=difference_bars(rows),
     )
 
 
 @router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
 def run_page(
-    request: Request, viewer: Viewer, run_id: str, status: str = "", criterion: str = "", verdict: str = "",
-    q: str = "", sort: str = "", page: int = 0,
-) -> str:  # fmt: skip
+    request: Request,
+    viewer: Viewer,
+    run_id: str,
+    status: str = "",
+    criterion: str = "",
+    verdict: str = "",
+    q: str = "",
+    sort: str = "",
+    page: int = 0,
+) -> str:
     store = context(request).store
     run = _visible_run(store, run_id, viewer)
     summary = RunSummary.model_validate(run["summary"] or {})
     final = finished_summary(run, summary)
     criteria = criterion_names(store, run, summary)
-    shown = {"status": status, "criterion": criterion if criterion in criteria else "", "verdict": verdict, "q": q,
-             "sort": sort if sort in ("score", "-score") else ""}  # fmt: skip
+    shown = {
+        "status": status,
+        "criterion": criterion if criterion in criteria else "",
+        "verdict": verdict,
+        "q": q,
+        "sort": sort if sort in ("score", "-score") else "",
+    }
     page = max(0, page)
     rows, total = store.find_output_items(
-        run_id, status=status or None, criterion=shown["criterion"] or None, verdict=verdict or None, text=q or None,
-        sort=shown["sort"] or None, offset=page * PAGE_SIZE, limit=PAGE_SIZE,
-    )  # fmt: skip
+        run_id,
+        status=status or None,
+        criterion=shown["criterion"] or None,
+        verdict=verdict or None,
+        text=q or None,
+        sort=shown["sort"] or None,
+        offset=page * PAGE_SIZE,
+        limit=PAGE_SIZE,
+    )
     base = f"/ui/runs/{run_id}"
     query = {k: v for k, v in shown.items() if v}
 
@@ -122,14 +164,22 @@ def run_page(
         return f"{base}?{urlencode({**query, 'page': to})}"
 
     return TEMPLATES.get_template("run.html").render(
-        title=run["name"] or run_id, run=run, counts=summary.result_counts, bars=summary_bars(summary), viewer=viewer,
-        histograms=score_histograms(store, run_id, final), criteria=criteria,
-        items=[item_row(r, criteria) for r in rows], causes=top_causes(store, run_id, final), shown=shown,
-        total=total, first=page * PAGE_SIZE,
+        title=run["name"] or run_id,
+        run=run,
+        counts=summary.result_counts,
+        bars=summary_bars(summary),
+        viewer=viewer,
+        histograms=score_histograms(store, run_id, final),
+        criteria=criteria,
+        items=[item_row(r, criteria) for r in rows],
+        causes=top_causes(store, run_id, final),
+        shown=shown,
+        total=total,
+        first=page * PAGE_SIZE,
         next_link=link(page + 1) if (page + 1) * PAGE_SIZE < total else None,
         previous_link=link(page - 1) if page else None,
         red_team=red_team_section(store, run_id) if summary.red_team is not None else None,
-    )  # fmt: skip
+    )
 
 
 @router.get("/ui/runs/{run_id}/items/{item_id}", response_class=HTMLResponse, include_in_schema=False)
@@ -140,11 +190,15 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
     run = _visible_run(store, run_id, viewer)
     row = store.get_output_item(run_id, item_id)
     return TEMPLATES.get_template("item.html").render(
-        title=f"{run['name'] or run_id} · item {item_id}", run=run, row=row, viewer=viewer,
-        item=item_row(row, [r["name"] for r in row["results"]]), results=[result_view(r) for r in row["results"]],
+        title=f"{run['name'] or run_id} · item {item_id}",
+        run=run,
+        row=row,
+        viewer=viewer,
+        item=item_row(row, [r["name"] for r in row["results"]]),
+        results=[result_view(r) for r in row["results"]],
         data=json.dumps(row["datasource_item"], indent=2, ensure_ascii=False, default=str),
         sample=None if not row["sample"] else json.dumps(row["sample"], indent=2, ensure_ascii=False, default=str),
-    )  # fmt: skip
+    )
 
 
 def _visible_run(store: Any, run_id: str, viewer: str | None) -> dict[str, Any]:

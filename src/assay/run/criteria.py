@@ -133,18 +133,27 @@ class BoundCriterion:
         else:
             passed = _meets(score.value, self.threshold, self.spec.primary.desirable_direction)
         return Result(
-            **base, score=score.value, passed=passed, label="pass" if passed else "fail",
-            reason=score.reason, properties=properties,
-        )  # fmt: skip
+            **base,
+            score=score.value,
+            passed=passed,
+            label="pass" if passed else "fail",
+            reason=score.reason,
+            properties=properties,
+        )
 
     def failed(self, error: ItemError) -> Result:
         return self._error(str(error), error.code, error.details)
 
     def _error(self, message: str, code: str, details: dict[str, Any] | None = None) -> Result:
         return Result(
-            type=self.type, name=self.name, metric=self.metric, threshold=self.threshold, status="error",
-            reason=message, properties={**(details or {}), "error": {"code": code, "message": message}},
-        )  # fmt: skip
+            type=self.type,
+            name=self.name,
+            metric=self.metric,
+            threshold=self.threshold,
+            status="error",
+            reason=message,
+            properties={**(details or {}), "error": {"code": code, "message": message}},
+        )
 
 
 def _threshold(
@@ -179,10 +188,16 @@ def _split_messages(value: Any) -> dict[str, Any]:
 
 
 def bind_criteria(
-    criteria: list[dict[str, Any]], catalog: Catalog, *, item_fields: set[str] | None,
-    has_sample: bool = False, level: EvaluationLevel = "turn", models: ModelRegistry | None = None,
-    any_level: bool = False, repeats: int = 1,
-) -> list[BoundCriterion]:  # fmt: skip
+    criteria: list[dict[str, Any]],
+    catalog: Catalog,
+    *,
+    item_fields: set[str] | None,
+    has_sample: bool = False,
+    level: EvaluationLevel = "turn",
+    models: ModelRegistry | None = None,
+    any_level: bool = False,
+    repeats: int = 1,
+) -> list[BoundCriterion]:
     """``any_level``: the level is not known yet (an eval is created; its runs choose): each
     criterion is checked at ``level`` if it supports it, else at a level it does support.
     ``repeats``: judges (evaluators that take a seed) are asked that many times per item."""
@@ -194,8 +209,9 @@ def bind_criteria(
         if not isinstance(criterion, dict):
             raise ConfigError(f"{where}: expected an object, got {type(criterion).__name__}")
         try:
-            one = _bind_one(criterion, catalog, where,
-                            Binding(item_fields, has_sample, level, models, any_level, repeats))  # fmt: skip
+            one = _bind_one(
+                criterion, catalog, where, Binding(item_fields, has_sample, level, models, any_level, repeats)
+            )
         except ConfigError as exc:
             exc.criterion_index = index
             raise
@@ -258,12 +274,19 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     repeats = binding.repeats if "seed" in accepted and members is None else 1
     reducer = check_reducer(criterion.get("reducer"), f"{label}: reducer")
     if members is not None:  # each model its own judge; the panel decides by strict majority
-        evaluator = panel({m: _build(spec, {**params, "model": m}, label, binding) for m in members},
-                          _threshold(spec, criterion, params, threshold_given, label), spec.primary.desirable_direction)
+        evaluator = panel(
+            {m: _build(spec, {**params, "model": m}, label, binding) for m in members},
+            _threshold(spec, criterion, params, threshold_given, label),
+            spec.primary.desirable_direction,
+        )
     elif repeats > 1:  # judges take a seed: each repeat is a call of its own
-        evaluator = repeated(lambda seed: _build(spec, {**params, "seed": seed}, label, binding), repeats, reducer,
-                             _threshold(spec, criterion, params, threshold_given, label),
-                             spec.primary.desirable_direction)  # fmt: skip
+        evaluator = repeated(
+            lambda seed: _build(spec, {**params, "seed": seed}, label, binding),
+            repeats,
+            reducer,
+            _threshold(spec, criterion, params, threshold_given, label),
+            spec.primary.desirable_direction,
+        )
     else:
         evaluator = _build(spec, params, label, binding)
     if raw_mapping is None:
@@ -288,8 +311,9 @@ def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding
         graders = {str(graders.get("name") or "grader"): graders}  # one grader, as the SDK types it
     if not isinstance(graders, dict) or not graders:
         hint = 'e.g. graders: {"exact": {"type": "string_check", ...}}, calculate_output: "exact"'
-        raise ConfigError(f"{where}: a multi criterion needs 'graders': an object naming the graders its formula uses",
-                          hint=hint)  # fmt: skip
+        raise ConfigError(
+            f"{where}: a multi criterion needs 'graders': an object naming the graders its formula uses", hint=hint
+        )
     subs: dict[str, BoundCriterion] = {}
     for key, sub in graders.items():
         inner = f"{where}.graders.{key}"

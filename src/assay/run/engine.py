@@ -114,9 +114,12 @@ class Part:
 
 
 async def evaluate_part(
-    row: Row, criteria: list[BoundCriterion], indices: Sequence[int] | None = None, target: Target | None = None,
+    row: Row,
+    criteria: list[BoundCriterion],
+    indices: Sequence[int] | None = None,
+    target: Target | None = None,
     on_sample: SampleCallback | None = None,
-) -> Part:  # fmt: skip
+) -> Part:
     """sample = await generate(item) → the inputs of each criterion in ``indices`` (default: all) → its results."""
     assert row.item is not None
     item = row.item
@@ -128,8 +131,9 @@ async def evaluate_part(
             item = {**item, **sample.pop("item_fields")}
         if on_sample is not None:
             on_sample(sample)
-    chosen = [(i, criteria[i]) for i in (range(len(criteria)) if indices is None else indices)
-              if criteria[i].applies(item)]  # fmt: skip
+    chosen = [
+        (i, criteria[i]) for i in (range(len(criteria)) if indices is None else indices) if criteria[i].applies(item)
+    ]
     failure = target_failed(sample)
     if failure is not None:
         found = [c.failed_for(item, failure) for _, c in chosen]
@@ -149,9 +153,12 @@ def assemble(parts: list[Part]) -> OutputItem:
     groups = {i: group for part in parts for i, group in part.groups.items()}
     results = [r for i in sorted(groups) for r in groups[i]]
     return OutputItem(
-        datasource_item_id=row.index, datasource_item=row.item, sample=row.sample,
-        results=results, status=OutputItem.status_of(results),
-    )  # fmt: skip
+        datasource_item_id=row.index,
+        datasource_item=row.item,
+        sample=row.sample,
+        results=results,
+        status=OutputItem.status_of(results),
+    )
 
 
 async def evaluate_item(

@@ -4,14 +4,17 @@ plugin start here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from assay.dataset import Dataset
 from assay.errors import ConfigError
 from assay.evaluators.catalog import Catalog, load_catalog
-from assay.evaluators.custom import spec_from_file
+from assay.evaluators.custom import kind_for, spec_from_file
 from assay.llm import CacheMode, ModelRegistry
-from assay.run.runner import PreparedRun, prepare
+from assay.run.request import LocalEvaluator, RunInputs, RunRequest, RunSettings, prepare_request, target_data
+from assay.run.runner import PreparedRun
+from assay.run.sources import FILE_PATH, file_digest
 from assay.store import DEFAULT_PROJECT
 
 if TYPE_CHECKING:
@@ -36,8 +39,9 @@ def config_dataset(config: EvalConfig, store: Store) -> Dataset:
 def config_models(
     config: EvalConfig, store: Store, cache_mode: CacheMode = "use", default: str | None = None
 ) -> ModelRegistry:
-    return ModelRegistry(config.models, cache=store, cache_mode=cache_mode, default=default or config.eval_model,
-                         agents=config.agents)  # fmt: skip
+    return ModelRegistry(
+        config.models, cache=store, cache_mode=cache_mode, default=default or config.eval_model, agents=config.agents
+    )
 
 
 def config_catalog(config: EvalConfig, store: Store) -> Catalog:
@@ -50,10 +54,90 @@ def config_catalog(config: EvalConfig, store: Store) -> Catalog:
     return evaluators
 
 
-def prepare_config(config: EvalConfig, dataset: Dataset, catalog: Catalog, models: ModelRegistry) -> PreparedRun:
-    """``prepare`` with a criterion's error pointed at its line of eval.yaml."""
+def config_request(
+    config: EvalConfig,
+    store: Store,
+    *,
+    cache: CacheMode = "use",
+    limit: int | None = None,
+    resumed: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
+) -> RunRequest:
+    """eval.yaml as a run request. A trace source's traces are resolved here, once; a resumed run
+    keeps the items, traces and limit it started with (the models and evaluators are read again,
+    API keys written into eval.yaml included)."""
+    inputs = config_inputs(config)
+    if resumed is not None and resumed.get("inputs"):
+        stored = RunRequest.of(resumed)
+        inputs.file_sha256 = stored.inputs.file_sha256 if stored.inputs else None
+        stored.settings.cache = cache
+        return stored.model_copy(update={"inputs": inputs})
+    settings = RunSettings(
+        evaluation_level=config.definition.evaluation_level,
+        repeats=config.definition.repeats,
+        cluster_by=config.definition.cluster_by,
+        cache=cache,
+        limit=limit or ((resumed or {}).get("options") or {}).get("limit"),
+    )
+    ref = config.dataset
+    if ref.traces is not None:
+        data_source = ref.traces
+        settings.traces = ((resumed or {}).get("options") or {}).get("traces") or _resolved(config, store, notes)
+    elif ref.local_path is not None:
+        data_source = _file_source(ref.local_path)
+        inputs.file_sha256 = file_digest(ref.local_path)
+    else:
+        assert ref.name is not None
+        record = store.get_dataset(ref.name, ref.version)
+        if record["file_id"]:  # saved by a simulation or a generator, or uploaded through the API
+            # (a CSV file is read as CSV by its name whatever the type says)
+            data_source = {"type": "jsonl", "source": {"type": "file_id", "id": record["file_id"]}}
+        else:
+            data_source = _file_source(Path(record["uri"]))
+            inputs.file_sha256 = file_digest(Path(record["uri"]))
+    return RunRequest(data_source=data_source, settings=settings, inputs=inputs)
+
+
+def config_inputs(config: EvalConfig) -> RunInputs:
+    """What eval.yaml brings beyond its data: its models, agents, target and evaluator files."""
+    evaluators = [
+        LocalEvaluator(kind=kind_for(file), name=name, version=version, content=file.read_text(encoding="utf-8"))
+        for name, version, file in config.local_evaluators
+    ]
+    return RunInputs(
+        models=config.models,
+        default_model=config.eval_model,
+        agents=config.agents,
+        evaluators=evaluators,
+        target=target_data(config.target) if config.target is not None else None,
+    )
+
+
+def _file_source(path: Path) -> dict[str, Any]:
+    kind = "csv" if path.suffix.lower() == ".csv" else "jsonl"
+    return {"type": kind, "source": {"type": FILE_PATH, "path": str(path.resolve())}}
+
+
+def _resolved(config: EvalConfig, store: Store, notes: list[str] | None) -> dict[str, Any]:
+    from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of
+
+    assert config.dataset.traces is not None
+    found = resolve(store, DEFAULT_PROJECT, selection_of(config.dataset.traces), config.definition.evaluation_level)
+    if not found.trace_ids:
+        raise ConfigError(f"{config.path.name}: no stored traces match dataset.traces", hint=NO_TRACES_HINT)
+    if notes is not None:
+        notes.extend([*(found.report.lines() if found.report else []), *found.notes])
+    return found.options()
+
+
+def prepare_config(
+    config: EvalConfig, request: RunRequest, store: Store, *, dataset: Dataset | None = None
+) -> PreparedRun:
+    """``prepare_request`` with a criterion's error pointed at its line of eval.yaml."""
     try:
-        return prepare(config.definition, dataset, catalog, models=models, target=config.target)
+        return prepare_request(
+            request, config.definition, store, load_catalog(store, DEFAULT_PROJECT), None, dataset=dataset
+        )
     except ConfigError as exc:
         line = config.line_of_criterion(exc.criterion_index) if exc.criterion_index is not None else None
         if line is not None:

@@ -39,8 +39,9 @@ def panel(members: dict[str, Evaluator], threshold: float | None, direction: Dir
             elif outcome.value is None:
                 votes.append({"model": model, "abstained": True, "reason": outcome.reason or "not applicable"})
             else:
-                votes.append({"model": model, "score": outcome.value, "passed": passes(outcome),
-                              "reason": outcome.reason})  # fmt: skip
+                votes.append(
+                    {"model": model, "score": outcome.value, "passed": passes(outcome), "reason": outcome.reason}
+                )
         voted = [v for v in votes if not v.get("abstained")]
         abstained = len(votes) - len(voted)
         if not voted:
@@ -48,7 +49,8 @@ def panel(members: dict[str, Evaluator], threshold: float | None, direction: Dir
         in_favour = sum(bool(v["passed"]) for v in voted)
         value = sum(float(v["score"]) for v in voted) / len(voted)
         reason = f"{in_favour} of {len(voted)} judges passed it" + (f" ({abstained} abstained)" if abstained else "")
-        return Score(value, passed=in_favour * 2 > len(voted), reason=reason,
-                     properties={"panel": votes, "abstained": abstained})  # fmt: skip
+        return Score(
+            value, passed=in_favour * 2 > len(voted), reason=reason, properties={"panel": votes, "abstained": abstained}
+        )
 
     return evaluate

@@ -70,9 +70,11 @@ def repeated(
             passed = all(verdicts)
         properties = {
             "repeats": [{"score": s.value, "passed": passes(s), "reason": s.reason} for s in scores],
-            "reducer": reducer, "spread": max(values) - min(values), "flaky": len(set(verdicts)) > 1,
+            "reducer": reducer,
+            "spread": max(values) - min(values),
+            "flaky": len(set(verdicts)) > 1,
             "usage": _usage(scores),
-        }  # fmt: skip
+        }
         return Score(value, passed=passed, reason=decided[0].reason, label=decided[0].label, properties=properties)
 
     return evaluate

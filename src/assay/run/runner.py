@@ -98,9 +98,12 @@ class RunOutcome:
 
 
 def prepare(
-    definition: EvalDefinition, dataset: Dataset, catalog: Catalog, models: ModelRegistry | None = None,
+    definition: EvalDefinition,
+    dataset: Dataset,
+    catalog: Catalog,
+    models: ModelRegistry | None = None,
     target: TargetSpec | None = None,
-) -> PreparedRun:  # fmt: skip
+) -> PreparedRun:
     """Check the schema, every item, every criterion and the target; raise before anything is stored."""
     schema = ItemSchema(definition.item_schema)
     # A simulation's rows are scenarios: the schema describes the conversations made from them.
@@ -123,9 +126,14 @@ def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[Bo
     definition, catalog, target, fields = binding.definition, binding.catalog, binding.target, binding.fields
     has_sample = target is not None or binding.samples
     criteria = bind_criteria(
-        definition.testing_criteria, catalog, item_fields=fields, level=definition.evaluation_level, models=models,
-        has_sample=has_sample, repeats=definition.repeats,
-    )  # fmt: skip
+        definition.testing_criteria,
+        catalog,
+        item_fields=fields,
+        level=definition.evaluation_level,
+        models=models,
+        has_sample=has_sample,
+        repeats=definition.repeats,
+    )
     generate = build_target(target, models) if target is not None else None
     if binding.has_tasks:  # task-level criteria, each judged on its own
         tasks = task_criteria(
@@ -146,34 +154,51 @@ def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[Bo
 
 
 def start(
-    prepared: PreparedRun, store: Store, data_source: dict[str, Any] | None = None,
-    options: dict[str, Any] | None = None, *, queued: bool = False,
-) -> dict[str, Any]:  # fmt: skip
+    prepared: PreparedRun,
+    store: Store,
+    data_source: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    *,
+    queued: bool = False,
+    inputs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Store the eval and a run this process executes (``finish_run``) under its own lease, or with
     ``queued`` one left for a worker to claim; ``data_source`` defaults to the dataset's file."""
     definition = prepared.definition
     stored_eval = store.create_eval(
-        name=definition.name, data_source_config=definition.data_source_config(),
-        testing_criteria=definition.testing_criteria, metadata=definition.metadata or None,
-    )  # fmt: skip
+        name=definition.name,
+        data_source_config=definition.data_source_config(),
+        testing_criteria=definition.testing_criteria,
+        metadata=definition.metadata or None,
+    )
     data_source = data_source or {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
-    options = {**(options or {}), "evaluation_level": definition.evaluation_level, "total_items": prepared.report.rows,
-               **({"repeats": definition.repeats} if definition.repeats > 1 else {}),
-               **({"cluster_by": definition.cluster_by} if definition.cluster_by else {})}
+    options = {
+        **(options or {}),
+        "evaluation_level": definition.evaluation_level,
+        "total_items": prepared.report.rows,
+        **({"repeats": definition.repeats} if definition.repeats > 1 else {}),
+        **({"cluster_by": definition.cluster_by} if definition.cluster_by else {}),
+    }
     return store.create_run(
         eval_id=stored_eval["id"],
         data_source=data_source,
         options=options,
         name=definition.name,
         held_by=None if queued else local_worker(),  # no server worker may claim what this process executes
+        inputs=inputs,
     )
 
 
 def finish_run(
-    prepared: PreparedRun, run: dict[str, Any], store: Store, *,
-    options: RunOptions | None = None, on_item: ProgressCallback | None = None, claimed: bool = False,
+    prepared: PreparedRun,
+    run: dict[str, Any],
+    store: Store,
+    *,
+    options: RunOptions | None = None,
+    on_item: ProgressCallback | None = None,
+    claimed: bool = False,
     on_sample: SampleCallback | None = None,
-) -> RunOutcome:  # fmt: skip
+) -> RunOutcome:
     """Execute the items the run still lacks, then store and return its summary.
 
     ``claimed``: a worker already moved the run to ``in_progress`` (and a cancel may have come since,
@@ -183,9 +208,17 @@ def finish_run(
     if not claimed:  # a local process executes the run itself, under a lease of its own
         options = held_locally(store, run["id"], options)
     job = RunJob(
-        run["id"], prepared.dataset, prepared.criteria, store, options, on_item, prepared.models,
-        prepared.target, on_sample, binding=prepared.binding,
-    )  # fmt: skip
+        run["id"],
+        prepared.dataset,
+        prepared.criteria,
+        store,
+        options,
+        on_item,
+        prepared.models,
+        prepared.target,
+        on_sample,
+        binding=prepared.binding,
+    )
     close = functools.partial(_close, store, run["id"], prepared, worker=options.worker)
     try:
         evaluated = run_sync(execute(job))
@@ -274,7 +307,10 @@ def _close(
 
 
 def summarize(
-    store: Store, run_id: str, criteria: list[BoundCriterion], models: ModelRegistry | None = None,
+    store: Store,
+    run_id: str,
+    criteria: list[BoundCriterion],
+    models: ModelRegistry | None = None,
     cluster_by: str | None = None,
 ) -> RunSummary:
     # Task criteria report one row per check (criteria.<name>), not one for themselves.

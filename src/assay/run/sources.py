@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from assay.dataset import Dataset
 from assay.dataset.ids import parse_dataset_id
@@ -31,7 +33,13 @@ from assay.synth.runs import (
 from assay.target import TargetSpec
 from assay.target.retrieval import Lookup
 
+if TYPE_CHECKING:
+    from assay.run.request import RunInputs
+
 FILE_SOURCES = {"jsonl", "csv"}
+FILE_PATH = "file_path"
+"""A data source's file on the machine that started the run: only a local process writes one (the
+API refuses it), and a worker reads it only where the file is, unchanged."""
 SIMULATION = "azure_ai_user_conversation_simulation"
 TARGET_SOURCES = {"completions", "azure_ai_target_completions", "azure_ai_responses", SIMULATION, *GENERATED, RED_TEAM}
 LATER_SOURCES = {"responses"}
@@ -80,9 +88,15 @@ def check_data_source(data_source: Any) -> None:
 
 
 def dataset_for(
-    store: Store, project: str, data_source: dict[str, Any], options: dict[str, Any] | None = None
+    store: Store,
+    project: str,
+    data_source: dict[str, Any],
+    options: dict[str, Any] | None = None,
+    inputs: RunInputs | None = None,
 ) -> Dataset:
     """The run's items; for a trace source, from the traces resolved when the run was created."""
+    if is_local_file(data_source):
+        return Dataset.from_path(local_file(data_source, inputs))
     check_data_source(data_source)
     if data_source["type"] in TRACE_SOURCES:
         options = options or {}
@@ -109,6 +123,41 @@ def dataset_for(
     return dataset if settings is None else scenario_dataset(dataset, settings)
 
 
+def is_local_file(data_source: dict[str, Any]) -> bool:
+    source = data_source.get("source")
+    return data_source.get("type") in FILE_SOURCES and isinstance(source, dict) and source.get("type") == FILE_PATH
+
+
+def local_file(data_source: dict[str, Any], inputs: RunInputs | None) -> Path:
+    """A ``file_path`` source's file, checked to be the one the run started on."""
+    source = data_source.get("source") or {}
+    path = Path(str(source.get("path")))
+    if inputs is None:
+        raise ConfigError("data_source.source: a file_path source is read only by the process that started the run")
+    if not path.exists():
+        raise ConfigError(
+            f"the run reads {path}, which this machine does not have",
+            hint="finish it where it started: assay run EVAL_YAML --resume RUN_ID",
+        )
+    if inputs.file_sha256 is not None and file_digest(path) != inputs.file_sha256:
+        raise ConfigError(
+            f"{path} changed since the run started", hint="restore the file, or start a new run on the new data"
+        )
+    return path
+
+
+def file_digest(path: Path) -> str:
+    """The digest of a dataset's file, or of a folder's files (a folder of tasks), names included."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else "").encode() + b"\0")
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
 def simulation_settings(data_source: dict[str, Any]) -> SimulationSettings | None:
     """A run whose items are scenarios for a simulated user (``azure_ai_user_conversation_simulation``,
     or a target run with ``conversation_gen_preview``)."""
@@ -118,8 +167,9 @@ def simulation_settings(data_source: dict[str, Any]) -> SimulationSettings | Non
     if data_source.get("type") != "azure_ai_target_completions" or not isinstance(params, dict):
         return None
     if params.get("type") != "conversation_gen_preview":
-        raise ConfigError("item_generation_params.type: a target run generates conversations with "
-                          "'conversation_gen_preview'")  # fmt: skip
+        raise ConfigError(
+            "item_generation_params.type: a target run generates conversations with 'conversation_gen_preview'"
+        )
     return conversation_gen_settings(params)
 
 
@@ -181,13 +231,19 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
             if not isinstance(descriptions, list) or not all(isinstance(d, dict) for d in descriptions):
                 raise ConfigError("target.tool_descriptions must be a list of {name, description, parameters?}")
             return TargetSpec(
-                kind="agent", model=name, version=None if version is None else str(version),
-                input_messages=with_query(data_source.get("input_messages")) if kind == SYNTHETIC
-                else data_source.get("input_messages"), tool_descriptions=descriptions,
-            )  # fmt: skip
+                kind="agent",
+                model=name,
+                version=None if version is None else str(version),
+                input_messages=with_query(data_source.get("input_messages"))
+                if kind == SYNTHETIC
+                else data_source.get("input_messages"),
+                tool_descriptions=descriptions,
+            )
         if target.get("type") != "azure_ai_model":
-            raise ConfigError("data_source.target must be {type: azure_ai_model, model, sampling_params?} or "
-                              "{type: azure_ai_agent, name, version?}")  # fmt: skip
+            raise ConfigError(
+                "data_source.target must be {type: azure_ai_model, model, sampling_params?} or "
+                "{type: azure_ai_agent, name, version?}"
+            )
         model, sampling = target.get("model"), target.get("sampling_params") or {}
     else:
         return None

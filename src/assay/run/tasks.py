@@ -84,9 +84,15 @@ class TaskCriteria(BoundCriterion):
 
 
 def task_criteria(
-    testing_criteria: list[dict[str, Any]], bound: list[BoundCriterion], catalog: Catalog,
-    models: ModelRegistry | None, *, item_fields: set[str] | None, has_sample: bool, level: EvaluationLevel,
-) -> TaskCriteria:  # fmt: skip
+    testing_criteria: list[dict[str, Any]],
+    bound: list[BoundCriterion],
+    catalog: Catalog,
+    models: ModelRegistry | None,
+    *,
+    item_fields: set[str] | None,
+    has_sample: bool,
+    level: EvaluationLevel,
+) -> TaskCriteria:
     """The criterion that judges task-level criteria, built like the eval's own task_adherence."""
     spec = catalog.get(TASK_ADHERENCE)
     own = next((c for c in bound if c.spec.name == TASK_ADHERENCE), None)
@@ -95,8 +101,11 @@ def task_criteria(
     model = (models or ModelRegistry()).get(params.get("model") or params.get("deployment_name"))
     model.check_credentials()
     evaluator = judge_factory(CRITERION_CHECK)(model, "turn", 0.0)
-    mapping = own.mapping if own is not None else default_mapping(
-        [*spec.inputs], item_fields, has_sample, where="task criteria")  # fmt: skip
+    mapping = (
+        own.mapping
+        if own is not None
+        else default_mapping([*spec.inputs], item_fields, has_sample, where="task criteria")
+    )
     return TaskCriteria("criteria", "azure_ai_evaluator", spec, evaluator, mapping, 1.0, False, level)
 
 
@@ -135,22 +144,28 @@ def _criteria_issues(source: str, line: int, criteria: Any) -> list[DataIssue]:
     issues, names = [], set()
     for index, check in enumerate(criteria):
         at = f"criteria[{index}]"
-        if not isinstance(check, dict) or not isinstance(check.get("instruction"), str) or \
-                not check["instruction"].strip():  # fmt: skip
+        if (
+            not isinstance(check, dict)
+            or not isinstance(check.get("instruction"), str)
+            or not check["instruction"].strip()
+        ):
             issues.append(DataIssue(source, line, f"{at}: needs an 'instruction' saying what to check", at))
         elif not isinstance(check.get("name"), str) or not NAME.match(check["name"]):
             issues.append(DataIssue(source, line, f"{at}.name: a short name such as is_polite", f"{at}.name"))
         elif check["name"] in names:
-            issues.append(DataIssue(source, line, f"{at}.name: {check['name']!r} is used twice in this task",
-                                    f"{at}.name"))  # fmt: skip
+            issues.append(
+                DataIssue(source, line, f"{at}.name: {check['name']!r} is used twice in this task", f"{at}.name")
+            )
         else:
             names.add(check["name"])
     return issues
 
 
 def summarize_tasks(store: Store, run_id: str, criteria: list[BoundCriterion]) -> TaskSummary:
-    scales = {c.name: (c.spec.primary.min_value, c.spec.primary.max_value, c.spec.primary.desirable_direction)
-              for c in criteria}  # fmt: skip
+    scales = {
+        c.name: (c.spec.primary.min_value, c.spec.primary.max_value, c.spec.primary.desirable_direction)
+        for c in criteria
+    }
     summary = TaskSummary()
     for row in store.iter_output_items(run_id):
         item = row["datasource_item"]

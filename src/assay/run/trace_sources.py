@@ -26,8 +26,12 @@ from assay.sampling import Candidate, SampleReport, random_sample, smart_sample
 from assay.store import Store
 from assay.traces.conversion import Conversation, Turn, conversations_of, turn_order, turns_of
 
-TRACE_SOURCES = {"azure_ai_traces", "azure_ai_traces_preview", "azure_ai_trace_data_source",
-                 "azure_ai_trace_data_source_preview"}  # fmt: skip
+TRACE_SOURCES = {
+    "azure_ai_traces",
+    "azure_ai_traces_preview",
+    "azure_ai_trace_data_source",
+    "azure_ai_trace_data_source_preview",
+}
 NS = 1_000_000_000
 MIN_WINDOW_SECONDS = 900
 EDGE_BUFFER_SECONDS = 300
@@ -72,11 +76,18 @@ class ResolvedTraces:
 
     def options(self) -> dict[str, Any]:
         """What the run keeps so that it always evaluates the same items."""
-        resolved: dict[str, Any] = {"trace_ids": self.trace_ids, "agent_name": self.agent_name,
-                                    "agent_version": self.agent_version}  # fmt: skip
+        resolved: dict[str, Any] = {
+            "trace_ids": self.trace_ids,
+            "agent_name": self.agent_name,
+            "agent_version": self.agent_version,
+        }
         if self.report is not None:
-            resolved["sampling"] = {"strategy": self.report.strategy, "candidates": self.report.candidates,
-                                    "removed": self.report.removed, "picked": len(self.report.picked)}  # fmt: skip
+            resolved["sampling"] = {
+                "strategy": self.report.strategy,
+                "candidates": self.report.candidates,
+                "removed": self.report.removed,
+                "picked": len(self.report.picked),
+            }
         return resolved
 
 
@@ -110,9 +121,13 @@ def resolve(store: Store, project: str, selection: TraceSelection, level: Level)
     if selection.trace_ids is not None:
         return ResolvedTraces(list(dict.fromkeys(selection.trace_ids)), name, version)
     candidates = store.agent_trace_ids(
-        project, agent_name=name, agent_version=version, start_ns=selection.start_ns, end_ns=selection.end_ns,
+        project,
+        agent_name=name,
+        agent_version=version,
+        start_ns=selection.start_ns,
+        end_ns=selection.end_ns,
         conversation_ids=selection.conversation_ids,
-    )  # fmt: skip
+    )
     spans = store.trace_spans(project, candidates)
     turns = turns_of([s for trace in spans.values() for s in trace], name, version)
     if level == "conversation" or selection.edge_buffer:
@@ -141,8 +156,9 @@ def resolve(store: Store, project: str, selection: TraceSelection, level: Level)
 def trace_dataset(store: Store, project: str, resolved: dict[str, Any], level: Level) -> Dataset:
     """The run's items from its resolved trace ids: turns, or conversations."""
     spans = store.trace_spans(project, list(resolved.get("trace_ids") or []))
-    turns = turns_of([s for trace in spans.values() for s in trace], resolved.get("agent_name"),
-                     resolved.get("agent_version"))  # fmt: skip
+    turns = turns_of(
+        [s for trace in spans.values() for s in trace], resolved.get("agent_name"), resolved.get("agent_version")
+    )
     return items_dataset(turns, level)
 
 
@@ -167,14 +183,19 @@ def _flat(data_source: dict[str, Any], now: float) -> TraceSelection:
     name, version = _agent(data_source, "data_source")
     conversation_ids = data_source.get("conversation_ids")
     if name is None and conversation_ids is None:
-        raise ConfigError("an azure_ai_traces data source needs trace_ids, agent_id (name:version), agent_name "
-                          "or conversation_ids")  # fmt: skip
+        raise ConfigError(
+            "an azure_ai_traces data source needs trace_ids, agent_id (name:version), agent_name or conversation_ids"
+        )
     end = _time(data_source.get("end_time"), "end_time", now)
     hours = _positive(data_source.get("lookback_hours", 1), "lookback_hours")
     return TraceSelection(
-        conversation_ids=list(conversation_ids) if conversation_ids is not None else None, agent_name=name,
-        agent_version=version, start_ns=int((end - hours * 3600) * NS), end_ns=int(end * NS), max_traces=max_traces,
-    )  # fmt: skip
+        conversation_ids=list(conversation_ids) if conversation_ids is not None else None,
+        agent_name=name,
+        agent_version=version,
+        start_ns=int((end - hours * 3600) * NS),
+        end_ns=int(end * NS),
+        max_traces=max_traces,
+    )
 
 
 def _agent_filter(source: dict[str, Any], now: float) -> TraceSelection:
@@ -195,10 +216,15 @@ def _agent_filter(source: dict[str, Any], now: float) -> TraceSelection:
         raise ConfigError(f"trace_source.filter_strategy {strategy!r} must be random_sampling or smart_filtering")
     max_traces = int(_positive(source.get("max_traces", DEFAULT_MAX_TRACES), "trace_source.max_traces"))
     return TraceSelection(
-        agent_name=name, agent_version=version, start_ns=int(start * NS), end_ns=int(end * NS), max_traces=max_traces,
-        strategy="smart" if strategy == "smart_filtering" else "random", edge_buffer=True,
+        agent_name=name,
+        agent_version=version,
+        start_ns=int(start * NS),
+        end_ns=int(end * NS),
+        max_traces=max_traces,
+        strategy="smart" if strategy == "smart_filtering" else "random",
+        edge_buffer=True,
         seed=int(source.get("seed", 0)),
-    )  # fmt: skip
+    )
 
 
 def _agent(source: dict[str, Any], where: str) -> tuple[str | None, str | None]:
@@ -271,6 +297,9 @@ def _clear_of_edges(unit: Turn | Conversation, start_ns: int, end_ns: int) -> bo
 def _candidate(unit: Turn | Conversation) -> Candidate:
     turns = _turns(unit)
     content = json.dumps([t.item()["messages"] for t in turns], sort_keys=True, default=str)
-    return Candidate(key=_key(unit), text="\n".join(t.user_text for t in turns if t.user_text),
-                     fingerprint=hashlib.sha256(content.encode()).hexdigest(),
-                     problems=sorted({p for t in turns for p in t.problems}))  # fmt: skip
+    return Candidate(
+        key=_key(unit),
+        text="\n".join(t.user_text for t in turns if t.user_text),
+        fingerprint=hashlib.sha256(content.encode()).hexdigest(),
+        problems=sorted({p for t in turns for p in t.problems}),
+    )

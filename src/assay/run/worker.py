@@ -21,8 +21,9 @@ from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.redteam.runs import attack_rows, plan_objectives, red_team_settings, save_attacks
 from assay.run.engine import Executor, RunOptions
-from assay.run.runner import finish_run, prepare
-from assay.run.sources import dataset_for, definition_for, lookup_in, target_for
+from assay.run.request import RunRequest, prepare_request
+from assay.run.runner import finish_run
+from assay.run.sources import definition_for
 from assay.simulate.datasets import output_dataset, save_conversations
 from assay.store import Store
 from assay.synth.runs import (
@@ -38,9 +39,15 @@ log = logging.getLogger("assay.worker")
 
 class Worker:
     def __init__(
-        self, store: Store, catalog: Callable[[str], Catalog], models: Callable[[], ModelRegistry], *,
-        name: str | None = None, poll_seconds: float = 0.5, executor: Callable[[], Executor | None] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        store: Store,
+        catalog: Callable[[str], Catalog],
+        models: Callable[[], ModelRegistry],
+        *,
+        name: str | None = None,
+        poll_seconds: float = 0.5,
+        executor: Callable[[], Executor | None] | None = None,
+    ) -> None:
         self.store = store
         self.executor = executor
         """Makes each claimed run's executor (``assay worker --executor ray``); None: in this process."""
@@ -68,13 +75,9 @@ class Worker:
             stored_eval = self.store.get_eval(run["eval_id"])
             run = self._write_synthetic_items(run)
             run = self._plan_attacks(run)
-            dataset = dataset_for(self.store, run["project"], run["data_source"], run.get("options"))
-            target = target_for(run["data_source"], lookup_in(self.store, run["project"]))
-            catalog = self.catalog(run["project"])
-            models = self.models()
-            if (run.get("options") or {}).get("cache"):
-                models = models.with_cache_mode(run["options"]["cache"])  # the run's metadata chose its own
-            prepared = prepare(definition_for(stored_eval, run), dataset, catalog, models, target)
+            definition = definition_for(stored_eval, run)
+            catalog, models = self.catalog(run["project"]), self.models()
+            prepared = prepare_request(RunRequest.of(run), definition, self.store, catalog, models)
         except AssayError as exc:
             error = {"code": exc.__class__.__name__, "message": str(exc)}
             self.store.update_run(run["id"], worker=self.name, status="failed", error=error)
@@ -82,7 +85,7 @@ class Worker:
         options = RunOptions(
             keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress",
             worker=self.name,
-            before_complete=self._outputs_of(run, target),
+            before_complete=self._outputs_of(run, prepared.binding.target if prepared.binding else None),
             executor=self.executor() if self.executor is not None else None,
         )
         try:
@@ -149,7 +152,10 @@ class Worker:
 
 
 def start_workers(
-    store: Store, catalog: Callable[[str], Catalog], models: Callable[[], ModelRegistry], count: int,
+    store: Store,
+    catalog: Callable[[str], Catalog],
+    models: Callable[[], ModelRegistry],
+    count: int,
     executor: Callable[[], Executor | None] | None = None,
 ) -> tuple[threading.Event, list[threading.Thread]]:
     """``count`` worker threads, each with a name of its own; set the event to stop them."""

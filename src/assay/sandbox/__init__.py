@@ -76,12 +76,13 @@ class Sandbox:
     def check(self, what: str) -> None:
         """Refuse, before any work, code this process may not run."""
         if self.required and not self.isolated:
-            raise ConfigError(f"{what} needs the sandbox, and bwrap is not installed on this server",
-                              hint=INSTALL_HINT)  # fmt: skip
+            raise ConfigError(f"{what} needs the sandbox, and bwrap is not installed on this server", hint=INSTALL_HINT)
         home = os.environ.get("ASSAY_HOME")
         if self.isolated and home and bwrap.exposes(home):
-            raise ConfigError(f"ASSAY_HOME={home} lies inside the interpreter's files, which the sandbox shows",
-                              hint="keep ASSAY_HOME outside the Python installation and its virtualenv")  # fmt: skip
+            raise ConfigError(
+                f"ASSAY_HOME={home} lies inside the interpreter's files, which the sandbox shows",
+                hint="keep ASSAY_HOME outside the Python installation and its virtualenv",
+            )
 
     async def call(self, source: str, function: str, kwargs: dict[str, Any], limits: Limits) -> Any:
         """``function(**kwargs)`` from ``source``, run in a fresh sandboxed process; its return value."""

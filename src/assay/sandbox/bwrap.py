@@ -60,12 +60,35 @@ def command(bwrap: str, tmp_mb: int, as_root: bool, seccomp_fd: int | None = Non
     """The full command: bwrap, its options, then the runner under this interpreter.
     ``seccomp_fd``: a descriptor holding the filter bwrap applies to the runner (``seccomp.py``)."""
     args = [
-        bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--die-with-parent", "--new-session", "--clearenv",
-        "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-        "--proc", "/proc", "--dev", "/dev",
-        "--perms", "1777", "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp",
-    ]  # fmt: skip
+        bwrap,
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(tmp_mb * 1024 * 1024),
+        "--tmpfs",
+        "/tmp",
+    ]
     if os.path.isdir("/usr/lib64"):
         args += ["--symlink", "usr/lib64", "/lib64"]
     made: set[str] = set()

@@ -106,9 +106,7 @@ def hierarchies() -> tuple[Hierarchy, ...]:
         return ()
     own, mounts = _own_paths(), _mounts()
     if "memory" in mounts and "pids" in mounts:
-        found = tuple(
-            Hierarchy(mounts[c] / own.get(c, "/").lstrip("/"), (c,)) for c in ("memory", "pids")
-        )
+        found = tuple(Hierarchy(mounts[c] / own.get(c, "/").lstrip("/"), (c,)) for c in ("memory", "pids"))
         if all(_writable(h.parent) for h in found):
             return found
     if "" in mounts:

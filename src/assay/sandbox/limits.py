@@ -45,11 +45,13 @@ class Limits:
     def clamp(self, ceiling: Limits) -> Limits:
         """These limits, none above ``ceiling``'s."""
         return Limits(
-            seconds=min(self.seconds, ceiling.seconds), memory_mb=min(self.memory_mb, ceiling.memory_mb),
-            processes=min(self.processes, ceiling.processes), file_mb=min(self.file_mb, ceiling.file_mb),
+            seconds=min(self.seconds, ceiling.seconds),
+            memory_mb=min(self.memory_mb, ceiling.memory_mb),
+            processes=min(self.processes, ceiling.processes),
+            file_mb=min(self.file_mb, ceiling.file_mb),
             open_files=min(self.open_files, ceiling.open_files),
             output_bytes=min(self.output_bytes, ceiling.output_bytes),
-        )  # fmt: skip
+        )
 
     def for_runner(self, *, whole_tree_capped: bool) -> dict[str, int]:
         """The rlimits the runner sets on itself (and its children inherit).

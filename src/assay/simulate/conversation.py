@@ -70,8 +70,11 @@ def reply_messages(sample: dict[str, Any]) -> list[dict[str, Any]]:
     for entry in sample.get("output_items") or []:
         kind = entry.get("type") if isinstance(entry, dict) else None
         if kind == "function_call":
-            call = {"id": entry.get("call_id"), "type": "function",
-                    "function": {"name": entry.get("name"), "arguments": _text(entry.get("arguments"))}}  # fmt: skip
+            call = {
+                "id": entry.get("call_id"),
+                "type": "function",
+                "function": {"name": entry.get("name"), "arguments": _text(entry.get("arguments"))},
+            }
             if out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls") and not out[-1]["content"]:
                 out[-1]["tool_calls"].append(call)
             else:

@@ -10,8 +10,16 @@ from typing import Any
 from assay.dataset.ids import dataset_id
 from assay.store import Store
 
-KEPT = ("messages", "tool_definitions", "id", "test_case_id", "test_case_description", "termination_reason", "turns",
-        "simulation_seed")  # fmt: skip
+KEPT = (
+    "messages",
+    "tool_definitions",
+    "id",
+    "test_case_id",
+    "test_case_description",
+    "termination_reason",
+    "turns",
+    "simulation_seed",
+)
 
 
 def save_conversations(store: Store, project: str, run_id: str, name: str) -> dict[str, Any]:

@@ -41,8 +41,19 @@ from assay.target import Target
 SCENARIO_FIELDS = ("test_case_description", "id", "test_case_id", "desired_num_turns", "simulation_configuration")
 INLINE_CASES = "inline_user_conversation_simulation"
 AUDIO_KEYS = ("audio_effects", "user_behavior")
-SUPPLIED_FIELDS = frozenset({"messages", "tool_definitions", "termination_reason", "turns", "test_case_description",
-                             "test_case_id", "id", "repetition", "simulation_seed"})
+SUPPLIED_FIELDS = frozenset(
+    {
+        "messages",
+        "tool_definitions",
+        "termination_reason",
+        "turns",
+        "test_case_description",
+        "test_case_id",
+        "id",
+        "repetition",
+        "simulation_seed",
+    }
+)
 """What a simulated item holds beyond the eval's item_schema: the conversation and its scenario."""
 MAX_DESCRIPTION = 2500
 
@@ -79,13 +90,16 @@ def user_simulation_settings(data_source: dict[str, Any]) -> SimulationSettings:
     return SimulationSettings(
         model=model_configuration["model"],
         max_turns=count_setting(defaults.get("max_num_turns"), f"{where}.max_num_turns", default=20, cap=50),
-        repetitions=count_setting(defaults.get("conversation_repetitions"), f"{where}.conversation_repetitions",
-                                  default=1, cap=50),  # fmt: skip
-        sampling=_sampling(model_configuration.get("sampling_params"),
-                           "data_source.model_configuration.sampling_params"),
+        repetitions=count_setting(
+            defaults.get("conversation_repetitions"), f"{where}.conversation_repetitions", default=1, cap=50
+        ),
+        sampling=_sampling(
+            model_configuration.get("sampling_params"), "data_source.model_configuration.sampling_params"
+        ),
         data_mapping=_mapping(data_source.get("data_mapping"), "data_source.data_mapping"),
-        default_desired_turns=None if desired is None
-        else count_setting(desired, f"{where}.desired_num_turns", default=1, cap=50),  # fmt: skip
+        default_desired_turns=None
+        if desired is None
+        else count_setting(desired, f"{where}.desired_num_turns", default=1, cap=50),
         save_as=(name or "simulated-conversations") if save else None,
         warnings=tuple(warnings),
     )
@@ -200,8 +214,9 @@ def _scenario(row: dict[str, Any], settings: SimulationSettings) -> tuple[dict[s
         try:
             scenario["simulation_configuration"] = {
                 key: count_setting(own[key], f"simulation_configuration.{key}", default=1, cap=50)
-                for key in ("max_num_turns", "conversation_repetitions", "desired_num_turns") if key in own
-            }  # fmt: skip
+                for key in ("max_num_turns", "conversation_repetitions", "desired_num_turns")
+                if key in own
+            }
         except ConfigError as exc:
             return {}, ("simulation_configuration", exc.message)
     return scenario, None
@@ -211,8 +226,13 @@ class SimulationTarget:
     """Plays each item's scenario against ``target`` with ``user_model`` as the user; the sample's
     ``item_fields`` put the conversation into the item, as Foundry shows it."""
 
-    def __init__(self, user_model: Model, target: Target, settings: SimulationSettings,
-                 tool_definitions: list[dict[str, Any]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        user_model: Model,
+        target: Target,
+        settings: SimulationSettings,
+        tool_definitions: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.user_model = user_model
         self.target = target
         self.settings = settings
@@ -221,20 +241,32 @@ class SimulationTarget:
     async def __call__(self, item: dict[str, Any]) -> dict[str, Any]:
         turns = item.get("desired_num_turns") or self.settings.default_desired_turns
         max_turns = int(item.get("max_num_turns") or self.settings.max_turns)
-        user = SimulatedUser(self.user_model, str(item.get("test_case_description") or ""),
-                             desired_turns=min(turns, max_turns) if turns else None,
-                             sampling=self.settings.sampling, seed=item.get("simulation_seed"))  # fmt: skip
+        user = SimulatedUser(
+            self.user_model,
+            str(item.get("test_case_description") or ""),
+            desired_turns=min(turns, max_turns) if turns else None,
+            sampling=self.settings.sampling,
+            seed=item.get("simulation_seed"),
+        )
         conversation = await simulate(user, self.target, max_turns)
-        last = next((m["content"] for m in reversed(conversation.messages)
-                     if m["role"] == "assistant" and m.get("content")), "")  # fmt: skip
-        fields = {"messages": conversation.messages, "termination_reason": conversation.termination_reason,
-                  "turns": conversation.turns}  # fmt: skip
+        last = next(
+            (m["content"] for m in reversed(conversation.messages) if m["role"] == "assistant" and m.get("content")), ""
+        )
+        fields = {
+            "messages": conversation.messages,
+            "termination_reason": conversation.termination_reason,
+            "turns": conversation.turns,
+        }
         if self.tool_definitions:
             fields["tool_definitions"] = self.tool_definitions
         return {
-            "output_text": last, "termination_reason": conversation.termination_reason, "turns": conversation.turns,
-            "simulation_seed": item.get("simulation_seed"), "error": conversation.error, "item_fields": fields,
-        }  # fmt: skip
+            "output_text": last,
+            "termination_reason": conversation.termination_reason,
+            "turns": conversation.turns,
+            "simulation_seed": item.get("simulation_seed"),
+            "error": conversation.error,
+            "item_fields": fields,
+        }
 
     async def aclose(self) -> None:
         close = getattr(self.target, "aclose", None)

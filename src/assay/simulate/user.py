@@ -61,8 +61,9 @@ class SimulatedUser:
     def prompt(self, transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
         pacing = (
             f"Aim to reach your goal in about {self.desired_turns} messages of yours, neither rushing nor dragging on."
-            if self.desired_turns else "Take as many messages as a real person would, and no more."
-        )  # fmt: skip
+            if self.desired_turns
+            else "Take as many messages as a real person would, and no more."
+        )
         system = INSTRUCTIONS.format(scenario=self.scenario.strip(), pacing=pacing, stop=STOP)
         if not transcript:
             ask = "The conversation has not started. Write your first message to the agent."
@@ -80,8 +81,9 @@ class SimulatedUser:
         if self.seed is not None:
             params["seed"] = self.seed
         try:
-            answer, completion = await ask_structured(self.model, self.prompt(transcript), "user_turn", SCHEMA,
-                                                      **params)  # fmt: skip
+            answer, completion = await ask_structured(
+                self.model, self.prompt(transcript), "user_turn", SCHEMA, **params
+            )
         except ModelError as exc:
             raise SimulatorError(f"the simulated user's model failed: {exc}") from None
         if answer is not None and isinstance(answer.get("message"), str):

@@ -48,14 +48,27 @@ class AssetsStore(StoreBase):
         digest = hashlib.sha256(content.encode()).hexdigest()
         table = t.evaluators
         with self.engine.begin() as conn:
-            latest = conn.execute(
-                sa.select(table).where(table.c.project == project, table.c.name == name)
-                .order_by(table.c.version.desc()).limit(1)
-            ).mappings().first()  # fmt: skip
+            latest = (
+                conn.execute(
+                    sa.select(table)
+                    .where(table.c.project == project, table.c.name == name)
+                    .order_by(table.c.version.desc())
+                    .limit(1)
+                )
+                .mappings()
+                .first()
+            )
             if latest is not None and latest["digest"] == digest and latest["kind"] == kind:
                 return dict(latest), False
-            row = {"project": project, "name": name, "version": (latest["version"] + 1) if latest else 1,
-                   "kind": kind, "content": content, "digest": digest, "created_at": now()}  # fmt: skip
+            row = {
+                "project": project,
+                "name": name,
+                "version": (latest["version"] + 1) if latest else 1,
+                "kind": kind,
+                "content": content,
+                "digest": digest,
+                "created_at": now(),
+            }
             conn.execute(table.insert().values(**row))
         return row, True
 
@@ -68,15 +81,27 @@ class AssetsStore(StoreBase):
     # datasets ------------------------------------------------------------------------------
 
     def register_dataset(
-        self, *, name: str, version: str, uri: str, project: str = DEFAULT_PROJECT, replace: bool = False,
+        self,
+        *,
+        name: str,
+        version: str,
+        uri: str,
+        project: str = DEFAULT_PROJECT,
+        replace: bool = False,
         file_id: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         """Add ``name@version``; an existing one is an error, or with ``replace`` (the API's PUT,
         create-or-update as in Foundry) is pointed at ``uri`` (and the uploaded ``file_id`` it names)."""
         row = {
-            "id": new_id("dataset"), "project": project, "name": name, "version": version, "uri": uri,
-            "file_id": file_id, "description": None, "created_at": now(),
-        }  # fmt: skip
+            "id": new_id("dataset"),
+            "project": project,
+            "name": name,
+            "version": version,
+            "uri": uri,
+            "file_id": file_id,
+            "description": None,
+            "created_at": now(),
+        }
         try:
             with self.engine.begin() as conn:
                 conn.execute(t.datasets.insert().values(**row))

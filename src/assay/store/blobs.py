@@ -21,8 +21,12 @@ MAX_BLOCKS = 50_000
 
 class BlobStore(ServingStore):
     def open_container(self, project: str) -> dict[str, Any]:
-        row = {"id": secrets.token_hex(16), "project": project, "signature": secrets.token_urlsafe(32),
-               "created_at": now()}  # fmt: skip
+        row = {
+            "id": secrets.token_hex(16),
+            "project": project,
+            "signature": secrets.token_urlsafe(32),
+            "created_at": now(),
+        }
         with self.engine.begin() as conn:
             conn.execute(t.blob_containers.insert().values(**row))
         return row
@@ -35,8 +39,9 @@ class BlobStore(ServingStore):
 
     def put_blob(self, container: dict[str, Any], name: str, content: bytes) -> dict[str, Any]:
         """Store ``content`` as blob ``name`` (replacing one of that name); returns its file row."""
-        file = self.create_file(project=container["project"], filename=name.rsplit("/", 1)[-1], purpose="evals",
-                                content=content)  # fmt: skip
+        file = self.create_file(
+            project=container["project"], filename=name.rsplit("/", 1)[-1], purpose="evals", content=content
+        )
         key = {"container": container["id"], "name": name}
         with self.engine.begin() as conn:
             old = conn.execute(sa.select(t.blobs.c.file_id).filter_by(**key)).scalar()
@@ -44,17 +49,19 @@ class BlobStore(ServingStore):
                 conn.execute(t.blobs.delete().filter_by(**key))
                 conn.execute(t.files.delete().where(t.files.c.id == old))
             conn.execute(t.blobs.insert().values(**key, file_id=file["id"], created_at=now()))
-            conn.execute(t.blob_blocks.delete().where(t.blob_blocks.c.container == container["id"],
-                                                      t.blob_blocks.c.blob == name))  # fmt: skip
+            conn.execute(
+                t.blob_blocks.delete().where(t.blob_blocks.c.container == container["id"], t.blob_blocks.c.blob == name)
+            )
         return file
 
     def stage_block(self, container: dict[str, Any], name: str, block_id: str, content: bytes) -> None:
         key = {"container": container["id"], "blob": name, "block_id": block_id}
         with self.engine.begin() as conn:
             staged = conn.execute(
-                sa.select(sa.func.count()).select_from(t.blob_blocks)
+                sa.select(sa.func.count())
+                .select_from(t.blob_blocks)
                 .where(t.blob_blocks.c.container == container["id"], t.blob_blocks.c.blob == name)
-            ).scalar_one()  # fmt: skip
+            ).scalar_one()
             if staged >= MAX_BLOCKS:
                 raise UserError(f"blob {name!r} already has {MAX_BLOCKS} uncommitted blocks")
             conn.execute(t.blob_blocks.delete().filter_by(**key))  # a block staged again replaces the first
@@ -95,6 +102,9 @@ class BlobStore(ServingStore):
         file = self.get_file(project, file_id)
         container = self.open_container(project)
         with self.engine.begin() as conn:
-            conn.execute(t.blobs.insert().values(container=container["id"], name=file["filename"], file_id=file_id,
-                                                 created_at=now()))  # fmt: skip
+            conn.execute(
+                t.blobs.insert().values(
+                    container=container["id"], name=file["filename"], file_id=file_id, created_at=now()
+                )
+            )
         return container, file["filename"]

@@ -13,8 +13,14 @@ from assay.store.base import StoreBase, now
 class CapturedStore(StoreBase):
     def put_response(self, project: str, api: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         """Store one forwarded call; the same id again (a client retry) keeps the first."""
-        row = {"project": project, "id": str(response["id"]), "api": api, "request": request,
-               "response": response, "created_at": now()}  # fmt: skip
+        row = {
+            "project": project,
+            "id": str(response["id"]),
+            "api": api,
+            "request": request,
+            "response": response,
+            "created_at": now(),
+        }
         with self.engine.begin() as conn:
             conn.execute(self._insert(t.captured_responses).on_conflict_do_nothing(), [row])
 

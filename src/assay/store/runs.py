@@ -27,13 +27,23 @@ class RunsStore(StoreBase):
     # evals ---------------------------------------------------------------------------------
 
     def create_eval(
-        self, *, name: str | None, data_source_config: dict[str, Any], testing_criteria: list[dict[str, Any]],
-        metadata: dict[str, Any] | None = None, project: str = DEFAULT_PROJECT,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        *,
+        name: str | None,
+        data_source_config: dict[str, Any],
+        testing_criteria: list[dict[str, Any]],
+        metadata: dict[str, Any] | None = None,
+        project: str = DEFAULT_PROJECT,
+    ) -> dict[str, Any]:
         row = {
-            "id": new_id("eval"), "project": project, "name": name, "data_source_config": data_source_config,
-            "testing_criteria": testing_criteria, "metadata": metadata, "created_at": now(),
-        }  # fmt: skip
+            "id": new_id("eval"),
+            "project": project,
+            "name": name,
+            "data_source_config": data_source_config,
+            "testing_criteria": testing_criteria,
+            "metadata": metadata,
+            "created_at": now(),
+        }
         with self.engine.begin() as conn:
             conn.execute(t.evals.insert().values(**row))
         return row
@@ -48,15 +58,33 @@ class RunsStore(StoreBase):
     # runs ----------------------------------------------------------------------------------
 
     def create_run(
-        self, *, eval_id: str, data_source: dict[str, Any], options: dict[str, Any] | None = None,
-        name: str | None = None, project: str = DEFAULT_PROJECT, held_by: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        """A queued run; with ``held_by``, one that process executes itself, in progress under its lease."""
+        self,
+        *,
+        eval_id: str,
+        data_source: dict[str, Any],
+        options: dict[str, Any] | None = None,
+        name: str | None = None,
+        project: str = DEFAULT_PROJECT,
+        held_by: str | None = None,
+        inputs: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A queued run; with ``held_by``, one that process executes itself, in progress under its lease.
+        ``inputs``: what that process brought (``assay.run.request.RunInputs``), for whoever finishes it."""
         row: dict[str, Any] = {
-            "id": new_id("evalrun"), "project": project, "eval_id": eval_id, "name": name, "status": "queued",
-            "data_source": data_source, "options": options or {}, "summary": None, "error": None,
-            "metadata": None, "created_at": now(), "finished_at": None,
-        }  # fmt: skip
+            "id": new_id("evalrun"),
+            "project": project,
+            "eval_id": eval_id,
+            "name": name,
+            "status": "queued",
+            "data_source": data_source,
+            "options": options or {},
+            "summary": None,
+            "error": None,
+            "metadata": None,
+            "created_at": now(),
+            "finished_at": None,
+            "inputs": inputs,
+        }
         if held_by is not None:
             row.update(status="in_progress", worker=held_by, lease_until=time.time() + LEASE_SECONDS)
         with self.engine.begin() as conn:
@@ -130,20 +158,31 @@ class RunsStore(StoreBase):
         created = now()
         item_rows = [
             {
-                "run_id": run_id, "datasource_item_id": item.datasource_item_id, "status": item.status,
-                "datasource_item": item.datasource_item, "sample": item.sample,
-                "results": [r.model_dump() for r in item.results], "created_at": created, **_target_columns(item),
+                "run_id": run_id,
+                "datasource_item_id": item.datasource_item_id,
+                "status": item.status,
+                "datasource_item": item.datasource_item,
+                "sample": item.sample,
+                "results": [r.model_dump() for r in item.results],
+                "created_at": created,
+                **_target_columns(item),
             }
             for item in items
-        ]  # fmt: skip
+        ]
         result_rows = [
             {
-                "run_id": run_id, "datasource_item_id": item.datasource_item_id, "criterion": r.name,
-                "metric": r.metric, "status": r.status, "passed": r.passed, "score": r.score, **_usage_columns(r),
+                "run_id": run_id,
+                "datasource_item_id": item.datasource_item_id,
+                "criterion": r.name,
+                "metric": r.metric,
+                "status": r.status,
+                "passed": r.passed,
+                "score": r.score,
+                **_usage_columns(r),
             }
             for item in items
             for r in item.results
-        ]  # fmt: skip
+        ]
         with self.engine.begin() as conn:
             if worker is not None and not self._holds_lease(conn, run_id, worker):
                 return False
@@ -166,9 +205,15 @@ class RunsStore(StoreBase):
                     conn.execute(table.delete().where(table.c.run_id == run_id, table.c.datasource_item_id.in_(chunk)))
 
     def iter_output_items(
-        self, run_id: str, *, after: int | None = None, limit: int | None = None, status: str | None = None,
-        descending: bool = False, batch: int = 1000,
-    ) -> Iterator[dict[str, Any]]:  # fmt: skip
+        self,
+        run_id: str,
+        *,
+        after: int | None = None,
+        limit: int | None = None,
+        status: str | None = None,
+        descending: bool = False,
+        batch: int = 1000,
+    ) -> Iterator[dict[str, Any]]:
         """Output items in ``datasource_item_id`` order, paged by keyset (never OFFSET)."""
         column = t.output_items.c.datasource_item_id
         remaining = limit
@@ -191,9 +236,17 @@ class RunsStore(StoreBase):
                 remaining -= len(rows)
 
     def find_output_items(
-        self, run_id: str, *, status: str | None = None, criterion: str | None = None, verdict: str | None = None,
-        text: str | None = None, sort: str | None = None, offset: int = 0, limit: int = 50,
-    ) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+        self,
+        run_id: str,
+        *,
+        status: str | None = None,
+        criterion: str | None = None,
+        verdict: str | None = None,
+        text: str | None = None,
+        sort: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[dict[str, Any]], int]:
         """One page of a run's output items for the UI, and how many match in all.
 
         ``criterion`` with ``verdict`` (pass, fail, error, skipped) keeps the items that criterion
@@ -204,9 +257,14 @@ class RunsStore(StoreBase):
         if status:
             query = query.where(items.status == status)
         if criterion and (verdict or sort):
-            query = query.join(t.results, sa.and_(res.run_id == items.run_id,
-                                                  res.datasource_item_id == items.datasource_item_id,
-                                                  res.criterion == criterion))  # fmt: skip
+            query = query.join(
+                t.results,
+                sa.and_(
+                    res.run_id == items.run_id,
+                    res.datasource_item_id == items.datasource_item_id,
+                    res.criterion == criterion,
+                ),
+            )
             if verdict in ("pass", "fail"):
                 query = query.where(res.passed.is_(verdict == "pass"), res.status == "completed")
             elif verdict == "error":
@@ -236,15 +294,25 @@ class RunsStore(StoreBase):
             ).all()
             by_status: dict[str, int] = {status: count for status, count in status_rows}
             per_criterion = conn.execute(
-                sa.select(res.criterion, res.status, res.passed, sa.func.count(), sa.func.avg(res.score),
-                          sa.func.sum(res.score * res.score), sa.func.count(res.score))
+                sa.select(
+                    res.criterion,
+                    res.status,
+                    res.passed,
+                    sa.func.count(),
+                    sa.func.avg(res.score),
+                    sa.func.sum(res.score * res.score),
+                    sa.func.count(res.score),
+                )
                 .where(res.run_id == run_id)
                 .group_by(res.criterion, res.status, res.passed)
             ).all()
         counts = ResultCounts(
-            total=sum(by_status.values()), passed=by_status.get("pass", 0), failed=by_status.get("fail", 0),
-            errored=by_status.get("error", 0), skipped=by_status.get("skipped", 0),
-        )  # fmt: skip
+            total=sum(by_status.values()),
+            passed=by_status.get("pass", 0),
+            failed=by_status.get("fail", 0),
+            errored=by_status.get("error", 0),
+            skipped=by_status.get("skipped", 0),
+        )
         summaries = {name: CriterionSummary(testing_criteria=name, metric=metric) for name, metric in criteria}
         score_sums: dict[str, tuple[float, int, float]] = {}
         for name, status, passed, count, mean, squares, scored in per_criterion:
@@ -272,9 +340,11 @@ class RunsStore(StoreBase):
                 spread = t_interval_from_moments(n, total, square_sum)
                 summary.mean_score_ci = list(spread) if spread else None
         return RunSummary(
-            result_counts=counts, per_testing_criteria_results=list(summaries.values()),
-            per_model_usage=self._model_usage(run_id), score_steps=self.score_steps(run_id),
-        )  # fmt: skip
+            result_counts=counts,
+            per_testing_criteria_results=list(summaries.values()),
+            per_model_usage=self._model_usage(run_id),
+            score_steps=self.score_steps(run_id),
+        )
 
     def score_steps(self, run_id: str) -> dict[str, list[tuple[float, int]]]:
         """Each criterion's scores counted by the database in steps of 0.001 (a floor): the charts'
@@ -282,8 +352,11 @@ class RunsStore(StoreBase):
         res = t.results.c
         floor = sa.func.floor if self.engine.dialect.name == "postgresql" else lambda x: sa.cast(x, sa.Integer)
         step = floor(res.score * 1000)
-        query = (sa.select(res.criterion, step, sa.func.count()).where(res.run_id == run_id, res.score.is_not(None))
-                 .group_by(res.criterion, step))  # fmt: skip
+        query = (
+            sa.select(res.criterion, step, sa.func.count())
+            .where(res.run_id == run_id, res.score.is_not(None))
+            .group_by(res.criterion, step)
+        )
         steps: dict[str, list[tuple[float, int]]] = {}
         with self.engine.connect() as conn:
             for criterion, thousandths, count in conn.execute(query):
@@ -294,15 +367,29 @@ class RunsStore(StoreBase):
         """Judges' calls (per result) and targets' calls (per output item), summed per model."""
         res, out = t.results.c, t.output_items.c
         judged = (
-            sa.select(res.model, sa.func.sum(res.calls), sa.func.sum(res.cache_hits), sa.func.sum(res.prompt_tokens),
-                      sa.func.sum(res.completion_tokens), sa.func.sum(res.cached_tokens))
-            .where(res.run_id == run_id, res.model.is_not(None)).group_by(res.model)
-        )  # fmt: skip
+            sa.select(
+                res.model,
+                sa.func.sum(res.calls),
+                sa.func.sum(res.cache_hits),
+                sa.func.sum(res.prompt_tokens),
+                sa.func.sum(res.completion_tokens),
+                sa.func.sum(res.cached_tokens),
+            )
+            .where(res.run_id == run_id, res.model.is_not(None))
+            .group_by(res.model)
+        )
         generated = (
-            sa.select(out.target_model, sa.func.sum(out.target_calls), sa.func.sum(out.target_cache_hits),
-                      sa.func.sum(out.target_prompt_tokens), sa.func.sum(out.target_completion_tokens), sa.literal(0))
-            .where(out.run_id == run_id, out.target_model.is_not(None)).group_by(out.target_model)
-        )  # fmt: skip
+            sa.select(
+                out.target_model,
+                sa.func.sum(out.target_calls),
+                sa.func.sum(out.target_cache_hits),
+                sa.func.sum(out.target_prompt_tokens),
+                sa.func.sum(out.target_completion_tokens),
+                sa.literal(0),
+            )
+            .where(out.run_id == run_id, out.target_model.is_not(None))
+            .group_by(out.target_model)
+        )
         totals: dict[str, list[int]] = {}
         with self.engine.connect() as conn:
             for query in (judged, generated):
@@ -311,11 +398,16 @@ class RunsStore(StoreBase):
                     totals[model] = [a + int(b or 0) for a, b in zip(current, counts, strict=True)]
         return [
             ModelUsage(
-                model_name=model, invocation_count=calls, cache_hits=hits, prompt_tokens=prompt,
-                completion_tokens=completion, total_tokens=prompt + completion, cached_tokens=cached,
+                model_name=model,
+                invocation_count=calls,
+                cache_hits=hits,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                total_tokens=prompt + completion,
+                cached_tokens=cached,
             )
             for model, (calls, hits, prompt, completion, cached) in sorted(totals.items())
-        ]  # fmt: skip
+        ]
 
 
 def _target_columns(item: OutputItem) -> dict[str, Any]:
@@ -324,17 +416,24 @@ def _target_columns(item: OutputItem) -> dict[str, Any]:
     sample = item.sample or {}
     usage = sample.get("usage") if isinstance(sample.get("usage"), dict) else None
     if not sample.get("model") or usage is None:
-        return {"target_model": None, "target_calls": 0, "target_cache_hits": 0, "target_prompt_tokens": 0,
-                "target_completion_tokens": 0}  # fmt: skip
+        return {
+            "target_model": None,
+            "target_calls": 0,
+            "target_cache_hits": 0,
+            "target_prompt_tokens": 0,
+            "target_completion_tokens": 0,
+        }
     cached = bool(sample.get("cached"))
     calls, hits = sample.get("calls"), sample.get("cache_hits")
     if not (isinstance(calls, int) and isinstance(hits, int)):
         calls, hits = (0, 1) if cached else (1, 0)
     return {
-        "target_model": str(sample["model"]), "target_calls": calls, "target_cache_hits": hits,
+        "target_model": str(sample["model"]),
+        "target_calls": calls,
+        "target_cache_hits": hits,
         "target_prompt_tokens": int(usage.get("prompt_tokens") or 0),
         "target_completion_tokens": int(usage.get("completion_tokens") or 0),
-    }  # fmt: skip
+    }
 
 
 def _usage_columns(result: Result) -> dict[str, Any]:

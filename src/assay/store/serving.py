@@ -31,8 +31,15 @@ class ServingStore(RunsStore):
     # files ---------------------------------------------------------------------------------
 
     def create_file(self, *, project: str, filename: str, purpose: str, content: bytes) -> dict[str, Any]:
-        row = {"id": new_id("file"), "project": project, "filename": filename, "purpose": purpose,
-               "bytes": len(content), "content": content, "created_at": now()}  # fmt: skip
+        row = {
+            "id": new_id("file"),
+            "project": project,
+            "filename": filename,
+            "purpose": purpose,
+            "bytes": len(content),
+            "content": content,
+            "created_at": now(),
+        }
         with self.engine.begin() as conn:
             conn.execute(t.files.insert().values(**row))
         return {k: v for k, v in row.items() if k != "content"}
@@ -130,9 +137,15 @@ class ServingStore(RunsStore):
             conn.execute(t.runs.delete().where(t.runs.c.id == run_id))
 
     def _page(
-        self, query: Any, table: sa.Table, project: str, after: str | None, limit: int, order: Order,
+        self,
+        query: Any,
+        table: sa.Table,
+        project: str,
+        after: str | None,
+        limit: int,
+        order: Order,
         ordered_by: Any = None,
-    ) -> list[dict[str, Any]]:  # fmt: skip
+    ) -> list[dict[str, Any]]:
         """Keyset pagination on (``ordered_by``, id), created_at unless given: ``after`` is the
         last id the client saw."""
         key = (table.c.created_at if ordered_by is None else ordered_by, table.c.id)
@@ -152,12 +165,16 @@ class ServingStore(RunsStore):
     def claim_run(self, worker: str) -> dict[str, Any] | None:
         """Take one queued run, or an in-progress one whose worker stopped renewing its lease."""
         clock = time.time()
-        # A run a local process (``assay run``) started and left is resumed by `assay run --resume`:
-        # its data source may be a file only that machine can read.
+        # A run a local process left is finished by whoever takes it when its inputs were stored with
+        # it; one whose target or items were Python objects (``assay.evaluate``) waits for that process.
         taken_over = sa.and_(
             t.runs.c.status == "in_progress",
             sa.or_(t.runs.c.lease_until.is_(None), t.runs.c.lease_until < clock),
-            sa.or_(t.runs.c.worker.is_(None), ~t.runs.c.worker.startswith(LOCAL_PREFIX, autoescape=True)),
+            sa.or_(
+                t.runs.c.worker.is_(None),
+                ~t.runs.c.worker.startswith(LOCAL_PREFIX, autoescape=True),
+                t.runs.c.inputs.is_not(None),
+            ),
         )
         claimable = sa.or_(t.runs.c.status == "queued", taken_over)
         with self.engine.begin() as conn:
@@ -169,9 +186,10 @@ class ServingStore(RunsStore):
                 self._end_stalled_holders(conn, taken_over)
                 return None
             taken = conn.execute(
-                t.runs.update().where(t.runs.c.id == run_id, claimable)
+                t.runs.update()
+                .where(t.runs.c.id == run_id, claimable)
                 .values(status="in_progress", worker=worker, lease_until=clock + LEASE_SECONDS)
-            ).rowcount  # fmt: skip
+            ).rowcount
         return self.get_run(run_id) if taken == 1 else None
 
     def _end_stalled_holders(self, conn: sa.Connection, taken_over: sa.ColumnElement[bool]) -> None:
@@ -229,9 +247,10 @@ class ServingStore(RunsStore):
         with self.engine.begin() as conn:
             mine = sa.and_(t.runs.c.id == run_id, t.runs.c.worker == worker)
             renewed = conn.execute(
-                t.runs.update().where(mine, t.runs.c.status == "in_progress")
+                t.runs.update()
+                .where(mine, t.runs.c.status == "in_progress")
                 .values(lease_until=time.time() + LEASE_SECONDS)
-            ).rowcount  # fmt: skip
+            ).rowcount
             if renewed:
                 return "in_progress"
             status = conn.execute(sa.select(t.runs.c.status).where(mine)).scalar()

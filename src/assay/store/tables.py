@@ -14,7 +14,8 @@ JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 metadata = sa.MetaData()
 
 files = sa.Table(
-    "files", metadata,
+    "files",
+    metadata,
     sa.Column("id", StoreText(64), primary_key=True),
     sa.Column("project", StoreText(128), nullable=False, index=True),
     sa.Column("filename", StoreText(512), nullable=False),
@@ -22,10 +23,11 @@ files = sa.Table(
     sa.Column("bytes", sa.Integer, nullable=False),
     sa.Column("content", sa.LargeBinary, nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 
 datasets = sa.Table(
-    "datasets", metadata,
+    "datasets",
+    metadata,
     sa.Column("id", StoreText(64), primary_key=True),
     sa.Column("project", StoreText(128), nullable=False),
     sa.Column("name", StoreText(256), nullable=False),
@@ -35,36 +37,40 @@ datasets = sa.Table(
     sa.Column("description", StoreText(), nullable=True),
     sa.Column("created_at", sa.Integer, nullable=False),
     sa.UniqueConstraint("project", "name", "version"),
-)  # fmt: skip
+)
 
 # Foundry's dataset upload: startPendingUpload opens a container (its SAS signature is the
 # credential), azure-storage-blob puts blocks or a whole blob into it, and a committed blob is a file.
 blob_containers = sa.Table(
-    "blob_containers", metadata,
+    "blob_containers",
+    metadata,
     sa.Column("id", StoreText(64), primary_key=True),
     sa.Column("project", StoreText(128), nullable=False),
     sa.Column("signature", StoreText(128), nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 
 blob_blocks = sa.Table(
-    "blob_blocks", metadata,
+    "blob_blocks",
+    metadata,
     sa.Column("container", StoreText(64), primary_key=True),
     sa.Column("blob", StoreText(1024), primary_key=True),
     sa.Column("block_id", StoreText(128), primary_key=True),
     sa.Column("content", sa.LargeBinary, nullable=False),
-)  # fmt: skip
+)
 
 blobs = sa.Table(
-    "blobs", metadata,
+    "blobs",
+    metadata,
     sa.Column("container", StoreText(64), primary_key=True),
     sa.Column("name", StoreText(1024), primary_key=True),
     sa.Column("file_id", StoreText(64), nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 
 evals = sa.Table(
-    "evals", metadata,
+    "evals",
+    metadata,
     sa.Column("id", StoreText(64), primary_key=True),
     sa.Column("project", StoreText(128), nullable=False, index=True),
     sa.Column("name", StoreText(512), nullable=True),
@@ -73,10 +79,11 @@ evals = sa.Table(
     sa.Column("metadata", JSON, nullable=True),
     sa.Column("created_at", sa.Integer, nullable=False),
     sa.Column("updated_at", sa.Integer, nullable=True),
-)  # fmt: skip
+)
 
 runs = sa.Table(
-    "runs", metadata,
+    "runs",
+    metadata,
     sa.Column("id", StoreText(64), primary_key=True),
     sa.Column("project", StoreText(128), nullable=False, index=True),
     sa.Column("eval_id", StoreText(64), sa.ForeignKey("evals.id", ondelete="CASCADE"), nullable=False, index=True),
@@ -91,18 +98,22 @@ runs = sa.Table(
     sa.Column("finished_at", sa.Integer, nullable=True),
     sa.Column("worker", StoreText(128), nullable=True),
     sa.Column("lease_until", sa.Float, nullable=True),
-)  # fmt: skip
+    # SQL NULL, not JSON null, when absent: a claim looks for runs that have inputs.
+    sa.Column("inputs", sa.JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql"), nullable=True),
+)
 
 api_keys = sa.Table(
-    "api_keys", metadata,
+    "api_keys",
+    metadata,
     sa.Column("digest", StoreText(64), primary_key=True),
     sa.Column("project", StoreText(128), nullable=False),
     sa.Column("prefix", StoreText(16), nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 
 output_items = sa.Table(
-    "output_items", metadata,
+    "output_items",
+    metadata,
     sa.Column("run_id", StoreText(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("datasource_item_id", sa.Integer, primary_key=True),
     sa.Column("status", StoreText(16), nullable=False),
@@ -115,11 +126,12 @@ output_items = sa.Table(
     sa.Column("target_cache_hits", sa.Integer, nullable=False, server_default="0"),
     sa.Column("target_prompt_tokens", sa.Integer, nullable=False, server_default="0"),
     sa.Column("target_completion_tokens", sa.Integer, nullable=False, server_default="0"),
-)  # fmt: skip
+)
 
 # One row per criterion per item, so summaries are plain GROUP BY queries on either database.
 results = sa.Table(
-    "results", metadata,
+    "results",
+    metadata,
     sa.Column("run_id", StoreText(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("datasource_item_id", sa.Integer, primary_key=True),
     sa.Column("criterion", StoreText(CRITERION_NAME_LIMIT), primary_key=True),
@@ -133,10 +145,11 @@ results = sa.Table(
     sa.Column("prompt_tokens", sa.Integer, nullable=False, server_default="0"),
     sa.Column("completion_tokens", sa.Integer, nullable=False, server_default="0"),
     sa.Column("cached_tokens", sa.Integer, nullable=False, server_default="0"),
-)  # fmt: skip
+)
 
 evaluators = sa.Table(
-    "evaluators", metadata,
+    "evaluators",
+    metadata,
     sa.Column("project", StoreText(128), primary_key=True),
     sa.Column("name", StoreText(256), primary_key=True),
     sa.Column("version", sa.Integer, primary_key=True),
@@ -144,29 +157,32 @@ evaluators = sa.Table(
     sa.Column("content", StoreText(), nullable=False),
     sa.Column("digest", StoreText(64), nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 
 llm_cache = sa.Table(
-    "llm_cache", metadata,
+    "llm_cache",
+    metadata,
     sa.Column("key", StoreText(64), primary_key=True),
     sa.Column("model", StoreText(256), nullable=False),
     sa.Column("response", JSON, nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 
 captured_responses = sa.Table(
-    "captured_responses", metadata,
+    "captured_responses",
+    metadata,
     sa.Column("project", StoreText(128), primary_key=True),
     sa.Column("id", StoreText(256), primary_key=True),
     sa.Column("api", StoreText(16), nullable=False),
     sa.Column("request", JSON, nullable=False),
     sa.Column("response", JSON, nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 """Responses the capture pass-through forwarded, by id; ``api`` is ``chat`` or ``responses``."""
 
 spans = sa.Table(
-    "spans", metadata,
+    "spans",
+    metadata,
     sa.Column("project", StoreText(128), primary_key=True),
     sa.Column("trace_id", StoreText(32), primary_key=True),
     sa.Column("span_id", StoreText(16), primary_key=True),
@@ -186,17 +202,18 @@ spans = sa.Table(
     sa.Column("resource", JSON, nullable=False),
     sa.Column("dropped_attributes", sa.Integer, nullable=False),
     sa.Column("received_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 """OpenTelemetry spans; ``operation``, ``agent_*`` and ``conversation_id`` are pulled out to select by."""
 
 evaluation_taxonomies = sa.Table(
-    "evaluation_taxonomies", metadata,
+    "evaluation_taxonomies",
+    metadata,
     sa.Column("project", StoreText(128), primary_key=True),
     sa.Column("name", StoreText(256), primary_key=True),
     sa.Column("version", sa.Integer, primary_key=True),
     sa.Column("body", JSON, nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
-)  # fmt: skip
+)
 """Red-team taxonomies: every create or update is a new version, so a run keeps the one it named."""
 
 name_text_columns(metadata)

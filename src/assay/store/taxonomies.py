@@ -42,13 +42,16 @@ class TaxonomyStore(StoreBase):
         """The latest version of each taxonomy, by name."""
         latest = (
             sa.select(TAXONOMIES.c.name, sa.func.max(TAXONOMIES.c.version).label("version"))
-            .where(TAXONOMIES.c.project == project).group_by(TAXONOMIES.c.name).subquery()
-        )  # fmt: skip
+            .where(TAXONOMIES.c.project == project)
+            .group_by(TAXONOMIES.c.name)
+            .subquery()
+        )
         query = (
-            sa.select(TAXONOMIES).join(latest, sa.and_(TAXONOMIES.c.name == latest.c.name,
-                                                       TAXONOMIES.c.version == latest.c.version))
-            .where(TAXONOMIES.c.project == project).order_by(TAXONOMIES.c.name)
-        )  # fmt: skip
+            sa.select(TAXONOMIES)
+            .join(latest, sa.and_(TAXONOMIES.c.name == latest.c.name, TAXONOMIES.c.version == latest.c.version))
+            .where(TAXONOMIES.c.project == project)
+            .order_by(TAXONOMIES.c.name)
+        )
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
 

@@ -32,8 +32,11 @@ class TracesStore(StoreBase):
         table = t.spans
         for start in range(0, len(trace_ids), 500):
             chunk = trace_ids[start : start + 500]
-            query = (sa.select(table).where(table.c.project == project, table.c.trace_id.in_(chunk))
-                     .order_by(table.c.trace_id, table.c.start_ns))  # fmt: skip
+            query = (
+                sa.select(table)
+                .where(table.c.project == project, table.c.trace_id.in_(chunk))
+                .order_by(table.c.trace_id, table.c.start_ns)
+            )
             with self.engine.connect() as conn:
                 for row in conn.execute(query).mappings():
                     found[row["trace_id"]].append(_span(row))
@@ -49,9 +52,15 @@ class TracesStore(StoreBase):
             return [_span(row) for row in conn.execute(query).mappings()]
 
     def agent_trace_ids(
-        self, project: str, *, agent_name: str | None = None, agent_version: str | None = None,
-        start_ns: int | None = None, end_ns: int | None = None, conversation_ids: list[str] | None = None,
-    ) -> list[str]:  # fmt: skip
+        self,
+        project: str,
+        *,
+        agent_name: str | None = None,
+        agent_version: str | None = None,
+        start_ns: int | None = None,
+        end_ns: int | None = None,
+        conversation_ids: list[str] | None = None,
+    ) -> list[str]:
         """Traces with an ``invoke_agent`` span matching the filter, oldest first."""
         table = t.spans
         where = [table.c.project == project, table.c.operation == AGENT_OPERATION]
@@ -72,10 +81,16 @@ class TracesStore(StoreBase):
 
     def latest_agent_version(self, project: str, agent_name: str) -> str | None:
         table = t.spans
-        query = sa.select(table.c.agent_version).distinct().where(
-            table.c.project == project, table.c.operation == AGENT_OPERATION, table.c.agent_name == agent_name,
-            table.c.agent_version.is_not(None),
-        )  # fmt: skip
+        query = (
+            sa.select(table.c.agent_version)
+            .distinct()
+            .where(
+                table.c.project == project,
+                table.c.operation == AGENT_OPERATION,
+                table.c.agent_name == agent_name,
+                table.c.agent_version.is_not(None),
+            )
+        )
         with self.engine.connect() as conn:
             versions = [str(row[0]) for row in conn.execute(query)]
         return max(versions, key=_version_key) if versions else None
@@ -83,8 +98,13 @@ class TracesStore(StoreBase):
     def list_traces(self, project: str, *, agent_name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """The newest traces with an agent span: id, agent, conversation, start, span count."""
         table = t.spans
-        columns = (table.c.trace_id, table.c.agent_name, table.c.agent_version, table.c.conversation_id,
-                   table.c.start_ns)  # fmt: skip
+        columns = (
+            table.c.trace_id,
+            table.c.agent_name,
+            table.c.agent_version,
+            table.c.conversation_id,
+            table.c.start_ns,
+        )
         agents = sa.select(*columns).where(table.c.project == project, table.c.operation == AGENT_OPERATION)
         if agent_name is not None:
             agents = agents.where(table.c.agent_name == agent_name)
@@ -95,9 +115,11 @@ class TracesStore(StoreBase):
                 if row["trace_id"] not in seen and len(seen) < limit:
                     seen[row["trace_id"]] = dict(row)
             if seen:
-                counts = sa.select(table.c.trace_id, sa.func.count()).where(
-                    table.c.project == project, table.c.trace_id.in_(list(seen))
-                ).group_by(table.c.trace_id)  # fmt: skip
+                counts = (
+                    sa.select(table.c.trace_id, sa.func.count())
+                    .where(table.c.project == project, table.c.trace_id.in_(list(seen)))
+                    .group_by(table.c.trace_id)
+                )
                 for trace_id, count in conn.execute(counts):
                     seen[trace_id]["spans"] = count
         return list(seen.values())
@@ -105,23 +127,44 @@ class TracesStore(StoreBase):
 
 def _row(project: str, span: Span) -> dict[str, Any]:
     return {
-        "project": project, "trace_id": span.trace_id, "span_id": span.span_id,
-        "parent_span_id": span.parent_span_id, "name": span.name, "kind": span.kind,
-        "operation": span.operation[:64], "agent_name": span.agent_name, "agent_version": span.agent_version,
-        "conversation_id": span.conversation_id, "start_ns": span.start_ns, "end_ns": span.end_ns,
-        "status_code": span.status_code, "status_message": span.status_message, "attributes": span.attributes,
-        "events": span.events, "resource": span.resource, "dropped_attributes": span.dropped_attributes,
+        "project": project,
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "parent_span_id": span.parent_span_id,
+        "name": span.name,
+        "kind": span.kind,
+        "operation": span.operation[:64],
+        "agent_name": span.agent_name,
+        "agent_version": span.agent_version,
+        "conversation_id": span.conversation_id,
+        "start_ns": span.start_ns,
+        "end_ns": span.end_ns,
+        "status_code": span.status_code,
+        "status_message": span.status_message,
+        "attributes": span.attributes,
+        "events": span.events,
+        "resource": span.resource,
+        "dropped_attributes": span.dropped_attributes,
         "received_at": now(),
-    }  # fmt: skip
+    }
 
 
 def _span(row: Any) -> Span:
     return Span(
-        trace_id=row["trace_id"], span_id=row["span_id"], name=row["name"], parent_span_id=row["parent_span_id"],
-        kind=row["kind"], start_ns=row["start_ns"], end_ns=row["end_ns"], status_code=row["status_code"],
-        status_message=row["status_message"], attributes=dict(row["attributes"]), events=list(row["events"]),
-        resource=dict(row["resource"]), dropped_attributes=row["dropped_attributes"],
-    )  # fmt: skip
+        trace_id=row["trace_id"],
+        span_id=row["span_id"],
+        name=row["name"],
+        parent_span_id=row["parent_span_id"],
+        kind=row["kind"],
+        start_ns=row["start_ns"],
+        end_ns=row["end_ns"],
+        status_code=row["status_code"],
+        status_message=row["status_message"],
+        attributes=dict(row["attributes"]),
+        events=list(row["events"]),
+        resource=dict(row["resource"]),
+        dropped_attributes=row["dropped_attributes"],
+    )
 
 
 def _version_key(version: str) -> list[int]:

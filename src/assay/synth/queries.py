@@ -104,8 +104,11 @@ SCENARIO_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {"category": {"type": "string"}, "test_case_description": {"type": "string"},
-                               "desired_num_turns": {"type": "integer"}},
+                "properties": {
+                    "category": {"type": "string"},
+                    "test_case_description": {"type": "string"},
+                    "desired_num_turns": {"type": "integer"},
+                },
                 "required": ["category", "test_case_description", "desired_num_turns"],
                 "additionalProperties": False,
             },
@@ -113,7 +116,7 @@ SCENARIO_SCHEMA: dict[str, Any] = {
     },
     "required": ["test_cases"],
     "additionalProperties": False,
-}  # fmt: skip
+}
 SCENARIO_SYSTEM = """You write test cases for simulated conversations with an AI assistant: each describes a user.
 
 - test_case_description says, in the second person, who the user is, what they want, what they know
@@ -126,8 +129,9 @@ SCENARIO_SYSTEM = """You write test cases for simulated conversations with an AI
 
 Reply with a JSON object: {"test_cases": [{"category": "...", "test_case_description": "...",
 "desired_num_turns": 3}, ...]}."""
-SCENARIOS = Kind("test cases", SCENARIO_SYSTEM, SCENARIO_SCHEMA, "test_case_description",
-                 ("category", "desired_num_turns"))  # fmt: skip
+SCENARIOS = Kind(
+    "test cases", SCENARIO_SYSTEM, SCENARIO_SCHEMA, "test_case_description", ("category", "desired_num_turns")
+)
 
 
 @dataclass
@@ -142,8 +146,10 @@ class Generated:
     def shortfall(self) -> str | None:
         if len(self.rows) >= self.requested:
             return None
-        return (f"the generator wrote {len(self.rows)} distinct {self.noun} of the {self.requested} asked for "
-                f"in {self.rounds} rounds ({self.dropped_duplicates} repeats dropped)")  # fmt: skip
+        return (
+            f"the generator wrote {len(self.rows)} distinct {self.noun} of the {self.requested} asked for "
+            f"in {self.rounds} rounds ({self.dropped_duplicates} repeats dropped)"
+        )
 
 
 async def generate_queries(
@@ -174,8 +180,9 @@ async def generate(
         round_seed = seed + rounds
         rounds += 1
         try:
-            answer, completion = await ask_structured(model, prompt, f"test_{kind.text}", kind.schema,
-                                                      seed=round_seed, temperature=1.0)  # fmt: skip
+            answer, completion = await ask_structured(
+                model, prompt, f"test_{kind.text}", kind.schema, seed=round_seed, temperature=1.0
+            )
         except ModelError as exc:
             raise ItemError(f"the {kind.noun} generator's model failed: {exc}") from None
         for candidate in _candidates(answer, completion.text, kind):

@@ -106,8 +106,10 @@ def scenario_generation_settings(data_source: dict[str, Any]) -> ScenarioGenerat
         elif kind == "file" and isinstance(source.get("file_id") or source.get("id"), str):
             file_id = source.get("file_id") or source.get("id")
         else:
-            raise ConfigError(f"{here}: use {{type: prompt, prompt}}, {{type: agent, agent_name, agent_version}} "
-                              "or {type: file, file_id}")  # fmt: skip
+            raise ConfigError(
+                f"{here}: use {{type: prompt, prompt}}, {{type: agent, agent_name, agent_version}} "
+                "or {type: file, file_id}"
+            )
     model = (data_source.get("model_configuration") or {}).get("model")
     if not isinstance(model, str) or not model:
         raise ConfigError("data_source.model_configuration.model: name the model that writes and plays the test cases")
@@ -126,8 +128,10 @@ def _check_system_only(messages: Any) -> None:
         return
     roles = {m.get("role") for m in messages.get("template") or [] if isinstance(m, dict)}
     if roles - {"system", "developer"}:
-        raise ConfigError("data_source.input_messages: with synthetic data, give system messages only "
-                          "(each generated query is sent as the user's message)")  # fmt: skip
+        raise ConfigError(
+            "data_source.input_messages: with synthetic data, give system messages only "
+            "(each generated query is sent as the user's message)"
+        )
 
 
 def with_query(messages: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -165,21 +169,30 @@ def generate_scenario_dataset(
 
 
 def _brief(
-    store: Store, project: str, models: ModelRegistry, prompt: str | None, agent: tuple[str, str | None] | None,
+    store: Store,
+    project: str,
+    models: ModelRegistry,
+    prompt: str | None,
+    agent: tuple[str, str | None] | None,
     file_id: str | None,
-) -> Brief:  # fmt: skip
+) -> Brief:
     document = _document(store, project, file_id)
     if agent is None:
         return Brief(prompt=prompt, document=document)
     found = find_agent(models.agents, agent[0], agent[1])
-    return Brief(prompt=prompt, agent_instructions=found.instructions or None, tools=found.tool_descriptions,
-                 document=document)  # fmt: skip
+    return Brief(
+        prompt=prompt, agent_instructions=found.instructions or None, tools=found.tool_descriptions, document=document
+    )
 
 
 def _write(
-    models: ModelRegistry, model_name: str, brief: Brief, count: int, seed: int,
+    models: ModelRegistry,
+    model_name: str,
+    brief: Brief,
+    count: int,
+    seed: int,
     generate: Callable[..., Awaitable[Generated]],
-) -> Generated:  # fmt: skip
+) -> Generated:
     from assay.run.runner import run_sync
 
     model = models.get(model_name)

@@ -75,8 +75,10 @@ def find_agent(agents: list[AgentConfig], name: str, version: str | None) -> Age
     matches = [a for a in agents if a.name == name and (version is None or a.version == str(version))]
     if not matches:
         known = ", ".join(f"{a.name}@{a.version}" for a in agents) or "none configured"
-        raise ConfigError(f"agent {name}{'@' + str(version) if version else ''} is not configured (agents: {known})",
-                          hint="add it to the agents: section")  # fmt: skip
+        raise ConfigError(
+            f"agent {name}{'@' + str(version) if version else ''} is not configured (agents: {known})",
+            hint="add it to the agents: section",
+        )
     return max(matches, key=lambda a: [int(p) if p.isdigit() else 0 for p in a.version.split(".")])
 
 
@@ -100,9 +102,12 @@ class AgentTarget:
         loop = asyncio.get_running_loop()
         if loop not in self._clients:
             self._clients[loop] = openai.AsyncOpenAI(
-                base_url=self.agent.endpoint, api_key="agent", max_retries=2, timeout=self.agent.timeout,
+                base_url=self.agent.endpoint,
+                api_key="agent",
+                max_retries=2,
+                timeout=self.agent.timeout,
                 default_headers=self.agent.headers,
-            )  # fmt: skip
+            )
         return self._clients[loop]
 
     async def aclose(self) -> None:
@@ -125,20 +130,35 @@ class AgentTarget:
                 sent = self.inputs.render(item)
                 reply = await _post(self._client(), "/responses", {"model": agent.name, "input": sent})
                 output_items = list(reply.get("output") or [])
-                text = "".join(p.get("text", "") for o in output_items if o.get("type") == "message"
-                               for p in o.get("content") or [] if p.get("type") == "output_text")  # fmt: skip
+                text = "".join(
+                    p.get("text", "")
+                    for o in output_items
+                    if o.get("type") == "message"
+                    for p in o.get("content") or []
+                    if p.get("type") == "output_text"
+                )
         except (openai.OpenAIError, ItemError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             error = {"code": "target_error", "message": f"agent {agent.name}@{agent.version}: {message}"}
-            return {"input": [], "output_text": None, "error": error,
-                    "latency_ms": round((time.perf_counter() - started) * 1000, 1)}  # fmt: skip
+            return {
+                "input": [],
+                "output_text": None,
+                "error": error,
+                "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+            }
         tools = [o for o in output_items if o.get("type") == "function_call"]
         return {
-            "input": sent if isinstance(sent, list) else [sent], "output_text": text, "output_items": output_items,
-            "output_tools": tools, "tool_definitions": self.tool_definitions, "model": reply.get("model"),
-            "usage": reply.get("usage"), "agent": f"{agent.name}@{agent.version}", "error": None,
+            "input": sent if isinstance(sent, list) else [sent],
+            "output_text": text,
+            "output_items": output_items,
+            "output_tools": tools,
+            "tool_definitions": self.tool_definitions,
+            "model": reply.get("model"),
+            "usage": reply.get("usage"),
+            "agent": f"{agent.name}@{agent.version}",
+            "error": None,
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
-        }  # fmt: skip
+        }
 
 
 async def _post(client: openai.AsyncOpenAI, path: str, body: Any) -> dict[str, Any]:

@@ -27,8 +27,16 @@ if TYPE_CHECKING:
     from assay.simulate.runs import SimulationSettings
 
 Target = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-SAMPLING_KEYS = {"temperature", "top_p", "seed", "max_completion_tokens", "max_tokens", "response_format", "tools",
-                 "reasoning_effort"}  # fmt: skip
+SAMPLING_KEYS = {
+    "temperature",
+    "top_p",
+    "seed",
+    "max_completion_tokens",
+    "max_tokens",
+    "response_format",
+    "tools",
+    "reasoning_effort",
+}
 
 
 @dataclass
@@ -148,18 +156,30 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
             return _failed(messages, str(exc), "target_error", started)
         tools = completion.tool_calls
         output_items: list[dict[str, Any]] = [
-            {"type": "function_call", "call_id": c.get("id"), "name": (c.get("function") or {}).get("name"),
-             "arguments": (c.get("function") or {}).get("arguments")} for c in tools
-        ]  # fmt: skip
+            {
+                "type": "function_call",
+                "call_id": c.get("id"),
+                "name": (c.get("function") or {}).get("name"),
+                "arguments": (c.get("function") or {}).get("arguments"),
+            }
+            for c in tools
+        ]
         if completion.text:
-            output_items.append({"type": "message", "role": "assistant",
-                                 "content": [{"type": "output_text", "text": completion.text}]})  # fmt: skip
+            output_items.append(
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": completion.text}]}
+            )
         sample = {
-            "input": messages, "output_text": completion.text, "output_items": output_items, "output_tools": tools,
-            "model": completion.model, "finish_reason": completion.finish_reason,
+            "input": messages,
+            "output_text": completion.text,
+            "output_items": output_items,
+            "output_tools": tools,
+            "model": completion.model,
+            "finish_reason": completion.finish_reason,
             "usage": dataclasses.asdict(completion.usage),
-            "latency_ms": round((time.perf_counter() - started) * 1000, 1), "cached": completion.cached, "error": None,
-        }  # fmt: skip
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+            "cached": completion.cached,
+            "error": None,
+        }
         if wants_json:
             try:
                 sample["output_json"] = json.loads(completion.text)
@@ -188,8 +208,11 @@ def _callable_target(function: Callable[..., Any], inputs: InputMessages) -> Tar
             output = await call(item) if is_async else await asyncio.to_thread(call, item)
         except Exception as exc:  # noqa: BLE001 - the target failing on one item is that item's sample error
             return _failed(messages, f"{type(exc).__name__}: {exc}", "target_error", started)
-        sample: dict[str, Any] = {"input": messages, "error": None,
-                                  "latency_ms": round((time.perf_counter() - started) * 1000, 1)}  # fmt: skip
+        sample: dict[str, Any] = {
+            "input": messages,
+            "error": None,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
         if isinstance(output, dict):
             sample.update(output)
             sample.setdefault("output_text", str(output.get("response", "")))
@@ -201,8 +224,12 @@ def _callable_target(function: Callable[..., Any], inputs: InputMessages) -> Tar
 
 
 def _failed(messages: list[dict[str, Any]], message: str, code: str, started: float) -> dict[str, Any]:
-    return {"input": messages, "output_text": None, "error": {"code": code, "message": message},
-            "latency_ms": round((time.perf_counter() - started) * 1000, 1)}  # fmt: skip
+    return {
+        "input": messages,
+        "output_text": None,
+        "error": {"code": code, "message": message},
+        "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
 
 
 def target_failed(sample: dict[str, Any] | None) -> ItemError | None:

@@ -73,9 +73,12 @@ def stored_sample(found: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[
         "output_text": "\n".join(m.text for m in answer if m.role == "assistant" and m.text),
         "output_items": output_items,
         "output_tools": [o for o in output_items if o.get("type") == "function_call"],
-        "model": response.get("model"), "usage": response.get("usage"), "response_id": response.get("id"),
-        "error": None, "item_fields": turn_fields(query, answer, tools),
-    }  # fmt: skip
+        "model": response.get("model"),
+        "usage": response.get("usage"),
+        "response_id": response.get("id"),
+        "error": None,
+        "item_fields": turn_fields(query, answer, tools),
+    }
 
 
 def _request_messages(request: dict[str, Any]) -> list[Any]:
@@ -99,13 +102,18 @@ def _output_items(found: dict[str, Any]) -> list[dict[str, Any]]:
         return [o for o in response.get("output") or [] if o.get("type") in CONVERSATION_ITEMS]
     message = ((response.get("choices") or [{}])[0]).get("message") or {}
     items: list[dict[str, Any]] = [
-        {"type": "function_call", "call_id": call.get("id"), "name": (call.get("function") or {}).get("name"),
-         "arguments": (call.get("function") or {}).get("arguments")}
+        {
+            "type": "function_call",
+            "call_id": call.get("id"),
+            "name": (call.get("function") or {}).get("name"),
+            "arguments": (call.get("function") or {}).get("arguments"),
+        }
         for call in message.get("tool_calls") or []
-    ]  # fmt: skip
+    ]
     if message.get("content"):
-        items.append({"type": "message", "role": "assistant",
-                      "content": [{"type": "output_text", "text": message["content"]}]})  # fmt: skip
+        items.append(
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": message["content"]}]}
+        )
     return items
 
 

@@ -58,8 +58,12 @@ class Turn:
         return {**fields, **self._where()}
 
     def _where(self) -> dict[str, Any]:
-        return {"trace_id": self.span.trace_id, "span_id": self.span.span_id,
-                "conversation_id": self.span.conversation_id, "agent_id": self.agent_id}  # fmt: skip
+        return {
+            "trace_id": self.span.trace_id,
+            "span_id": self.span.span_id,
+            "conversation_id": self.span.conversation_id,
+            "agent_id": self.agent_id,
+        }
 
 
 @dataclass
@@ -91,9 +95,13 @@ class Conversation:
             for tool in turn.tools:
                 tools.setdefault(tool["name"], tool)
         first = self.turns[0]
-        return {"messages": self.messages, "tool_definitions": list(tools.values()),
-                "conversation_id": first.span.conversation_id or self.key, "agent_id": first.agent_id,
-                "trace_ids": list(dict.fromkeys(t.span.trace_id for t in self.turns))}  # fmt: skip
+        return {
+            "messages": self.messages,
+            "tool_definitions": list(tools.values()),
+            "conversation_id": first.span.conversation_id or self.key,
+            "agent_id": first.agent_id,
+            "trace_ids": list(dict.fromkeys(t.span.trace_id for t in self.turns)),
+        }
 
 
 def is_agent_span(span: Span) -> bool:
@@ -138,8 +146,9 @@ def _turn(span: Span, below: list[Span], by_id: dict[str, Span]) -> Turn:
     # Spans below are read only when the agent span lacks messages or tool definitions, and once each.
     read = {s.span_id: read_exchange(s) for s in below} if exchange.empty or not exchange.tools else {}
     if exchange.empty:
-        model_calls = [s for s in below if s.operation in MODEL_OPERATIONS
-                       or s.attributes.get("openinference.span.kind") == "LLM"]  # fmt: skip
+        model_calls = [
+            s for s in below if s.operation in MODEL_OPERATIONS or s.attributes.get("openinference.span.kind") == "LLM"
+        ]
         for call in sorted(model_calls, key=lambda s: s.end_ns, reverse=True):
             found = read[call.span_id]
             problems += found.problems

@@ -103,8 +103,12 @@ def _from_parts(raw: Any) -> list[Chat]:
 
 # event-based messages (≤ v1.36, Azure SDKs, ≤ v1.26) -------------------------------------------
 
-EVENT_ROLES = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
-               "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}  # fmt: skip
+EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
 
 
 def _events(span: Span) -> Exchange:
@@ -143,8 +147,9 @@ def _chat(raw: Any, role: str, tool_calls: Any = None) -> Chat:
     if calls:
         message["tool_calls"] = [
             _call(c.get("id"), (c.get("function") or c).get("name"), (c.get("function") or c).get("arguments"))
-            for c in calls if isinstance(c, dict)
-        ]  # fmt: skip
+            for c in calls
+            if isinstance(c, dict)
+        ]
     if raw.get("id") or raw.get("tool_call_id"):
         message["tool_call_id"] = raw.get("tool_call_id") or raw.get("id")
     return message
@@ -162,10 +167,13 @@ def _openllmetry(span: Span) -> Exchange:
         if fields.get("finish_reason"):
             out.finish_reasons.append(str(fields["finish_reason"]))
     functions = [
-        {"name": f.get("name"), "description": f.get("description"),
-         "parameters": _json(f.get("parameters"), "llm.request.functions.parameters", out) or {}}
+        {
+            "name": f.get("name"),
+            "description": f.get("description"),
+            "parameters": _json(f.get("parameters"), "llm.request.functions.parameters", out) or {},
+        }
         for _, f in _indexed(attributes, "llm.request.functions")
-    ]  # fmt: skip
+    ]
     out.tools = _tools(functions) or _tools(_json(attributes.get("gen_ai.tool.definitions"), "tools", out))
     return out
 
@@ -197,10 +205,15 @@ def _inference_message(fields: dict[str, Any], role: str) -> Chat:
     text = fields.get("message.content")
     if text is None:
         parts = _indexed(fields, "message.contents")
-        text = "".join(str(p.get("message_content.text") or "") for _, p in parts
-                       if p.get("message_content.type", "text") == "text")  # fmt: skip
-    calls = [_call(c.get("tool_call.id"), c.get("tool_call.function.name"), c.get("tool_call.function.arguments"))
-             for _, c in _indexed(fields, "message.tool_calls")]  # fmt: skip
+        text = "".join(
+            str(p.get("message_content.text") or "")
+            for _, p in parts
+            if p.get("message_content.type", "text") == "text"
+        )
+    calls = [
+        _call(c.get("tool_call.id"), c.get("tool_call.function.name"), c.get("tool_call.function.arguments"))
+        for _, c in _indexed(fields, "message.tool_calls")
+    ]
     message: Chat = {"role": str(fields.get("message.role") or role), "content": _text(text) or None}
     if calls:
         message["tool_calls"] = calls
@@ -240,8 +253,11 @@ def _json(value: Any, name: str, out: Exchange) -> Any:
 def _call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments if arguments is not None else {})
-    return {"id": None if call_id is None else str(call_id), "type": "function",
-            "function": {"name": "" if name is None else str(name), "arguments": arguments}}  # fmt: skip
+    return {
+        "id": None if call_id is None else str(call_id),
+        "type": "function",
+        "function": {"name": "" if name is None else str(name), "arguments": arguments},
+    }
 
 
 def _tools(raw: Any) -> list[dict[str, Any]]:
@@ -249,8 +265,13 @@ def _tools(raw: Any) -> list[dict[str, Any]]:
     for entry in raw if isinstance(raw, list) else []:
         spec = entry.get("function") if isinstance(entry, dict) and isinstance(entry.get("function"), dict) else entry
         if isinstance(spec, dict) and spec.get("name"):
-            tools.append({"name": str(spec["name"]), "description": str(spec.get("description") or ""),
-                          "parameters": spec.get("parameters") or {}})  # fmt: skip
+            tools.append(
+                {
+                    "name": str(spec["name"]),
+                    "description": str(spec.get("description") or ""),
+                    "parameters": spec.get("parameters") or {},
+                }
+            )
     return tools
 
 

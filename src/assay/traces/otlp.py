@@ -102,14 +102,27 @@ def _from_protobuf(body: bytes) -> Decoded:
                     out.problems.append(problem)
                     continue
                 span = Span(
-                    trace_id=trace_id, span_id=span_id, name=s.name, parent_span_id=s.parent_span_id.hex() or None,
-                    kind=s.kind, start_ns=s.start_time_unix_nano, end_ns=s.end_time_unix_nano,
-                    status_code=s.status.code, status_message=s.status.message,
+                    trace_id=trace_id,
+                    span_id=span_id,
+                    name=s.name,
+                    parent_span_id=s.parent_span_id.hex() or None,
+                    kind=s.kind,
+                    start_ns=s.start_time_unix_nano,
+                    end_ns=s.end_time_unix_nano,
+                    status_code=s.status.code,
+                    status_message=s.status.message,
                     attributes={a.key: _pb_value(a.value) for a in s.attributes},
-                    events=[{"name": e.name, "time_ns": e.time_unix_nano,
-                             "attributes": {a.key: _pb_value(a.value) for a in e.attributes}} for e in s.events],
-                    resource=resource, dropped_attributes=s.dropped_attributes_count,
-                )  # fmt: skip
+                    events=[
+                        {
+                            "name": e.name,
+                            "time_ns": e.time_unix_nano,
+                            "attributes": {a.key: _pb_value(a.value) for a in e.attributes},
+                        }
+                        for e in s.events
+                    ],
+                    resource=resource,
+                    dropped_attributes=s.dropped_attributes_count,
+                )
                 try:
                     out.spans.append(_checked(span))
                 except ValueError as exc:
@@ -170,8 +183,11 @@ def _object(value: Any, where: str) -> dict[str, Any]:
 def _list(parent: dict[str, Any], key: str, where: str) -> list[Any]:
     value = parent.get(key) or []
     if not isinstance(value, list):
-        raise OtlpError(f"{where}.{key} must be an array, not {type(value).__name__}" if where != key
-                        else f"{key} must be an array, not {type(value).__name__}")  # fmt: skip
+        raise OtlpError(
+            f"{where}.{key} must be an array, not {type(value).__name__}"
+            if where != key
+            else f"{key} must be an array, not {type(value).__name__}"
+        )
     return value
 
 
@@ -180,12 +196,18 @@ MAX_NANOS = 2**63 - 1
 
 
 def _checked(span: Span) -> Span:
-    for name, value in (("startTimeUnixNano", span.start_ns), ("endTimeUnixNano", span.end_ns),
-                        *(("event timeUnixNano", e["time_ns"]) for e in span.events)):  # fmt: skip
+    for name, value in (
+        ("startTimeUnixNano", span.start_ns),
+        ("endTimeUnixNano", span.end_ns),
+        *(("event timeUnixNano", e["time_ns"]) for e in span.events),
+    ):
         if not 0 <= value <= MAX_NANOS:
             raise ValueError(f"span {span.span_id}: {name} {value} is not a time (0 to 2^63-1 ns)")
-    for name, value in (("kind", span.kind), ("status.code", span.status_code),
-                        ("droppedAttributesCount", span.dropped_attributes)):  # fmt: skip
+    for name, value in (
+        ("kind", span.kind),
+        ("status.code", span.status_code),
+        ("droppedAttributesCount", span.dropped_attributes),
+    ):
         if not 0 <= value < 2**31:
             raise ValueError(f"span {span.span_id}: {name} {value} is out of range")
     return span
@@ -199,19 +221,39 @@ def _json_span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
         raise ValueError(problem)
     parent = str(raw.get("parentSpanId") or "").lower() or None
     status = raw.get("status") or {}
-    events = [{"name": str(e.get("name") or ""), "time_ns": int(e.get("timeUnixNano") or 0),
-               "attributes": _json_attributes(e.get("attributes"))} for e in raw.get("events") or []]  # fmt: skip
+    events = [
+        {
+            "name": str(e.get("name") or ""),
+            "time_ns": int(e.get("timeUnixNano") or 0),
+            "attributes": _json_attributes(e.get("attributes")),
+        }
+        for e in raw.get("events") or []
+    ]
     return Span(
-        trace_id=trace_id, span_id=span_id, name=str(raw.get("name") or ""), parent_span_id=parent,
-        kind=_enum(raw.get("kind"), KIND_NAMES), start_ns=int(raw.get("startTimeUnixNano") or 0),
-        end_ns=int(raw.get("endTimeUnixNano") or 0), status_code=_enum(status.get("code"), STATUS_NAMES),
-        status_message=str(status.get("message") or ""), attributes=_json_attributes(raw.get("attributes")),
-        events=events, resource=resource, dropped_attributes=int(raw.get("droppedAttributesCount") or 0),
-    )  # fmt: skip
+        trace_id=trace_id,
+        span_id=span_id,
+        name=str(raw.get("name") or ""),
+        parent_span_id=parent,
+        kind=_enum(raw.get("kind"), KIND_NAMES),
+        start_ns=int(raw.get("startTimeUnixNano") or 0),
+        end_ns=int(raw.get("endTimeUnixNano") or 0),
+        status_code=_enum(status.get("code"), STATUS_NAMES),
+        status_message=str(status.get("message") or ""),
+        attributes=_json_attributes(raw.get("attributes")),
+        events=events,
+        resource=resource,
+        dropped_attributes=int(raw.get("droppedAttributesCount") or 0),
+    )
 
 
-KIND_NAMES = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2, "SPAN_KIND_CLIENT": 3,
-              "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}  # fmt: skip
+KIND_NAMES = {
+    "SPAN_KIND_UNSPECIFIED": 0,
+    "SPAN_KIND_INTERNAL": 1,
+    "SPAN_KIND_SERVER": 2,
+    "SPAN_KIND_CLIENT": 3,
+    "SPAN_KIND_PRODUCER": 4,
+    "SPAN_KIND_CONSUMER": 5,
+}
 STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 
 

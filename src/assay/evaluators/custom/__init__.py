@@ -18,8 +18,10 @@ SUFFIXES: dict[str, Kind] = {".json": "rubric", ".py": "code", ".md": "prompt", 
 def kind_for(path: Path) -> Kind:
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
-        raise ConfigError(f"{path}: cannot tell the evaluator kind from the suffix",
-                          hint="use .json (rubric), .md/.txt (prompt) or .py (code), or pass --kind")  # fmt: skip
+        raise ConfigError(
+            f"{path}: cannot tell the evaluator kind from the suffix",
+            hint="use .json (rubric), .md/.txt (prompt) or .py (code), or pass --kind",
+        )
     return kind
 
 

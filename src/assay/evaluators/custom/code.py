@@ -45,9 +45,11 @@ def _evaluate_function(tree: ast.Module, where: str) -> ast.FunctionDef:
         raise ConfigError(f"{where}:{function.lineno}: evaluate() must be a plain def, not async def")
     arguments = function.args
     if arguments.vararg or arguments.kwarg or arguments.posonlyargs:
-        raise ConfigError(f"{where}:{function.lineno}: evaluate(): *args, **kwargs and positional-only "
-                          "parameters cannot be bound to inputs",
-                          hint="name each input as a parameter, e.g. def evaluate(response, ground_truth)")  # fmt: skip
+        raise ConfigError(
+            f"{where}:{function.lineno}: evaluate(): *args, **kwargs and positional-only "
+            "parameters cannot be bound to inputs",
+            hint="name each input as a parameter, e.g. def evaluate(response, ground_truth)",
+        )
     return function
 
 
@@ -96,7 +98,13 @@ def code_spec(name: str, version: str, source: str, where: str) -> EvaluatorSpec
 
     docstring = (ast.get_docstring(function) or "").split("\n")[0]
     return EvaluatorSpec(
-        name=name, version=version, description=docstring or f"Code evaluator from {where}.",
-        category="custom", evaluator_type="custom", required_inputs=required, optional_inputs=optional,
-        metrics=[Metric(name=short, threshold=_threshold(tree, where))], factory=factory,
-    )  # fmt: skip
+        name=name,
+        version=version,
+        description=docstring or f"Code evaluator from {where}.",
+        category="custom",
+        evaluator_type="custom",
+        required_inputs=required,
+        optional_inputs=optional,
+        metrics=[Metric(name=short, threshold=_threshold(tree, where))],
+        factory=factory,
+    )

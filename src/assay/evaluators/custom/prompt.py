@@ -63,8 +63,11 @@ def check_template(tree: jinja2.nodes.Template, where: str) -> None:
         key = getattr(node, "attr", None) or getattr(node, "arg", None)
         attribute = getattr(key, "value", key)
         if isinstance(attribute, str) and attribute.startswith("_"):
-            raise ConfigError(f"{where}:{node.lineno}: the template reads {attribute!r}; attributes starting "
-                              "with '_' are not allowed", hint="use only the inputs and their fields")  # fmt: skip
+            raise ConfigError(
+                f"{where}:{node.lineno}: the template reads {attribute!r}; attributes starting "
+                "with '_' are not allowed",
+                hint="use only the inputs and their fields",
+            )
     for loop in tree.find_all(jinja2.nodes.For):
         inner = next(iter(loop.find_all(jinja2.nodes.For)), None)
         if inner is not None:
@@ -97,8 +100,16 @@ def prompt_spec(name: str, version: str, text: str, where: str) -> EvaluatorSpec
     low, high = meta.get("scale", [1, 5])
     threshold = float(meta.get("threshold", (low + high) / 2))
     short = name.split(".")[-1]
-    definition = JudgeDefinition(name=short, description="", instructions="", rubric={}, required=tuple(inputs),
-                                 low=int(low), high=int(high), threshold=threshold)  # fmt: skip
+    definition = JudgeDefinition(
+        name=short,
+        description="",
+        instructions="",
+        rubric={},
+        required=tuple(inputs),
+        low=int(low),
+        high=int(high),
+        threshold=threshold,
+    )
 
     def factory(model: Model, temperature: float = 0.0) -> Evaluator:
         async def evaluate(values: dict[str, Any]) -> Any:
@@ -107,16 +118,22 @@ def prompt_spec(name: str, version: str, text: str, where: str) -> EvaluatorSpec
                 prompt = template.render(**shown)
             except jinja2.TemplateError as exc:
                 raise ItemError(f"the prompt template failed: {exc}") from None
-            user = (f"{prompt}\n\n# Answer\nReply with only this JSON object: "
-                    f'{{"reason": "<why>", "score": <integer {low}-{high}>}}')  # fmt: skip
+            user = (
+                f"{prompt}\n\n# Answer\nReply with only this JSON object: "
+                f'{{"reason": "<why>", "score": <integer {low}-{high}>}}'
+            )
             return await _ask(definition, model, [{"role": "user", "content": user}], temperature, None)
 
         return evaluate
 
     return EvaluatorSpec(
-        name=name, version=version, evaluator_type="custom", category="custom",
+        name=name,
+        version=version,
+        evaluator_type="custom",
+        category="custom",
         description=str(meta.get("description") or f"Prompt evaluator over {', '.join(inputs)}."),
         required_inputs=inputs,
         metrics=[Metric(name=short, type="ordinal", min_value=low, max_value=high, threshold=threshold)],
-        init_parameters={"model": {"type": "string"}}, factory=factory,
-    )  # fmt: skip
+        init_parameters={"model": {"type": "string"}},
+        factory=factory,
+    )

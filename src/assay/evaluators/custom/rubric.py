@@ -47,7 +47,7 @@ def parse_dimensions(text: str, where: str) -> list[Dimension]:
         wrapper: dict[str, Any] = raw["definition"] if isinstance(raw.get("definition"), dict) else raw
         raw = wrapper.get("dimensions")
     if not isinstance(raw, list) or not raw:
-        raise ConfigError(f"{where}: expected a non-empty JSON array of dimensions (or {{\"dimensions\": [...]}})")
+        raise ConfigError(f'{where}: expected a non-empty JSON array of dimensions (or {{"dimensions": [...]}})')
     dimensions = []
     for index, entry in enumerate(raw):
         try:
@@ -118,14 +118,23 @@ def _score(dimensions: list[Dimension], answer: dict[str, Any], spent: CallLog, 
         raw = entry.get("score")
         is_applicable = raw is not None or dimension.always_applicable
         if raw is None and dimension.always_applicable:
-            raise ItemError(f"the judge gave no score for always-applicable dimension {dimension.id!r}",
-                            details={"usage": spent.usage(), "raw_answers": spent.raw})  # fmt: skip
+            raise ItemError(
+                f"the judge gave no score for always-applicable dimension {dimension.id!r}",
+                details={"usage": spent.usage(), "raw_answers": spent.raw},
+            )
         try:
             value = number_in_range(raw, 1, 5, field=dimension.id) if raw is not None else None
         except JudgeAnswerError as exc:
             raise ItemError(str(exc), details={"usage": spent.usage(), "raw_answers": spent.raw}) from None
-        scores.append({"id": dimension.id, "score": value, "applicable": is_applicable, "weight": dimension.weight,
-                       "reason": str(entry.get("reason") or "")})  # fmt: skip
+        scores.append(
+            {
+                "id": dimension.id,
+                "score": value,
+                "applicable": is_applicable,
+                "weight": dimension.weight,
+                "reason": str(entry.get("reason") or ""),
+            }
+        )
     applicable = [s for s in scores if s["applicable"]]
     properties = {"dimension_scores": scores, "usage": spent.usage()}
     if not applicable:
@@ -142,7 +151,10 @@ def _score(dimensions: list[Dimension], answer: dict[str, Any], spent: CallLog, 
 
 def rubric_spec(name: str, version: str, dimensions: list[Dimension]) -> EvaluatorSpec:
     return EvaluatorSpec(
-        name=name, version=version, evaluator_type="custom", category="rubric",
+        name=name,
+        version=version,
+        evaluator_type="custom",
+        category="rubric",
         description=f"Rubric of {len(dimensions)} dimensions: {', '.join(d.id for d in dimensions)}.",
         required_inputs=["query", "response"],
         optional_inputs=["ground_truth", "context", "tool_definitions", "messages"],
@@ -150,4 +162,4 @@ def rubric_spec(name: str, version: str, dimensions: list[Dimension]) -> Evaluat
         metrics=[Metric(name=name.split(".")[-1], type="continuous", min_value=0, max_value=1, threshold=0.5)],
         init_parameters={"model": {"type": "string"}, "pass_threshold": {"type": "number", "default": 0.5}},
         factory=rubric_factory(dimensions),
-    )  # fmt: skip
+    )

@@ -18,13 +18,22 @@ from assay.errors import ConfigError, ItemError
 
 MAX_LENGTH = 2000
 FUNCTIONS: dict[str, Callable[..., float]] = {
-    "min": min, "max": max, "abs": abs, "floor": math.floor, "ceil": math.ceil, "exp": math.exp,
-    "sqrt": math.sqrt, "log": math.log,
-}  # fmt: skip
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "exp": math.exp,
+    "sqrt": math.sqrt,
+    "log": math.log,
+}
 BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
     ast.Pow: operator.pow,
-}  # fmt: skip
+}
 UNARY: dict[type[ast.unaryop], Callable[[float], float]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 HINT = "use grader names, numbers, + - * / ^, parentheses and min max abs floor ceil exp sqrt log"
 

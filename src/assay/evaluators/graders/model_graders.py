@@ -55,9 +55,11 @@ def label_model(model: Model, labels: list[str], passing_labels: list[str]) -> E
 
 
 def score_model(
-    model: Model, range: list[float] | None = None, pass_threshold: float | None = None,  # noqa: A002 - OpenAI's name
+    model: Model,
+    range: list[float] | None = None,
+    pass_threshold: float | None = None,  # noqa: A002 - OpenAI's name
     sampling_params: dict[str, Any] | None = None,
-) -> Evaluator:  # fmt: skip
+) -> Evaluator:
     low, high = (range or [0.0, 1.0])[:2]
     if not low < high:
         raise ConfigError(f"score_model range {range!r} must be [low, high] with low < high")
@@ -68,8 +70,10 @@ def score_model(
     params = {
         k: v for k, v in params.items() if k in ("temperature", "top_p", "seed", "max_tokens", "reasoning_effort")
     }
-    instruction = (f'Answer with only a JSON object {{"steps": [{{"description": "...", "conclusion": "..."}}], '
-                   f'"result": <a number from {low:g} to {high:g}>}}.')  # fmt: skip
+    instruction = (
+        f'Answer with only a JSON object {{"steps": [{{"description": "...", "conclusion": "..."}}], '
+        f'"result": <a number from {low:g} to {high:g}>}}.'
+    )
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
         answer, usage = await _ask_json(model, _messages(inputs["input"]), instruction, **params)
@@ -85,17 +89,25 @@ def score_model(
 
 
 LABEL_MODEL = EvaluatorSpec(
-    name="label_model", description="OpenAI grader: the model picks a label; passes when it is a passing label.",
-    category="graders", required_inputs=["input"],
+    name="label_model",
+    description="OpenAI grader: the model picks a label; passes when it is a passing label.",
+    category="graders",
+    required_inputs=["input"],
     metrics=[Metric(name="label_model", type="boolean", min_value=0, max_value=1, threshold=1.0)],
     init_parameters={"model": {"type": "string"}, "labels": {"type": "array"}, "passing_labels": {"type": "array"}},
     factory=label_model,
-)  # fmt: skip
+)
 SCORE_MODEL = EvaluatorSpec(
-    name="score_model", description="OpenAI grader: the model gives a number in range; passes at pass_threshold.",
-    category="graders", required_inputs=["input"],
+    name="score_model",
+    description="OpenAI grader: the model gives a number in range; passes at pass_threshold.",
+    category="graders",
+    required_inputs=["input"],
     metrics=[Metric(name="score_model", type="continuous", min_value=0, max_value=1, threshold=None)],
-    init_parameters={"model": {"type": "string"}, "range": {"type": "array"}, "pass_threshold": {"type": "number"},
-                     "sampling_params": {"type": "object"}},
+    init_parameters={
+        "model": {"type": "string"},
+        "range": {"type": "array"},
+        "pass_threshold": {"type": "number"},
+        "sampling_params": {"type": "object"},
+    },
     factory=score_model,
-)  # fmt: skip
+)

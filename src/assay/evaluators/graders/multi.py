@@ -39,10 +39,16 @@ def multi_grader(graders: dict[str, SubGrader], formula: Formula, pass_threshold
 
 
 SPEC = EvaluatorSpec(
-    name="multi", description="OpenAI grader: graders combined by an arithmetic calculate_output formula.",
-    category="graders", required_inputs=["item"], optional_inputs=["sample"],
+    name="multi",
+    description="OpenAI grader: graders combined by an arithmetic calculate_output formula.",
+    category="graders",
+    required_inputs=["item"],
+    optional_inputs=["sample"],
     metrics=[Metric(name="multi", type="continuous", threshold=None)],
-    init_parameters={"graders": {"type": "object"}, "calculate_output": {"type": "string"},
-                     "pass_threshold": {"type": "number"}},
+    init_parameters={
+        "graders": {"type": "object"},
+        "calculate_output": {"type": "string"},
+        "pass_threshold": {"type": "number"},
+    },
     factory=multi_grader,
-)  # fmt: skip
+)

@@ -19,9 +19,12 @@ MAX_SOURCE_BYTES = 256 * 1024
 
 
 def python_grader(
-    source: str, pass_threshold: float | None = None, time_limit: float = 120.0, memory_mb: int = 2048,
+    source: str,
+    pass_threshold: float | None = None,
+    time_limit: float = 120.0,
+    memory_mb: int = 2048,
     image_tag: str | None = None,
-) -> Evaluator:  # fmt: skip
+) -> Evaluator:
     if not isinstance(source, str) or "def grade" not in source:
         raise ConfigError("a python grader's 'source' must define grade(sample, item)")
     if len(source.encode(errors="surrogatepass")) > MAX_SOURCE_BYTES:
@@ -49,12 +52,17 @@ def python_grader(
 
 
 SPEC = EvaluatorSpec(
-    name="python", description="OpenAI grader: grade(sample, item) -> float, run in a sandboxed process.",
-    category="graders", required_inputs=["item"], optional_inputs=["sample"],
+    name="python",
+    description="OpenAI grader: grade(sample, item) -> float, run in a sandboxed process.",
+    category="graders",
+    required_inputs=["item"],
+    optional_inputs=["sample"],
     metrics=[Metric(name="python", type="continuous", min_value=0, max_value=1, threshold=None)],
     init_parameters={
-        "source": {"type": "string"}, "pass_threshold": {"type": "number"},
-        "time_limit": {"type": "number", "default": 120}, "memory_mb": {"type": "integer", "default": 2048},
+        "source": {"type": "string"},
+        "pass_threshold": {"type": "number"},
+        "time_limit": {"type": "number", "default": 120},
+        "memory_mb": {"type": "integer", "default": 2048},
     },
     factory=python_grader,
-)  # fmt: skip
+)

@@ -23,9 +23,16 @@ from assay.messages import MessageFormatError, ToolCall, normalize, normalize_to
 
 Kind = Literal["scale", "binary", "flag"]
 T = TypeVar("T")
-LABELS = {"query": "QUERY", "response": "RESPONSE", "context": "CONTEXT", "ground_truth": "GROUND TRUTH",
-          "tool_definitions": "TOOL DEFINITIONS", "tool_calls": "TOOL CALLS", "messages": "CONVERSATION",
-          "test_case_description": "SCENARIO GIVEN TO THE SIMULATED USER"}  # fmt: skip
+LABELS = {
+    "query": "QUERY",
+    "response": "RESPONSE",
+    "context": "CONTEXT",
+    "ground_truth": "GROUND TRUTH",
+    "tool_definitions": "TOOL DEFINITIONS",
+    "tool_calls": "TOOL CALLS",
+    "messages": "CONVERSATION",
+    "test_case_description": "SCENARIO GIVEN TO THE SIMULATED USER",
+}
 INTERMEDIATE = "Not applicable: intermediate response (the last step is a tool call)"
 SYSTEM = (
     "You are a careful, impartial evaluator of an AI system's output. You judge exactly one property, "
@@ -88,10 +95,14 @@ class CallLog:
 
     def usage(self) -> dict[str, Any]:
         return {
-            "model": self.model, "calls": self.calls, "cache_hits": self.cache_hits,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "total_tokens": self.prompt_tokens + self.completion_tokens, "cached_tokens": self.cached_tokens,
-        }  # fmt: skip
+            "model": self.model,
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+        }
 
 
 def answer_format(definition: JudgeDefinition) -> str:
@@ -177,8 +188,10 @@ def _check_tools(values: dict[str, Any]) -> Score | None:
     calls: list[ToolCall] = render.tool_calls_in(values.get("tool_calls"))
     if not calls and values.get("response") is not None and not isinstance(values.get("response"), str):
         calls = render.tool_calls_in(values["response"])
-        values.setdefault("tool_calls", [{"type": "tool_call", "tool_call_id": c.id, "name": c.name,
-                                          "arguments": c.arguments} for c in calls])  # fmt: skip
+        values.setdefault(
+            "tool_calls",
+            [{"type": "tool_call", "tool_call_id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+        )
     if not calls:
         return Score(None, skipped=True, reason="Not applicable: no tool calls to evaluate")
     defined = {tool.name for tool in normalize_tool_definitions(values.get("tool_definitions"))}
@@ -238,8 +251,12 @@ def _verdict(definition: JudgeDefinition, text: str, spent: CallLog) -> Score:
     answer = answer_object(text)
     reason = str(answer.get("reason") or answer.get("explanation") or "")
     # The judge's own words and how long it took, for the item page; a cached answer takes ~0 ms.
-    properties: dict[str, Any] = {"usage": spent.usage(), "finish_reason": spent.finish_reason,
-                                  "raw_answer": text, "latency_ms": round(spent.latency_ms, 1)}  # fmt: skip
+    properties: dict[str, Any] = {
+        "usage": spent.usage(),
+        "finish_reason": spent.finish_reason,
+        "raw_answer": text,
+        "latency_ms": round(spent.latency_ms, 1),
+    }
     if isinstance(answer.get("properties"), dict):
         properties["judge"] = answer["properties"]
     if str(answer.get("status", "")).lower() == "skipped":
@@ -256,13 +273,27 @@ def _verdict(definition: JudgeDefinition, text: str, spent: CallLog) -> Score:
 
 def judge_spec(definition: JudgeDefinition) -> EvaluatorSpec:
     kind: Literal["ordinal", "boolean"] = "ordinal" if definition.kind == "scale" else "boolean"
-    metric = Metric(name=definition.metric_name, type=kind, desirable_direction=definition.direction,
-                    min_value=definition.low, max_value=definition.high, threshold=definition.threshold)  # fmt: skip
+    metric = Metric(
+        name=definition.metric_name,
+        type=kind,
+        desirable_direction=definition.direction,
+        min_value=definition.low,
+        max_value=definition.high,
+        threshold=definition.threshold,
+    )
     return EvaluatorSpec(
-        name=f"builtin.{definition.name}", description=definition.description, category=definition.category,
-        required_inputs=list(definition.required), optional_inputs=[*definition.optional, "messages"],
-        supported_evaluation_levels=list(definition.levels), metrics=[metric],
-        init_parameters={"model": {"type": "string"}, "deployment_name": {"type": "string"},
-                         "threshold": {"type": "number"}, "temperature": {"type": "number", "default": 0}},
+        name=f"builtin.{definition.name}",
+        description=definition.description,
+        category=definition.category,
+        required_inputs=list(definition.required),
+        optional_inputs=[*definition.optional, "messages"],
+        supported_evaluation_levels=list(definition.levels),
+        metrics=[metric],
+        init_parameters={
+            "model": {"type": "string"},
+            "deployment_name": {"type": "string"},
+            "threshold": {"type": "number"},
+            "temperature": {"type": "number", "default": 0},
+        },
         factory=judge_factory(definition),
-    )  # fmt: skip
+    )

@@ -89,5 +89,8 @@ def tool_calls_in(value: Any) -> list[ToolCall]:
             messages.append({"role": "assistant", "tool_calls": [raw]})
         else:
             messages.append(raw)
-    return [call for message in normalize(messages, default_role="assistant", where="tool_calls")
-            for call in message.tool_calls]  # fmt: skip
+    return [
+        call
+        for message in normalize(messages, default_role="assistant", where="tool_calls")
+        for call in message.tool_calls
+    ]

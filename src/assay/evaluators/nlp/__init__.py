@@ -103,10 +103,19 @@ def register(catalog: Catalog) -> None:
     )
     catalog.add(_spec("bleu_score", bleu_score, "bleu", "Sentence BLEU (NLTK, smoothing method 4)."))
     catalog.add(_spec("gleu_score", gleu_score, "gleu", "Sentence Google-BLEU (NLTK)."))
-    catalog.add(_spec("meteor_score", meteor_score, "meteor", "METEOR with stems and WordNet synonyms (NLTK).",
-                      init_parameters={"alpha": {"type": "number", "default": 0.9},
-                                       "beta": {"type": "number", "default": 3.0},
-                                       "gamma": {"type": "number", "default": 0.5}}))  # fmt: skip
+    catalog.add(
+        _spec(
+            "meteor_score",
+            meteor_score,
+            "meteor",
+            "METEOR with stems and WordNet synonyms (NLTK).",
+            init_parameters={
+                "alpha": {"type": "number", "default": 0.9},
+                "beta": {"type": "number", "default": 3.0},
+                "gamma": {"type": "number", "default": 0.5},
+            },
+        )
+    )
     catalog.add(
         _spec(
             "rouge_score",

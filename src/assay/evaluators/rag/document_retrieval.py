@@ -94,19 +94,27 @@ def document_retrieval(
         found = [labels.get(doc, 0) for doc in ranked]
         holes = len(set(ranked) - set(labels))
         values: dict[str, float] = {
-            f"ndcg@{K}": 0.0, f"xdcg@{K}": 0.0, "fidelity": 0.0, "top1_relevance": 0.0,
-            "top3_max_relevance": 0.0, "holes": holes, "holes_ratio": holes / len(ranked) if ranked else 0,
-            "total_retrieved_documents": len(ranked), "total_ground_truth_documents": len(labels),
-        }  # fmt: skip
+            f"ndcg@{K}": 0.0,
+            f"xdcg@{K}": 0.0,
+            "fidelity": 0.0,
+            "top1_relevance": 0.0,
+            "top3_max_relevance": 0.0,
+            "holes": holes,
+            "holes_ratio": holes / len(ranked) if ranked else 0,
+            "total_retrieved_documents": len(ranked),
+            "total_ground_truth_documents": len(labels),
+        }
         if any(found):
             by_rating = _weighted_by_rating(ideal, low, high)
-            values.update({
-                f"ndcg@{K}": _dcg(found) / _dcg(ideal),
-                f"xdcg@{K}": _xdcg(found),
-                "fidelity": _weighted_by_rating(found, low, high) / by_rating if by_rating else math.nan,
-                "top1_relevance": found[0],
-                "top3_max_relevance": max(found[:K]),
-            })  # fmt: skip
+            values.update(
+                {
+                    f"ndcg@{K}": _dcg(found) / _dcg(ideal),
+                    f"xdcg@{K}": _xdcg(found),
+                    "fidelity": _weighted_by_rating(found, low, high) / by_rating if by_rating else math.nan,
+                    "top1_relevance": found[0],
+                    "top3_max_relevance": max(found[:K]),
+                }
+            )
         return values
 
     async def evaluate(inputs: dict[str, Any]) -> Score:

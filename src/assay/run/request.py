@@ -1,0 +1,181 @@
+"""A run request: what a run is, checked once where it comes in and stored whole with the run.
+
+Every door builds one (``assay run`` from eval.yaml, the API from a ``POST .../runs`` body, a worker
+from a stored run) and ``prepare_request`` makes it ready to execute, the same way for each. A run
+is stored as its wire ``data_source``, its ``options`` (``RunSettings``) and, when a local process
+started it, the ``inputs`` that process brought (eval.yaml's models, agents, target and evaluator
+files): with those stored, ``assay run --resume`` or any worker on the store can finish it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.dataset import Dataset
+from assay.evaluators.base import EvaluationLevel
+from assay.evaluators.catalog import Catalog
+from assay.evaluators.custom import Kind, custom_spec
+from assay.llm import CacheMode, ModelRegistry
+from assay.llm.config import ModelConfig
+from assay.run.runner import EvalDefinition, PreparedRun, prepare, start
+from assay.store import Store
+from assay.target import TargetSpec
+from assay.target.agents import AgentConfig
+
+
+class RunSettings(BaseModel):
+    """A run's options, as stored in its ``options``; keys this model does not name are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    evaluation_level: EvaluationLevel = "turn"
+    total_items: int | None = None
+    """The items the run had when it started (a resumed run must have as many)."""
+    repeats: int = Field(default=1, ge=1)
+    """How many times each judge scores each item."""
+    cluster_by: str | None = None
+    cache: CacheMode | None = None
+    """The model-call cache's mode for this run; None: the executor's."""
+    limit: int | None = Field(default=None, ge=1)
+    """Only the first ``limit`` items (``assay run --limit``)."""
+    traces: dict[str, Any] | None = None
+    """A trace source's traces, resolved once when the run was created."""
+    output_dataset_id: str | None = None
+    """The generated items' dataset (synthetic data, planned attacks), written when the run starts."""
+
+    def stored(self) -> dict[str, Any]:
+        """The ``options`` column: only what was set, as the API and older stores wrote it."""
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+
+class LocalEvaluator(BaseModel):
+    """A custom evaluator from a file beside eval.yaml, kept by its content."""
+
+    kind: Kind
+    name: str
+    version: str
+    content: str
+
+
+class RunInputs(BaseModel):
+    """What a local process brought to its run beyond the data source: stored so another process
+    can finish the run. API keys written into eval.yaml are never stored (``api_key_env`` is)."""
+
+    models: list[ModelConfig] = Field(default_factory=list)
+    default_model: str | None = None
+    agents: list[AgentConfig] = Field(default_factory=list)
+    evaluators: list[LocalEvaluator] = Field(default_factory=list)
+    target: dict[str, Any] | None = None
+    """eval.yaml's target (``TargetSpec`` as data)."""
+    file_sha256: str | None = None
+    """The digest of a ``file_path`` data source's file when the run started."""
+
+    def stored(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"models": {"__all__": {"api_key"}}})
+
+    def registry(self, store: Store, mode: CacheMode) -> ModelRegistry:
+        return ModelRegistry(self.models, cache=store, cache_mode=mode, default=self.default_model, agents=self.agents)
+
+    def target_spec(self) -> TargetSpec | None:
+        return target_from_data(self.target) if self.target is not None else None
+
+
+class RunRequest(BaseModel):
+    """One run, whichever door it came in by."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    data_source: dict[str, Any]
+    settings: RunSettings = Field(default_factory=RunSettings)
+    inputs: RunInputs | None = None
+    """Set for a run a local process started; None for one the API queued (the executor's models)."""
+    project: str = "default"
+
+    @classmethod
+    def of(cls, run: dict[str, Any]) -> RunRequest:
+        """The request a stored run was made from."""
+        inputs = run.get("inputs")
+        return cls(
+            data_source=run["data_source"],
+            settings=RunSettings.model_validate(run.get("options") or {}),
+            inputs=RunInputs.model_validate(inputs) if inputs else None,
+            project=run.get("project") or "default",
+        )
+
+
+def prepare_request(
+    request: RunRequest,
+    definition: EvalDefinition,
+    store: Store,
+    catalog: Catalog,
+    models: ModelRegistry | None,
+    *,
+    target: TargetSpec | None = None,
+    dataset: Dataset | None = None,
+) -> PreparedRun:
+    """The one way a run is made ready: its items, its target, its models and its evaluators, from
+    the request; checked through (``prepare``) before anything is executed.
+
+    ``target`` and ``dataset`` are for the caller that already holds them (a Python target, items
+    in memory); everything else comes from the request."""
+    from assay.run.sources import dataset_for, lookup_in, target_for
+
+    inputs, settings = request.inputs, request.settings
+    mode = settings.cache or "use"
+    if inputs is not None:
+        models = inputs.registry(store, mode)
+        for evaluator in inputs.evaluators:
+            where = f"{evaluator.name} (stored with the run)"
+            spec = custom_spec(evaluator.kind, evaluator.name, evaluator.version, evaluator.content, where)
+            catalog.add(spec, replace=True)
+        target = target or inputs.target_spec()
+    elif models is not None and settings.cache:
+        models = models.with_cache_mode(settings.cache)
+    if target is None:
+        target = target_for(request.data_source, lookup_in(store, request.project))
+    if dataset is None:
+        dataset = dataset_for(store, request.project, request.data_source, settings.stored(), inputs)
+        if settings.limit:
+            dataset = dataset.head(settings.limit)
+    if inputs is not None and target is not None and target.simulation is not None:
+        from assay.simulate.runs import scenario_dataset
+
+        dataset = scenario_dataset(dataset, target.simulation)  # each row a scenario, played out first
+    definition = dataclasses.replace(
+        definition,
+        evaluation_level=settings.evaluation_level,
+        repeats=settings.repeats,
+        cluster_by=settings.cluster_by,
+    )
+    return prepare(definition, dataset, catalog, models, target)
+
+
+def start_request(prepared: PreparedRun, store: Store, request: RunRequest, *, queued: bool = False) -> dict[str, Any]:
+    """Store the eval and the run ``request`` describes (``runner.start``), its inputs with it."""
+    inputs = request.inputs.stored() if request.inputs is not None else None
+    return start(prepared, store, request.data_source, request.settings.stored(), queued=queued, inputs=inputs)
+
+
+def target_data(spec: TargetSpec) -> dict[str, Any]:
+    """A target as data for the run's stored inputs; a Python callable or a response lookup cannot be."""
+    if spec.function is not None or spec.lookup is not None or spec.red_team is not None:
+        raise ValueError("only a model, agent or simulated-user target is stored with a run")
+    data = dataclasses.asdict(dataclasses.replace(spec, simulation=None))
+    data.pop("function"), data.pop("lookup"), data.pop("red_team")
+    if spec.simulation is not None:
+        data["simulation"] = dataclasses.asdict(spec.simulation)
+    return data
+
+
+def target_from_data(data: dict[str, Any]) -> TargetSpec:
+    from assay.simulate.runs import SimulationSettings
+
+    data = dict(data)
+    simulation = data.pop("simulation", None)
+    if simulation is not None:
+        simulation = SimulationSettings(**{**simulation, "warnings": tuple(simulation.get("warnings") or ())})
+    kind: Literal["model", "callable", "agent", "responses"] = data.pop("kind")
+    return TargetSpec(kind=kind, **data, simulation=simulation)
