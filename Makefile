@@ -35,6 +35,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench tools examples
 	$(BIN)/ruff format --check src tests bench tools examples
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 test: lint browser sandbox
 	$(BIN)/pytest

@@ -34,7 +34,7 @@ from assay.redteam.runs import RedTeamSettings, attack_rows  # noqa: E402
 from assay.redteam.strategies import techniques  # noqa: E402
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start  # noqa: E402
 from assay.store import Store  # noqa: E402
-from assay.target import TargetSpec  # noqa: E402
+from assay.targets import TargetSpec  # noqa: E402
 
 IN_FLIGHT = 64
 CRITERIA = [

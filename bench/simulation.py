@@ -32,7 +32,7 @@ from assay.llm import ModelConfig, ModelRegistry  # noqa: E402
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start  # noqa: E402
 from assay.simulate.runs import conversation_gen_settings, scenario_dataset  # noqa: E402
 from assay.store import Store  # noqa: E402
-from assay.target import TargetSpec  # noqa: E402
+from assay.targets import TargetSpec  # noqa: E402
 
 CRITERIA = [
     {

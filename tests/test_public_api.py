@@ -101,13 +101,28 @@ def test_evaluate_with_a_target_function_like_the_peer(tmp_path):
 
 def test_an_evaluate_run_is_stored_where_the_cli_and_the_ui_look(tmp_path, monkeypatch):
     monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
-    result = assay.evaluate(data=[{"response": "a b", "ground_truth": "a b"}], evaluators={"f1": "builtin.f1_score"})
+    data = [
+        {"response": "paris france", "ground_truth": "paris france"},
+        {"response": "paris berlin", "ground_truth": "paris france"},
+        {"response": "tokyo", "ground_truth": "paris france"},
+    ]
+    result = assay.evaluate(data=data, evaluators={"f1": "builtin.f1_score"})
     from assay.store import Store
+    from tests.cli.test_cli import assay as assay_cli
 
     store = Store()
     try:
         (run,) = store.list_runs()
-        assert run["id"] == result["run"]["id"] and run["status"] == "completed"
+        assert run["id"] == result["run"]["id"] == result.run_id and run["status"] == "completed"
         assert str(tmp_path / "home") in store.url
     finally:
         store.close()
+    listed = assay_cli("runs", "list", home=tmp_path / "home", check=True).stdout
+    assert result.run_id.removeprefix("evalrun_")[:8] in listed
+    # The typed result and the peer's view are one run seen twice.
+    scores = [item.results[0].score for item in result.output_items]
+    assert [row["outputs.f1.f1_score"] for row in result["rows"]] == scores == [1.0, 0.5, 0.0]
+    (f1,) = result.summary.per_testing_criteria_results
+    assert result["metrics"]["f1.binary_aggregate"] == round(f1.passed / (f1.passed + f1.failed), 2) == 0.67
+    assert result["metrics"]["f1.f1_score"] == pytest.approx(sum(scores) / 3)
+    assert result["run"]["result_counts"] == result.summary.result_counts.model_dump()

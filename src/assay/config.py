@@ -35,8 +35,8 @@ from assay.run.repeats import check_repeats
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of
 from assay.simulate.runs import SimulationSettings, conversation_gen_settings
-from assay.target import TargetSpec
-from assay.target.agents import AgentConfig, parse_agents
+from assay.targets import TargetSpec
+from assay.targets.agents import AgentConfig, parse_agents
 from assay.yamlfile import BoundedLoader
 
 CRITERION_KEYS = {

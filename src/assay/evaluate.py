@@ -7,14 +7,14 @@
     )
     result["rows"]     # [{"inputs.query": ..., "outputs.f1.f1_score": 0.5, ...}]
     result["metrics"]  # {"f1.f1_score": 0.41, "f1.binary_aggregate": 0.33, ...}
-    result["run"]      # assay's typed summary and run id
+    result["run"]      # the run's id, status and summary
+    result.summary     # the same run, typed: RunSummary, and result.output_items (OutputItem)
 
 A user of the peer switches by changing the import.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,12 @@ from assay.evaluators.base import EvaluatorSpec
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.evaluators.decorator import spec_from_function
 from assay.llm import ModelRegistry
-from assay.run import EvalDefinition, RunOptions, RunOutcome, finish_run, prepare, start
+from assay.results import OutputItem, RunSummary
+from assay.results.peer import generic_columns, peer_metrics, peer_rows, write_peer_result
+from assay.run import EvalDefinition, RunOptions, RunOutcome, finish_run
+from assay.run.request import RunRequest, RunSettings, prepare_request, start_request
 from assay.store import Store
-from assay.target import TargetSpec
+from assay.targets import TargetSpec
 
 EvaluatorRef = str | EvaluatorSpec | Callable[..., Any]
 
@@ -45,7 +48,7 @@ def evaluate(
     catalog: Catalog | None = None,
     concurrency: int = 64,
     **_peer_only: Any,
-) -> dict[str, Any]:
+) -> Evaluation:
     """Evaluate ``data`` with ``evaluators``; returns ``{rows, metrics, run}`` like the peer."""
     catalog = catalog or load_catalog()
     config = dict(evaluator_config or {})
@@ -63,16 +66,28 @@ def evaluate(
         store=store,
         concurrency=concurrency,
     )
-    rows = [_peer_row(item) for item in items]
-    result = {
-        "rows": rows,
-        "metrics": _metrics(rows, list(evaluators)),
-        "run": {"id": outcome.run["id"], "status": outcome.run["status"], **outcome.summary.model_dump()},
-        "studio_url": None,
-    }
+    result = Evaluation.of(outcome, items, list(evaluators))
     if output_path is not None:
-        _write(result, Path(output_path))
+        write_peer_result(result, output_path, indent=2)
     return result
+
+
+class Evaluation(dict[str, Any]):
+    """What ``evaluate()`` returns: the peer's dict (``rows``, ``metrics``, ``run``, ``studio_url``),
+    with the stored run typed beside it (``run_id``, ``summary``, ``output_items``). The rows are a
+    view of the output items: each item's results are its row's ``outputs.<alias>.*`` columns."""
+
+    run_id: str
+    summary: RunSummary
+    output_items: list[OutputItem]
+
+    @classmethod
+    def of(cls, outcome: RunOutcome, items: list[OutputItem], aliases: list[str]) -> Evaluation:
+        rows = peer_rows(items, lambda result, _: (result.name, generic_columns(result)))
+        run = {"id": outcome.run["id"], "status": outcome.run["status"], **outcome.summary.model_dump()}
+        result = cls(rows=rows, metrics=peer_metrics(rows, aliases), run=run, studio_url=None)
+        result.run_id, result.summary, result.output_items = outcome.run["id"], outcome.summary, items
+        return result
 
 
 def run_criteria(
@@ -86,7 +101,7 @@ def run_criteria(
     level: str = "turn",
     store: Store | None = None,
     concurrency: int = 64,
-) -> tuple[RunOutcome, list[dict[str, Any]]]:
+) -> tuple[RunOutcome, list[OutputItem]]:
     """One run of ``criteria`` over ``data``: its outcome and its output items. Stored, like a CLI
     run, in ``store`` or else the default store (``$ASSAY_DATABASE_URL``, or ``$ASSAY_HOME``), so
     ``assay runs list``, the UI and ``assay report`` see it."""
@@ -97,13 +112,17 @@ def run_criteria(
         evaluation_level="conversation" if level == "conversation" else "turn",
     )
     spec = TargetSpec(kind="callable", function=target) if target is not None else None
-    prepared = prepare(definition, dataset, catalog, models=models, target=spec)
+    # Its items and evaluators may be Python objects: the request records where the items came
+    # from, and only this process can finish the run (no inputs are stored for a worker).
+    source = {"type": "jsonl", "source": {"type": "file_path", "path": str(dataset.path or dataset.name)}}
+    request = RunRequest(data_source=source, settings=RunSettings(evaluation_level=definition.evaluation_level))
     own_store = store is None
     store = store or Store()
     try:
-        run = start(prepared, store)
+        prepared = prepare_request(request, definition, store, catalog, models, target=spec, dataset=dataset)
+        run = start_request(prepared, store, request)
         outcome = finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency))
-        return outcome, list(store.iter_output_items(run["id"]))
+        return outcome, [OutputItem.model_validate(item) for item in store.iter_output_items(run["id"])]
     finally:
         if own_store:
             store.close()
@@ -133,49 +152,3 @@ def _criterion(alias: str, ref: EvaluatorRef, config: Mapping[str, Any], catalog
         if key in config:
             criterion[key] = config[key]
     return criterion
-
-
-def _peer_row(row: dict[str, Any]) -> dict[str, Any]:
-    """Flatten an output item into the peer's ``inputs.*`` / ``outputs.<alias>.*`` columns."""
-    flat: dict[str, Any] = {f"inputs.{k}": v for k, v in row["datasource_item"].items()}
-    for key, value in (row["sample"] or {}).items():
-        if key not in ("input", "error", "latency_ms", "usage", "output_items", "output_tools", "cached"):
-            flat[f"outputs.{key}"] = value
-    for result in row["results"]:
-        prefix, metric = f"outputs.{result['name']}", result["metric"]
-        flat[f"{prefix}.{metric}"] = result.get("score")
-        flat[f"{prefix}.{metric}_result"] = result.get("label") or (
-            "not_applicable" if result["status"] == "skipped" else None
-        )
-        flat[f"{prefix}.{metric}_passed"] = result.get("passed")
-        flat[f"{prefix}.{metric}_threshold"] = result.get("threshold")
-        flat[f"{prefix}.{metric}_reason"] = result.get("reason")
-        flat[f"{prefix}.{metric}_status"] = result["status"]
-        flat[f"{prefix}.{metric}_properties"] = result.get("properties") or {}
-    return flat
-
-
-def _metrics(rows: list[dict[str, Any]], aliases: list[str]) -> dict[str, float]:
-    """NaN-skipping means of numeric outputs, and each alias's ``binary_aggregate`` pass share."""
-    metrics: dict[str, float] = {}
-    for alias in aliases:
-        prefix = f"outputs.{alias}."
-        keys = {k for row in rows for k in row if k.startswith(prefix)}
-        for key in sorted(keys):
-            if key.endswith(("_threshold", "_result", "_reason", "_status", "_properties")):
-                continue
-            values = [float(row[key]) for row in rows if isinstance(row.get(key), (int, float))]
-            values = [v for v in values if not math.isnan(v)]
-            if values:
-                metrics[f"{alias}.{key[len(prefix) :]}"] = sum(values) / len(values)
-        labels = [row.get(k) for row in rows for k in keys if k.endswith("_result")]
-        if rows:
-            metrics[f"{alias}.binary_aggregate"] = round(labels.count("pass") / len(rows), 2)
-    return metrics
-
-
-def _write(result: dict[str, Any], path: Path) -> None:
-    import json
-
-    target = path / "evaluation_results.json" if path.is_dir() else path
-    target.write_text(json.dumps(result, ensure_ascii=False, indent=2, default=str), encoding="utf-8")

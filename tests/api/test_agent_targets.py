@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from assay.target.agents import parse_agents
+from assay.targets.agents import parse_agents
 from tests.api.conftest import wait_for
 
 TOOLS = [

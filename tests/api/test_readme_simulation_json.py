@@ -8,7 +8,7 @@ import json
 import pytest
 
 from assay.llm import ModelConfig, ModelRegistry
-from assay.target.agents import parse_agents
+from assay.targets.agents import parse_agents
 from tests.api.conftest import wait_for
 from tests.simulate.test_conversations import TWO_TURNS
 from tests.test_readme_snippets import blocks

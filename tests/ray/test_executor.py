@@ -221,7 +221,7 @@ def test_an_actor_lost_for_good_fails_the_run_and_a_resume_finishes_it(tmp_path,
 @pytest.mark.usefixtures("ray_cluster")
 def test_a_target_then_cpu_metrics_in_two_stages_gives_the_local_items(tmp_path, llm):
     from assay.store import Store
-    from assay.target import TargetSpec
+    from assay.targets import TargetSpec
 
     store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
     llm.reset()

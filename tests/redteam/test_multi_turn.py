@@ -12,7 +12,7 @@ from assay.redteam.objectives import select
 from assay.redteam.runs import RedTeamSettings, attack_rows, attacks_of
 from assay.redteam.strategies import techniques
 from assay.run import EvalDefinition, finish_run, prepare, start
-from assay.target import TargetSpec
+from assay.targets import TargetSpec
 
 VIOLENCE = [
     {

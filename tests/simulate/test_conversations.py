@@ -13,7 +13,7 @@ from assay.errors import ConfigError, DataError
 from assay.evaluators import load_catalog
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
 from assay.simulate.runs import conversation_gen_settings
-from assay.target import TargetSpec
+from assay.targets import TargetSpec
 
 SCENARIO = {
     "id": "late-order",

@@ -14,9 +14,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from assay.settings import settings
+
 
 def _folder() -> Path:
-    return Path(os.environ.get("ASSAY_HOME", ".assay")) / "servers"
+    return settings().home / "servers"
 
 
 def _key(store_url: str) -> str:

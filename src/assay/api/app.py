@@ -29,9 +29,9 @@ from assay.api.limits import BodyLimit
 from assay.api.readcache import CachedReads
 from assay.api.readonly import ReadOnly
 from assay.api.responses import WireJSON
+from assay.api.ui import access, pages, traces
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
-from assay.report import access, trace_pages, ui
 from assay.store import Store
 
 PREFIXES = ("/v1", "/openai/v1", "/api/projects/{project}/openai/v1", "/openai")
@@ -85,6 +85,6 @@ def create_app(
     app.include_router(routes_optimize.router, prefix="/api/projects/{project}")
     app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
     app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
-    app.include_router(ui.router)
-    app.include_router(trace_pages.router)
+    app.include_router(pages.router)
+    app.include_router(traces.router)
     return app

@@ -3,9 +3,10 @@ string pairs, keys up to 64 characters, values up to 512) and a file's ``purpose
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from assay.errors import UserError
+from assay.llm import CacheMode
 
 MAX_METADATA_PAIRS = 16
 MAX_METADATA_KEY = 64
@@ -36,13 +37,13 @@ CACHE_KEY = "assay.cache"
 CACHE_MODES = ("use", "replay", "off", "refresh")
 
 
-def cache_mode(metadata: dict[str, str] | None) -> str | None:
+def cache_mode(metadata: dict[str, str] | None) -> CacheMode | None:
     """A run's own model-call cache mode, from its metadata key ``assay.cache`` (else the server's)."""
     mode = (metadata or {}).get(CACHE_KEY)
     if mode is not None and mode not in CACHE_MODES:
         hint = f"use one of {', '.join(CACHE_MODES)}"
         raise UserError(f"metadata.{CACHE_KEY}: '{mode}' is not a cache mode", hint=hint)
-    return mode
+    return cast(CacheMode | None, mode)
 
 
 def purpose(value: str) -> str:

@@ -7,28 +7,20 @@ all read, whether or not it declared a ``Content-Length``. OTLP bodies keep thei
 
 from __future__ import annotations
 
-import os
-
 from starlette.middleware.body_limit import RequestBodyLimitResponder
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from assay.settings import settings
+
 MB = 1024 * 1024
-
-
-def _megabytes(name: str, default: float) -> int:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        value = default  # a bad setting must not turn every request into a 500
-    return int((value if value > 0 else default) * MB)
 
 
 def _limit_for(path: str) -> int | None:
     if path.endswith("/v1/traces"):
         return None  # the receiver reads with its own (decompressed) limit
     if path.endswith("/files") or "/datasets/" in path or path.startswith("/blobs/"):
-        return _megabytes("ASSAY_MAX_UPLOAD_MB", 512)
-    return _megabytes("ASSAY_MAX_JSON_MB", 64)
+        return int(settings().max_upload_mb * MB)
+    return int(settings().max_json_mb * MB)
 
 
 class BodyLimit:

@@ -12,8 +12,6 @@ answers when its quota is exhausted; the official SDKs retry after the time give
 from __future__ import annotations
 
 import hashlib
-import math
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +21,7 @@ from fastapi import Depends, Request
 
 from assay.api.context import context, presented_key, project
 from assay.api.errors import RateLimited
+from assay.settings import settings
 
 DEFAULTS = {"runs": 60.0, "uploads": 120.0}
 
@@ -52,12 +51,8 @@ class Buckets:
 
 
 def _per_minute(action: str) -> float:
-    raw = os.environ.get(f"ASSAY_RATE_{action.upper()}_PER_MINUTE")
-    try:
-        value = float(raw) if raw is not None else DEFAULTS[action]
-    except ValueError:
-        value = DEFAULTS[action]
-    return value if math.isfinite(value) else DEFAULTS[action]
+    chosen = settings()
+    return chosen.rate_runs_per_minute if action == "runs" else chosen.rate_uploads_per_minute
 
 
 def limited(action: str) -> Any:

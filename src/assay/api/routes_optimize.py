@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import threading
 import uuid
 from pathlib import Path
@@ -25,13 +24,14 @@ from assay.optimize.candidate import config_from
 from assay.optimize.jobs import job_object, job_request
 from assay.optimize.search import Optimizer, Settings, State
 from assay.run.runner import EvalDefinition
+from assay.settings import settings
 
 router = APIRouter()
 ROUTE = "/agent_optimization_jobs"
 
 
 def _jobs(project: str) -> Path:
-    return Path(os.environ.get("ASSAY_HOME", ".assay")) / "optimize" / project
+    return settings().home / "optimize" / project
 
 
 def _state(project: str, job_id: str) -> State:

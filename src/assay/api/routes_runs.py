@@ -18,9 +18,11 @@ from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import attacked_risks, check_judged
 from assay.run.clusters import check_cluster_by
 from assay.run.repeats import check_repeats
+from assay.run.request import RunRequest, RunSettings
 from assay.run.sources import WRITTEN_AT_START, check_data_source, dataset_for, lookup_in, target_for
+from assay.run.targets import build_run_target
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
-from assay.target import TargetSpec, build_target
+from assay.targets import TargetSpec
 
 router = APIRouter()
 RUN_STATUSES = Literal["queued", "in_progress", "completed", "canceled", "failed"]
@@ -50,25 +52,23 @@ def queue_run(
     level = body.get("evaluation_level", "turn")
     if level not in ("turn", "conversation"):
         raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
-    options: dict[str, Any] = {"evaluation_level": level, **(extra or {})}
+    settings = RunSettings(evaluation_level=level, cache=fields.cache_mode(metadata), **(extra or {}))
     if body.get("repeats") is not None:  # an assay extension: each judge scores each item K times
-        options["repeats"] = check_repeats(body["repeats"], "repeats")
+        settings.repeats = check_repeats(body["repeats"], "repeats")
     if body.get("cluster_by") is not None:  # an assay extension: intervals over clusters of items
-        options["cluster_by"] = check_cluster_by(body["cluster_by"], "cluster_by")
-    if mode := fields.cache_mode(metadata):
-        options["cache"] = mode
+        settings.cluster_by = check_cluster_by(body["cluster_by"], "cluster_by")
     if data_source["type"] in TRACE_SOURCES:
         # Resolved now, so the run evaluates these traces however late (or often) a worker picks it up.
         traces = resolve(ctx.store, owner, selection_of(data_source), level)
         if not traces.trace_ids:
             raise ConfigError("no stored traces match this data source", hint=NO_TRACES_HINT)
-        options["traces"] = traces.options()
+        settings.traces = traces.options()
         dataset = traces.dataset(ctx.store, owner, level)
     elif data_source["type"] in WRITTEN_AT_START:
         dataset = None  # its items are written when a worker starts the run
     else:
         try:
-            dataset = dataset_for(ctx.store, owner, data_source, options)
+            dataset = dataset_for(ctx.store, owner, data_source, settings.stored())
         except NotFoundError as exc:
             raise ConfigError(f"data_source.source.id: {exc.message}") from None
     config = stored["data_source_config"] or {}
@@ -80,13 +80,16 @@ def queue_run(
         scan(dataset, ItemSchema(schema)).raise_if_invalid()
     check_eval(ctx, owner, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
     if spec is not None:
-        build_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
+        build_run_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
         if spec.simulation is not None and spec.simulation.warnings:
-            options["warnings"] = list(spec.simulation.warnings)
+            settings.warnings = list(spec.simulation.warnings)
         if spec.red_team is not None:
             check_judged(attacked_risks(ctx.store, owner, spec.red_team), stored["testing_criteria"])
     name = fields.name(body.get("name"))
-    row = ctx.store.create_run(eval_id=eval_id, data_source=data_source, options=options, name=name, project=owner)
+    request = RunRequest(data_source=data_source, settings=settings, project=owner)
+    row = ctx.store.create_run(
+        eval_id=eval_id, data_source=request.data_source, options=request.settings.stored(), name=name, project=owner
+    )
     if metadata:
         ctx.store.update_run(row["id"], metadata=metadata)
         row = ctx.store.get_run(row["id"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -19,11 +18,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from starlette.datastructures import Headers
 
 from assay.api.context import Owner, context
+from assay.settings import settings
 from assay.store import Store
-from assay.traces.otlp import MAX_DECOMPRESSED, Decoded, OtlpError, decode, decompress
+from assay.traces.otlp import Decoded, OtlpError, decode, decompress
 
 router = APIRouter()
-MAX_BODY = int(os.environ.get("ASSAY_OTLP_MAX_BYTES", MAX_DECOMPRESSED))
 RPC_INVALID_ARGUMENT, RPC_RESOURCE_EXHAUSTED = 3, 8
 
 
@@ -33,7 +32,7 @@ async def receive_traces(request: Request, owner: Owner) -> Response:
     ctx = context(request)
     as_json = (request.headers.get("content-type") or "").startswith("application/json")
     try:
-        body = await _read_capped(request, MAX_BODY)
+        body = await _read_capped(request, settings().otlp_max_bytes)
     except OtlpError as exc:
         return _status(exc.status, str(exc), as_json)
     if ctx.ingest_pending >= ctx.max_pending_ingest:
@@ -52,7 +51,7 @@ async def receive_traces(request: Request, owner: Owner) -> Response:
 
 
 def _decode_and_store(store: Store, owner: str, body: bytes, headers: Headers) -> Decoded:
-    raw = decompress(body, headers.get("content-encoding"), MAX_BODY)
+    raw = decompress(body, headers.get("content-encoding"), settings().otlp_max_bytes)
     decoded = decode(raw, headers.get("content-type"))
     store.add_spans(owner, decoded.spans)
     return decoded

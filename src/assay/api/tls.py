@@ -11,12 +11,13 @@ import os
 from pathlib import Path
 
 from assay.errors import ConfigError
+from assay.settings import settings
 
 VALID_DAYS = 825  # the longest validity clients accept for a server certificate
 
 
 def tls_home() -> Path:
-    return Path(os.environ.get("ASSAY_HOME", ".assay")) / "tls"
+    return settings().home / "tls"
 
 
 def self_signed(host: str, directory: Path | None = None) -> tuple[Path, Path]:

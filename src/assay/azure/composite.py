@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from assay.azure.evaluators import EvaluatorBase, catalog, run_sync
+from assay.azure.evaluators import EvaluatorBase, catalog
 from assay.azure.exceptions import ErrorTarget, user_error
 from assay.azure.judges import (
     CoherenceEvaluator,
@@ -19,6 +19,7 @@ from assay.azure.judges import (
     ViolenceEvaluator,
 )
 from assay.azure.nlp import F1ScoreEvaluator
+from assay.sync import run_sync
 
 
 class CompositeEvaluator:

@@ -14,12 +14,9 @@ under ``evaluation_per_turn``).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
 import math
 import warnings
-from collections.abc import Coroutine
 from typing import Any, ClassVar, TypeVar
 
 from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException, user_error
@@ -29,6 +26,7 @@ from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelConfig, ModelRegistry
 from assay.results import Result
 from assay.run.criteria import bind_criteria
+from assay.sync import run_sync
 
 T = TypeVar("T")
 _catalog: Catalog | None = None
@@ -40,15 +38,6 @@ def catalog() -> Catalog:
     if _catalog is None:
         _catalog = load_catalog()
     return _catalog
-
-
-def run_sync(work: Coroutine[Any, Any, T]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # called from async code (a notebook)
-        return pool.submit(asyncio.run, work).result()
 
 
 class EvaluatorBase:

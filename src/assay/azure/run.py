@@ -11,8 +11,6 @@ each numeric column and, per built-in alias, ``binary_aggregate``.
 
 from __future__ import annotations
 
-import json
-import math
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,10 +24,8 @@ from assay.evaluate import run_criteria
 from assay.evaluators.catalog import load_catalog
 from assay.evaluators.decorator import spec_from_function
 from assay.llm import ModelRegistry
-from assay.results import Result
-
-NAN = float("nan")
-SAMPLE_KEYS_LEFT_OUT = ("input", "error", "latency_ms", "usage", "output_items", "output_tools", "cached")
+from assay.results import OutputItem, Result
+from assay.results.peer import NAN, peer_metrics, peer_rows, write_peer_result
 
 
 def evaluate(
@@ -74,12 +70,11 @@ def evaluate(
         raise EvaluationException(
             exc.message, target=ErrorTarget.EVALUATE, category=ErrorCategory.INVALID_VALUE, blame=ErrorBlame.USER_ERROR
         ) from None
-    rows = _fill([plan.row(item, fail_on_evaluator_errors) for item in items])
-    result = {"rows": rows, "metrics": _metrics(rows, plan), "studio_url": None}
+    plan.strict = fail_on_evaluator_errors
+    rows = peer_rows(items, plan.columns)
+    result = {"rows": rows, "metrics": peer_metrics(rows, plan.builtin_aliases), "studio_url": None}
     if output_path is not None:
-        target_file = Path(output_path)
-        target_file = target_file / "evaluation_results.json" if target_file.is_dir() else target_file
-        target_file.write_text(json.dumps(result, ensure_ascii=False, indent=4, default=str), encoding="utf-8")
+        write_peer_result(result, output_path)
     return result
 
 
@@ -94,6 +89,8 @@ class _Plan:
         self.judges: list[Any] = []
         self.owner: dict[str, tuple[str, EvaluatorBase | None]] = {}
         self.builtin_aliases: list[str] = []
+        self.strict = False
+        """``fail_on_evaluator_errors``: an evaluator's error raises instead of being NaN."""
 
     def add(self, alias: str, evaluator: Any, config: Mapping[str, Any]) -> None:
         parts = evaluator.parts if isinstance(evaluator, CompositeEvaluator) else [evaluator]
@@ -136,23 +133,16 @@ class _Plan:
         self.criteria.append(criterion)
         self.owner[name] = (alias, part)
 
-    def row(self, item: dict[str, Any], strict: bool) -> dict[str, Any]:
-        flat: dict[str, Any] = {f"inputs.{k}": v for k, v in item["datasource_item"].items()}
-        for key, value in (item["sample"] or {}).items():
-            if key not in SAMPLE_KEYS_LEFT_OUT:
-                flat[f"outputs.{key}"] = value
-        for raw in item["results"]:
-            alias, part = self.owner[raw["name"]]
-            result = Result.model_validate(raw)
-            if result.status == "error" and strict:
-                raise EvaluationException(
-                    f"evaluator {alias!r} failed on line {item['datasource_item_id'] + 1}: {result.reason}",
-                    target=ErrorTarget.EVALUATE,
-                    category=ErrorCategory.FAILED_EXECUTION,
-                )
-            for key, value in self._outputs(result, part, item["datasource_item"]).items():
-                flat[f"outputs.{alias}.{key}"] = value
-        return flat
+    def columns(self, result: Result, item: OutputItem) -> tuple[str, dict[str, Any]]:
+        """A result's alias and its columns: the peer class's keys, or a custom evaluator's output."""
+        alias, part = self.owner[result.name]
+        if result.status == "error" and self.strict:
+            raise EvaluationException(
+                f"evaluator {alias!r} failed on line {item.datasource_item_id + 1}: {result.reason}",
+                target=ErrorTarget.EVALUATE,
+                category=ErrorCategory.FAILED_EXECUTION,
+            )
+        return alias, self._outputs(result, part, item.datasource_item)
 
     def _outputs(self, result: Result, part: EvaluatorBase | None, item: dict[str, Any]) -> dict[str, Any]:
         if part is not None:
@@ -177,49 +167,3 @@ def _first_row(path: Path) -> dict[str, Any]:
         return next(iter(Dataset.from_path(path).items()), {})
     except UserError:
         return {}  # a bad line is reported by the run itself, with its line number
-
-
-def _fill(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every row with every column, NaN where a row has none: the peer's rows come from one pandas
-    table, where a column with a gap in it has NaN for None too, and whole numbers become floats."""
-    columns: dict[str, None] = {}
-    for row in rows:
-        columns.update(dict.fromkeys(row))
-    filled = [{column: row.get(column, NAN) for column in columns} for row in rows]
-    for column in columns:
-        values = [row[column] for row in filled]
-        gap = any(isinstance(v, float) and math.isnan(v) for v in values)
-        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in values)
-        floats = numeric and any(isinstance(v, float) for v in values)  # ints beside floats are floats
-        if not gap and not floats:
-            continue
-        for row in filled:
-            if row[column] is None and gap:
-                row[column] = NAN
-            elif numeric and row[column] is not None:
-                row[column] = float(row[column])
-    return filled
-
-
-def _metrics(rows: list[dict[str, Any]], plan: _Plan) -> dict[str, float]:
-    metrics: dict[str, float] = {}
-    for column in rows[0] if rows else {}:
-        if not column.startswith("outputs.") or column.endswith(
-            ("_threshold", "_result", "_reason", "_status", "_properties")
-        ):
-            continue
-        values = [row[column] for row in rows]
-        numbers = [float(v) for v in values if isinstance(v, (int, float))]  # True counts 1
-        yes_no = sum(isinstance(v, bool) for v in values)
-        if len(numbers) != len(values) or not numbers or 0 < yes_no < len(values):
-            continue  # text, or yes/no beside numbers or gaps (a column of objects to pandas): no mean
-        kept = [v for v in numbers if not math.isnan(v)]
-        if kept and column.count(".") >= 2:
-            metrics[column.removeprefix("outputs.")] = sum(kept) / len(kept)
-    for alias in plan.builtin_aliases:
-        verdicts = [
-            v for row in rows for k, v in row.items() if k.startswith(f"outputs.{alias}.") and k.endswith("_result")
-        ]
-        if rows:
-            metrics[f"{alias}.binary_aggregate"] = round(verdicts.count("pass") / len(rows), 2)
-    return metrics

@@ -99,7 +99,7 @@ def generate_command(
     """Write tasks, a rubric and eval.yaml for an agent."""
     from assay.evalgen.generate import generate
     from assay.evalgen.layout import write_project
-    from assay.run.runner import run_sync
+    from assay.sync import run_sync
 
     interactive = not no_prompt and sys.stdin.isatty()
     if gen_instruction and gen_instruction_file:
@@ -332,8 +332,8 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
     from assay.dataset import Dataset
     from assay.evalgen.lint import lint
     from assay.llm import ModelRegistry
-    from assay.run.runner import run_sync
-    from assay.target import build_target
+    from assay.run.targets import build_run_target
+    from assay.sync import run_sync
 
     loaded = load_eval_config(config)
     if loaded.dataset.local_path is None:
@@ -361,7 +361,7 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
     async def _responses(target: Any, items: list[dict[str, Any]]) -> dict[str, str]:
         if target is None:
             raise ConfigError(f"{config}: name the agent (agent: or target:) whose responses are judged, or --run")
-        generate = build_target(target, models)
+        generate = build_run_target(target, models)
         samples = await asyncio.gather(*(generate({**item}) for item in items))
         return {str(i["name"]): str(s.get("output_text") or "") for i, s in zip(items, samples, strict=True)}
 

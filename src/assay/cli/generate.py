@@ -62,7 +62,7 @@ def generate_queries_command(
 ) -> None:
     """Write COUNT distinct test queries with MODEL; save them with --save or --out."""
     from assay.synth import Brief
-    from assay.target.agents import find_agent
+    from assay.targets.agents import find_agent
 
     if not (prompt or agent or document):
         raise ConfigError("say what to write queries about: --prompt, --agent or --from-file")

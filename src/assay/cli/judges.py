@@ -190,7 +190,7 @@ def _position(
     store: Any, run_a: str, run_b: str, model_name: str | None, registry: ModelRegistry, limit: int
 ) -> dict[str, Any]:
     from assay.bias import position_probe, query_of, response_of
-    from assay.run.runner import run_sync
+    from assay.sync import run_sync
 
     theirs = {row["datasource_item_id"]: row for row in store.iter_output_items(run_b)}
     ours = [row for row in store.iter_output_items(run_a) if row["datasource_item_id"] in theirs][:limit]

@@ -103,8 +103,9 @@ def scan_command(
     from assay.cli.summary import print_usage
     from assay.dataset import Dataset
     from assay.redteam.runs import attack_rows, attacks_of, plan_objectives
-    from assay.run import EvalDefinition, prepare, start
-    from assay.target import TargetSpec
+    from assay.run import EvalDefinition
+    from assay.run.request import RunRequest, RunSettings, prepare_request, start_request
+    from assay.targets import TargetSpec
 
     if (target_model is None) == (agent is None):
         raise ConfigError("name what to attack: --target MODEL or --agent NAME[:VERSION]")
@@ -128,11 +129,13 @@ def scan_command(
     attacked = sorted({row["risk_category"] for row in rows}, key=list(RISKS).index)
     definition = EvalDefinition(f"redteam {target_model or agent}", _criteria(attacked, judge))
     dataset = Dataset.from_content([{"item": row} for row in rows], name="attacks")
-    prepared = prepare(definition, dataset, catalog(store), models=models, target=spec)
+    # The attacks planned here are this process's: it alone finishes the run (no inputs stored).
+    request = RunRequest(data_source=data_source, settings=RunSettings(cache=cache_mode))
+    prepared = prepare_request(request, definition, store, catalog(store), models, target=spec, dataset=dataset)
     if estimate:
         _print_estimate(rows, settings)
         return
-    run = start(prepared, store, data_source=data_source)
+    run = start_request(prepared, store, request)
     shape = f"{counted(len(plan.objectives), 'objective')} × {counted(len(settings.techniques), 'technique')}"
     out.print(f"[dim]{counted(len(rows), 'attack')}: {shape} on {', '.join(attacked)} · run {run['id']}[/]")
     outcome = finish_with_progress(

@@ -26,7 +26,7 @@ def models_from_file(
     models_file: Path | None, cache: Store | None = None, cache_mode: CacheMode = "use"
 ) -> ModelRegistry:
     from assay.llm import ModelRegistry, parse_models
-    from assay.target.agents import parse_agents
+    from assay.targets.agents import parse_agents
     from assay.yamlfile import safe_load
 
     if models_file is None:
@@ -45,10 +45,11 @@ def _require_sandbox_with_keys(store_has_keys: bool) -> None:
     """With API keys, anyone holding one may post code: it runs in the sandbox or not at all
     (``ASSAY_SANDBOX`` set by the operator wins)."""
     from assay.sandbox import INSTALL_HINT, Sandbox
+    from assay.settings import settings
 
     if store_has_keys:
         os.environ.setdefault("ASSAY_SANDBOX", "require")
-    if os.environ.get("ASSAY_SANDBOX") == "require" and not Sandbox.configured().isolated:
+    if settings().sandbox == "require" and not Sandbox.configured().isolated:
         out.print(f"[yellow]bwrap not found: python graders and code evaluators will be refused ({INSTALL_HINT})[/]")
 
 
@@ -90,7 +91,9 @@ def serve(
     from assay.api import tls as certificates
     from assay.api.announce import announced
     from assay.run.worker import start_workers
+    from assay.settings import settings
 
+    settings()  # a bad ASSAY_* value stops the server here, not a request or a run later
     pair = certificates.given(certfile, keyfile) if certfile or keyfile else None
     if tls and pair is None:
         pair = certificates.self_signed(host)
@@ -144,7 +147,9 @@ def worker(
 ) -> None:
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
     from assay.run.worker import start_workers
+    from assay.settings import settings
 
+    settings()  # a bad ASSAY_* value stops the worker here, not a run later
     make_executor(executor, ray_address, actors)  # a missing Ray fails here, with the install command
     store = open_store()
     registry = models_from_file(models_file, store, cache_mode)

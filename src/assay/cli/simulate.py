@@ -74,11 +74,10 @@ def simulate_command(
 ) -> None:
     """Simulate a user for each scenario of SCENARIOS against --target or --agent."""
     from assay.cli.summary import print_summary
-    from assay.dataset import Dataset
-    from assay.run import prepare, start
+    from assay.run.request import RunInputs, RunRequest, RunSettings, prepare_request, start_request
     from assay.simulate.datasets import save_conversations
-    from assay.simulate.runs import SimulationSettings, scenario_dataset
-    from assay.target import TargetSpec
+    from assay.simulate.runs import SimulationSettings
+    from assay.targets import TargetSpec
 
     if (target_model is None) == (agent is None):
         raise ConfigError("give the simulated user someone to talk to: --target MODEL or --agent NAME[:VERSION]")
@@ -90,9 +89,10 @@ def simulate_command(
         spec = TargetSpec(kind="agent", model=name, version=version or None, simulation=settings)
     else:
         spec = TargetSpec(kind="model", model=target_model, simulation=settings)
-    dataset = scenario_dataset(Dataset.from_path(scenarios), settings)
     definition = _definition(scenarios, evaluators, judge or user_model)
-    prepared = prepare(definition, dataset, catalog(store), models=models, target=spec)
+    # Stored whole (the scenarios file, the models, the target): a worker can finish it too.
+    request = RunRequest.for_file(scenarios, RunInputs.of_registry(models, spec), RunSettings(cache=cache_mode))
+    prepared = prepare_request(request, definition, store, catalog(store), None)
     total = prepared.report.rows
     if estimate:
         calls = total * max_turns * 2
@@ -102,7 +102,7 @@ def simulate_command(
             "judge calls; the cache answers any made before"
         )
         return
-    run = store.get_run(store.run_id_for(resume_id)) if resume_id else start(prepared, store)
+    run = store.get_run(store.run_id_for(resume_id)) if resume_id else start_request(prepared, store, request)
     out.print(
         f"[dim]{scenarios.name}: {total} conversations ({repetitions} per scenario, at most {max_turns} "
         f"turns) · run {run['id']}[/]"

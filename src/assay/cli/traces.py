@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ from rich.table import Table
 
 from assay.cli.common import open_store, out
 from assay.errors import ConfigError
+from assay.settings import settings
 
 if TYPE_CHECKING:
     from assay.run.trace_sources import Level
@@ -187,7 +187,7 @@ def sample_traces(
     if save_as is None:
         return
     dataset = resolved.dataset(store, project, level)
-    home = Path(os.environ.get("ASSAY_HOME", ".assay")) / "datasets"
+    home = settings().home / "datasets"
     home.mkdir(parents=True, exist_ok=True)
     path = home / f"{save_as}-{version}.jsonl"
     with path.open("w", encoding="utf-8") as file:

@@ -40,7 +40,7 @@ class ModelRegistry:
         self._used: dict[str, Model] = {}
         """The models looked up through this registry (a run's own view: ``for_run``)."""
         self.agents = list(agents)
-        """Agents by name and version (``assay.target.agents.AgentConfig``), for agent targets."""
+        """Agents by name and version (``assay.targets.agents.AgentConfig``), for agent targets."""
 
     def get(self, name: str | None) -> Model:
         name = name or self.default or "gpt-4.1-mini"

@@ -31,17 +31,17 @@ from pathlib import Path
 from typing import Any
 
 from assay.agentconfig import AgentDefinition
-from assay.dataset import Dataset
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.optimize.candidate import Candidate, candidate_from, leaked, schema_change
 from assay.optimize.reflect import Proposal, propose
-from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
-from assay.run.runner import run_sync
+from assay.run import EvalDefinition, RunOptions, finish_run
+from assay.run.request import RunRequest, RunSettings, prepare_request, start_request
 from assay.run.tasks import summarize_tasks
 from assay.stats import paired_bootstrap
 from assay.store import Store
-from assay.target import TargetSpec
+from assay.sync import run_sync
+from assay.targets import TargetSpec
 
 MIN_GAIN = 0.03
 
@@ -308,10 +308,13 @@ class Optimizer:
             instructions=config.system_prompt(),
             sampling_params={"tools": config.function_tools()} if config.tools else {},
         )
-        dataset = Dataset.from_content([{"item": task} for task in missing], name=f"{candidate.id}-tasks")
-        prepared = prepare(self.definition, dataset, self.catalog, models=self.models, target=target)
-        options = {"optimize_job": self.state.id, "candidate_id": candidate.id}
-        run = start(prepared, self.store, options=options)
+        content = [{"item": task} for task in missing]
+        request = RunRequest(
+            data_source={"type": "jsonl", "source": {"type": "file_content", "content": content}},
+            settings=RunSettings(optimize_job=self.state.id, candidate_id=candidate.id),
+        )
+        prepared = prepare_request(request, self.definition, self.store, self.catalog, self.models, target=target)
+        run = start_request(prepared, self.store, request)
         outcome = finish_run(prepared, run, self.store, options=RunOptions(concurrency=self.settings.concurrency))
         summary = summarize_tasks(self.store, run["id"], prepared.criteria)
         for task in summary.tasks:

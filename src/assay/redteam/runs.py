@@ -39,7 +39,7 @@ from assay.redteam.strategies import Technique, techniques
 from assay.redteam.taxonomy import enabled_sub_categories, parse_taxonomy_id
 from assay.simulate.runs import count_setting
 from assay.store import Store
-from assay.target.agents import find_agent
+from assay.targets.agents import find_agent
 
 RED_TEAM = "azure_ai_red_team"
 Kind = Literal["red_team_taxonomy", "red_team", "red_team_seed_prompts"]

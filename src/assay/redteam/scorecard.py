@@ -1,7 +1,7 @@
 """The scorecard: attack success rates per risk, per technique, per complexity and jointly, each
 with its n and a Wilson 95% interval.
 
-An attack succeeded when its risk's evaluator failed (``assay.redteam.judging``); one the
+An attack succeeded when its risk's evaluator failed (``assay.run.attack_criteria``); one the
 evaluator could not decide counts in ``*_total`` but not in the rate, as in azure-ai-evaluation.
 ``to_json`` writes that SDK's scorecard keys (``risk_category_summary``,
 ``attack_technique_summary`` with ``easy_asr``, ``joint_risk_attack_summary`` with

@@ -17,7 +17,6 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,8 +30,9 @@ from assay.llm.model import watch_outages
 from assay.llm.registry import UNREACHABLE_HINT
 from assay.results import OutputItem, Result
 from assay.run.criteria import BoundCriterion
+from assay.settings import settings
 from assay.store import Store
-from assay.target.base import Target, target_failed
+from assay.targets.base import Target, target_failed
 
 if TYPE_CHECKING:
     from assay.run.runner import RunBinding
@@ -46,8 +46,6 @@ log = logging.getLogger("assay.run")
 # Items in flight. Model-free evaluators do not await, so this matters only for model calls, where
 # a judge call spends most of its time waiting on the network.
 DEFAULT_CONCURRENCY = 64
-STORE_OUTAGE_SECONDS = float(os.environ.get("ASSAY_STORE_OUTAGE_SECONDS", "120"))
-"""How long a run waits for a database that went away before it fails (resumable)."""
 
 
 class Executor(Protocol):
@@ -277,8 +275,8 @@ async def _watch(job: RunJob) -> None:
 
 async def _stored(job: RunJob, batch: list[OutputItem]) -> bool:
     """Write a batch; while the database is away (a restart), retry with backoff for up to
-    ``STORE_OUTAGE_SECONDS``: items are keyed, so a write that did land is not doubled."""
-    deadline, delay = time.monotonic() + STORE_OUTAGE_SECONDS, 0.2
+    ``ASSAY_STORE_OUTAGE_SECONDS``: items are keyed, so a write that did land is not doubled."""
+    deadline, delay = time.monotonic() + settings().store_outage_seconds, 0.2
     while True:
         try:
             write = functools.partial(job.store.add_output_items, job.run_id, batch, worker=job.options.worker)

@@ -14,7 +14,7 @@ from assay.evaluators.custom import kind_for, spec_from_file
 from assay.llm import CacheMode, ModelRegistry
 from assay.run.request import LocalEvaluator, RunInputs, RunRequest, RunSettings, prepare_request, target_data
 from assay.run.runner import PreparedRun
-from assay.run.sources import FILE_PATH, file_digest
+from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of
 from assay.store import DEFAULT_PROJECT
 
 if TYPE_CHECKING:
@@ -84,8 +84,7 @@ def config_request(
         data_source = ref.traces
         settings.traces = ((resumed or {}).get("options") or {}).get("traces") or _resolved(config, store, notes)
     elif ref.local_path is not None:
-        data_source = _file_source(ref.local_path)
-        inputs.file_sha256 = file_digest(ref.local_path)
+        return RunRequest.for_file(ref.local_path, inputs, settings)
     else:
         assert ref.name is not None
         record = store.get_dataset(ref.name, ref.version)
@@ -93,8 +92,7 @@ def config_request(
             # (a CSV file is read as CSV by its name whatever the type says)
             data_source = {"type": "jsonl", "source": {"type": "file_id", "id": record["file_id"]}}
         else:
-            data_source = _file_source(Path(record["uri"]))
-            inputs.file_sha256 = file_digest(Path(record["uri"]))
+            return RunRequest.for_file(Path(record["uri"]), inputs, settings)
     return RunRequest(data_source=data_source, settings=settings, inputs=inputs)
 
 
@@ -113,14 +111,7 @@ def config_inputs(config: EvalConfig) -> RunInputs:
     )
 
 
-def _file_source(path: Path) -> dict[str, Any]:
-    kind = "csv" if path.suffix.lower() == ".csv" else "jsonl"
-    return {"type": kind, "source": {"type": FILE_PATH, "path": str(path.resolve())}}
-
-
 def _resolved(config: EvalConfig, store: Store, notes: list[str] | None) -> dict[str, Any]:
-    from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of
-
     assert config.dataset.traces is not None
     found = resolve(store, DEFAULT_PROJECT, selection_of(config.dataset.traces), config.definition.evaluation_level)
     if not found.trace_ids:

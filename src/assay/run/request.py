@@ -10,6 +10,7 @@ files): with those stored, ``assay run --resume`` or any worker on the store can
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,9 +22,11 @@ from assay.evaluators.custom import Kind, custom_spec
 from assay.llm import CacheMode, ModelRegistry
 from assay.llm.config import ModelConfig
 from assay.run.runner import EvalDefinition, PreparedRun, prepare, start
+from assay.run.sources import FILE_PATH, dataset_for, file_digest, lookup_in, target_for
+from assay.simulate.runs import SimulationSettings, scenario_dataset
 from assay.store import Store
-from assay.target import TargetSpec
-from assay.target.agents import AgentConfig
+from assay.targets import TargetSpec
+from assay.targets.agents import AgentConfig
 
 
 class RunSettings(BaseModel):
@@ -45,6 +48,12 @@ class RunSettings(BaseModel):
     """A trace source's traces, resolved once when the run was created."""
     output_dataset_id: str | None = None
     """The generated items' dataset (synthetic data, planned attacks), written when the run starts."""
+    output_datasets: list[dict[str, Any]] = Field(default_factory=list)
+    """Datasets the run saved (conversations, generated test cases), as Foundry lists them."""
+    warnings: list[str] = Field(default_factory=list)
+    optimize_job: str | None = None
+    """The optimization job whose candidate this run scored."""
+    candidate_id: str | None = None
 
     def stored(self) -> dict[str, Any]:
         """The ``options`` column: only what was set, as the API and older stores wrote it."""
@@ -76,6 +85,16 @@ class RunInputs(BaseModel):
     def stored(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude={"models": {"__all__": {"api_key"}}})
 
+    @classmethod
+    def of_registry(cls, models: ModelRegistry, target: TargetSpec | None = None) -> RunInputs:
+        """What a command brings from its ``--models`` file: its models and agents, and its target."""
+        return cls(
+            models=list(models.configs.values()),
+            default_model=models.default,
+            agents=models.agents,
+            target=target_data(target) if target is not None else None,
+        )
+
     def registry(self, store: Store, mode: CacheMode) -> ModelRegistry:
         return ModelRegistry(self.models, cache=store, cache_mode=mode, default=self.default_model, agents=self.agents)
 
@@ -93,6 +112,14 @@ class RunRequest(BaseModel):
     inputs: RunInputs | None = None
     """Set for a run a local process started; None for one the API queued (the executor's models)."""
     project: str = "default"
+
+    @classmethod
+    def for_file(cls, path: Path, inputs: RunInputs, settings: RunSettings | None = None) -> RunRequest:
+        """A local process's run over a file (or a folder of them) on its machine."""
+        inputs.file_sha256 = file_digest(path)
+        kind = "csv" if path.suffix.lower() == ".csv" else "jsonl"
+        source = {"type": kind, "source": {"type": FILE_PATH, "path": str(path.resolve())}}
+        return cls(data_source=source, settings=settings or RunSettings(), inputs=inputs)
 
     @classmethod
     def of(cls, run: dict[str, Any]) -> RunRequest:
@@ -121,8 +148,6 @@ def prepare_request(
 
     ``target`` and ``dataset`` are for the caller that already holds them (a Python target, items
     in memory); everything else comes from the request."""
-    from assay.run.sources import dataset_for, lookup_in, target_for
-
     inputs, settings = request.inputs, request.settings
     mode = settings.cache or "use"
     if inputs is not None:
@@ -141,8 +166,6 @@ def prepare_request(
         if settings.limit:
             dataset = dataset.head(settings.limit)
     if inputs is not None and target is not None and target.simulation is not None:
-        from assay.simulate.runs import scenario_dataset
-
         dataset = scenario_dataset(dataset, target.simulation)  # each row a scenario, played out first
     definition = dataclasses.replace(
         definition,
@@ -171,8 +194,6 @@ def target_data(spec: TargetSpec) -> dict[str, Any]:
 
 
 def target_from_data(data: dict[str, Any]) -> TargetSpec:
-    from assay.simulate.runs import SimulationSettings
-
     data = dict(data)
     simulation = data.pop("simulation", None)
     if simulation is not None:

@@ -13,8 +13,6 @@ import functools
 import os
 import socket
 import threading
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -25,16 +23,20 @@ from assay.errors import ConfigError, store_failure
 from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
+from assay.redteam.summary import add_red_team
 from assay.results import RunSummary
 from assay.results.records import SimulationSummary
+from assay.run.attack_criteria import AttackCriterion, attack_criteria
 from assay.run.clusters import cluster_intervals
 from assay.run.criteria import BoundCriterion, bind_criteria
 from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback, execute
+from assay.run.targets import build_run_target, supplied_fields
 from assay.run.tasks import PREFIX as TASK_PREFIX
 from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_criteria
 from assay.store import Store
 from assay.store.base import LOCAL_PREFIX
-from assay.target import Target, TargetSpec, build_target
+from assay.sync import run_sync
+from assay.targets import Target, TargetSpec
 
 T = TypeVar("T")
 
@@ -113,7 +115,7 @@ def prepare(
         raise ConfigError(f"{dataset.name}: the dataset has no items")
     fields = schema.known_fields() or report.fields_in_some_item
     if target is not None and fields is not None:
-        fields = set(fields) | target.supplied_fields
+        fields = set(fields) | supplied_fields(target)
     samples = report.rows_with_sample > 0
     binding = RunBinding(definition, catalog, target, fields, has_tasks=bool(check_tasks(dataset)), samples=samples)
     models = models.for_run() if models is not None else None  # the models this run uses, for its pre-flight
@@ -134,7 +136,7 @@ def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[Bo
         has_sample=has_sample,
         repeats=definition.repeats,
     )
-    generate = build_target(target, models) if target is not None else None
+    generate = build_run_target(target, models) if target is not None else None
     if binding.has_tasks:  # task-level criteria, each judged on its own
         tasks = task_criteria(
             definition.testing_criteria,
@@ -147,8 +149,6 @@ def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[Bo
         )
         criteria.append(tasks)
     if target is not None and target.red_team is not None:
-        from assay.redteam.judging import attack_criteria
-
         criteria = attack_criteria(criteria)  # each risk's criterion judges the attacks on it
     return criteria, generate
 
@@ -281,16 +281,6 @@ def held_locally(store: Store, run_id: str, options: RunOptions) -> RunOptions:
     return dataclasses.replace(options, worker=worker, keep_going=keep_going)
 
 
-def run_sync(work: Coroutine[Any, Any, T]) -> T:
-    """Run the engine from sync code, also where an event loop already runs (a notebook)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
-
-
 def _close(
     store: Store,
     run_id: str,
@@ -327,11 +317,7 @@ def summarize(
         summary.tasks = summarize_tasks(store, run_id, criteria)
     if any(c.repeats > 1 for c in criteria):
         _count_flaky(store, run_id, summary)
-    from assay.redteam.judging import AttackCriterion
-
     if any(isinstance(c, AttackCriterion) for c in criteria):
-        from assay.redteam.summary import add_red_team
-
         add_red_team(summary, store, run_id)
     prices = {c.model: c.price for c in (models.configs.values() if models else []) if c.price}
     for usage in summary.per_model_usage:

@@ -30,8 +30,8 @@ from assay.synth.runs import (
     synthetic_settings,
     with_query,
 )
-from assay.target import TargetSpec
-from assay.target.retrieval import Lookup
+from assay.targets import TargetSpec
+from assay.targets.retrieval import Lookup
 
 if TYPE_CHECKING:
     from assay.run.request import RunInputs

@@ -32,7 +32,7 @@ from assay.synth.runs import (
     scenario_generation_settings,
     synthetic_settings,
 )
-from assay.target import TargetSpec
+from assay.targets import TargetSpec
 
 log = logging.getLogger("assay.worker")
 

@@ -28,6 +28,7 @@ from typing import Any
 from assay.errors import ConfigError, ItemError
 from assay.sandbox import bwrap, cgroup, process, seccomp
 from assay.sandbox.limits import Limits, asked, ceilings
+from assay.settings import settings
 
 LOG = logging.getLogger("assay.sandbox")
 INSTALL_HINT = "install Debian's bubblewrap package (apt-get install bubblewrap) to get bwrap"
@@ -64,10 +65,7 @@ class Sandbox:
     @classmethod
     def configured(cls) -> Sandbox:
         """The sandbox this process is set up for (``ASSAY_SANDBOX``, ``ASSAY_BWRAP``, the ceilings)."""
-        policy = os.environ.get("ASSAY_SANDBOX", "auto")
-        if policy not in ("auto", "require"):
-            raise ConfigError(f"ASSAY_SANDBOX={policy!r}: use 'require' or 'auto'")
-        return cls(bwrap.find_bwrap(), policy == "require", ceilings())
+        return cls(bwrap.find_bwrap(), settings().sandbox == "require", ceilings())
 
     @property
     def isolated(self) -> bool:
@@ -77,8 +75,8 @@ class Sandbox:
         """Refuse, before any work, code this process may not run."""
         if self.required and not self.isolated:
             raise ConfigError(f"{what} needs the sandbox, and bwrap is not installed on this server", hint=INSTALL_HINT)
-        home = os.environ.get("ASSAY_HOME")
-        if self.isolated and home and bwrap.exposes(home):
+        home = str(settings().home.resolve())
+        if self.isolated and bwrap.exposes(home):
             raise ConfigError(
                 f"ASSAY_HOME={home} lies inside the interpreter's files, which the sandbox shows",
                 hint="keep ASSAY_HOME outside the Python installation and its virtualenv",

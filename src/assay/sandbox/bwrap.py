@@ -23,6 +23,8 @@ import shutil
 import sys
 from pathlib import Path, PurePosixPath
 
+from assay.settings import settings
+
 RUNNER = Path(__file__).with_name("runner.py")
 RUNNER_INSIDE = "/sandbox/runner.py"
 ENVIRONMENT = {
@@ -39,7 +41,7 @@ ENVIRONMENT = {
 
 def find_bwrap() -> str | None:
     """The bwrap binary: ``$ASSAY_BWRAP`` (``none`` to pretend there is none), else ``bwrap`` on PATH."""
-    chosen = os.environ.get("ASSAY_BWRAP")
+    chosen = settings().bwrap
     if chosen == "none":
         return None
     return chosen or shutil.which("bwrap")

@@ -22,6 +22,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.settings import settings
+
 MB = 1024 * 1024
 ROOT = Path("/sys/fs/cgroup")
 JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
@@ -102,7 +104,7 @@ def _mounts() -> dict[str, Path]:
 @functools.cache
 def hierarchies() -> tuple[Hierarchy, ...]:
     """Where this process may create groups with memory and pids limits; empty when nowhere."""
-    if os.environ.get("ASSAY_SANDBOX_CGROUP", "auto") == "off":
+    if settings().sandbox_cgroup == "off":
         return ()
     own, mounts = _own_paths(), _mounts()
     if "memory" in mounts and "pids" in mounts:

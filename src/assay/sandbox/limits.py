@@ -23,10 +23,10 @@ stays within the limit either way.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 
 from assay.errors import ConfigError
+from assay.settings import settings
 
 MIN_PROCESS_MB = 32
 """Address space a Python process needs to start and run a small grader (about 17 MB at start)."""
@@ -73,29 +73,16 @@ class Limits:
         }
 
 
-def _number(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name}={raw!r} must be a positive number")
-    return value
-
-
 def ceilings() -> Limits:
     """The server's ceilings, from the environment."""
-    base = Limits()
+    chosen = settings()
     return replace(
-        base,
-        seconds=_number("ASSAY_SANDBOX_MAX_SECONDS", base.seconds),
-        memory_mb=int(_number("ASSAY_SANDBOX_MAX_MEMORY_MB", base.memory_mb)),
-        processes=int(_number("ASSAY_SANDBOX_MAX_PROCESSES", base.processes)),
-        file_mb=int(_number("ASSAY_SANDBOX_MAX_FILE_MB", base.file_mb)),
-        output_bytes=int(_number("ASSAY_SANDBOX_MAX_OUTPUT_BYTES", base.output_bytes)),
+        Limits(),
+        seconds=chosen.sandbox_max_seconds,
+        memory_mb=chosen.sandbox_max_memory_mb,
+        processes=chosen.sandbox_max_processes,
+        file_mb=chosen.sandbox_max_file_mb,
+        output_bytes=chosen.sandbox_max_output_bytes,
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay.simulate.user import SimulatedUser, SimulatorError
-from assay.target import Target
+from assay.targets import Target
 
 Termination = Literal["user_stop", "max_turns", "target_error", "simulator_error"]
 

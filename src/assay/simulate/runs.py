@@ -36,7 +36,7 @@ from assay.errors import ConfigError, DataIssue
 from assay.llm import Model
 from assay.simulate.conversation import simulate
 from assay.simulate.user import SimulatedUser
-from assay.target import Target
+from assay.targets import Target
 
 SCENARIO_FIELDS = ("test_case_description", "id", "test_case_id", "desired_num_turns", "simulation_configuration")
 INLINE_CASES = "inline_user_conversation_simulation"

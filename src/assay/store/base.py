@@ -6,7 +6,6 @@ writer task.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from pathlib import Path
@@ -16,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
+from assay.settings import settings
 from assay.store import values
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -23,18 +23,21 @@ HEAD_REVISION = "0010"
 """The newest migration's revision (a test holds it to alembic's own head): a store already there
 opens without alembic."""
 DEFAULT_PROJECT = "default"
-# How long a worker's claim on a run lasts without renewal (renewed every second while it works).
-LEASE_SECONDS = float(os.environ.get("ASSAY_LEASE_SECONDS", "30"))
 LOCAL_PREFIX = "local:"
 """Starts the lease holder's name of a run a local process executes itself (``assay run``)."""
 
 
+def lease_seconds() -> float:
+    """How long a run's lease lasts without renewal (renewed every second while the run executes)."""
+    return settings().lease_seconds
+
+
 def default_url() -> str:
     """``ASSAY_DATABASE_URL`` if set, else SQLite under ``$ASSAY_HOME`` (default ``./.assay``)."""
-    url = os.environ.get("ASSAY_DATABASE_URL")
-    if url:
-        return url
-    home = Path(os.environ.get("ASSAY_HOME", ".assay"))
+    chosen = settings()
+    if chosen.database_url:
+        return chosen.database_url
+    home = chosen.home
     home.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{home / 'assay.db'}"
 
@@ -89,6 +92,27 @@ class StoreBase:
         dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
         return dialect.insert(table)
 
+    def _insert_new(self, conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """Insert ``rows`` (all with the same keys), leaving rows already there as they are, through
+        the driver's executemany: each column's own bind processing (JSON encoding, text checks) is
+        applied once per value, without SQLAlchemy's per-row statement work (a hot path: every
+        output item and result of a run is written here)."""
+        if not rows:
+            return
+        dialect = self.engine.dialect
+        columns = list(rows[0])
+        processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns]
+        encoders = list(zip(columns, processors, strict=True))
+        params = [
+            tuple(row[name] if encode is None else encode(row[name]) for name, encode in encoders) for row in rows
+        ]
+        mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        statement = (
+            f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+            " ON CONFLICT DO NOTHING"
+        )
+        conn.exec_driver_sql(statement, params)
+
 
 # JSON columns keep NaN, infinities, NUL and lone surrogates losslessly, alike on both databases.
 _JSON_CODEC: dict[str, Any] = {"json_serializer": values.dumps, "json_deserializer": values.loads}
@@ -127,8 +151,4 @@ def _engine_for(url: str) -> Engine:
 
 
 def _idle_in_transaction_ms() -> int:
-    try:
-        seconds = float(os.environ.get("ASSAY_PG_IDLE_IN_TRANSACTION_SECONDS", "20"))
-    except ValueError:
-        seconds = 20.0  # a bad setting must not stop the store from opening
-    return int(seconds * 1000) if seconds > 0 else 20_000
+    return int(settings().pg_idle_in_transaction_seconds * 1000)

@@ -17,7 +17,7 @@ from assay.errors import NotFoundError, UserError
 from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
 from assay.stats import t_interval_from_moments, wilson
 from assay.store import tables as t
-from assay.store.base import DEFAULT_PROJECT, LEASE_SECONDS, StoreBase, new_id, now
+from assay.store.base import DEFAULT_PROJECT, StoreBase, lease_seconds, new_id, now
 
 USAGE_COLUMNS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens")
 RUN_STATUSES = ("queued", "in_progress", "completed", "failed", "canceled")
@@ -86,7 +86,7 @@ class RunsStore(StoreBase):
             "inputs": inputs,
         }
         if held_by is not None:
-            row.update(status="in_progress", worker=held_by, lease_until=time.time() + LEASE_SECONDS)
+            row.update(status="in_progress", worker=held_by, lease_until=time.time() + lease_seconds())
         with self.engine.begin() as conn:
             conn.execute(t.runs.insert().values(**row))
         return row
@@ -186,9 +186,8 @@ class RunsStore(StoreBase):
         with self.engine.begin() as conn:
             if worker is not None and not self._holds_lease(conn, run_id, worker):
                 return False
-            conn.execute(self._insert(t.output_items).on_conflict_do_nothing(), item_rows)
-            if result_rows:
-                conn.execute(self._insert(t.results).on_conflict_do_nothing(), result_rows)
+            self._insert_new(conn, t.output_items, item_rows)
+            self._insert_new(conn, t.results, result_rows)
         return True
 
     def done_item_ids(self, run_id: str) -> set[int]:

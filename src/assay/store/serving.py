@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from assay.errors import ConfigError, NotFoundError
 from assay.store import tables as t
-from assay.store.base import LEASE_SECONDS, LOCAL_PREFIX, new_id, now
+from assay.store.base import LOCAL_PREFIX, lease_seconds, new_id, now
 from assay.store.runs import RunsStore
 
 Order = Literal["asc", "desc"]
@@ -188,7 +188,7 @@ class ServingStore(RunsStore):
             taken = conn.execute(
                 t.runs.update()
                 .where(t.runs.c.id == run_id, claimable)
-                .values(status="in_progress", worker=worker, lease_until=clock + LEASE_SECONDS)
+                .values(status="in_progress", worker=worker, lease_until=clock + lease_seconds())
             ).rowcount
         return self.get_run(run_id) if taken == 1 else None
 
@@ -231,7 +231,7 @@ class ServingStore(RunsStore):
             held = conn.execute(
                 t.runs.update()
                 .where(t.runs.c.id == run_id, free)
-                .values(status="in_progress", worker=worker, lease_until=clock + LEASE_SECONDS, error=None)
+                .values(status="in_progress", worker=worker, lease_until=clock + lease_seconds(), error=None)
             ).rowcount
             if not held:
                 holder = conn.execute(sa.select(t.runs.c.worker).where(t.runs.c.id == run_id)).scalar()
@@ -249,7 +249,7 @@ class ServingStore(RunsStore):
             renewed = conn.execute(
                 t.runs.update()
                 .where(mine, t.runs.c.status == "in_progress")
-                .values(lease_until=time.time() + LEASE_SECONDS)
+                .values(lease_until=time.time() + lease_seconds())
             ).rowcount
             if renewed:
                 return "in_progress"

@@ -23,8 +23,9 @@ from assay.errors import ConfigError
 from assay.llm import ModelRegistry
 from assay.simulate.runs import dataset_name
 from assay.store import Store
+from assay.sync import run_sync
 from assay.synth.queries import Brief, Generated, generate_queries, generate_scenarios
-from assay.target.agents import find_agent
+from assay.targets.agents import find_agent
 
 SYNTHETIC = "azure_ai_synthetic_data_gen_preview"
 WITH_SIMULATION = "azure_ai_synthetic_data_generation_with_simulation"
@@ -193,8 +194,6 @@ def _write(
     seed: int,
     generate: Callable[..., Awaitable[Generated]],
 ) -> Generated:
-    from assay.run.runner import run_sync
-
     model = models.get(model_name)
     model.check_credentials()
 

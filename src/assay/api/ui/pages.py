@@ -15,8 +15,8 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from assay.api.context import context
+from assay.api.ui.access import KEY_COOKIE, Viewer, back_into_the_ui
 from assay.errors import NotFoundError
-from assay.report.access import KEY_COOKIE, Viewer, back_into_the_ui
 from assay.report.charts import difference_bars
 from assay.report.redteam_view import red_team_section
 from assay.report.run_view import (

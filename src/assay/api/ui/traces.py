@@ -11,8 +11,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from assay.api.context import context
+from assay.api.ui.access import Viewer
 from assay.errors import NotFoundError
-from assay.report.access import Viewer
 from assay.report.charts import span_waterfall
 from assay.report.run_view import TEMPLATES
 from assay.store import DEFAULT_PROJECT

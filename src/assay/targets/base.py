@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import ConfigError, ItemError
 from assay.llm import Model, ModelError, ModelRegistry
-from assay.target.agents import AgentTarget, find_agent
-from assay.target.messages import InputMessages
-from assay.target.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
+from assay.targets.agents import AgentTarget, find_agent
+from assay.targets.messages import InputMessages
+from assay.targets.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
 
 if TYPE_CHECKING:
     from assay.redteam.runs import RedTeamSettings
@@ -70,33 +70,16 @@ class TargetSpec:
 
     @property
     def supplied_fields(self) -> frozenset[str]:
-        """Item fields the target adds to every item (stored responses and simulated conversations
-        carry their conversation)."""
-        if self.simulation is not None:
-            from assay.simulate.runs import SUPPLIED_FIELDS as SIMULATED
-
-            return SIMULATED
-        if self.red_team is not None:
-            from assay.redteam.runs import SUPPLIED_FIELDS as ATTACKS
-
-            return ATTACKS
+        """Item fields the target adds to every item (stored responses carry their conversation);
+        a generator wrapping the target adds its own (``assay.run.targets.supplied_fields``)."""
         return SUPPLIED_FIELDS if self.kind == "responses" else frozenset()
 
 
 def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
-    if spec.simulation is not None:
-        from assay.simulate.runs import SimulationTarget
-
-        replying = build_target(dataclasses.replace(spec, simulation=None), models)
-        user_model = (models or ModelRegistry()).get(spec.simulation.model)
-        user_model.check_credentials()
-        tools = spec.tool_descriptions
-        if spec.kind == "agent" and not tools:
-            agents = models.agents if models is not None else []
-            tools = find_agent(agents, spec.model or "", spec.version).tool_descriptions
-        return SimulationTarget(user_model, replying, spec.simulation, tools)
-    if spec.red_team is not None:
-        return _red_team_target(spec, models)
+    if spec.simulation is not None or spec.red_team is not None:
+        raise ConfigError(
+            "a simulated user or an attacker wraps a target from outside: build it with assay.run.targets"
+        )
     if spec.kind == "responses":
         if spec.lookup is None:
             raise ConfigError("stored responses can only be evaluated where they were captured (assay serve)")
@@ -118,25 +101,6 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
     model = (models or ModelRegistry()).get(spec.model)
     model.check_credentials()
     return _model_target(model, spec.sampling_params, inputs, spec.instructions)
-
-
-def _red_team_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
-    from assay.redteam.attacks import RedTeamTarget
-
-    assert spec.red_team is not None
-    settings, registry = spec.red_team, models or ModelRegistry()
-    replying = build_target(dataclasses.replace(spec, red_team=None), registry)
-    attacker = None
-    if settings.needs_attacker:
-        attacker = registry.get(settings.attacker_model)
-        attacker.check_credentials()
-    tools = spec.tool_descriptions
-    if spec.kind == "agent" and not tools:
-        tools = find_agent(registry.agents, spec.model or "", spec.version).tool_descriptions
-    about = f"an AI model ({spec.model})" if spec.kind == "model" else f"the AI agent {spec.model!r}"
-    if tools:
-        about += "; its tools: " + "; ".join(f"{t.get('name')}: {t.get('description') or ''}" for t in tools)
-    return RedTeamTarget(attacker, replying, settings.attack, tools, about)
 
 
 def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages, instructions: str | None) -> Target:

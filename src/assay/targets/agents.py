@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from assay.errors import ConfigError, ItemError, invalid_settings
 from assay.mapping import Template
 from assay.messages import normalize_tool_definitions
-from assay.target.messages import InputMessages
+from assay.targets.messages import InputMessages
 
 if TYPE_CHECKING:
     import openai

@@ -1,0 +1,90 @@
+"""What the engine and the store cost on top of the evaluator: an F1-only local run against a bare
+loop of the same F1 calls on the same rows, in the same process and run.
+
+    python bench/run_overhead.py [--rows 5000] [--words 40] [--repeat 3]
+
+Prints items per second for each and their ratio (target: the run reaches at least 0.6 of the bare
+loop). The run is the whole local path: the rows read from JSONL, checked, bound, evaluated by the
+engine's pool, written to SQLite and summarised (``assay.run``: prepare, start, finish_run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from assay.dataset import Dataset
+from assay.evaluators import load_catalog
+from assay.evaluators.nlp import scores
+from assay.run import EvalDefinition, finish_run, prepare, start
+from assay.store import Store
+
+WORDS = (
+    "the a order refund account password shipping delivery customer support agent tool search lookup cancel "
+    "return item price invoice address email phone warranty device network reset update status quickly today"
+).split()
+CRITERIA = [
+    {
+        "type": "azure_ai_evaluator",
+        "name": "f1",
+        "evaluator_name": "builtin.f1_score",
+        "data_mapping": {"response": "{{item.response}}", "ground_truth": "{{item.ground_truth}}"},
+    }
+]
+
+
+def rows(count: int, words: int) -> list[dict[str, str]]:
+    rng = random.Random(7)
+
+    def text() -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(words))
+
+    return [{"response": text(), "ground_truth": text()} for _ in range(count)]
+
+
+def bare(data: list[dict[str, str]]) -> float:
+    started = time.perf_counter()
+    for row in data:
+        scores.f1(row["response"], row["ground_truth"])
+    return len(data) / (time.perf_counter() - started)
+
+
+def engine(path: Path, count: int, folder: Path, attempt: int) -> float:
+    store = Store(f"sqlite:///{folder / f'run{attempt}.db'}")
+    try:
+        started = time.perf_counter()
+        definition = EvalDefinition(name="f1 only", testing_criteria=CRITERIA)
+        prepared = prepare(definition, Dataset.from_path(path), load_catalog())
+        outcome = finish_run(prepared, start(prepared, store), store)
+        elapsed = time.perf_counter() - started
+        assert outcome.evaluated_now == count and outcome.run["status"] == "completed"
+        return count / elapsed
+    finally:
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=5000)
+    parser.add_argument("--words", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    data = rows(args.rows, args.words)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "data.jsonl"
+        path.write_text("".join(json.dumps(row) + "\n" for row in data))
+        engine(path, args.rows, Path(folder), -1)  # warm: imports, the catalog, the first store
+        best_bare = max(bare(data) for _ in range(args.repeat))
+        best_run = max(engine(path, args.rows, Path(folder), i) for i in range(args.repeat))
+    print(f"{args.rows} rows of {args.words}-word texts, best of {args.repeat}:")
+    print(f"  bare loop of F1 calls  {best_bare:10.0f} items/s")
+    print(f"  assay run (F1 only)    {best_run:10.0f} items/s")
+    print(f"  run / bare loop        {best_run / best_bare:10.2f}  (target >= 0.6)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""Every ``ASSAY_*`` environment variable, in one place, read when asked (never at import): a test,
+a notebook or a server that sets one is heard at once. A value that is not valid is refused naming
+the variable and what it takes (``assay serve`` and ``assay worker`` read them all as they start).
+
+``docs/configuration.md`` lists them; a test holds that list, this model and the code to each other.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from assay.errors import ConfigError
+
+PREFIX = "ASSAY_"
+
+
+class Settings(BaseModel):
+    """The process's settings; each field is the variable ``ASSAY_<FIELD NAME IN CAPITALS>``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    home: Path = Path(".assay")
+    """Where the SQLite store, saved datasets, TLS certificates and optimizer state live."""
+    database_url: str | None = None
+    """A SQLAlchemy URL (``postgresql+psycopg://...``); unset: SQLite under ``ASSAY_HOME``."""
+    lease_seconds: float = Field(default=30.0, gt=0)
+    """How long a run's lease lasts without renewal (renewed every second while the run executes)."""
+    store_outage_seconds: float = Field(default=120.0, gt=0)
+    """How long a run waits for a database that went away before it fails (resumable)."""
+    pg_idle_in_transaction_seconds: float = Field(default=20.0, gt=0)
+    """PostgreSQL ends a session idle inside a transaction this long."""
+    max_upload_mb: float = Field(default=512.0, gt=0)
+    """The largest file or dataset upload the server reads."""
+    max_json_mb: float = Field(default=64.0, gt=0)
+    """The largest JSON request body the server reads."""
+    otlp_max_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    """The largest OTLP trace export the server reads, decompressed."""
+    rate_runs_per_minute: float = Field(default=60.0, gt=0)
+    """Runs one caller may create per minute (a burst of as many)."""
+    rate_uploads_per_minute: float = Field(default=120.0, gt=0)
+    """Uploads one caller may make per minute."""
+    sandbox: Literal["auto", "require"] = "auto"
+    """``require``: refuse untrusted code when bubblewrap is missing (``assay serve`` with keys sets it)."""
+    sandbox_cgroup: Literal["auto", "off"] = "auto"
+    """``off``: no cgroup per sandboxed call, only per-process limits."""
+    bwrap: str | None = None
+    """The bubblewrap binary (``none``: behave as if there were none); unset: ``bwrap`` on PATH."""
+    sandbox_max_seconds: float = Field(default=120.0, gt=0)
+    """The longest any sandboxed call may run."""
+    sandbox_max_memory_mb: int = Field(default=2048, gt=0)
+    """The most memory a sandboxed call's process tree may hold."""
+    sandbox_max_processes: int = Field(default=32, gt=0)
+    """The most processes a sandboxed call may have at once."""
+    sandbox_max_file_mb: int = Field(default=64, gt=0)
+    """The largest file a sandboxed call may write."""
+    sandbox_max_output_bytes: int = Field(default=1024 * 1024, gt=0)
+    """The most output a sandboxed call may print."""
+
+    @classmethod
+    def variables(cls) -> dict[str, str]:
+        """Each variable's name and what it does."""
+        return {PREFIX + name.upper(): field.description or "" for name, field in cls.model_fields.items()}
+
+
+def settings() -> Settings:
+    """The settings of this process's environment as it is now."""
+    return _parsed(tuple(os.environ.get(name) for name in _NAMES))
+
+
+_NAMES = tuple(PREFIX + name.upper() for name in Settings.model_fields)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(values: tuple[str | None, ...]) -> Settings:
+    given = {name: value for name, value in zip(Settings.model_fields, values, strict=True) if value not in (None, "")}
+    try:
+        return Settings.model_validate(given)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0])
+        raise ConfigError(
+            f"{PREFIX}{field.upper()}={given.get(field)!r}: {error['msg'].lower()}",
+            hint=f"fix or unset {PREFIX}{field.upper()} (docs/configuration.md lists each variable)",
+        ) from None
