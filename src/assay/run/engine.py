@@ -311,11 +311,14 @@ async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> Non
         batch, last_flush = [], time.monotonic()
 
     while True:
-        try:
-            item = await asyncio.wait_for(finished.get(), timeout=job.options.flush_seconds)
-        except TimeoutError:
-            await flush()
-            continue
+        try:  # what is already waiting is taken without a timer (one per item cost more than the write)
+            item = finished.get_nowait()
+        except asyncio.QueueEmpty:
+            try:
+                item = await asyncio.wait_for(finished.get(), timeout=job.options.flush_seconds)
+            except TimeoutError:
+                await flush()
+                continue
         if item is None:
             await flush()
             return

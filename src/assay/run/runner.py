@@ -117,7 +117,9 @@ def prepare(
     if target is not None and fields is not None:
         fields = set(fields) | supplied_fields(target)
     samples = report.rows_with_sample > 0
-    binding = RunBinding(definition, catalog, target, fields, has_tasks=bool(check_tasks(dataset)), samples=samples)
+    # Only rows with criteria are tasks: the scan saw every field, so most datasets are not read again.
+    has_tasks = "criteria" in report.fields_in_some_item and check_tasks(dataset)
+    binding = RunBinding(definition, catalog, target, fields, has_tasks=has_tasks, samples=samples)
     models = models.for_run() if models is not None else None  # the models this run uses, for its pre-flight
     criteria, generate = bind_run(binding, models)
     return PreparedRun(definition, dataset, report, criteria, models, generate, binding)
