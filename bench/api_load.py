@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import random
@@ -301,6 +302,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         ok &= run_on("SQLite", f"sqlite:///{folder}/load.db", args)
     if not args.sqlite_only:
+        if importlib.util.find_spec("psycopg") is None:
+            sys.exit("PostgreSQL needs its driver: pip install 'assay[postgres]' (or run with --sqlite-only)")
         name = f"assay_load_{uuid.uuid4().hex[:8]}"
         admin = sa.create_engine(args.postgres, isolation_level="AUTOCOMMIT")
         with admin.connect() as conn:

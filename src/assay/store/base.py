@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
+from assay.errors import ConfigError
 from assay.settings import settings
 from assay.store import values
 
@@ -147,7 +148,11 @@ def _engine_for(url: str) -> Engine:
     # and claims skip locked rows, so no other worker could take the run over: PostgreSQL ends such a
     # session once it has idled inside a transaction this long. Our transactions never wait on a person.
     options = f"-c idle_in_transaction_session_timeout={_idle_in_transaction_ms()}"
-    return sa.create_engine(url, pool_pre_ping=True, connect_args={"options": options}, **_JSON_CODEC)
+    try:
+        return sa.create_engine(url, pool_pre_ping=True, connect_args={"options": options}, **_JSON_CODEC)
+    except ModuleNotFoundError as exc:  # the URL names a driver this environment lacks
+        hint = "pip install 'assay[postgres]'" if url.startswith("postgres") else f"install {exc.name}"
+        raise ConfigError(f"the database driver for {url.split(':')[0]} is not installed", hint=hint) from None
 
 
 def _idle_in_transaction_ms() -> int:
