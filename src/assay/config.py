@@ -37,6 +37,8 @@ from assay.run.trace_sources import TRACE_SOURCES, selection_of
 from assay.simulate.runs import SimulationSettings, conversation_gen_settings
 from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig, parse_agents
+from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
+from assay.targets.tools import check_sources
 from assay.yamlfile import BoundedLoader
 
 CRITERION_KEYS = {
@@ -216,7 +218,7 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
         for e in evaluators
         if isinstance(e, dict) and e.get("local_uri")
     ]
-    target = _target(raw.get("target"), fail)
+    target = _target(raw.get("target"), fail, path.parent)
     if raw.get("simulation") is not None:
         if target is None:
             raise fail(
@@ -234,12 +236,13 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
 
 
 TARGET_SHAPES = (
-    "target must be {type: model, model: <name in models:>, sampling_params?, input_messages?} or "
+    "target must be {type: model, model: <name in models:>, sampling_params?, input_messages?, instructions?, "
+    "tools?: [{python: FILE} | {mcp: {command | url}}], max_tool_rounds?} or "
     "{type: agent, name: <name in agents:>, version?, input_messages?, tool_descriptions?}"
 )
 
 
-def _target(raw: Any, fail: Any) -> TargetSpec | None:
+def _target(raw: Any, fail: Any, base: Path) -> TargetSpec | None:
     if raw is None:
         return None
     kind = raw.get("type", "model") if isinstance(raw, dict) else None
@@ -264,11 +267,24 @@ def _target(raw: Any, fail: Any) -> TargetSpec | None:
             input_messages=messages,
             tool_descriptions=descriptions,
         )
+    rounds = clean.get("max_tool_rounds", DEFAULT_MAX_TOOL_ROUNDS)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise fail(raw, f"target.max_tool_rounds must be a positive whole number, got {rounds!r}")
+    instructions = clean.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise fail(raw, "target.instructions must be text: the agent's system prompt")
+    try:
+        tools = check_sources(clean["tools"], "target.tools", base) if clean.get("tools") is not None else []
+    except ConfigError as exc:
+        raise fail(raw, exc.message, hint=exc.hint) from None
     return TargetSpec(
         kind="model",
         model=str(clean["model"]),
         sampling_params=clean.get("sampling_params") or {},
         input_messages=messages,
+        instructions=instructions,
+        tools=tools,
+        max_tool_rounds=rounds,
     )
 
 

@@ -36,9 +36,26 @@ def models_from_file(
         section = safe_load(models_file.read_text(encoding="utf-8-sig"), str(models_file)) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{models_file}: cannot read models ({exc})") from None
-    models = parse_models(section.get("models", {} if "agents" in section else section), where=str(models_file))
+    sections = {"agents", "tools"} & set(section)
+    models = parse_models(section.get("models", {} if sections else section), where=str(models_file))
     agents = parse_agents(section.get("agents"), where=f"{models_file}: agents")
-    return ModelRegistry(models, agents=agents, cache=cache, cache_mode=cache_mode)
+    tool_sets = parse_tool_sets(section.get("tools"), models_file)
+    return ModelRegistry(models, agents=agents, cache=cache, cache_mode=cache_mode, tool_sets=tool_sets)
+
+
+def parse_tool_sets(section: Any, models_file: Path) -> dict[str, list[dict[str, Any]]]:
+    """``tools: {orders: [{python: tools.py}, {mcp: {url: ...}}]}``: the tool sets the operator lets
+    requests name, files and commands resolved beside the models file."""
+    from assay.targets.tools import check_sources
+
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{models_file}: tools: expected a mapping of tool set name to its sources")
+    return {
+        str(name): check_sources(sources, f"{models_file}: tools.{name}", models_file.parent)
+        for name, sources in section.items()
+    }
 
 
 def _require_sandbox_with_keys(store_has_keys: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assay.errors import ModelUnreachable
@@ -29,6 +29,7 @@ class ModelRegistry:
         default: str | None = None,
         agents: Iterable[Any] = (),
         budgets: Budgets = local_budget,
+        tool_sets: Mapping[str, list[dict[str, Any]]] | None = None,
     ) -> None:
         self.configs = {config.name: config for config in configs}
         self.budgets = budgets
@@ -41,6 +42,9 @@ class ModelRegistry:
         """The models looked up through this registry (a run's own view: ``for_run``)."""
         self.agents = list(agents)
         """Agents by name and version (``assay.targets.agents.AgentConfig``), for agent targets."""
+        self.tool_sets = dict(tool_sets or {})
+        """Tool sets by name, as the operator configured them (``tools:`` in the ``--models`` file):
+        the only tools a request over the API may give a model target."""
 
     def get(self, name: str | None) -> Model:
         name = name or self.default or "gpt-4.1-mini"
@@ -87,6 +91,7 @@ class ModelRegistry:
             default=self.default,
             agents=self.agents,
             budgets=self.budgets,
+            tool_sets=self.tool_sets,
         )
         return registry
 

@@ -31,6 +31,7 @@ from assay.synth.runs import (
     with_query,
 )
 from assay.targets import TargetSpec
+from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
 from assay.targets.retrieval import Lookup
 
 if TYPE_CHECKING:
@@ -221,6 +222,8 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
         return _retrieval(data_source, lookup)
     if kind == "completions":
         model, sampling = data_source.get("model"), data_source.get("sampling_params") or {}
+        tool_sets: list[str] = []
+        rounds = DEFAULT_MAX_TOOL_ROUNDS
     elif kind in ("azure_ai_target_completions", SIMULATION, RED_TEAM, *GENERATED):
         target = data_source.get("target") or {}
         if target.get("type") == "azure_ai_agent":
@@ -245,6 +248,7 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
                 "{type: azure_ai_agent, name, version?}"
             )
         model, sampling = target.get("model"), target.get("sampling_params") or {}
+        tool_sets, rounds = _tool_sets(target)
     else:
         return None
     if not isinstance(model, str) or not model:
@@ -252,7 +256,35 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
     messages = data_source.get("input_messages")
     if kind == SYNTHETIC:
         messages = with_query(messages)
-    return TargetSpec(kind="model", model=model, sampling_params=dict(sampling), input_messages=messages)
+    return TargetSpec(
+        kind="model",
+        model=model,
+        sampling_params=dict(sampling),
+        input_messages=messages,
+        tool_sets=tool_sets,
+        max_tool_rounds=rounds,
+    )
+
+
+def _tool_sets(target: dict[str, Any]) -> tuple[list[str], int]:
+    """A model target's tools over the API: the names of tool sets the operator configured. Code,
+    a module path, a command or a URL in a request is refused: they would run on the server."""
+    named = target.get("tools")
+    if named is None:
+        named = []
+    if not isinstance(named, list):
+        raise ConfigError("data_source.target.tools must be a list of tool set names")
+    for index, entry in enumerate(named):
+        if not isinstance(entry, str) or not entry:
+            raise ConfigError(
+                f"data_source.target.tools[{index}]: a request names a tool set the server configured",
+                hint="modules, commands, URLs and code are not taken over the API; the operator lists tool "
+                "sets under tools: in the server's --models file",
+            )
+    rounds = target.get("max_tool_rounds", DEFAULT_MAX_TOOL_ROUNDS)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ConfigError("data_source.target.max_tool_rounds must be a positive whole number")
+    return list(named), rounds
 
 
 def _retrieval(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec:

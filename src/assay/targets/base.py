@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from assay.errors import ConfigError, ItemError
 from assay.llm import Model, ModelError, ModelRegistry
 from assay.targets.agents import AgentTarget, find_agent
+from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS, loop_sample, run_loop
 from assay.targets.messages import InputMessages
 from assay.targets.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
+from assay.targets.tools import open_tools
 
 if TYPE_CHECKING:
     from assay.redteam.runs import RedTeamSettings
@@ -67,6 +69,13 @@ class TargetSpec:
     instructions: str | None = None
     """A model target's system prompt, sent before the item's messages: with ``sampling_params.tools``
     it makes the model a prompt agent (azd's ``.agent_configs``)."""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """A model target's tool sources (``assay.targets.tools``): with them it runs as an agent, its
+    tool calls executed and their results sent back until it answers."""
+    tool_sets: list[str] = field(default_factory=list)
+    """Tool sets the operator configured, by name: all a request over the API may give."""
+    max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
+    """The most rounds of tool calls one item's loop makes before it stops."""
 
     @property
     def supplied_fields(self) -> frozenset[str]:
@@ -100,13 +109,53 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
         )
     model = (models or ModelRegistry()).get(spec.model)
     model.check_credentials()
+    if spec.tools or spec.tool_sets:
+        configured = models.tool_sets if models is not None else {}
+        missing = [name for name in spec.tool_sets if name not in configured]
+        if missing:
+            raise ConfigError(
+                f"target.tools: no tool set {missing[0]!r} is configured here",
+                hint="the server's --models file names its tool sets under tools:",
+            )
+        named = [source for name in spec.tool_sets for source in configured[name]]
+        return AgentLoop(model, dataclasses.replace(spec, tools=[*spec.tools, *named]), inputs)
     return _model_target(model, spec.sampling_params, inputs, spec.instructions)
 
 
-def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages, instructions: str | None) -> Target:
+class AgentLoop:
+    """A model target with tools, run as an agent (``assay.targets.loop``); its tools' servers
+    are closed with the run."""
+
+    def __init__(self, model: Model, spec: TargetSpec, inputs: InputMessages) -> None:
+        self.model, self.inputs, self.instructions = model, inputs, spec.instructions
+        self.params = _sampling(spec.sampling_params)
+        self.tools = open_tools(spec.tools)
+        self.max_rounds = spec.max_tool_rounds
+
+    async def __call__(self, item: dict[str, Any]) -> dict[str, Any]:
+        messages = self.inputs.render(item)
+        if self.instructions:
+            messages = [{"role": "system", "content": self.instructions}, *messages]
+        started = time.perf_counter()
+        try:
+            trajectory = await run_loop(self.model, self.tools, messages, self.params, self.max_rounds)
+        except ModelError as exc:
+            return _failed(messages, str(exc), "target_error", started)
+        return loop_sample(trajectory, messages, started)
+
+    async def aclose(self) -> None:
+        await self.tools.aclose()
+
+
+def _sampling(sampling: dict[str, Any]) -> dict[str, Any]:
     params = dict(sampling)
     if "max_completion_tokens" in params:
         params["max_tokens"] = params.pop("max_completion_tokens")
+    return params
+
+
+def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages, instructions: str | None) -> Target:
+    params = _sampling(sampling)
     wants_json = (params.get("response_format") or {}).get("type") in ("json_object", "json_schema")
 
     async def generate(item: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,103 @@
+"""The tools of an MCP server, through the official ``mcp`` SDK: a server this process starts and
+talks to over stdio (``command``), or one already running over streamable HTTP (``url``).
+
+The SDK's transports are task-bound context managers, so one task owns the connection for the
+whole run (entered and left in that task) and the loop's calls go through its session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from assay.errors import ConfigError
+
+INSTALL_HINT = "pip install 'assay[mcp]'"
+
+
+class McpTool:
+    def __init__(self, server: McpTools, name: str, description: str, parameters: dict[str, Any]) -> None:
+        self.server = server
+        self.name = name
+        self.description = description
+        self.parameters = parameters
+
+    async def __call__(self, arguments: dict[str, Any]) -> str:
+        session = self.server.session
+        if session is None:
+            raise RuntimeError(f"the MCP server {self.server.where} is not connected")
+        result = await session.call_tool(self.name, arguments)
+        text = "\n".join(part.text for part in result.content if getattr(part, "type", None) == "text")
+        if not text and result.structured_content is not None:
+            import json
+
+            text = json.dumps(result.structured_content, ensure_ascii=False)
+        if result.is_error:
+            raise RuntimeError(text or "the tool failed")
+        return text
+
+
+class McpTools:
+    """One MCP server's tools, connected when the run first needs a tool, closed when it ends."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.where = " ".join(spec["command"]) if spec.get("command") else str(spec.get("url"))
+        self.session: Any = None
+        self._closing = asyncio.Event()
+        self._owner: asyncio.Task[None] | None = None
+
+    async def open(self) -> list[McpTool]:
+        try:
+            import mcp  # noqa: F401 - only to say what to install when it is missing
+        except ModuleNotFoundError:
+            raise ConfigError("MCP tools need the mcp SDK", hint=INSTALL_HINT) from None
+        listed: asyncio.Future[list[McpTool]] = asyncio.get_running_loop().create_future()
+        self._closing = asyncio.Event()
+        self._owner = asyncio.create_task(self._hold(listed))
+        return await listed
+
+    async def _hold(self, listed: asyncio.Future[list[McpTool]]) -> None:
+        from mcp import ClientSession
+
+        try:
+            async with self._transport() as streams, ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                tools = (await session.list_tools()).tools
+                self.session = session
+                listed.set_result(
+                    [McpTool(self, t.name, t.description or "", dict(t.input_schema or {})) for t in tools]
+                )
+                await self._closing.wait()
+        except Exception as exc:  # noqa: BLE001 - the run is told why, once, in its own words
+            if not listed.done():
+                listed.set_exception(ConfigError(f"the MCP server {self.where} could not be used: {exc}"))
+        finally:
+            self.session = None
+            if not listed.done():
+                listed.set_exception(ConfigError(f"the MCP server {self.where} closed before it listed its tools"))
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
+        if self.spec.get("command"):
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            command = list(self.spec["command"])
+            parameters = StdioServerParameters(command=command[0], args=command[1:], cwd=self.spec.get("cwd"))
+            async with stdio_client(parameters) as streams:
+                yield streams
+        else:
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with streamable_http_client(str(self.spec["url"])) as streams:
+                yield streams
+
+    async def aclose(self) -> None:
+        self._closing.set()
+        if self._owner is not None:
+            with contextlib.suppress(Exception):
+                await self._owner
+            self._owner = None

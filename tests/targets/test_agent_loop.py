@@ -1,0 +1,148 @@
+"""A model target with tools runs as an agent: a scripted model calls a tool until it sees the
+tool's result, then answers from it; the sample keeps every call and output, and a tool that
+raises is recorded and shown to the model. Tools come from a Python module and from MCP servers
+(one written with the official SDK, over stdio)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import assay
+
+TOOLS = '''
+from __future__ import annotations
+
+
+def lookup_order(order_id: str) -> str:
+    """Look an order up by its id."""
+    return f"order {order_id}: shipped on 2026-11-30"
+
+
+def refund(order_id: str, reason: str = "") -> dict:
+    """Refund an order."""
+    raise RuntimeError("refunds are closed today")
+
+
+def _helper(x: int) -> int:
+    return x
+'''
+MCP_SERVER = '''
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("orders")
+
+
+@server.tool()
+def lookup_order(order_id: str) -> str:
+    """Look an order up by its id."""
+    return f"order {order_id}: shipped on 2026-11-30"
+
+
+@server.tool()
+def refund(order_id: str, reason: str = "") -> str:
+    """Refund an order."""
+    raise ToolError("refunds are closed today")  # an error the server means its caller to read
+
+
+if __name__ == "__main__":
+    server.run()
+'''
+
+
+def call(name: str, arguments: dict, call_id: str) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def script(llm) -> None:
+    llm.reset()
+    llm.script(
+        rules=[  # the first rule whose text is anywhere in the request's messages answers it
+            {"match": "shipped on 2026-11-30", "reply": {"content": "Your order 42 shipped on 2026-11-30."}},
+            {"match": "refunds are closed today", "reply": {"content": "Sorry: refunds are closed today."}},
+            {"match": "Refund order 7", "reply": {"tool_calls": [call("refund", {"order_id": "7"}, "c_refund")]}},
+        ],
+        default={"tool_calls": [call("lookup_order", {"order_id": "42"}, "c_lookup")]},
+    )
+
+
+def write_project(tmp_path: Path, llm, tools: str) -> Path:
+    (tmp_path / "data.jsonl").write_text(
+        json.dumps({"query": "Where is order 42?"}) + "\n" + json.dumps({"query": "Refund order 7"}) + "\n"
+    )
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "name: agent\ndataset: {local_uri: data.jsonl}\n"
+        f"models:\n  bot: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n"
+        "target:\n  type: model\n  model: bot\n  instructions: You are the support agent of a small shop.\n"
+        f"  tools:\n{tools}  max_tool_rounds: 4\n"
+        "evaluators:\n"
+        "  - {type: string_check, name: dated, input: '{{sample.output_text}}', reference: '2026-11-30', operation: like}\n"
+    )
+    return config
+
+
+def samples(tmp_path: Path, stdout: str) -> dict[int, dict]:
+    run_id = stdout.split("run id: ")[1].split()[0]
+    lines = assay("results", run_id, home=tmp_path, check=True).stdout.splitlines()
+    return {item["datasource_item_id"]: item["sample"] for item in map(json.loads, lines)}
+
+
+def assert_trajectories(found: dict[int, dict]) -> None:
+    shipped, refused = found[0], found[1]
+    assert shipped["output_text"] == "Your order 42 shipped on 2026-11-30."
+    assert [i["type"] for i in shipped["output_items"]] == ["function_call", "function_call_output", "message"]
+    assert shipped["output_items"][0]["name"] == "lookup_order"
+    assert json.loads(shipped["output_items"][0]["arguments"]) == {"order_id": "42"}
+    assert shipped["output_items"][1] == {
+        "type": "function_call_output",
+        "call_id": "c_lookup",
+        "output": "order 42: shipped on 2026-11-30",
+    }
+    assert shipped["calls"] == 2 and shipped["usage"]["prompt_tokens"] > 0  # both model calls counted
+    failed = refused["output_items"][1]
+    assert failed["call_id"] == "c_refund" and "refunds are closed today" in failed["error"]
+    assert refused["output_text"] == "Sorry: refunds are closed today."  # the model saw the error
+
+
+def test_python_tools_are_executed_in_the_loop(tmp_path, llm):
+    script(llm)
+    (tmp_path / "tools.py").write_text(TOOLS)
+    config = write_project(tmp_path, llm, "    - python: tools.py\n")
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_trajectories(samples(tmp_path, done.stdout))
+    sent = llm.stats()["last"]
+    assert {t["function"]["name"] for t in sent["tools"]} == {"lookup_order", "refund"}  # not _helper
+    assert sent["messages"][0] == {"role": "system", "content": "You are the support agent of a small shop."}
+    lookup = next(t["function"] for t in sent["tools"] if t["function"]["name"] == "lookup_order")
+    assert lookup["parameters"]["required"] == ["order_id"] and lookup["description"] == "Look an order up by its id."
+
+
+def test_an_mcp_servers_tools_are_executed_in_the_loop(tmp_path, llm):
+    pytest.importorskip("mcp", reason="the mcp SDK is a dev dependency")
+    script(llm)
+    (tmp_path / "orders_server.py").write_text(MCP_SERVER)
+    config = write_project(tmp_path, llm, f"    - mcp: {{command: ['{sys.executable}', orders_server.py]}}\n")
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_trajectories(samples(tmp_path, done.stdout))
+
+
+@pytest.mark.parametrize(
+    ("tools", "message"),
+    [
+        ("    - python\n", "target.tools[0]: 'python' is not a tool source"),
+        ("    - {python: missing.py}\n", "target.tools[0].python: no file"),
+        ("    - {mcp: {command: python}}\n", "target.tools[0]"),
+        ("    - {shell: ls}\n", "target.tools[0]"),
+    ],
+)
+def test_a_tool_source_of_the_wrong_shape_names_the_entry(tmp_path, llm, tools, message):
+    config = write_project(tmp_path, llm, tools)
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode != 0 and message in done.stderr and "eval.yaml:" in done.stderr, done.stderr
