@@ -289,6 +289,59 @@ def to_dicts(messages: Iterable[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def to_chat(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """Chat-completions messages, the agent's tool calls and their results kept; a call without a
+    result (or a result without its call) is left out, as the API refuses either."""
+    messages = list(messages)
+    called = {c.id for m in messages for c in m.tool_calls if c.id}
+    answered = {r.tool_call_id for m in messages for r in m.tool_results if r.tool_call_id}
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        results = [r for r in message.tool_results if r.tool_call_id in called]
+        if message.role == "tool" or message.tool_results:
+            for result in results:
+                out.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": _as_text(result.result)})
+            continue
+        entry: dict[str, Any] = {"role": message.role, "content": message.text}
+        calls = [c for c in message.tool_calls if c.id in answered]
+        if message.role == "assistant" and calls:
+            entry["content"] = message.text or None
+            entry["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _as_text(c.arguments)}}
+                for c in calls
+            ]
+        elif not entry["content"]:
+            continue  # only calls nobody answered: nothing to send
+        out.append(entry)
+    return out
+
+
+def to_response_input(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """The Responses API's ``input``: messages, ``function_call`` and ``function_call_output`` items."""
+    out: list[dict[str, Any]] = []
+    for entry in to_chat(messages):
+        if entry["role"] == "tool":
+            out.append({"type": "function_call_output", "call_id": entry["tool_call_id"], "output": entry["content"]})
+            continue
+        if entry.get("content"):
+            out.append({"role": entry["role"], "content": entry["content"]})
+        for call in entry.get("tool_calls") or []:
+            function = call["function"]
+            out.append(
+                {
+                    "type": "function_call",
+                    "call_id": call["id"],
+                    "name": function["name"],
+                    "arguments": function["arguments"],
+                }
+            )
+    return out
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def turn_fields(query: list[Message], response: list[Message], tools: list[ToolDefinition]) -> dict[str, Any]:
     """The item fields of one turn, as a data source with its own row shape supplies them
     (stored responses, traces): ``query``, ``response``, ``messages``, ``tool_calls``, ``tool_definitions``."""

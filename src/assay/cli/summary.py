@@ -12,6 +12,7 @@ from rich.table import Table
 from assay.api.announce import server_for
 from assay.cli.common import counted, out, percent
 from assay.results import RunSummary
+from assay.results.records import RoleUsage
 
 
 def _interval(bounds: list[float] | None) -> str:
@@ -114,10 +115,12 @@ def print_target_stats(stats: TargetStats) -> None:
 
 
 def print_usage(summary: RunSummary) -> None:
-    """One line per model: calls made, answers from the cache, tokens, cost when priced."""
-    for usage in summary.per_model_usage:
+    """One line per role and model (the target, a simulated user, an attacker, the judges): calls
+    made, answers from the cache, tokens, cost when priced."""
+    for usage in summary.per_role_usage or summary.per_model_usage:
         cost = "" if usage.cost_usd is None else f", ${usage.cost_usd:.4f}"
+        role = f"{usage.role.replace('_', ' ')} " if isinstance(usage, RoleUsage) else ""
         out.print(
-            f"model {usage.model_name}: {usage.invocation_count} calls, {usage.cache_hits} cached, "
+            f"{role}model {usage.model_name}: {usage.invocation_count} calls, {usage.cache_hits} cached, "
             f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens{cost}"
         )

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay.errors import ItemError
-from assay.llm import Completion, Model, ModelError
+from assay.llm import Model, ModelError
 from assay.llm.structured import ask_structured
+from assay.llm.tally import UsageTally
 from assay.redteam.converters import CONVERTERS, indirect_document
 from assay.redteam.risks import RISKS
 from assay.redteam.strategies import Technique
@@ -70,43 +71,6 @@ DEFAULT_TURNS = {"multi_turn": 5, "crescendo": 10}
 
 
 @dataclass
-class Usage:
-    """Calls and tokens of one model across an attack."""
-
-    model: str | None = None
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def add_completion(self, completion: Completion) -> None:
-        self.model = completion.model or self.model
-        self.cache_hits += completion.cached
-        self.calls += not completion.cached
-        self.prompt_tokens += completion.usage.prompt_tokens
-        self.completion_tokens += completion.usage.completion_tokens
-
-    def add_sample(self, sample: dict[str, Any]) -> None:
-        usage: dict[str, Any] = sample["usage"] if isinstance(sample.get("usage"), dict) else {}
-        self.model = str(sample.get("model") or sample.get("agent") or self.model or "") or None
-        cached = bool(sample.get("cached"))
-        self.cache_hits += cached
-        self.calls += not cached
-        self.prompt_tokens += int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
-        self.completion_tokens += int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.prompt_tokens + self.completion_tokens,
-        }
-
-
-@dataclass
 class Record:
     """What one attack did: the conversation the target saw, and what was rolled back."""
 
@@ -116,8 +80,8 @@ class Record:
     ended: str = "single_turn"
     """``single_turn``, ``objective_achieved`` (the attacker's view), ``max_turns`` or ``target_error``."""
     error: dict[str, str] | None = None
-    attacker: Usage = field(default_factory=Usage)
-    target: Usage = field(default_factory=Usage)
+    attacker: UsageTally = field(default_factory=UsageTally)
+    target: UsageTally = field(default_factory=UsageTally)
 
 
 @dataclass(frozen=True)
@@ -169,13 +133,9 @@ class RedTeamTarget:
         return original, record
 
     async def _send(self, record: Record) -> bool:
-        """The conversation so far to the target; its reply appended. False when the target failed."""
-        visible = [
-            {"role": m["role"], "content": m.get("content") or ""}
-            for m in record.messages
-            if m["role"] in ("user", "assistant") and m.get("content")
-        ]
-        sample = await self.target({"messages": visible})
+        """The conversation so far to the target, its own tool calls and their results included;
+        its reply appended. False when the target failed."""
+        sample = await self.target({"messages": list(record.messages)})
         if sample.get("error"):
             error = sample["error"]
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
@@ -326,6 +286,7 @@ class RedTeamTarget:
             "calls": record.target.calls,
             "cache_hits": record.target.cache_hits,
             "attacker_usage": record.attacker.as_dict(),
+            "usage_by_role": [record.attacker.as_role("attacker")] if record.attacker.model else [],
             "error": record.error,
             "item_fields": fields,
         }

@@ -98,6 +98,13 @@ class ModelUsage(BaseModel):
     """From the model's price table, when the config gives one."""
 
 
+class RoleUsage(ModelUsage):
+    """One role's calls to one model: ``target`` (what is evaluated), ``judge``, ``simulated_user``,
+    ``attacker``."""
+
+    role: str
+
+
 class SimulationSummary(BaseModel):
     """With a ``builtin.simulator_fidelity`` criterion: whom each simulated conversation's outcome
     is to be put on."""
@@ -128,6 +135,8 @@ class RunSummary(BaseModel):
     result_counts: ResultCounts = Field(default_factory=ResultCounts)
     per_testing_criteria_results: list[CriterionSummary] = Field(default_factory=list)
     per_model_usage: list[ModelUsage] = Field(default_factory=list)
+    per_role_usage: list[RoleUsage] = Field(default_factory=list)
+    """The same calls by who made them: the target, the judges, a simulated user, an attacker."""
     simulation: SimulationSummary | None = None
     red_team: dict[str, Any] | None = None
     """A red-team run's scorecard (``assay.redteam.scorecard``)."""

@@ -322,7 +322,7 @@ def summarize(
     if any(isinstance(c, AttackCriterion) for c in criteria):
         add_red_team(summary, store, run_id)
     prices = {c.model: c.price for c in (models.configs.values() if models else []) if c.price}
-    for usage in summary.per_model_usage:
+    for usage in [*summary.per_model_usage, *summary.per_role_usage]:
         price = prices.get(usage.model_name)
         if price is not None:
             usage.cost_usd = (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6

@@ -3,7 +3,8 @@
 reply (its tool calls and their results included).
 
 The target is any assay target (a model, an agent on the Responses or invocations protocol, a
-Python callable), called with the conversation's text so far as ``messages``. The record keeps
+Python callable), called with the whole conversation so far as ``messages`` (its tool calls and
+their results included); the simulated user is shown only the text. The record keeps
 everything the target did; ``termination_reason`` says how it ended: ``user_stop``, ``max_turns``,
 ``target_error`` or ``simulator_error`` (the turns so far are kept in each case).
 """
@@ -14,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from assay.llm.tally import UsageTally
 from assay.simulate.user import SimulatedUser, SimulatorError
 from assay.targets import Target
 
@@ -27,6 +29,8 @@ class Conversation:
     termination_reason: Termination = "max_turns"
     turns: int = 0
     error: dict[str, str] | None = None
+    agent_usage: UsageTally = field(default_factory=UsageTally)
+    """Every call the target made over the conversation."""
 
 
 async def simulate(user: SimulatedUser, target: Target, max_turns: int) -> Conversation:
@@ -45,7 +49,10 @@ async def simulate(user: SimulatedUser, target: Target, max_turns: int) -> Conve
         conversation.messages.append({"role": "user", "content": said.text})
         transcript.append({"role": "user", "content": said.text})
         conversation.turns = turn + 1
-        sample = await target({"messages": list(transcript)})
+        # The agent gets its whole conversation so far, its own tool calls and their results
+        # included; the simulated user sees only the text, as a person would.
+        sample = await target({"messages": list(conversation.messages)})
+        conversation.agent_usage.add_sample(sample)
         if sample.get("error"):
             error = sample["error"]
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)

@@ -259,8 +259,15 @@ class SimulationTarget:
         }
         if self.tool_definitions:
             fields["tool_definitions"] = self.tool_definitions
+        agent = conversation.agent_usage
         return {
             "output_text": last,
+            # The agent's calls are the target's; the simulated user's are its own role's.
+            "model": agent.model,
+            "usage": {"prompt_tokens": agent.prompt_tokens, "completion_tokens": agent.completion_tokens},
+            "calls": agent.calls,
+            "cache_hits": agent.cache_hits,
+            "usage_by_role": [user.usage.as_role("simulated_user")] if user.usage.model else [],
             "termination_reason": conversation.termination_reason,
             "turns": conversation.turns,
             "simulation_seed": item.get("simulation_seed"),

@@ -9,12 +9,13 @@ back to reading plain text, where the stop token ends the conversation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from assay.errors import ItemError
 from assay.llm import Model, ModelError
 from assay.llm.structured import ask_structured
+from assay.llm.tally import UsageTally
 
 STOP = "###STOP###"
 SCHEMA: dict[str, Any] = {
@@ -57,6 +58,8 @@ class SimulatedUser:
     desired_turns: int | None = None
     sampling: dict[str, Any] | None = None
     seed: int | None = None
+    usage: UsageTally = field(default_factory=UsageTally)
+    """Every call this user's model made."""
 
     def prompt(self, transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
         pacing = (
@@ -86,6 +89,7 @@ class SimulatedUser:
             )
         except ModelError as exc:
             raise SimulatorError(f"the simulated user's model failed: {exc}") from None
+        self.usage.add_completion(completion)
         if answer is not None and isinstance(answer.get("message"), str):
             text = answer["message"].strip()
             done = answer.get("done") is True or STOP in text

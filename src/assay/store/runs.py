@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from assay.errors import NotFoundError, UserError
 from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
+from assay.results.records import RoleUsage
 from assay.stats import t_interval_from_moments, wilson
 from assay.store import tables as t
 from assay.store.base import DEFAULT_PROJECT, StoreBase, lease_seconds, new_id, now
@@ -188,6 +189,7 @@ class RunsStore(StoreBase):
                 return False
             self._insert_new(conn, t.output_items, item_rows)
             self._insert_new(conn, t.results, result_rows)
+            self._insert_new(conn, t.item_usage, [row for item in items for row in _role_usage(run_id, item)])
         return True
 
     def done_item_ids(self, run_id: str) -> set[int]:
@@ -198,7 +200,7 @@ class RunsStore(StoreBase):
     def delete_output_items(self, run_id: str, item_ids: Sequence[int]) -> None:
         """Forget some items so a resumed run evaluates them again (``--retry-errors``)."""
         with self.engine.begin() as conn:
-            for table in (t.results, t.output_items):
+            for table in (t.results, t.item_usage, t.output_items):
                 for start in range(0, len(item_ids), 500):
                     chunk = list(item_ids[start : start + 500])
                     conn.execute(table.delete().where(table.c.run_id == run_id, table.c.datasource_item_id.in_(chunk)))
@@ -338,10 +340,12 @@ class RunsStore(StoreBase):
                 summary.mean_score = total / n
                 spread = t_interval_from_moments(n, total, square_sum)
                 summary.mean_score_ci = list(spread) if spread else None
+        per_model, per_role = self._usage(run_id)
         return RunSummary(
             result_counts=counts,
             per_testing_criteria_results=list(summaries.values()),
-            per_model_usage=self._model_usage(run_id),
+            per_model_usage=per_model,
+            per_role_usage=per_role,
             score_steps=self.score_steps(run_id),
         )
 
@@ -362,11 +366,13 @@ class RunsStore(StoreBase):
                 steps.setdefault(criterion, []).append((float(thousandths) / 1000, int(count)))
         return steps
 
-    def _model_usage(self, run_id: str) -> list[ModelUsage]:
-        """Judges' calls (per result) and targets' calls (per output item), summed per model."""
-        res, out = t.results.c, t.output_items.c
+    def _usage(self, run_id: str) -> tuple[list[ModelUsage], list[RoleUsage]]:
+        """Every call the run made, per model and per role: judges' (per result), targets' (per
+        output item) and the other roles' (``item_usage``: a simulated user, an attacker)."""
+        res, out, extra = t.results.c, t.output_items.c, t.item_usage.c
         judged = (
             sa.select(
+                sa.literal("judge"),
                 res.model,
                 sa.func.sum(res.calls),
                 sa.func.sum(res.cache_hits),
@@ -379,6 +385,7 @@ class RunsStore(StoreBase):
         )
         generated = (
             sa.select(
+                sa.literal("target"),
                 out.target_model,
                 sa.func.sum(out.target_calls),
                 sa.func.sum(out.target_cache_hits),
@@ -389,24 +396,40 @@ class RunsStore(StoreBase):
             .where(out.run_id == run_id, out.target_model.is_not(None))
             .group_by(out.target_model)
         )
-        totals: dict[str, list[int]] = {}
-        with self.engine.connect() as conn:
-            for query in (judged, generated):
-                for model, *counts in conn.execute(query).all():
-                    current = totals.setdefault(model, [0] * 5)
-                    totals[model] = [a + int(b or 0) for a, b in zip(current, counts, strict=True)]
-        return [
-            ModelUsage(
-                model_name=model,
-                invocation_count=calls,
-                cache_hits=hits,
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                total_tokens=prompt + completion,
-                cached_tokens=cached,
+        others = (
+            sa.select(
+                extra.role,
+                extra.model,
+                sa.func.sum(extra.calls),
+                sa.func.sum(extra.cache_hits),
+                sa.func.sum(extra.prompt_tokens),
+                sa.func.sum(extra.completion_tokens),
+                sa.literal(0),
             )
-            for model, (calls, hits, prompt, completion, cached) in sorted(totals.items())
+            .where(extra.run_id == run_id)
+            .group_by(extra.role, extra.model)
+        )
+        by_role: dict[tuple[str, str], list[int]] = {}
+        with self.engine.connect() as conn:
+            for query in (judged, generated, others):
+                for role, model, *counts in conn.execute(query).all():
+                    current = by_role.setdefault((role, model), [0] * 5)
+                    by_role[(role, model)] = [a + int(b or 0) for a, b in zip(current, counts, strict=True)]
+        by_model: dict[str, list[int]] = {}
+        for (_, model), counts in by_role.items():
+            current = by_model.setdefault(model, [0] * 5)
+            by_model[model] = [a + b for a, b in zip(current, counts, strict=True)]
+        per_model = [
+            ModelUsage(model_name=model, **_usage_fields(counts)) for model, counts in sorted(by_model.items())
         ]
+        per_role = [
+            RoleUsage(role=role, model_name=model, **_usage_fields(counts))
+            for (role, model), counts in sorted(
+                by_role.items(),
+                key=lambda entry: (ROLES.index(entry[0][0]) if entry[0][0] in ROLES else len(ROLES), entry[0]),
+            )
+        ]
+        return per_model, per_role
 
 
 def _target_columns(item: OutputItem) -> dict[str, Any]:
@@ -433,6 +456,53 @@ def _target_columns(item: OutputItem) -> dict[str, Any]:
         "target_prompt_tokens": int(usage.get("prompt_tokens") or 0),
         "target_completion_tokens": int(usage.get("completion_tokens") or 0),
     }
+
+
+ROLES = ("target", "simulated_user", "attacker", "judge")
+
+
+def _role_order(role: str) -> int:
+    return ROLES.index(role) if role in ROLES else len(ROLES)
+
+
+def _usage_fields(counts: list[int]) -> dict[str, int]:
+    calls, hits, prompt, completion, cached = counts
+    return {
+        "invocation_count": calls,
+        "cache_hits": hits,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "cached_tokens": cached,
+    }
+
+
+def _role_usage(run_id: str, item: OutputItem) -> list[dict[str, Any]]:
+    """The sample's ``usage_by_role``: what the roles beside the target cost (a simulated user, an attacker)."""
+    entries = (item.sample or {}).get("usage_by_role")
+    if not isinstance(entries, list):
+        return []
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get("model") or not entry.get("role"):
+            continue
+        key = (str(entry["role"]), str(entry["model"]))
+        row = rows.setdefault(
+            key,
+            {
+                "run_id": run_id,
+                "datasource_item_id": item.datasource_item_id,
+                "role": key[0],
+                "model": key[1],
+                **dict.fromkeys(ROLE_COUNTS, 0),
+            },
+        )
+        for name in ROLE_COUNTS:
+            row[name] += int(entry.get(name) or 0)
+    return list(rows.values())
+
+
+ROLE_COUNTS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens")
 
 
 def _usage_columns(result: Result) -> dict[str, Any]:

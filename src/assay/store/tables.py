@@ -147,6 +147,20 @@ results = sa.Table(
     sa.Column("cached_tokens", sa.Integer, nullable=False, server_default="0"),
 )
 
+# Calls an item cost besides its target's and its judges' (a simulated user's, an attacker's).
+item_usage = sa.Table(
+    "item_usage",
+    metadata,
+    sa.Column("run_id", StoreText(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("datasource_item_id", sa.Integer, primary_key=True),
+    sa.Column("role", StoreText(32), primary_key=True),
+    sa.Column("model", StoreText(256, clip=True), primary_key=True),
+    sa.Column("calls", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("cache_hits", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("prompt_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("completion_tokens", sa.Integer, nullable=False, server_default="0"),
+)
+
 evaluators = sa.Table(
     "evaluators",
     metadata,

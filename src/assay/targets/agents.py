@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.errors import ConfigError, ItemError, invalid_settings
 from assay.mapping import Template
-from assay.messages import normalize_tool_definitions
+from assay.messages import normalize_tool_definitions, to_response_input
 from assay.targets.messages import InputMessages
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class AgentTarget:
                 output_items: list[Any] = reply["output"] if isinstance(reply.get("output"), list) else []
                 text = str(reply.get("output_text") or reply.get("message") or "")
             else:
-                sent = self.inputs.render(item)
+                sent = to_response_input(self.inputs.render_messages(item))
                 reply = await _post(self._client(), "/responses", {"model": agent.name, "input": sent})
                 output_items = list(reply.get("output") or [])
                 text = "".join(

@@ -108,7 +108,7 @@ def loop_sample(trajectory: Trajectory, messages: list[dict[str, Any]], started:
         "model": last.model,
         "finish_reason": trajectory.stopped or last.finish_reason,
         "usage": trajectory.usage,
-        "calls": trajectory.calls,
+        "calls": trajectory.calls - trajectory.cache_hits,  # made; the cache answered the rest
         "cache_hits": trajectory.cache_hits,
         "latency_ms": round((time.perf_counter() - started) * 1000, 1),
         "cached": trajectory.calls == trajectory.cache_hits,

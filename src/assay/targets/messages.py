@@ -13,7 +13,7 @@ from typing import Any
 
 from assay.errors import ConfigError, ItemError
 from assay.mapping import Template, parse_path
-from assay.messages import MessageFormatError, normalize, split_turn
+from assay.messages import Message, MessageFormatError, normalize, split_turn, to_chat
 
 
 class InputMessages:
@@ -34,6 +34,10 @@ class InputMessages:
             )
 
     def render(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+        """Chat-completions messages, the conversation's tool calls and results kept."""
+        return to_chat(self.render_messages(item))
+
+    def render_messages(self, item: dict[str, Any]) -> list[Message]:
         if self.template is not None:
             raw = self.template.render(item, None)
         elif self.reference is not None:
@@ -44,15 +48,20 @@ class InputMessages:
             raw = item["query"]
         else:
             raise ItemError("the item has neither messages nor query to send; give the run input_messages")
-        return render_input_messages(raw)
+        return input_messages(raw)
 
 
-def render_input_messages(raw: Any) -> list[dict[str, Any]]:
-    """Chat-completions messages; a conversation that ends with the agent is cut after its last user turn."""
+def input_messages(raw: Any) -> list[Message]:
+    """The messages to send; a conversation that ends with the agent is cut after its last user turn."""
     try:
         messages = normalize(raw, where="input_messages")
     except MessageFormatError as exc:
         raise ItemError(str(exc)) from None
     if messages and messages[-1].role == "assistant":
         messages, _ = split_turn(messages)
-    return [{"role": m.role, "content": m.text} for m in messages if m.role != "tool"]
+    return messages
+
+
+def render_input_messages(raw: Any) -> list[dict[str, Any]]:
+    """Chat-completions messages (``input_messages`` then ``to_chat``)."""
+    return to_chat(input_messages(raw))
