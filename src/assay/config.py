@@ -34,6 +34,7 @@ from assay.run.criteria import GRADER_FIELDS
 from assay.run.repeats import check_repeats
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of
+from assay.run.trials import split_repeats
 from assay.simulate.runs import SimulationSettings, conversation_gen_settings
 from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig, parse_agents
@@ -195,7 +196,8 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     criteria = [_criterion(entry, _at(fail, lines[index]), index) for index, entry in enumerate(evaluators)]
     schema = raw.get("item_schema")
     try:
-        repeats = check_repeats(raw.get("repeats", options.get("repeats")), "repeats")
+        judge_repeats, trials = split_repeats(_strip_lines(raw.get("repeats", options.get("repeats"))), "repeats")
+        repeats = check_repeats(judge_repeats, "repeats")
         cluster_by = raw.get("cluster_by", options.get("cluster_by"))
         cluster_by = check_cluster_by(cluster_by, "cluster_by") if cluster_by is not None else None
     except ConfigError as exc:
@@ -206,6 +208,7 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
         item_schema=_strip_lines(schema) if schema is not None else None,
         evaluation_level=level,
         repeats=repeats,
+        trials=trials,
         cluster_by=cluster_by,
     )
     clean_options = _strip_lines(options)

@@ -115,7 +115,7 @@ def run_criteria(
     # Its items and evaluators may be Python objects: the request records where the items came
     # from, and only this process can finish the run (no inputs are stored for a worker).
     source = {"type": "jsonl", "source": {"type": "file_path", "path": str(dataset.path or dataset.name)}}
-    request = RunRequest(data_source=source, settings=RunSettings(evaluation_level=definition.evaluation_level))
+    request = RunRequest(data_source=source, settings=RunSettings.of(definition))
     own_store = store is None
     store = store or Store()
     try:

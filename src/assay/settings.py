@@ -40,10 +40,10 @@ class Settings(BaseModel):
     """The largest JSON request body the server reads."""
     otlp_max_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     """The largest OTLP trace export the server reads, decompressed."""
-    rate_runs_per_minute: float = Field(default=60.0, gt=0)
-    """Runs one caller may create per minute (a burst of as many)."""
-    rate_uploads_per_minute: float = Field(default=120.0, gt=0)
-    """Uploads one caller may make per minute."""
+    rate_runs_per_minute: float = Field(default=60.0, ge=0)
+    """Runs one caller may create per minute (a burst of as many); 0: no limit."""
+    rate_uploads_per_minute: float = Field(default=120.0, ge=0)
+    """Uploads one caller may make per minute; 0: no limit."""
     sandbox: Literal["auto", "require"] = "auto"
     """``require``: refuse untrusted code when bubblewrap is missing (``assay serve`` with keys sets it)."""
     sandbox_cgroup: Literal["auto", "off"] = "auto"

@@ -73,7 +73,8 @@ def test_scan_prints_the_scorecard_and_writes_scan_json_and_sarif(scan_home, llm
 
     again = scan(scan_home)  # the same scan again: every call from the cache
     assert again.returncode == 0, again.stderr
-    assert "model m: 0 calls, 27 cached" in again.stdout
+    for role in ("target", "attacker", "judge"):  # 27 calls, each answered by the cache
+        assert f"{role} model m: 0 calls, 9 cached" in again.stdout
 
 
 def test_estimate_calls_nothing(scan_home, llm):

@@ -29,7 +29,10 @@ def test_the_agent_gets_its_whole_history_and_every_call_is_counted(tmp_path, ll
             {"match": HISTORY, "reply": {"content": "It arrives on 2026-12-03."}},
             {"match": "AGENT: Your order 42 shipped", "reply": user_says("When will it arrive?")},
             {"match": "shipped on 2026-11-30", "reply": {"content": "Your order 42 shipped on 2026-11-30."}},
-            {"match": "support agent of a small shop", "reply": {"tool_calls": [call("lookup_order", {"order_id": "42"}, "c_lookup")]}},
+            {
+                "match": "support agent of a small shop",
+                "reply": {"tool_calls": [call("lookup_order", {"order_id": "42"}, "c_lookup")]},
+            },
         ],
         default=user_says("Where is order 42?"),
     )

@@ -6,7 +6,9 @@ the same under ``/openai/deployments/<name>/chat/completions`` for Azure clients
 OpenAI streams them. Tests control it over HTTP:
 
 - ``POST /_script`` with ``{"rules": [...], "default": {...}, "faults": {...}, "latency_ms": N}``:
-  a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages contain ``text``;
+  a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages contain ``text``
+  (with ``"chance": p`` and ``"otherwise": {...}`` it answers ``reply`` to a share p of requests,
+  decided by a hash of the request: the same request always gets the same answer);
   a reply is ``{"content": "..."}``, ``{"tool_calls": [...]}``, ``{"status": 500}``,
   ``{"status": 429, "retry_after": 1, "code": "rate_limit_exceeded"}``, ``{"drop": true}`` or
   ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends).
@@ -23,6 +25,7 @@ OpenAI streams them. Tests control it over HTTP:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import random
 import sys
@@ -86,6 +89,9 @@ class State:
                 if rule.get("match", "") in text and rule.get("times", 1) != 0:
                     if "times" in rule:  # a rule with "times": N answers N requests, then stands aside
                         rule["times"] -= 1
+                    if "chance" in rule:  # {"chance": p, "reply": ..., "otherwise": ...}: decided by the request
+                        roll = int(hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8], 16)
+                        return dict(rule["reply"] if roll / 0xFFFFFFFF < rule["chance"] else rule["otherwise"])
                     return dict(rule["reply"])
         return dict(self.script.get("default") or {"content": '{"reason": "default reply", "score": 3}'})
 

@@ -22,6 +22,7 @@ from assay.run.request import RunRequest, RunSettings
 from assay.run.sources import WRITTEN_AT_START, check_data_source, dataset_for, lookup_in, target_for
 from assay.run.targets import build_run_target
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
+from assay.run.trials import split_repeats
 from assay.targets import TargetSpec
 
 router = APIRouter()
@@ -53,8 +54,9 @@ def queue_run(
     if level not in ("turn", "conversation"):
         raise ConfigError("evaluation_level must be 'turn' or 'conversation'")
     settings = RunSettings(evaluation_level=level, cache=fields.cache_mode(metadata), **(extra or {}))
-    if body.get("repeats") is not None:  # an assay extension: each judge scores each item K times
-        settings.repeats = check_repeats(body["repeats"], "repeats")
+    if body.get("repeats") is not None:  # an assay extension: {judge: J, target: K} or the judge's J
+        judge, settings.trials = split_repeats(body["repeats"], "repeats")
+        settings.repeats = check_repeats(judge, "repeats")
     if body.get("cluster_by") is not None:  # an assay extension: intervals over clusters of items
         settings.cluster_by = check_cluster_by(body["cluster_by"], "cluster_by")
     if data_source["type"] in TRACE_SOURCES:
@@ -79,6 +81,8 @@ def queue_run(
         schema = config.get("item_schema") if config.get("type") == "custom" and not _simulated(spec) else None
         scan(dataset, ItemSchema(schema)).raise_if_invalid()
     check_eval(ctx, owner, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
+    if settings.trials > 1 and spec is None:
+        raise ConfigError("repeats.target runs the target several times per item: this data source has no target")
     if spec is not None:
         build_run_target(spec, ctx.models())  # the model must exist (and have credentials) before the run is queued
         if spec.simulation is not None and spec.simulation.warnings:

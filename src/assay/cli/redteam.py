@@ -130,7 +130,7 @@ def scan_command(
     definition = EvalDefinition(f"redteam {target_model or agent}", _criteria(attacked, judge))
     dataset = Dataset.from_content([{"item": row} for row in rows], name="attacks")
     # The attacks planned here are this process's: it alone finishes the run (no inputs stored).
-    request = RunRequest(data_source=data_source, settings=RunSettings(cache=cache_mode))
+    request = RunRequest(data_source=data_source, settings=RunSettings.of(definition, cache=cache_mode))
     prepared = prepare_request(request, definition, store, catalog(store), models, target=spec, dataset=dataset)
     if estimate:
         _print_estimate(rows, settings)

@@ -51,6 +51,12 @@ def parse_fail_on(value: str | None) -> float | None:
 )
 @click.option("--estimate", is_flag=True, help="Print the calls, tokens and cost the run would need; call nothing.")
 @click.option("--repeats", type=click.IntRange(1, 50), help="Judge each item K times (eval.yaml repeats:).")
+@click.option(
+    "--repeats-target",
+    "trials",
+    type=click.IntRange(1, 50),
+    help="Run the target K times per item, each trial judged: pass@k, pass^k (repeats: {target: K}).",
+)
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the first N items: a quick look first.")
 @executor_options
 def run_command(
@@ -62,6 +68,7 @@ def run_command(
     cache_mode: CacheMode | None,
     estimate: bool,
     repeats: int | None,
+    trials: int | None,
     limit: int | None,
     executor: str,
     ray_address: str | None,
@@ -78,7 +85,7 @@ def run_command(
     from assay.run.estimate import estimate as estimate_run
     from assay.run.from_config import config_request, prepare_config
     from assay.run.request import start_request
-    from assay.run.runner import summarize
+    from assay.run.runner import summary_of
     from assay.simulate.datasets import save_conversations
 
     gate = parse_fail_on(fail_on)
@@ -86,6 +93,8 @@ def run_command(
     config = load_eval_config(eval_yaml)
     if repeats is not None:
         config.definition.repeats = repeats
+    if trials is not None:
+        config.definition.trials = trials
     store = open_store()
     resumed = store.get_run(store.run_id_for(resume_id)) if resume_id else None
     # A resumed run keeps the cache mode it started with unless told otherwise.
@@ -109,7 +118,7 @@ def run_command(
             store.delete_output_items(run["id"], errored)
     else:
         run = start_request(prepared, store, request)
-    total = prepared.report.rows
+    total = prepared.total
     done = len(store.done_item_ids(run["id"]))
     options = RunOptions(
         concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)), executor=run_executor
@@ -135,7 +144,7 @@ def run_command(
             progress.advance(task)
 
         def mark_canceled() -> None:
-            summary = summarize(store, run["id"], prepared.criteria, prepared.models, prepared.definition.cluster_by)
+            summary = summary_of(store, run["id"], prepared)
             store.update_run(run["id"], status="canceled", summary=summary.model_dump())
 
         try:
@@ -237,14 +246,14 @@ def finish_with_progress(
     and exits 130."""
     from assay.cli.interrupt import interruptible
     from assay.run import RunOptions, finish_run
-    from assay.run.runner import summarize
+    from assay.run.runner import summary_of
 
     done = len(store.done_item_ids(run["id"]))
     with progress_bar() as progress:
-        task = progress.add_task(label, total=prepared.report.rows, completed=done, resumed=done)
+        task = progress.add_task(label, total=prepared.total, completed=done, resumed=done)
 
         def mark_canceled() -> None:
-            summary = summarize(store, run["id"], prepared.criteria, prepared.models, prepared.definition.cluster_by)
+            summary = summary_of(store, run["id"], prepared)
             store.update_run(run["id"], status="canceled", summary=summary.model_dump())
 
         try:

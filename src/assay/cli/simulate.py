@@ -91,7 +91,9 @@ def simulate_command(
         spec = TargetSpec(kind="model", model=target_model, simulation=settings)
     definition = _definition(scenarios, evaluators, judge or user_model)
     # Stored whole (the scenarios file, the models, the target): a worker can finish it too.
-    request = RunRequest.for_file(scenarios, RunInputs.of_registry(models, spec), RunSettings(cache=cache_mode))
+    request = RunRequest.for_file(
+        scenarios, RunInputs.of_registry(models, spec), RunSettings.of(definition, cache=cache_mode)
+    )
     prepared = prepare_request(request, definition, store, catalog(store), None)
     total = prepared.report.rows
     if estimate:

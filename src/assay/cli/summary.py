@@ -12,7 +12,7 @@ from rich.table import Table
 from assay.api.announce import server_for
 from assay.cli.common import counted, out, percent
 from assay.results import RunSummary
-from assay.results.records import RoleUsage
+from assay.results.records import RoleUsage, TrialSummary
 
 
 def _interval(bounds: list[float] | None) -> str:
@@ -68,6 +68,8 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
             f"(0–1; {scores})",
             soft_wrap=True,
         )
+    if summary.trials is not None:
+        print_trials(summary.trials)
     print_usage(summary)
     out.print(f"run id: [bold]{run['id']}[/]")
     out.print(f"store: {store_url}")
@@ -112,6 +114,20 @@ def print_target_stats(stats: TargetStats) -> None:
     out.print(f"target: {len(values)} samples, {failed} failed; latency {marks}, max {max(values):,.0f} ms")
     for message, count in sorted(stats.errors.items(), key=lambda e: -e[1])[:3]:
         out.print(f"  [yellow]{count}×[/] {message}", soft_wrap=True)
+
+
+def print_trials(trials: TrialSummary) -> None:
+    """Per criterion, over each item's trials: pass@k (any of k passed) and pass^k (all k did)."""
+    k = trials.trials
+    out.print(f"target trials: {k} per item (pass@{k}: any of {k} passed; pass^{k}: all {k} did, τ-bench)")
+    for c in trials.per_testing_criteria:
+        at, hat = c.pass_at_k.get(k), c.pass_hat_k.get(k)
+        out.print(
+            f"  {c.testing_criteria}: pass@{k} {percent(at)} {_interval(c.pass_at_k_ci)} · "
+            f"pass^{k} {percent(hat)} {_interval(c.pass_hat_k_ci)} · pass@1 {percent(c.pass_at_k.get(1))} "
+            f"over {c.items} items",
+            soft_wrap=True,
+        )
 
 
 def print_usage(summary: RunSummary) -> None:

@@ -14,7 +14,6 @@ from rich.table import Table
 
 from assay.cli.common import open_store, out
 from assay.errors import ConfigError
-from assay.settings import settings
 
 if TYPE_CHECKING:
     from assay.run.trace_sources import Level
@@ -187,6 +186,8 @@ def sample_traces(
     if save_as is None:
         return
     dataset = resolved.dataset(store, project, level)
+    from assay.settings import settings
+
     home = settings().home / "datasets"
     home.mkdir(parents=True, exist_ok=True)
     path = home / f"{save_as}-{version}.jsonl"

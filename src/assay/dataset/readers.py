@@ -31,6 +31,8 @@ class Row:
     issue: DataIssue | None = None
     source: str | None = None
     """The file the row came from, when a dataset is a folder of files."""
+    trial: int | None = None
+    """Which of the target's trials this row is, in a run with target repeats (``assay.run.trials``)."""
 
 
 def unwrap(value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:

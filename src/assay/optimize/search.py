@@ -311,7 +311,7 @@ class Optimizer:
         content = [{"item": task} for task in missing]
         request = RunRequest(
             data_source={"type": "jsonl", "source": {"type": "file_content", "content": content}},
-            settings=RunSettings(optimize_job=self.state.id, candidate_id=candidate.id),
+            settings=RunSettings.of(self.definition, optimize_job=self.state.id, candidate_id=candidate.id),
         )
         prepared = prepare_request(request, self.definition, self.store, self.catalog, self.models, target=target)
         run = start_request(prepared, self.store, request)

@@ -131,6 +131,27 @@ class TaskSummary(BaseModel):
     tasks: list[TaskScore] = Field(default_factory=list)
 
 
+class TrialCriterion(BaseModel):
+    """One criterion over the target's trials: per k, the chance that at least one of k trials
+    passes (pass@k) and that all k pass (pass^k, τ-bench's reliability), each the mean over items of
+    the unbiased estimator from the item's n trials."""
+
+    testing_criteria: str
+    items: int = 0
+    pass_at_k: dict[int, float] = Field(default_factory=dict)
+    pass_hat_k: dict[int, float] = Field(default_factory=dict)
+    pass_at_k_ci: list[float] | None = None
+    """The interval of pass@k at the largest k, over items (an item's trials are one cluster)."""
+    pass_hat_k_ci: list[float] | None = None
+
+
+class TrialSummary(BaseModel):
+    """A run whose target ran ``trials`` times per item (``repeats: {target: K}``)."""
+
+    trials: int
+    per_testing_criteria: list[TrialCriterion] = Field(default_factory=list)
+
+
 class RunSummary(BaseModel):
     result_counts: ResultCounts = Field(default_factory=ResultCounts)
     per_testing_criteria_results: list[CriterionSummary] = Field(default_factory=list)
@@ -141,6 +162,8 @@ class RunSummary(BaseModel):
     red_team: dict[str, Any] | None = None
     """A red-team run's scorecard (``assay.redteam.scorecard``)."""
     tasks: TaskSummary | None = None
+    trials: TrialSummary | None = None
+    """With target repeats: pass@k and pass^k per criterion over each item's trials."""
     score_steps: dict[str, list[tuple[float, int]]] | None = None
     """Per criterion, its scores counted in steps of 0.001 (for the charts; not on the wire)."""
 

@@ -18,11 +18,12 @@ if TYPE_CHECKING:
     from assay.store import Store
 
 
-def cluster_intervals(store: Store, run_id: str, summary: RunSummary, field: str) -> None:
+def cluster_intervals(store: Store, run_id: str, summary: RunSummary, field: str | None, trials: int = 1) -> None:
+    """``field``'s values make the clusters; with target repeats, an item's trials are one too."""
     rates: dict[str, dict[str, list[int]]] = {}
     scores: dict[str, dict[str, list[float]]] = {}
     for row in store.iter_output_items(run_id):
-        cluster = _cluster_of(row, field)
+        cluster = _cluster_of(row, field, trials)
         for result in row["results"]:
             if result.get("status") != "completed":
                 continue
@@ -51,8 +52,8 @@ def check_cluster_by(value: Any, where: str) -> str:
     return value
 
 
-def _cluster_of(row: dict[str, Any], field: str) -> str:
-    value = (row.get("datasource_item") or {}).get(field)
-    if value is None:
-        return f"\0item {row['datasource_item_id']}"  # not in any cluster: one of its own
+def _cluster_of(row: dict[str, Any], field: str | None, trials: int) -> str:
+    value = (row.get("datasource_item") or {}).get(field) if field else None
+    if value is None:  # not in any cluster: one of its own, with its trials
+        return f"\0item {int(row['datasource_item_id']) // trials}"
     return json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -32,7 +32,7 @@ from assay.results import OutputItem, Result
 from assay.run.criteria import BoundCriterion
 from assay.settings import settings
 from assay.store import Store
-from assay.targets.base import Target, target_failed
+from assay.targets.base import TRIAL, Target, target_failed
 
 if TYPE_CHECKING:
     from assay.run.runner import RunBinding
@@ -100,6 +100,8 @@ class RunJob:
     """The model whose endpoint held items back."""
     binding: RunBinding | None = None
     """What the criteria and target were bound from, for an executor that binds them again elsewhere."""
+    trials: int = 1
+    """The target runs this many times per item; trial ``t`` of item ``i`` is output item ``i·trials + t``."""
 
 
 @dataclass
@@ -123,7 +125,10 @@ async def evaluate_part(
     item = row.item
     sample = row.sample
     if target is not None:
+        TRIAL.set(row.trial)  # this task's own context: the target reads it for its seed
         sample = await target(item)
+        if row.trial is not None:
+            sample = {**sample, "trial": row.trial}
         if sample.get("item_fields"):
             # A source with its own row shape (stored responses) supplies query, response, ... itself.
             item = {**item, **sample.pop("item_fields")}
@@ -187,10 +192,11 @@ async def execute(job: RunJob) -> int:
                 raise DataError([row.issue])
             if job.stopped:
                 break
-            if row.index in done:
-                continue
-            await rows.put(row)
-            evaluated += 1
+            for trial in _trials(row, job.trials):
+                if trial.index in done:
+                    continue
+                await rows.put(trial)
+                evaluated += 1
         for _ in workers:
             await rows.put(None)
         await asyncio.gather(*workers)
@@ -213,6 +219,12 @@ async def execute(job: RunJob) -> int:
     if outage is not None:
         raise outage
     return evaluated
+
+
+def _trials(row: Row, trials: int) -> list[Row]:
+    if trials == 1:
+        return [row]
+    return [dataclasses.replace(row, index=row.index * trials + t, trial=t) for t in range(trials)]
 
 
 async def _close_clients(job: RunJob) -> None:

@@ -72,13 +72,8 @@ def config_request(
         inputs.file_sha256 = stored.inputs.file_sha256 if stored.inputs else None
         stored.settings.cache = cache
         return stored.model_copy(update={"inputs": inputs})
-    settings = RunSettings(
-        evaluation_level=config.definition.evaluation_level,
-        repeats=config.definition.repeats,
-        cluster_by=config.definition.cluster_by,
-        cache=cache,
-        limit=limit or ((resumed or {}).get("options") or {}).get("limit"),
-    )
+    limit = limit or ((resumed or {}).get("options") or {}).get("limit")
+    settings = RunSettings.of(config.definition, cache=cache, limit=limit)
     ref = config.dataset
     if ref.traces is not None:
         data_source = ref.traces

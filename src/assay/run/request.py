@@ -39,6 +39,8 @@ class RunSettings(BaseModel):
     """The items the run had when it started (a resumed run must have as many)."""
     repeats: int = Field(default=1, ge=1)
     """How many times each judge scores each item."""
+    trials: int = Field(default=1, ge=1)
+    """How many times the target runs for each item, each trial judged."""
     cluster_by: str | None = None
     cache: CacheMode | None = None
     """The model-call cache's mode for this run; None: the executor's."""
@@ -54,6 +56,17 @@ class RunSettings(BaseModel):
     optimize_job: str | None = None
     """The optimization job whose candidate this run scored."""
     candidate_id: str | None = None
+
+    @classmethod
+    def of(cls, definition: EvalDefinition, **given: Any) -> RunSettings:
+        """The settings an eval defined in code implies (its level, repeats, trials, clusters)."""
+        return cls(
+            evaluation_level=definition.evaluation_level,
+            repeats=definition.repeats,
+            trials=definition.trials,
+            cluster_by=definition.cluster_by,
+            **given,
+        )
 
     def stored(self) -> dict[str, Any]:
         """The ``options`` column: only what was set, as the API and older stores wrote it."""
@@ -171,6 +184,7 @@ def prepare_request(
         definition,
         evaluation_level=settings.evaluation_level,
         repeats=settings.repeats,
+        trials=settings.trials,
         cluster_by=settings.cluster_by,
     )
     return prepare(definition, dataset, catalog, models, target)

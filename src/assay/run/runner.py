@@ -33,6 +33,7 @@ from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallbac
 from assay.run.targets import build_run_target, supplied_fields
 from assay.run.tasks import PREFIX as TASK_PREFIX
 from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_criteria
+from assay.run.trials import summarize_trials
 from assay.store import Store
 from assay.store.base import LOCAL_PREFIX
 from assay.sync import run_sync
@@ -52,6 +53,8 @@ class EvalDefinition:
     metadata: dict[str, Any] = field(default_factory=dict)
     repeats: int = 1
     """How many times each judge scores each item (``assay.run.repeats``)."""
+    trials: int = 1
+    """How many times the target runs for each item, each trial judged (``assay.run.trials``)."""
     cluster_by: str | None = None
     """An item field whose equal values make a cluster (one document's questions): the intervals
     then treat a cluster, not an item, as the independent unit."""
@@ -75,6 +78,11 @@ class PreparedRun:
     target: Target | None = None
     binding: RunBinding | None = None
     """What the criteria and target were built from, for an executor that builds them again elsewhere."""
+
+    @property
+    def total(self) -> int:
+        """Output items the run makes: one per item, or one per trial with target repeats."""
+        return self.report.rows * self.definition.trials
 
 
 @dataclass
@@ -113,6 +121,8 @@ def prepare(
     report.raise_if_invalid()
     if report.rows == 0:
         raise ConfigError(f"{dataset.name}: the dataset has no items")
+    if definition.trials > 1 and target is None:
+        raise ConfigError("repeats.target runs the target several times per item: the run needs a target")
     fields = schema.known_fields() or report.fields_in_some_item
     if target is not None and fields is not None:
         fields = set(fields) | supplied_fields(target)
@@ -179,6 +189,7 @@ def start(
         "evaluation_level": definition.evaluation_level,
         "total_items": prepared.report.rows,
         **({"repeats": definition.repeats} if definition.repeats > 1 else {}),
+        **({"trials": definition.trials} if definition.trials > 1 else {}),
         **({"cluster_by": definition.cluster_by} if definition.cluster_by else {}),
     }
     return store.create_run(
@@ -220,6 +231,7 @@ def finish_run(
         prepared.target,
         on_sample,
         binding=prepared.binding,
+        trials=prepared.definition.trials,
     )
     close = functools.partial(_close, store, run["id"], prepared, worker=options.worker)
     try:
@@ -293,9 +305,15 @@ def _close(
     worker: str | None = None,
 ) -> RunSummary:
     """Store the run's end; a worker that no longer holds the run's lease changes nothing."""
-    summary = summarize(store, run_id, prepared.criteria, prepared.models, prepared.definition.cluster_by)
+    summary = summary_of(store, run_id, prepared)
     store.update_run(run_id, worker=worker, status=status, error=error, summary=summary.model_dump())
     return summary
+
+
+def summary_of(store: Store, run_id: str, prepared: PreparedRun) -> RunSummary:
+    """The summary of a prepared run as it stands in the store."""
+    definition = prepared.definition
+    return summarize(store, run_id, prepared.criteria, prepared.models, definition.cluster_by, definition.trials)
 
 
 def summarize(
@@ -304,11 +322,14 @@ def summarize(
     criteria: list[BoundCriterion],
     models: ModelRegistry | None = None,
     cluster_by: str | None = None,
+    trials: int = 1,
 ) -> RunSummary:
     # Task criteria report one row per check (criteria.<name>), not one for themselves.
     summary = store.summarize(run_id, [(c.name, c.metric) for c in criteria if not isinstance(c, TaskCriteria)])
-    if cluster_by:
-        cluster_intervals(store, run_id, summary, cluster_by)
+    if cluster_by or trials > 1:  # an item's trials are one cluster too
+        cluster_intervals(store, run_id, summary, cluster_by, trials)
+    if trials > 1:
+        summary.trials = summarize_trials(store, run_id, trials)
     for row in summary.per_testing_criteria_results:
         if row.testing_criteria.startswith(TASK_PREFIX) and not row.metric:
             row.metric = "task_adherence"

@@ -314,5 +314,6 @@ def definition_for(stored_eval: dict[str, Any], run: dict[str, Any]) -> EvalDefi
         item_schema=config.get("item_schema") if config.get("type") == "custom" else None,
         evaluation_level="conversation" if level == "conversation" else "turn",
         repeats=int((run.get("options") or {}).get("repeats") or 1),
+        trials=int((run.get("options") or {}).get("trials") or 1),
         cluster_by=(run.get("options") or {}).get("cluster_by"),
     )

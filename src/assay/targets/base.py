@@ -13,6 +13,7 @@ import inspect
 import json
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from assay.simulate.runs import SimulationSettings
 
 Target = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+TRIAL: ContextVar[int | None] = ContextVar("assay_trial", default=None)
+"""Which of its trials the target is asked for, in a run with target repeats (``assay.run.trials``):
+a model target offsets its ``seed`` by it, a Python target gets it as ``trial`` when it takes one."""
 SAMPLING_KEYS = {
     "temperature",
     "top_p",
@@ -138,7 +142,7 @@ class AgentLoop:
             messages = [{"role": "system", "content": self.instructions}, *messages]
         started = time.perf_counter()
         try:
-            trajectory = await run_loop(self.model, self.tools, messages, self.params, self.max_rounds)
+            trajectory = await run_loop(self.model, self.tools, messages, trial_params(self.params), self.max_rounds)
         except ModelError as exc:
             return _failed(messages, str(exc), "target_error", started)
         return loop_sample(trajectory, messages, started)
@@ -164,7 +168,7 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
             messages = [{"role": "system", "content": instructions}, *messages]
         started = time.perf_counter()
         try:
-            completion = await model.generate(messages, **params)
+            completion = await model.generate(messages, **trial_params(params))
         except ModelError as exc:
             return _failed(messages, str(exc), "target_error", started)
         tools = completion.tool_calls
@@ -209,8 +213,13 @@ def _callable_target(function: Callable[..., Any], inputs: InputMessages) -> Tar
     names = list(inspect.signature(function).parameters)
     whole_item = names == ["item"]
 
-    def call(item: dict[str, Any]) -> Any:
-        return function(item) if whole_item else function(**{n: item[n] for n in names if n in item})
+    def call(item: dict[str, Any], trial: int | None) -> Any:
+        if whole_item:
+            return function(item)
+        given = {n: item[n] for n in names if n in item}
+        if "trial" in names and trial is not None:
+            given["trial"] = trial
+        return function(**given)
 
     async def generate(item: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
@@ -218,7 +227,8 @@ def _callable_target(function: Callable[..., Any], inputs: InputMessages) -> Tar
         try:
             if item.get("messages") is not None or item.get("query") is not None:
                 messages = inputs.render(item)
-            output = await call(item) if is_async else await asyncio.to_thread(call, item)
+            trial = TRIAL.get()
+            output = await call(item, trial) if is_async else await asyncio.to_thread(call, item, trial)
         except Exception as exc:  # noqa: BLE001 - the target failing on one item is that item's sample error
             return _failed(messages, f"{type(exc).__name__}: {exc}", "target_error", started)
         sample: dict[str, Any] = {
@@ -234,6 +244,15 @@ def _callable_target(function: Callable[..., Any], inputs: InputMessages) -> Tar
         return sample
 
     return generate
+
+
+def trial_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The sampling parameters of this trial: its own seed, so each trial is a sample of its own
+    (and the model-call cache keeps each); the first trial is sent as it would be without repeats."""
+    trial = TRIAL.get()
+    if not trial:
+        return params
+    return {**params, "seed": int(params.get("seed") or 0) + trial}
 
 
 def _failed(messages: list[dict[str, Any]], message: str, code: str, started: float) -> dict[str, Any]:
