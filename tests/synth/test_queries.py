@@ -106,3 +106,37 @@ def test_the_brief_says_what_the_queries_are_about(llm, models):
     assert "bike shop" in sent and "track_order" in sent and "Returns: 30 days." in sent
     with pytest.raises(ItemError, match="nothing to generate queries from"):
         generate(models, Brief(), 1)
+
+
+def distinct_question(seed: int) -> str:
+    """A question no other seed's resembles (the generator drops near-duplicates)."""
+    import random
+
+    words = "refund lamp invoice courier warranty battery voucher parcel ladder cushion kettle drill mirror".split()
+    return "How does the " + " ".join(random.Random(seed).sample(words, 6)) + f" policy {seed} apply?"
+
+
+def test_queries_from_a_long_document_cover_all_of_it(llm, models):
+    from assay.synth.queries import chunk_text, coverage_plan
+
+    sections = [f"Section {i}: " + " ".join(f"policy{i}-{w}" for w in range(400)) for i in range(12)]
+    document = "\n\n".join(sections)
+    assert len(document) > 30_000
+    chunks = chunk_text(document)
+    plan = coverage_plan(len(chunks), seed=0)
+    assert sorted(i for shown in plan for i in shown) == list(range(len(chunks)))  # every section, once
+    rules = []
+    for shown in plan:  # each round's prompt shows its own sections only
+        first = shown[0]
+        rows = [{"query": distinct_question(i), "ground_truth": "", "section": i + 1} for i in shown]
+        rules.append(
+            {"match": f"[section {first + 1} of {len(chunks)}]", "reply": {"content": json.dumps({"queries": rows})}}
+        )
+    llm.script(rules=rules, default=batch("unused"))
+    generated = generate(models, Brief(document=document), len(chunks))  # a query per section, at least
+    covered = {i for row in generated.rows for i in row["generator"]["sections"]}
+    assert covered == set(range(len(chunks))) and generated.rounds == len(plan)
+    assert all(row["generator"]["of_sections"] == len(chunks) for row in generated.rows)
+    assert all(len(row["generator"]["sections"]) == 1 for row in generated.rows)  # the section each named
+    asked = llm.stats()["last"]["response_format"]["json_schema"]["schema"]
+    assert "section" in asked["properties"]["queries"]["items"]["required"]

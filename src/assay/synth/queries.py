@@ -13,6 +13,7 @@ its seed and the prompt's hash.
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +66,11 @@ class Brief:
     tools: list[dict[str, Any]] = field(default_factory=list)
     document: str | None = None
 
-    def describe(self, round_index: int, noun: str = "queries") -> str:
+    def chunks(self) -> list[str]:
+        """The document in pieces of about ``CHUNK_CHARS``, cut at paragraph (else line) ends."""
+        return chunk_text(self.document or "")
+
+    def describe(self, sections: list[int], noun: str = "queries") -> str:
         parts = []
         if self.prompt:
             parts.append(f"What to write:\n{self.prompt.strip()}")
@@ -74,9 +79,13 @@ class Brief:
         if self.tools:
             names = "\n".join(f"- {t.get('name')}: {t.get('description', '')}" for t in self.tools)
             parts.append(f"The assistant's tools (write {noun} that need them, and some that do not):\n{names}")
-        if self.document:
-            chunks = [self.document[i : i + CHUNK_CHARS] for i in range(0, len(self.document), CHUNK_CHARS)]
-            parts.append(f"Source material (write {noun} it covers):\n{chunks[round_index % len(chunks)]}")
+        if self.document and sections:
+            chunks = self.chunks()
+            shown = "\n\n".join(f"[section {i + 1} of {len(chunks)}]\n{chunks[i]}" for i in sections)
+            parts.append(
+                f"Source material (write {noun} it covers, spread over these sections; give each the number "
+                f"of the section it comes from):\n{shown}"
+            )
         return "\n\n".join(parts)
 
     @property
@@ -173,15 +182,20 @@ async def generate(
     kept_signatures = np.empty((0, 128), dtype=np.uint32)
     seen: set[str] = set()
     dropped, rounds = 0, 0
+    plan = coverage_plan(len(brief.chunks()), seed)
+    schema = _with_section(kind.schema, kind) if plan else kind.schema
     while len(kept) < count and rounds < MAX_ROUNDS:
         missing = count - len(kept)
-        prompt = _prompt(brief, rounds, missing, kept, kind)
+        # Every section is shown in some round: the count is spread over the rounds the plan needs.
+        sections = plan[rounds % len(plan)] if plan else []
+        asked = -(-missing // (len(plan) - rounds)) if rounds < len(plan) else missing
+        prompt = _prompt(brief, sections, asked, kept, kind)
         prompt_hash = hashlib.sha256(repr(prompt).encode()).hexdigest()[:16]
         round_seed = seed + rounds
         rounds += 1
         try:
             answer, completion = await ask_structured(
-                model, prompt, f"test_{kind.text}", kind.schema, seed=round_seed, temperature=1.0
+                model, prompt, f"test_{kind.text}", schema, seed=round_seed, temperature=1.0
             )
         except ModelError as exc:
             raise ItemError(f"the {kind.noun} generator's model failed: {exc}") from None
@@ -199,6 +213,11 @@ async def generate(
             row: dict[str, Any] = {kind.text: candidate[kind.text].strip()}
             row.update({key: candidate[key] for key in kind.extra if candidate.get(key) not in (None, "")})
             row["generator"] = {"model": model.config.model, "seed": round_seed, "prompt_sha256": prompt_hash}
+            if sections:  # where in the document it came from: the section it names, else those shown
+                named = candidate.get("section")
+                chosen = [named - 1] if isinstance(named, int) and named - 1 in sections else sections
+                row["generator"]["sections"] = sorted(chosen)
+                row["generator"]["of_sections"] = len(brief.chunks())
             kept.append(row)
             if len(kept) == count:
                 break
@@ -207,10 +226,49 @@ async def generate(
     return Generated(kept, count, rounds, dropped, kind.noun)
 
 
+def chunk_text(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """``text`` in pieces of at most about ``size`` characters, cut at a paragraph's end where one
+    falls in the second half of a piece, else at a line's, else where the size says."""
+    chunks, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            cut = max(text.rfind("\n\n", start + size // 2, end), text.rfind("\n", start + size // 2, end))
+            end = cut + 1 if cut > 0 else end
+        piece = text[start:end].strip()
+        if piece:
+            chunks.append(piece)
+        start = end
+    return chunks
+
+
+def coverage_plan(sections: int, seed: int, rounds: int = MAX_ROUNDS - 1) -> list[list[int]]:
+    """Which sections each round shows: every section once, over at most ``rounds`` rounds (one
+    round is kept for a shortfall), in a seeded order so rounds mix the document's parts."""
+    if sections == 0:
+        return []
+    per_round = -(-sections // min(rounds, sections))
+    order = list(range(sections))
+    random.Random(seed).shuffle(order)
+    return [sorted(order[i : i + per_round]) for i in range(0, sections, per_round)]
+
+
+def _with_section(schema: dict[str, Any], kind: Kind) -> dict[str, Any]:
+    """The kind's schema with a ``section`` number on each row."""
+    listed = schema["properties"][kind.noun.replace(" ", "_")]
+    row = listed["items"]
+    row = {
+        **row,
+        "properties": {**row["properties"], "section": {"type": "integer"}},
+        "required": [*row["required"], "section"],
+    }
+    return {**schema, "properties": {kind.noun.replace(" ", "_"): {**listed, "items": row}}}
+
+
 def _prompt(
-    brief: Brief, round_index: int, missing: int, kept: list[dict[str, Any]], kind: Kind
+    brief: Brief, sections: list[int], missing: int, kept: list[dict[str, Any]], kind: Kind
 ) -> list[dict[str, Any]]:
-    ask = f"{brief.describe(round_index, kind.noun)}\n\nWrite {missing} new {kind.noun}."
+    ask = f"{brief.describe(sections, kind.noun)}\n\nWrite {missing} new {kind.noun}."
     if kept:
         shown = "\n".join(f"- {row[kind.text]}" for row in kept[-SHOWN_KEPT:])
         ask += f"\n\nAlready written (write different ones):\n{shown}"
@@ -226,7 +284,8 @@ def _candidates(answer: dict[str, Any] | None, text: str, kind: Kind) -> list[di
             if isinstance(entry, str):
                 out.append({kind.text: entry})
             elif isinstance(entry, dict) and isinstance(entry.get(kind.text), str):
-                out.append({kind.text: entry[kind.text], **{k: entry.get(k) for k in kind.extra}})
+                extra = {k: entry.get(k) for k in (*kind.extra, "section")}
+                out.append({kind.text: entry[kind.text], **extra})
         return out
     lines = (line.strip().lstrip("-*0123456789.) ").strip() for line in text.splitlines())
     return [{kind.text: line} for line in lines if line]
