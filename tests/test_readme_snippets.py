@@ -142,3 +142,53 @@ def test_the_config_fragments_run_against_the_scripted_server(workspace, llm):
         ("support", "2", "responses"),
         ("intake", "1", "invocations"),
     ]
+
+
+def test_the_agent_with_tools_fragment_runs_its_tools(workspace, llm):
+    """The agent fragment, with a tools.py and an MCP server beside it: the model's calls of each are executed."""
+    from tests.targets.test_agent_loop import TOOLS, call
+
+    folder, env = workspace
+    (folder / "tools.py").write_text(TOOLS, encoding="utf-8")
+    (folder / "parcels_server.py").write_text(PARCELS, encoding="utf-8")
+    llm.reset()
+    llm.script(
+        rules=[
+            {
+                "match": "parcel P-9 is at the depot",
+                "reply": {"content": "Order 42 shipped; parcel P-9 is at the depot."},
+            },
+            {
+                "match": "shipped on 2026-11-30",
+                "reply": {"tool_calls": [call("track_parcel", {"parcel": "P-9"}, "c2")]},
+            },
+        ],
+        default={"tool_calls": [call("lookup_order", {"order_id": "42"}, "c1")]},
+    )
+    (folder / "data.jsonl").write_text(json.dumps({"query": "Where is order 42?"}) + "\n", encoding="utf-8")
+    fragment = yaml_block("Targets: generate, then evaluate", "# An agent with tools")
+    head = "name: readme\ndataset: {local_uri: data.jsonl}\n"
+    bot = f"models:\n  bot: {{model: m, base_url: '{llm.base_url}', api_key: test}}\n"
+    checks = "evaluators:\n  - {type: string_check, name: depot, input: '{{sample.output_text}}', reference: depot, operation: like}\n"
+    (folder / "agent.yaml").write_text(head + bot + fragment + checks, encoding="utf-8")
+    path = f"{Path(sys.prefix) / 'bin'}:{env['PATH']}"  # `python` in the fragment: the one with the mcp SDK
+    ran = run_shell(".venv/bin/assay run agent.yaml", folder, {**env, "PATH": path})
+    assert ran.returncode == 0, (ran.stdout[-2000:], ran.stderr[-2000:])
+    assert "1 passed" in ran.stdout
+
+
+PARCELS = '''
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("parcels")
+
+
+@server.tool()
+def track_parcel(parcel: str) -> str:
+    """Where a parcel is."""
+    return f"parcel {parcel} is at the depot"
+
+
+if __name__ == "__main__":
+    server.run()
+'''
