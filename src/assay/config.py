@@ -291,7 +291,10 @@ def _target(raw: Any, fail: Any, base: Path) -> TargetSpec | None:
     )
 
 
-AGENT_SHAPE = "agent must be {name, kind?, version?, config?: .agent_configs/baseline/metadata.yaml, model?}"
+AGENT_SHAPE = (
+    "agent must be {name, kind?, version?, config?: .agent_configs/baseline/metadata.yaml, model?, "
+    "tools?: [{python: FILE} | {mcp: {command | url}}]}"
+)
 
 
 def _agent_target(
@@ -316,8 +319,16 @@ def _agent_target(
     if not model:
         raise fail(raw, "agent.model: name the model the agent runs on", hint="or set model: in its metadata.yaml")
     sampling = {"tools": definition.function_tools()} if definition.tools else {}
+    try:  # the tools' implementations, which tools.json only describes: the prompt agent then runs its loop
+        tools = check_sources(clean["tools"], "agent.tools", path.parent) if clean.get("tools") is not None else []
+    except ConfigError as exc:
+        raise fail(raw, exc.message, hint=exc.hint) from None
     target = TargetSpec(
-        kind="model", model=str(model), sampling_params=sampling, instructions=definition.system_prompt()
+        kind="model",
+        model=str(model),
+        sampling_params=sampling,
+        instructions=definition.system_prompt(),
+        tools=tools,
     )
     return target, dataclasses.replace(definition, model=str(model), name=definition.name or clean["name"])
 

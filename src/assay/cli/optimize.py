@@ -85,6 +85,7 @@ def optimize_group(
         max_wall_seconds=max_wall_seconds or (options.get("budget") or {}).get("max_wall_seconds"),
         seed=seed,
         model_search_space=[str(m) for m in (options.get("optimization_config") or {}).get("model_search_space") or []],
+        tool_sources=list(config.target.tools) if config.target is not None else [],
     )
     if not settings.optimization_model:
         raise ConfigError(

@@ -61,6 +61,9 @@ class Settings:
     concurrency: int = 16
     model_search_space: list[str] = field(default_factory=list)
     """Other models the agent may run on (``optimization_config.model_search_space``)."""
+    tool_sources: list[dict[str, Any]] = field(default_factory=list)
+    """Where the agent's tools are implemented (``agent.tools`` in eval.yaml): each candidate runs
+    as an agent, its tool calls executed, and is scored on what it then answers."""
 
 
 @dataclass
@@ -307,6 +310,7 @@ class Optimizer:
             model=config.model,
             instructions=config.system_prompt(),
             sampling_params={"tools": config.function_tools()} if config.tools else {},
+            tools=self.settings.tool_sources,
         )
         content = [{"item": task} for task in missing]
         request = RunRequest(

@@ -52,7 +52,9 @@ async def run_loop(
         await tools.ready()
     except ConfigError as exc:
         raise ModelError(f"the target's tools could not be opened: {exc.message}") from None
-    offered = [*(params.get("tools") or []), *tools.definitions()]
+    described = params.get("tools") or []  # tools.json's descriptions (an optimizer may rewrite them) come first
+    named = {(t.get("function") or {}).get("name") for t in described if isinstance(t, dict)}
+    offered = [*described, *(t for t in tools.definitions() if t["function"]["name"] not in named)]
     params = {**params, "tools": offered}
     trajectory = Trajectory(list(messages))
     for round_ in range(max_rounds + 1):

@@ -1,0 +1,72 @@
+"""The optimizer scores the agent as an agent: in a scripted world where the right answer needs a
+tool's result, the baseline's instructions never call the tool, and the reflection proposes "look
+the order up", the starred candidate calls the tool (run in the loop) and its score rises."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from tests.cli.test_cli import assay
+from tests.cli.test_optimize import BASELINE, job, score
+from tests.targets.test_agent_loop import call
+
+RULE = "RULE:lookup Look the order up with lookup_order before answering."
+TOOLS = '''
+def lookup_order(order_id: str) -> str:
+    """Look an order up by its number."""
+    return f"order {order_id}: delivered on 2026-11-28"
+'''
+
+
+def test_the_starred_candidate_calls_the_tool_and_scores_higher(tmp_path, llm):
+    llm.reset()
+    llm.script(
+        rules=[  # the first rule whose text is in the request answers it
+            {"match": "# How it did", "reply": {"content": json.dumps({"instructions": BASELINE + RULE})}},
+            {"match": "RESPONSE:\\nIt was delivered on 2026-11-28", "reply": score(1, "it gives the delivery date")},
+            {"match": "# Property: task criterion", "reply": score(0, "it does not say when the order arrived")},
+            {"match": "# Property: task adherence", "reply": score(1, "on task")},
+            {"match": "delivered on 2026-11-28", "reply": {"content": "It was delivered on 2026-11-28."}},
+            {"match": "RULE:lookup", "reply": {"tool_calls": [call("lookup_order", {"order_id": "4001"}, "c1")]}},
+        ],
+        default={"content": "Sorry, I cannot see your order."},
+    )
+    tasks = [
+        {
+            "name": f"where_{i}",
+            "query": f"When did my order {4000 + i} arrive?",
+            "criteria": [{"name": "delivery_date", "instruction": "Response must give the order's delivery date"}],
+        }
+        for i in range(1, 13)
+    ]
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / ".agent_configs" / "baseline").mkdir(parents=True)
+    (tmp_path / ".agent_configs" / "baseline" / "instructions.md").write_text(BASELINE)
+    (tmp_path / ".agent_configs" / "baseline" / "metadata.yaml").write_text("instruction_file: instructions.md\n")
+    models = {n: {"model": f"{n}-m", "base_url": llm.base_url, "api_key": "t"} for n in ("agent", "judge", "opt")}
+    agent = {"name": "shop", "config": ".agent_configs/baseline/metadata.yaml", "model": "agent"}
+    (tmp_path / "eval.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "orders",
+                "agent": {**agent, "tools": [{"python": "tools.py"}]},  # tools.json describes; tools.py does
+                "dataset": {"local_uri": "tasks.jsonl"},
+                "models": models,
+                "evaluators": ["builtin.task_adherence"],
+                "options": {"eval_model": "judge", "optimization_model": "opt"},
+            }
+        )
+    )
+    found = job(assay("optimize", "--config", str(tmp_path / "eval.yaml"), "--output", "json", home=tmp_path))
+    best, baseline = found["result"]["best"], found["result"]["baseline"]
+    assert found["result"]["starred"] is True and found["result"]["gain"] == pytest.approx(0.5)
+    assert set(baseline["task_scores"].values()) == {0.5} and set(best["task_scores"].values()) == {1.0}
+    # The starred candidate's runs called the tool and answered from its result.
+    listed = assay("results", best["eval_run_id"], home=tmp_path, check=True).stdout.splitlines()
+    sample = json.loads(listed[0])["sample"]
+    assert [i["type"] for i in sample["output_items"]] == ["function_call", "function_call_output", "message"]
+    assert sample["output_items"][1]["output"].endswith("delivered on 2026-11-28")
