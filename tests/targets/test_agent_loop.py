@@ -104,6 +104,7 @@ def assert_trajectories(found: dict[int, dict]) -> None:
         "output": "order 42: shipped on 2026-11-30",
     }
     assert shipped["calls"] == 2 and shipped["usage"]["prompt_tokens"] > 0  # both model calls counted
+    assert {t["name"] for t in shipped["tool_definitions"]} == {"lookup_order", "refund"}  # for tool evaluators
     failed = refused["output_items"][1]
     assert failed["call_id"] == "c_refund" and "refunds are closed today" in failed["error"]
     assert refused["output_text"] == "Sorry: refunds are closed today."  # the model saw the error

@@ -13,9 +13,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.dataset import Dataset
+from assay.errors import ConfigError
 from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.custom import Kind, custom_spec
@@ -118,8 +119,6 @@ class RunInputs(BaseModel):
 class RunRequest(BaseModel):
     """One run, whichever door it came in by."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     data_source: dict[str, Any]
     settings: RunSettings = Field(default_factory=RunSettings)
     inputs: RunInputs | None = None
@@ -138,12 +137,15 @@ class RunRequest(BaseModel):
     def of(cls, run: dict[str, Any]) -> RunRequest:
         """The request a stored run was made from."""
         inputs = run.get("inputs")
-        return cls(
-            data_source=run["data_source"],
-            settings=RunSettings.model_validate(run.get("options") or {}),
-            inputs=RunInputs.model_validate(inputs) if inputs else None,
-            project=run.get("project") or "default",
-        )
+        try:
+            return cls(
+                data_source=run["data_source"],
+                settings=RunSettings.model_validate(run.get("options") or {}),
+                inputs=RunInputs.model_validate(inputs) if inputs else None,
+                project=run.get("project") or "default",
+            )
+        except ValidationError as exc:  # a run stored by another version, or edited by hand
+            raise ConfigError(f"run {run.get('id')} cannot be read back: {exc.errors()[0]['msg']}") from None
 
 
 def prepare_request(

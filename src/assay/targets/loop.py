@@ -31,6 +31,8 @@ class Trajectory:
     cache_hits: int = 0
     last: Completion | None = None
     stopped: str | None = None
+    offered: list[dict[str, Any]] = field(default_factory=list)
+    """The tools the model was offered, as chat completions takes them."""
 
     def add(self, completion: Completion) -> None:
         self.last = completion
@@ -56,7 +58,7 @@ async def run_loop(
     named = {(t.get("function") or {}).get("name") for t in described if isinstance(t, dict)}
     offered = [*described, *(t for t in tools.definitions() if t["function"]["name"] not in named)]
     params = {**params, "tools": offered}
-    trajectory = Trajectory(list(messages))
+    trajectory = Trajectory(list(messages), offered=offered)
     for round_ in range(max_rounds + 1):
         completion = await model.generate(trajectory.conversation, **params)
         trajectory.add(completion)
@@ -107,6 +109,8 @@ def loop_sample(trajectory: Trajectory, messages: list[dict[str, Any]], started:
         "output_text": last.text,
         "output_items": trajectory.output_items,
         "output_tools": trajectory.tool_calls,
+        # What tool evaluators read as tool_definitions: {name, description, parameters}.
+        "tool_definitions": [dict(t.get("function") or {}) for t in trajectory.offered],
         "model": last.model,
         "finish_reason": trajectory.stopped or last.finish_reason,
         "usage": trajectory.usage,
