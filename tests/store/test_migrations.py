@@ -24,6 +24,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
     with engine.begin() as conn:
         conn.execute(sa.text("DROP TABLE evaluation_taxonomies"))
         conn.execute(sa.text("ALTER TABLE runs DROP COLUMN inputs"))
+        conn.execute(sa.text("DROP TABLE item_usage"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -32,5 +33,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one() == HEAD_REVISION
             conn.execute(sa.text("SELECT count(*) FROM evaluation_taxonomies")).scalar_one()
             conn.execute(sa.text("SELECT count(inputs) FROM runs")).scalar_one()
+            conn.execute(sa.text("SELECT count(*) FROM item_usage")).scalar_one()
     finally:
         store.close()
