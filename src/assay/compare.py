@@ -4,7 +4,9 @@ For each criterion both runs judged, the items both decided are paired by their 
 The pass rates' difference (B − A) gets a paired-bootstrap 95% interval (the same resampled items
 for both runs), McNemar's exact test on the items whose verdict flipped, Holm's correction across
 criteria, and the minimum difference this many paired items could detect. A criterion regressed
-only when its interval lies wholly below 0 (or below ``-margin``); the flipped items are listed.
+only when its interval lies wholly below 0 (or below ``-margin``) and its Holm-adjusted McNemar p
+is under ``ALPHA``: across all criteria compared, the chance of calling pure noise a regression
+stays at 5%, however many criteria there are. The flipped items are listed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.stats import holm, mcnemar, minimum_detectable_difference, paired_bootstrap
 from assay.store import Store
+
+ALPHA = 0.05
+"""The family-wise error rate of the verdicts across a comparison's criteria (Holm)."""
 
 
 @dataclass
@@ -135,8 +140,9 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: float = 0.0, s
         )
     for comparison, adjusted in zip(results, holm([c.p_value for c in results]), strict=True):
         comparison.p_holm = adjusted
-        if comparison.interval is not None and comparison.interval[1] < -margin:
+        decided = comparison.interval is not None and adjusted < ALPHA  # family-wise, not per criterion
+        if decided and comparison.interval is not None and comparison.interval[1] < -margin:
             comparison.verdict = "regression"
-        elif comparison.interval is not None and comparison.interval[0] > margin:
+        elif decided and comparison.interval is not None and comparison.interval[0] > margin:
             comparison.verdict = "improvement"
     return Comparison(run_a, run_b, results, unpaired=len(set(a) ^ set(b)))

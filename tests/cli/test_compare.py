@@ -81,3 +81,37 @@ def test_a_ten_point_drop_on_400_items_is_a_regression_with_its_flips(tmp_path):
     assert exact["delta"] == -0.1 and exact["delta_ci"][1] < 0 and len(exact["flipped"]) == 60
     assert exact["mcnemar_p"] < 1e-5 and report["regression"] is True
     assert not within.regressed  # within a margin of 15 points, the same drop is not a regression
+
+
+def planted_run(store, failing: dict[str, set[int]], items: int = 200) -> str:
+    """Ten string_check criteria reading pass/fail fields: criterion c fails exactly on ``failing[c]``."""
+    names = [f"c{i}" for i in range(10)]
+    criteria = [
+        {"type": "string_check", "name": name, "input": f"{{{{item.{name}}}}}", "reference": "pass", "operation": "eq"}
+        for name in names
+    ]
+    rows = [{name: "fail" if i in failing.get(name, set()) else "pass" for name in names} for i in range(items)]
+    prepared = prepare(EvalDefinition("planted", criteria), Dataset.from_content(rows), load_catalog())
+    return str(finish_run(prepared, start(prepared, store), store).run["id"])
+
+
+def test_the_gate_corrects_for_ten_criteria(store):
+    import random
+
+    rng = random.Random(5)
+    noise = {f"c{i}": set(rng.sample(range(200), 20)) for i in range(10)}
+    base = planted_run(store, noise)
+    marginal = dict(noise)
+    # One criterion with 14 verdicts flipped down and 4 up: McNemar p = 0.031 alone, 0.31 after Holm over ten.
+    passing = sorted(set(range(200)) - noise["c3"])
+    failing_now = set(noise["c3"]) - set(sorted(noise["c3"])[:4]) | set(passing[:14])
+    marginal["c3"] = failing_now
+    report = compare_runs(store, base, planted_run(store, marginal))
+    c3 = next(c for c in report.criteria if c.name == "c3")
+    assert (c3.only_a, c3.only_b) == (14, 4) and c3.p_value < 0.05 and c3.p_holm > 0.05
+    assert c3.interval is not None and c3.interval[1] < 0  # its own interval excludes 0 ...
+    assert not report.regressed  # ... but ten criteria were tested: no regression
+    dropped = dict(noise)
+    dropped["c7"] = set(noise["c7"]) - set(sorted(noise["c7"])[:2]) | set(sorted(set(range(200)) - noise["c7"])[:40])
+    real = compare_runs(store, base, planted_run(store, dropped))
+    assert [c.name for c in real.regressed] == ["c7"]
