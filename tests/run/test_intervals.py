@@ -71,3 +71,23 @@ def test_cluster_by_in_eval_yaml(tmp_path):
     path.write_text("name: c\ndataset: d.jsonl\ncluster_by: 3\nevaluators: [builtin.f1_score]\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"eval.yaml:\d+: cluster_by: name the item field"):
         load_eval_config(path)
+
+
+def test_a_mean_interval_stays_on_its_scale(store):
+    # 39 of 40 pass a 0/1 check: the t interval of the mean reaches past 1, which no mean can.
+    rows = [{"response": "Paris" if i else "Lyon", "ground_truth": "Paris"} for i in range(40)]
+    criteria = [
+        {
+            "type": "string_check",
+            "name": "exact",
+            "input": "{{item.response}}",
+            "reference": "{{item.ground_truth}}",
+            "operation": "eq",
+        }
+    ]
+    prepared = prepare(EvalDefinition("bounded", criteria), Dataset.from_content(rows), load_catalog())
+    outcome = finish_run(prepared, start(prepared, store), store)
+    (exact,) = outcome.summary.per_testing_criteria_results
+    unbounded = t_interval([1.0] * 39 + [0.0])
+    assert unbounded is not None and unbounded[1] > 1.0
+    assert exact.mean_score == pytest.approx(0.975) and exact.mean_score_ci == [pytest.approx(unbounded[0]), 1.0]

@@ -328,6 +328,7 @@ def summarize(
     summary = store.summarize(run_id, [(c.name, c.metric) for c in criteria if not isinstance(c, TaskCriteria)])
     if cluster_by or trials > 1:  # an item's trials are one cluster too
         cluster_intervals(store, run_id, summary, cluster_by, trials)
+    _within_scale(summary, criteria)
     if trials > 1:
         summary.trials = summarize_trials(store, run_id, trials)
     for row in summary.per_testing_criteria_results:
@@ -348,6 +349,21 @@ def summarize(
         if price is not None:
             usage.cost_usd = (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
     return summary
+
+
+def _within_scale(summary: RunSummary, criteria: list[BoundCriterion]) -> None:
+    """A mean's interval never reaches past its scale (a 0/1 criterion's is within [0, 1]); a
+    criterion whose mean lies off its declared scale (a custom evaluator's own numbers) is left as is."""
+    scales = {}
+    for c in criteria:
+        if not isinstance(c, TaskCriteria) and c.spec.metrics:
+            metric = next((m for m in c.spec.metrics if m.name == c.metric), c.spec.primary)
+            scales[c.name] = (metric.min_value, metric.max_value)
+    for row in summary.per_testing_criteria_results:
+        scale, ci = scales.get(row.testing_criteria), row.mean_score_ci
+        if scale is None or ci is None or row.mean_score is None or not scale[0] <= row.mean_score <= scale[1]:
+            continue
+        row.mean_score_ci = [max(scale[0], ci[0]), min(scale[1], ci[1])]
 
 
 FIDELITY = "builtin.simulator_fidelity"
