@@ -53,6 +53,8 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/simulation.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/ui_paging.py
+	$(BIN)/python bench/run_overhead.py
+	$(BIN)/python bench/gate_false_alarms.py
 
 clean:
 	rm -rf $(VENV) .assay .pytest_cache .mypy_cache .ruff_cache

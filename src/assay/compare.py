@@ -90,7 +90,7 @@ class Comparison:
         }
 
 
-def verdicts(store: Store, run_id: str) -> dict[int, dict[str, tuple[bool, str | None]]]:
+def verdicts(store: Store, run_id: str) -> Verdicts:
     """item → criterion → (passed, reason), for the results that decided something."""
     found: dict[int, dict[str, tuple[bool, str | None]]] = {}
     for row in store.iter_output_items(run_id):
@@ -107,6 +107,18 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: float = 0.0, s
     a, b = verdicts(store, run_a), verdicts(store, run_b)
     if not a or not b:
         raise ConfigError(f"run {run_a if not a else run_b} has no output items to compare")
+    return compare_verdicts(a, b, run_a, run_b, margin=margin, seed=seed)
+
+
+Verdicts = dict[int, dict[str, tuple[bool, str | None]]]
+"""item → criterion → (passed, reason)."""
+
+
+def compare_verdicts(
+    a: Verdicts, b: Verdicts, run_a: str, run_b: str, *, margin: float = 0.0, seed: int = 0, resamples: int = 10_000
+) -> Comparison:
+    """The comparison of two runs' verdicts, paired by item (``bench/gate_false_alarms.py`` runs it
+    on simulated verdicts)."""
     shared = sorted(set(a) & set(b))
     names = sorted({name for item in shared for name in a[item]} & {name for item in shared for name in b[item]})
     if not names:
@@ -130,7 +142,7 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: float = 0.0, s
                 only_a=only_a,
                 only_b=only_b,
                 delta=sum(deltas) / n if n else 0.0,
-                interval=paired_bootstrap(deltas, seed=seed),
+                interval=paired_bootstrap(deltas, seed=seed, resamples=resamples),
                 p_value=mcnemar(only_a, only_b),
                 minimum_detectable=minimum_detectable_difference(n, (only_a + only_b) / n if n else 0.0),
                 flips=[
