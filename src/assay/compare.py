@@ -11,6 +11,7 @@ stays at 5%, however many criteria there are. The flipped items are listed.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +108,23 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: float = 0.0, s
     a, b = verdicts(store, run_a), verdicts(store, run_b)
     if not a or not b:
         raise ConfigError(f"run {run_a if not a else run_b} has no output items to compare")
-    return compare_verdicts(a, b, run_a, run_b, margin=margin, seed=seed)
+    clusters = clusters_of(store, run_a)
+    return compare_verdicts(a, b, run_a, run_b, margin=margin, seed=seed, clusters=clusters)
+
+
+def clusters_of(store: Store, run_id: str) -> dict[int, Any] | None:
+    """item → its cluster, when the run named a ``cluster_by`` field (or ran its target in trials:
+    an item's trials are one cluster); None when items are independent."""
+    options = store.get_run(run_id).get("options") or {}
+    field, trials = options.get("cluster_by"), int(options.get("trials") or 1)
+    if not field and trials == 1:
+        return None
+    found: dict[int, Any] = {}
+    for row in store.iter_output_items(run_id):
+        item = int(row["datasource_item_id"])
+        value = (row.get("datasource_item") or {}).get(field) if field else None
+        found[item] = json.dumps(value, sort_keys=True) if value is not None else f"\0item {item // trials}"
+    return found
 
 
 Verdicts = dict[int, dict[str, tuple[bool, str | None]]]
@@ -115,7 +132,15 @@ Verdicts = dict[int, dict[str, tuple[bool, str | None]]]
 
 
 def compare_verdicts(
-    a: Verdicts, b: Verdicts, run_a: str, run_b: str, *, margin: float = 0.0, seed: int = 0, resamples: int = 10_000
+    a: Verdicts,
+    b: Verdicts,
+    run_a: str,
+    run_b: str,
+    *,
+    margin: float = 0.0,
+    seed: int = 0,
+    resamples: int = 10_000,
+    clusters: dict[int, Any] | None = None,
 ) -> Comparison:
     """The comparison of two runs' verdicts, paired by item (``bench/gate_false_alarms.py`` runs it
     on simulated verdicts)."""
@@ -142,7 +167,12 @@ def compare_verdicts(
                 only_a=only_a,
                 only_b=only_b,
                 delta=sum(deltas) / n if n else 0.0,
-                interval=paired_bootstrap(deltas, seed=seed, resamples=resamples),
+                interval=paired_bootstrap(
+                    deltas,
+                    seed=seed,
+                    resamples=resamples,
+                    clusters=[clusters.get(item, item) for item, _, _ in pairs] if clusters else None,
+                ),
                 p_value=mcnemar(only_a, only_b),
                 minimum_detectable=minimum_detectable_difference(n, (only_a + only_b) / n if n else 0.0),
                 flips=[

@@ -29,17 +29,33 @@ def wilson(successes: float, n: float, z: float = Z95) -> tuple[float, float] | 
 
 
 def paired_bootstrap(
-    differences: list[float], *, seed: int = 0, resamples: int = 10_000, level: float = 0.95
+    differences: list[float],
+    *,
+    seed: int = 0,
+    resamples: int = 10_000,
+    level: float = 0.95,
+    clusters: list[Any] | None = None,
 ) -> tuple[float, float] | None:
     """A percentile bootstrap interval for the mean of paired differences (one per item, resampled
-    by item with a seeded generator, so the same data gives the same interval); None without data."""
+    by item with a seeded generator, so the same data gives the same interval); None without data.
+
+    With ``clusters`` (one key per difference), whole clusters are resampled: items that share a
+    document or a conversation move together, as they are not independent."""
     if not differences:
         return None
     import numpy as np
 
     values = np.asarray(differences, dtype=float)
     rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    if clusters is None:
+        means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    else:
+        keys = {key: index for index, key in enumerate(dict.fromkeys(clusters))}
+        members = np.asarray([keys[key] for key in clusters])
+        sums = np.bincount(members, weights=values, minlength=len(keys))
+        sizes = np.bincount(members, minlength=len(keys)).astype(float)
+        chosen = rng.integers(0, len(keys), size=(resamples, len(keys)))
+        means = sums[chosen].sum(axis=1) / sizes[chosen].sum(axis=1)
     tail = (1 - level) / 2
     return float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))
 

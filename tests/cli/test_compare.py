@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from assay.compare import compare_runs
+from assay.compare import compare_runs, compare_verdicts, verdicts
 from assay.dataset import Dataset
 from assay.evaluators import load_catalog
 from assay.llm import ModelConfig, ModelRegistry
@@ -115,3 +115,22 @@ def test_the_gate_corrects_for_ten_criteria(store):
     dropped["c7"] = set(noise["c7"]) - set(sorted(noise["c7"])[:2]) | set(sorted(set(range(200)) - noise["c7"])[:40])
     real = compare_runs(store, base, planted_run(store, dropped))
     assert [c.name for c in real.regressed] == ["c7"]
+
+
+def test_compare_resamples_clusters_when_the_run_names_them(store):
+    # 10 documents × 20 questions; B loses every question of three documents: 60 items, 3 clusters.
+    def run(failing: set[int]) -> str:
+        rows = [
+            {"doc": f"d{i // 20}", "response": "Lyon" if i in failing else "Paris", "ground_truth": "Paris"}
+            for i in range(200)
+        ]
+        definition = EvalDefinition("clustered", EXACT, cluster_by="doc")
+        prepared = prepare(definition, Dataset.from_content(rows), load_catalog())
+        return str(finish_run(prepared, start(prepared, store), store).run["id"])
+
+    a, b = run(set()), run(set(range(60)))
+    (clustered,) = compare_runs(store, a, b).criteria
+    (by_item,) = compare_verdicts(verdicts(store, a), verdicts(store, b), a, b).criteria
+    assert clustered.delta == by_item.delta == -0.3
+    width = lambda c: c.interval[1] - c.interval[0]  # noqa: E731
+    assert width(clustered) > 2 * width(by_item)  # three documents moved, not sixty independent items
