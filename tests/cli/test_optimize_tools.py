@@ -65,6 +65,11 @@ def test_the_starred_candidate_calls_the_tool_and_scores_higher(tmp_path, llm):
     best, baseline = found["result"]["best"], found["result"]["baseline"]
     assert found["result"]["starred"] is True and found["result"]["gain"] == pytest.approx(0.5)
     assert set(baseline["task_scores"].values()) == {0.5} and set(best["task_scores"].values()) == {1.0}
+    # The report: validation and test apart, Pareto as dominance on validation, a small test split flagged.
+    assert best["validation_score"] == best["avg_score"] == 1.0 and baseline["validation_score"] == 0.5
+    assert best["test_score"] == 1.0 and baseline["test_score"] == 0.5
+    assert best["is_pareto_optimal"] is True and baseline["is_pareto_optimal"] is False
+    assert any("under 30" in warning for warning in found["result"]["warnings"])
     # The starred candidate's runs called the tool and answered from its result.
     listed = assay("results", best["eval_run_id"], home=tmp_path, check=True).stdout.splitlines()
     sample = json.loads(listed[0])["sample"]

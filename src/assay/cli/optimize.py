@@ -175,26 +175,34 @@ def _print_event(event: dict[str, Any]) -> None:
 
 
 def print_job(state: State) -> None:
+    from assay.optimize.jobs import split_mean
+
     result = state.result or {}
     table = Table(title=f"{state.id} — {state.status} ({state.stop_reason})", title_justify="left")
     table.add_column("Candidate", no_wrap=True)
-    table.add_column("Score", justify="right", no_wrap=True)
+    table.add_column("Val", justify="right", no_wrap=True)
+    table.add_column("Test", justify="right", no_wrap=True)
     table.add_column("Strategy")
     table.add_column("Eval", no_wrap=True, overflow="ellipsis", max_width=24)
+    splits = result.get("splits") or {}
     for cid in state.accepted:
         entry = state.candidates[cid]
-        scores = [t["score"] for t in entry["tasks"].values()]
+        scores = {name: t["score"] for name, t in entry["tasks"].items()}
         runs = sorted({t["run_id"] for t in entry["tasks"].values()})
         star = " ★" if result.get("starred") and cid == result.get("best") else ""
         style = "green" if cid == result.get("best") else None
+        validation, test = split_mean(scores, splits.get("validation")), split_mean(scores, splits.get("test"))
         table.add_row(
             f"{cid}{star}",
-            f"{sum(scores) / len(scores):8.3f}" if scores else "",
+            "" if validation is None else f"{validation:.3f}",
+            "" if test is None else f"{test:.3f}",
             ", ".join(entry["mutation"]) or "baseline",
             runs[0] if runs else "",
             style=style,
         )
     out.print(table)
+    for warning in result.get("warnings") or []:
+        out.print(f"[yellow]warning:[/] {warning}")
     if result:
         low, high = result["interval"] or (0.0, 0.0)
         where = "validation (optimistic: no test split)" if result["optimistic"] else "test"

@@ -12,22 +12,27 @@ from assay.optimize.search import State
 def job_object(state: State) -> dict[str, Any]:
     """The job in Foundry's ``agent_optimization_jobs`` shape."""
     result = state.result or {}
+    splits = result.get("splits") or {}
     candidates = []
     for cid in state.order:
         entry = state.candidates[cid]
         scores = {name: t["score"] for name, t in entry["tasks"].items()}
         runs = sorted({(t["eval_id"], t["run_id"]) for t in entry["tasks"].values()})
+        validation, test = split_mean(scores, splits.get("validation")), split_mean(scores, splits.get("test"))
         candidates.append(
             {
                 "name": cid,
                 "candidate_id": cid,
                 "mutations": entry["mutation"],
                 "task_scores": scores,
-                "avg_score": sum(scores.values()) / len(scores) if scores else None,
+                # What ranks candidates: the validation mean (train minibatches and the test split apart).
+                "avg_score": validation if splits else (sum(scores.values()) / len(scores) if scores else None),
+                "validation_score": validation,
+                "test_score": test,
                 "eval_id": runs[0][0] if runs else None,
                 "eval_run_id": runs[0][1] if runs else None,
                 "accepted": cid in state.accepted,
-                "is_pareto_optimal": cid in state.accepted,
+                "is_pareto_optimal": cid in (result.get("pareto") or []),
             }
         )
     by_id = {c["candidate_id"]: c for c in candidates}
@@ -48,6 +53,7 @@ def job_object(state: State) -> dict[str, Any]:
             "gain": result.get("gain"),
             "gain_interval": result.get("interval"),
             "starred": result.get("starred"),
+            "warnings": result.get("warnings") or [],
             "candidates": candidates,
         },
         "metric_calls": state.metric_calls,
@@ -55,6 +61,13 @@ def job_object(state: State) -> dict[str, Any]:
         "tokens": state.tokens,
         "cost_usd": state.cost_usd,
     }
+
+
+def split_mean(scores: dict[str, float], names: list[str] | None) -> float | None:
+    """A candidate's mean over one split's tasks, when it was scored on all of them."""
+    if not names or any(name not in scores for name in names):
+        return None
+    return sum(scores[name] for name in names) / len(names)
 
 
 # -- jobs a server runs -----------------------------------------------------------------------

@@ -44,6 +44,8 @@ from assay.sync import run_sync
 from assay.targets import TargetSpec
 
 MIN_GAIN = 0.03
+SMALL_TEST_SPLIT = 30
+"""Fewer tasks than this in the comparison split cannot tell a gain of ``MIN_GAIN`` from noise."""
 
 
 @dataclass
@@ -393,6 +395,12 @@ class Optimizer:
         gain = sum(deltas) / len(deltas) if deltas else 0.0
         interval = paired_bootstrap(deltas, seed=self.settings.seed)
         starred = best != self.baseline.id and interval is not None and interval[0] > 0 and gain >= MIN_GAIN
+        warnings = []
+        if len(names) < SMALL_TEST_SPLIT:
+            warnings.append(
+                f"the {compare_on} split has {len(names)} tasks: under {SMALL_TEST_SPLIT}, a gain of {MIN_GAIN} "
+                "is within noise; a star needs more tasks to be trusted"
+            )
         return {
             "best": best,
             "baseline": self.baseline.id,
@@ -401,4 +409,22 @@ class Optimizer:
             "interval": list(interval) if interval else None,
             "starred": starred,
             "optimistic": compare_on == "validation",
+            "splits": {part: [t["name"] for t in self.parts[part]] for part in ("validation", "test")},
+            "pareto": self._pareto(),
+            "warnings": warnings,
         }
+
+    def _pareto(self) -> list[str]:
+        """The accepted candidates no other beats on every validation task (and on one strictly)."""
+        names = [t["name"] for t in self.parts["validation"]]
+        scores = {cid: [self._task_score(cid, n) for n in names] for cid in self.state.accepted}
+
+        def beaten(cid: str) -> bool:
+            mine = scores[cid]
+            return any(
+                all(o >= m for o, m in zip(other, mine, strict=True)) and other != mine
+                for key, other in scores.items()
+                if key != cid
+            )
+
+        return [cid for cid in self.state.accepted if not beaten(cid)]
