@@ -73,5 +73,6 @@ def test_the_starred_candidate_calls_the_tool_and_scores_higher(tmp_path, llm):
     # The starred candidate's runs called the tool and answered from its result.
     listed = assay("results", best["eval_run_id"], home=tmp_path, check=True).stdout.splitlines()
     sample = json.loads(listed[0])["sample"]
+    assert {json.loads(line)["sample"]["trial"] for line in listed} == {0, 1, 2}  # each task scored 3 times
     assert [i["type"] for i in sample["output_items"]] == ["function_call", "function_call_output", "message"]
     assert sample["output_items"][1]["output"].endswith("delivered on 2026-11-28")

@@ -45,6 +45,11 @@ JOBS = Path(".assay") / "optimize"
 @click.option("--max-cost", "max_cost", type=float, help="Dollars to spend at most (priced models).")
 @click.option("--max-wall-seconds", type=float, help="Wall time to spend at most.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--task-repeats",
+    type=click.IntRange(1, 20),
+    help="Score each task K times, the agent run once per trial (default 3; options.task_repeats).",
+)
 @click.option("--resume", "resume_id", metavar="JOB", help="Carry on a job that was stopped or killed.")
 @click.option("--estimate", is_flag=True, help="Print the most it could call; call nothing.")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
@@ -61,6 +66,7 @@ def optimize_group(
     max_cost: float | None,
     max_wall_seconds: float | None,
     seed: int,
+    task_repeats: int | None,
     resume_id: str | None,
     estimate: bool,
     output: str,
@@ -84,6 +90,7 @@ def optimize_group(
         max_cost_usd=max_cost if max_cost is not None else (options.get("budget") or {}).get("max_cost_usd"),
         max_wall_seconds=max_wall_seconds or (options.get("budget") or {}).get("max_wall_seconds"),
         seed=seed,
+        task_repeats=task_repeats or int(options.get("task_repeats", 3)),
         model_search_space=[str(m) for m in (options.get("optimization_config") or {}).get("model_search_space") or []],
         tool_sources=list(config.target.tools) if config.target is not None else [],
     )

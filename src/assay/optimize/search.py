@@ -63,6 +63,9 @@ class Settings:
     concurrency: int = 16
     model_search_space: list[str] = field(default_factory=list)
     """Other models the agent may run on (``optimization_config.model_search_space``)."""
+    task_repeats: int = 3
+    """Each task is scored this many times (the agent run once per trial, each with its own seed):
+    a task's score is the mean of its trials, so one lucky answer does not decide a ranking."""
     tool_sources: list[dict[str, Any]] = field(default_factory=list)
     """Where the agent's tools are implemented (``agent.tools`` in eval.yaml): each candidate runs
     as an agent, its tool calls executed, and is scored on what it then answers."""
@@ -315,9 +318,10 @@ class Optimizer:
             tools=self.settings.tool_sources,
         )
         content = [{"item": task} for task in missing]
+        definition = dataclasses.replace(self.definition, trials=self.settings.task_repeats)
         request = RunRequest(
             data_source={"type": "jsonl", "source": {"type": "file_content", "content": content}},
-            settings=RunSettings.of(self.definition, optimize_job=self.state.id, candidate_id=candidate.id),
+            settings=RunSettings.of(definition, optimize_job=self.state.id, candidate_id=candidate.id),
         )
         prepared = prepare_request(request, self.definition, self.store, self.catalog, self.models, target=target)
         run = start_request(prepared, self.store, request)

@@ -122,6 +122,8 @@ class TaskScore(BaseModel):
     """0–1: the mean of the task's criteria and shared evaluators, each normalised."""
     criteria_passed: int = 0
     criteria_total: int = 0
+    trials: int = 1
+    """With target repeats: the trials the score is the mean of."""
 
 
 class TaskSummary(BaseModel):

@@ -167,6 +167,7 @@ def summarize_tasks(store: Store, run_id: str, criteria: list[BoundCriterion]) -
         for c in criteria
     }
     summary = TaskSummary()
+    by_name: dict[str, TaskScore] = {}
     for row in store.iter_output_items(run_id):
         item = row["datasource_item"]
         values, passed, total = [], 0, 0
@@ -181,7 +182,17 @@ def summarize_tasks(store: Store, run_id: str, criteria: list[BoundCriterion]) -
                 values.append(normalized(float(result["score"]), *scales[result["name"]]))
         name = str(item.get("name") or row["datasource_item_id"])
         score = sum(values) / len(values) if values else None
-        summary.tasks.append(TaskScore(name=name, score=score, criteria_passed=passed, criteria_total=total))
+        known = by_name.get(name)
+        if known is None:
+            by_name[name] = TaskScore(name=name, score=score, criteria_passed=passed, criteria_total=total)
+            summary.tasks.append(by_name[name])
+            continue
+        # Another trial of the same task (target repeats): the task's score is the mean of its trials.
+        if score is not None:
+            known.score = score if known.score is None else (known.score * known.trials + score) / (known.trials + 1)
+        known.trials += 1
+        known.criteria_passed += passed
+        known.criteria_total += total
     scored = [t.score for t in summary.tasks if t.score is not None]
     summary.composite = sum(scored) / len(scored) if scored else None
     return summary
