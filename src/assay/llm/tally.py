@@ -19,7 +19,12 @@ class UsageTally:
     completion_tokens: int = 0
 
     def add_completion(self, completion: Completion) -> None:
+        """A call, under the model that answered it."""
         self.model = completion.model or self.model
+        self.count(completion)
+
+    def count(self, completion: Completion) -> None:
+        """A call's counts, under the model this tally already names."""
         self.cache_hits += completion.cached
         self.calls += not completion.cached
         self.prompt_tokens += completion.usage.prompt_tokens

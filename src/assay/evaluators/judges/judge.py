@@ -19,6 +19,7 @@ from assay.evaluators.base import Direction, EvaluationLevel, Evaluator, Evaluat
 from assay.evaluators.judges import render
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, flag, number_in_range
 from assay.llm import Completion, Model, ModelError
+from assay.llm.tally import UsageTally
 from assay.messages import MessageFormatError, ToolCall, normalize, normalize_tool_definitions, split_turn, to_dicts
 
 Kind = Literal["scale", "binary", "flag"]
@@ -71,38 +72,23 @@ class JudgeDefinition:
 
 
 @dataclass
-class CallLog:
-    """What one item's judging cost: summed over the first call and a repair retry."""
+class CallLog(UsageTally):
+    """What one item's judging cost: summed over the first call and a repair retry, under the
+    judge's configured model."""
 
-    model: str
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
     cached_tokens: int = 0
     finish_reason: str | None = None
     raw: list[str] = field(default_factory=list)
     latency_ms: float = 0.0
 
     def add(self, completion: Completion) -> None:
-        self.cache_hits += completion.cached
-        self.calls += not completion.cached
-        self.prompt_tokens += completion.usage.prompt_tokens
-        self.completion_tokens += completion.usage.completion_tokens
+        self.count(completion)
         self.cached_tokens += completion.usage.cached_tokens
         self.finish_reason = completion.finish_reason
         self.raw.append(completion.text)
 
     def usage(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "cached_tokens": self.cached_tokens,
-        }
+        return {**self.as_dict(), "cached_tokens": self.cached_tokens}
 
 
 def answer_format(definition: JudgeDefinition) -> str:
