@@ -75,6 +75,8 @@ def test_a_configured_tool_set_runs_in_the_loop(with_tools, llm):
     assert shipped["output_text"] == "Your order 42 shipped on 2026-11-30."
     assert [i["type"] for i in shipped["output_items"]] == ["function_call", "function_call_output", "message"]
     assert (finished.result_counts.passed, finished.result_counts.failed) == (1, 1)
+    roles = (finished.model_extra or {})["per_role_usage"]  # an assay extension on the run object
+    assert [(r["role"], r["model_name"], r["invocation_count"]) for r in roles] == [("target", "m", 4)]
 
 
 @pytest.mark.parametrize(

@@ -138,6 +138,9 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
         **({"simulation": summary.simulation.model_dump()} if summary.simulation is not None else {}),
         **({"red_team_scorecard": summary.red_team} if summary.red_team is not None else {}),
         **({"task_scores": summary.tasks.model_dump()} if summary.tasks is not None else {}),
+        # assay's extensions: who made which calls, and the target's trials (pass@k, pass^k).
+        **({"per_role_usage": [u.model_dump() for u in summary.per_role_usage]} if summary.per_role_usage else {}),
+        **({"trials": summary.trials.model_dump()} if summary.trials is not None else {}),
         **({"properties": {"warnings": options["warnings"]}} if options.get("warnings") else {}),
     }
 
