@@ -147,3 +147,15 @@ def test_a_tool_source_of_the_wrong_shape_names_the_entry(tmp_path, llm, tools, 
     config = write_project(tmp_path, llm, tools)
     done = assay("run", config, home=tmp_path)
     assert done.returncode != 0 and message in done.stderr and "eval.yaml:" in done.stderr, done.stderr
+
+
+def test_a_tools_module_that_will_not_load_fails_its_items_with_the_cause(tmp_path, llm):
+    script(llm)
+    (tmp_path / "tools.py").write_text('raise RuntimeError("no database here")\n')
+    config = write_project(tmp_path, llm, "    - python: tools.py\n")
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = samples(tmp_path, done.stdout)
+    for sample in found.values():
+        assert "importing it failed: RuntimeError: no database here" in sample["error"]["message"]
+    assert llm.stats()["completions"] == 0  # the model is never asked with tools it cannot use

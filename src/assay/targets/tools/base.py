@@ -54,19 +54,28 @@ class ToolSet:
     tools: dict[str, Tool] = field(default_factory=dict)
     _opened: asyncio.Lock | None = None
     _ready: bool = False
+    _failure: ConfigError | None = None
+    """Why the tools could not be opened: every later item fails the same way at once."""
 
     async def ready(self) -> None:
         if self._ready:
             return
         self._opened = self._opened or asyncio.Lock()
         async with self._opened:
+            if self._failure is not None:
+                raise self._failure
             if self._ready:
                 return
-            for source in self.sources:
-                for tool in await source.open():
-                    if tool.name in self.tools:
-                        raise ConfigError(f"two tools are called {tool.name!r}", hint="rename one of them")
-                    self.tools[tool.name] = tool
+            try:
+                for source in self.sources:
+                    for tool in await source.open():
+                        if tool.name in self.tools:
+                            raise ConfigError(f"two tools are called {tool.name!r}", hint="rename one of them")
+                        self.tools[tool.name] = tool
+            except Exception as exc:  # noqa: BLE001 - a module that will not load fails its items, not the run's tasks
+                failure = exc if isinstance(exc, ConfigError) else ConfigError(f"{type(exc).__name__}: {exc}")
+                self._failure = failure
+                raise failure from None
             self._ready = True
 
     def definitions(self) -> list[dict[str, Any]]:
