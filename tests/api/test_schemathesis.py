@@ -26,6 +26,7 @@ from tests.support.servers import uvicorn_in_thread
 
 CASES_PER_OPERATION = 10
 SEED = 20261202
+PHASES = {"sqlite": "examples,coverage,fuzzing,stateful", "postgresql": "examples,fuzzing,stateful"}
 ALIASES = re.compile(r"^(/openai/v1|/openai|/v1)(?=/)")
 
 
@@ -69,10 +70,14 @@ def test_no_generated_request_gets_a_server_error(backend, tmp_path, monkeypatch
         command = [str(st), "run", str(schema), "--url", base, "--checks", "not_a_server_error"]
         command += ["--max-examples", str(CASES_PER_OPERATION), "--seed", str(SEED), "--workers", "1"]
         command += ["--suppress-health-check", "all", "--generation-database", "none", "--no-color"]
+        # The coverage phase's boundary shapes (some 8,000 requests, most of this test's time) reach
+        # the binding every backend shares: it runs on SQLite; PostgreSQL gets the other three phases.
+        command += ["--phases", PHASES[backend]]
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     report = done.stdout + done.stderr
     generated = re.search(r"(\d+) generated", report)
     assert operations >= 80, "the document lost its operations"
-    assert generated and int(generated.group(1)) >= CASES_PER_OPERATION * operations, report[-3000:]
+    least = CASES_PER_OPERATION * operations if "coverage" in PHASES[backend] else operations * 5
+    assert generated and int(generated.group(1)) >= least, report[-3000:]
     assert re.search(rf"Tested: {operations}\b", report), report[-3000:]  # no operation was skipped
     assert "Server error" not in report and done.returncode == 0, report[-6000:]
