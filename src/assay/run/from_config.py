@@ -1,6 +1,6 @@
-"""An eval.yaml made ready to run: its dataset read, its models named, its evaluators (built-in,
-registered and the files beside it) found. ``assay run``, ``assay optimize`` and the pytest
-plugin start here."""
+"""An eval.yaml made ready to run: its run request (data source, models, target, evaluator files),
+its models named, its evaluators (built-in, registered and the files beside it) found. ``assay run``,
+``assay optimize`` and the pytest plugin start here."""
 
 from __future__ import annotations
 
@@ -20,20 +20,6 @@ from assay.store import DEFAULT_PROJECT
 if TYPE_CHECKING:
     from assay.config import EvalConfig
     from assay.store import Store
-
-
-def config_dataset(config: EvalConfig, store: Store) -> Dataset:
-    """The dataset eval.yaml names: a local file, or a registered dataset by name and version."""
-    ref = config.dataset
-    if ref.local_path is not None:
-        return Dataset.from_path(ref.local_path)
-    if ref.name is None:
-        raise ConfigError(f"{config.path.name}: dataset.traces is read by `assay run`", hint="name a file or dataset")
-    record = store.get_dataset(ref.name, ref.version)
-    if record["file_id"]:  # saved by a simulation or a generator, or uploaded through the API
-        content = store.get_file(DEFAULT_PROJECT, record["file_id"], content=True)
-        return Dataset.from_bytes(bytes(content["content"]), content["filename"])
-    return Dataset.from_path(record["uri"])
 
 
 def config_models(
