@@ -192,3 +192,12 @@ def track_parcel(parcel: str) -> str:
 if __name__ == "__main__":
     server.run()
 '''
+
+
+def test_the_promptfoo_snippet_runs_as_written(workspace):
+    folder, env = workspace
+    (snippet,) = blocks("Coming from promptfoo", "sh")
+    done = run_shell(snippet, folder, env)
+    assert done.returncode == 0, done.stderr
+    assert "8 total, 7 passed, 1 failed" in done.stdout  # the formal prompt misses the weighted threshold
+    assert (folder / "my-promptfoo" / "eval.yaml").exists() and (folder / "my-promptfoo" / "tests.jsonl").exists()

@@ -40,7 +40,7 @@ from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig, parse_agents
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
 from assay.targets.tools import check_sources
-from assay.yamlfile import BoundedLoader
+from assay.yamlfile import BoundedLoader, LineLoader, strip_lines
 
 CRITERION_KEYS = {
     "name",
@@ -116,44 +116,12 @@ class EvalConfig:
         return self.criterion_lines[index] if 0 <= index < len(self.criterion_lines) else None
 
 
-class _LinedList(list[Any]):
-    """A YAML sequence that remembers the line of each entry."""
-
-    lines: list[int]
-
-
-class _LineLoader(BoundedLoader):
-    """Keeps where each mapping starts (key ``__line__``) and where each list entry starts."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        mapping = super().construct_mapping(node, deep=deep)
-        mapping["__line__"] = node.start_mark.line + 1
-        return mapping
-
-
-def _lined_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> _LinedList:
-    sequence = _LinedList(loader.construct_sequence(node, deep=True))
-    sequence.lines = [child.start_mark.line + 1 for child in node.value]
-    return sequence
-
-
-_LineLoader.add_constructor("tag:yaml.org,2002:seq", _lined_sequence)
-
-
-def _strip_lines(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_lines(v) for k, v in value.items() if k != "__line__"}
-    if isinstance(value, list):
-        return [_strip_lines(v) for v in value]
-    return value
-
-
 def load_eval_config(path: str | Path) -> EvalConfig:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file", hint="pass the path of an eval.yaml")
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+        raw = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=LineLoader)  # noqa: S506 - SafeLoader subclass
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})", hint="save as UTF-8") from None
     except yaml.YAMLError as exc:
@@ -196,7 +164,7 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     criteria = [_criterion(entry, _at(fail, lines[index]), index) for index, entry in enumerate(evaluators)]
     schema = raw.get("item_schema")
     try:
-        judge_repeats, trials = split_repeats(_strip_lines(raw.get("repeats", options.get("repeats"))), "repeats")
+        judge_repeats, trials = split_repeats(strip_lines(raw.get("repeats", options.get("repeats"))), "repeats")
         repeats = check_repeats(judge_repeats, "repeats")
         cluster_by = raw.get("cluster_by", options.get("cluster_by"))
         cluster_by = check_cluster_by(cluster_by, "cluster_by") if cluster_by is not None else None
@@ -205,13 +173,13 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     definition = EvalDefinition(
         name=str(raw.get("name") or path.stem),
         testing_criteria=criteria,
-        item_schema=_strip_lines(schema) if schema is not None else None,
+        item_schema=strip_lines(schema) if schema is not None else None,
         evaluation_level=level,
         repeats=repeats,
         trials=trials,
         cluster_by=cluster_by,
     )
-    clean_options = _strip_lines(options)
+    clean_options = strip_lines(options)
     clean_options.pop("evaluation_level", None)
     clean_options.pop("repeats", None)
     clean_options.pop("cluster_by", None)
@@ -230,7 +198,7 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
                 hint="add target: {type: agent, name: ...} or {type: model, model: ...}",
             )
         target = dataclasses.replace(target, input_messages=None, simulation=_simulation(raw["simulation"], fail))
-    agents = parse_agents(_strip_lines(raw.get("agents")), where=f"{path.name}:{_line(raw.get('agents'), raw)}: agents")
+    agents = parse_agents(strip_lines(raw.get("agents")), where=f"{path.name}:{_line(raw.get('agents'), raw)}: agents")
     agent = None
     if target is None and raw.get("agent") is not None:
         target, agent = _agent_target(path, raw["agent"], agents, clean_options, fail)
@@ -241,7 +209,8 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
 TARGET_SHAPES = (
     "target must be {type: model, model: <name in models:>, sampling_params?, input_messages?, instructions?, "
     "tools?: [{python: FILE} | {mcp: {command | url}}], max_tool_rounds?} or "
-    "{type: agent, name: <name in agents:>, version?, input_messages?, tool_descriptions?}"
+    "{type: agent, name: <name in agents:>, version?, input_messages?, tool_descriptions?} or "
+    "{type: echo, input_messages?}"
 )
 
 
@@ -252,12 +221,14 @@ def _target(raw: Any, fail: Any, base: Path) -> TargetSpec | None:
     if kind == "azure_ai_agent":
         kind = "agent"
     named = isinstance(raw, dict) and raw.get("model" if kind == "model" else "name")
-    if kind not in ("model", "agent") or not named:
+    if kind not in ("model", "agent", "echo") or not (named or kind == "echo"):
         raise fail(raw, TARGET_SHAPES)
-    clean = _strip_lines(raw)
+    clean = strip_lines(raw)
     messages = clean.get("input_messages")
     if isinstance(messages, list):
         messages = {"type": "template", "template": messages}
+    if kind == "echo":  # answers with what it is sent: prompts and assertions checked without a model
+        return TargetSpec(kind="echo", input_messages=messages)
     if kind == "agent":
         descriptions = clean.get("tool_descriptions") or []
         if not isinstance(descriptions, list) or not all(isinstance(d, dict) and d.get("name") for d in descriptions):
@@ -304,7 +275,7 @@ def _agent_target(
     ``config`` describes, run on ``agent.model``, the config's model or ``options.eval_model``."""
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise fail(raw, AGENT_SHAPE)
-    clean = _strip_lines(raw)
+    clean = strip_lines(raw)
     version = None if clean.get("version") is None else str(clean["version"])
     if any(a.name == clean["name"] for a in agents):
         return TargetSpec(kind="agent", model=clean["name"], version=version), None
@@ -343,7 +314,7 @@ def _simulation(raw: Any, fail: Any) -> SimulationSettings:
     """``simulation:``: the dataset's rows are scenarios a model plays the user of, against ``target``."""
     if not isinstance(raw, dict) or not isinstance(raw.get("model"), str):
         raise fail(raw, SIMULATION_SHAPE)
-    clean = _strip_lines(raw)
+    clean = strip_lines(raw)
     unknown = sorted(
         set(clean) - {"model", "max_turns", "repetitions", "desired_num_turns", "sampling_params", "save_as"}
     )
@@ -386,7 +357,7 @@ def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
         return {"type": "azure_ai_evaluator", "name": entry.split(".", 1)[-1].split("@")[0], "evaluator_name": entry}
     if not isinstance(entry, dict):
         raise fail(None, f"evaluators[{index}]: expected a name such as builtin.f1_score or a mapping")
-    entry = _strip_lines(entry)
+    entry = strip_lines(entry)
     kind = entry.get("type", "azure_ai_evaluator")
     known, shown = CRITERION_KEYS | GRADER_KEYS, CRITERION_KEYS
     if kind != "azure_ai_evaluator":  # OpenAI's graders, written as the Evals API takes them
@@ -428,7 +399,7 @@ def _dataset(path: Path, raw: dict[str, Any], fail: Any) -> DatasetRef:
     if dataset.get("local_uri"):
         return DatasetRef(local_path=base / str(dataset["local_uri"]))
     if dataset.get("traces") is not None:
-        source = _strip_lines(dataset["traces"])
+        source = strip_lines(dataset["traces"])
         if not isinstance(source, dict) or source.get("type") not in TRACE_SOURCES:
             raise fail(dataset, f"dataset.traces.type must be one of {', '.join(sorted(TRACE_SOURCES))}")
         try:

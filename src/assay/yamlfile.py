@@ -62,3 +62,35 @@ def safe_load(text: str, where: str) -> Any:
         raise ConfigError(f"{where}{line}: {exc.problem or exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML ({exc})") from None
+
+
+class LinedList(list[Any]):
+    """A YAML sequence that remembers the line of each entry."""
+
+    lines: list[int]
+
+
+class LineLoader(BoundedLoader):
+    """Keeps where each mapping starts (key ``__line__``) and where each list entry starts."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep=deep)
+        mapping["__line__"] = node.start_mark.line + 1
+        return mapping
+
+
+def _lined_sequence(loader: LineLoader, node: yaml.SequenceNode) -> LinedList:
+    sequence = LinedList(loader.construct_sequence(node, deep=True))
+    sequence.lines = [child.start_mark.line + 1 for child in node.value]
+    return sequence
+
+
+LineLoader.add_constructor("tag:yaml.org,2002:seq", _lined_sequence)
+
+
+def strip_lines(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: strip_lines(v) for k, v in value.items() if k != "__line__"}
+    if isinstance(value, list):
+        return [strip_lines(v) for v in value]
+    return value

@@ -75,6 +75,48 @@ def run_command(
     actors: int | None,
 ) -> None:
     """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
+    from assay.promptfoo import is_promptfoo_config
+
+    gate = parse_fail_on(fail_on)
+    run_executor = make_executor(executor, ray_address, actors, concurrency)
+    paths = [eval_yaml]
+    if resume_id is None and is_promptfoo_config(eval_yaml):
+        paths = imported_promptfoo(eval_yaml)
+    summaries = [
+        _run_eval(
+            path, resume_id, retry_errors, concurrency, cache_mode, estimate, repeats, trials, limit, run_executor
+        )
+        for path in paths
+    ]
+    for summary in summaries:
+        if summary is not None:
+            _gate(summary, gate)
+
+
+def imported_promptfoo(config: Path) -> list[Path]:
+    """A promptfoo config written as assay's files (under ASSAY_HOME): the eval.yaml of each provider."""
+    from assay.promptfoo import load_suite, work_folder, write_files
+    from assay.settings import settings
+
+    suite = load_suite(config)
+    paths = write_files(suite, work_folder(suite, settings().home))
+    out.print(f"[dim]promptfoo: {len(suite.tests)} tests × {len(suite.prompts)} prompts, {len(paths)} provider(s)[/]")
+    return paths
+
+
+def _run_eval(
+    eval_yaml: Path,
+    resume_id: str | None,
+    retry_errors: bool,
+    concurrency: int | None,
+    cache_mode: CacheMode | None,
+    estimate: bool,
+    repeats: int | None,
+    trials: int | None,
+    limit: int | None,
+    run_executor: Any,
+) -> RunSummary | None:
+    """One eval.yaml run (or resumed, or estimated); its summary, for the gate."""
     from assay.cli.interrupt import interruptible
     from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
     from assay.config import load_eval_config
@@ -88,8 +130,6 @@ def run_command(
     from assay.run.runner import summary_of
     from assay.simulate.datasets import save_conversations
 
-    gate = parse_fail_on(fail_on)
-    run_executor = make_executor(executor, ray_address, actors, concurrency)
     config = load_eval_config(eval_yaml)
     if repeats is not None:
         config.definition.repeats = repeats
@@ -109,7 +149,7 @@ def run_command(
     if estimate:
         assert prepared.models is not None
         print_estimate(estimate_run(prepared, prepared.models))
-        return
+        return None
     if resumed is not None:
         run = resumed
         check_resumable(run, prepared, store)
@@ -165,7 +205,7 @@ def run_command(
     if simulation is not None and simulation.save_as:
         saved = save_conversations(store, DEFAULT_PROJECT, run["id"], simulation.save_as)["dataset"]
         out.print(f"conversations saved as dataset {saved['name']} version {saved['version']}")
-    _gate(outcome.summary, gate)
+    return outcome.summary
 
 
 def print_estimate(found: Estimate) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.evaluators import judges, nlp
+from assay.evaluators import judges, nlp, promptfoo
 from assay.evaluators.agents import task_navigation
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.graders import model_graders, multi, python_grader, string_check, text_similarity
@@ -20,3 +20,4 @@ def register(catalog: Catalog) -> None:
     catalog.add(model_graders.SCORE_MODEL)
     catalog.add(python_grader.SPEC)
     catalog.add(multi.SPEC)
+    catalog.add(promptfoo.SPEC)

@@ -38,6 +38,10 @@ class Price(BaseModel):
     output: float = 0.0
     """USD per million completion tokens."""
 
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """What these tokens cost, in USD."""
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1e6
+
 
 class ModelConfig(BaseModel):
     """One endpoint and model, with the limits every call to it shares."""

@@ -100,12 +100,13 @@ class BoundCriterion:
 
     def _inputs(self, item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
         inputs = self.mapping.resolve(item, sample)
-        wanted = set(self.spec.inputs)
-        if self.level == "turn" and "messages" in inputs and not ({"query", "response"} & inputs.keys()):
-            if {"query", "response"} & wanted and "messages" not in wanted:
+        if self.level == "turn" and "messages" in inputs:
+            wanted = set(self.spec.inputs)
+            split = not ({"query", "response"} & inputs.keys()) and "messages" not in wanted
+            if split and {"query", "response"} & wanted:
                 inputs.update(_split_messages(inputs["messages"]))
-        if self.level == "turn" and "context" in wanted and inputs.get("context") is None and "messages" in inputs:
-            inputs["context"] = _conversation_context(inputs["messages"])  # what the turn's claims rest on
+            if "context" in wanted and inputs.get("context") is None:
+                inputs["context"] = _conversation_context(inputs["messages"])  # what the turn's claims rest on
         # A conversation stands in for query and response (the evaluator splits or serialises it) and,
         # judged whole, for its context too.
         derivable = set(FROM_MESSAGES) if inputs.get("messages") is not None else set()
@@ -353,8 +354,10 @@ def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str, binding: Bin
         raise ConfigError(f"{label}: {spec.name} has no initialization parameter {unknown[0]!r} (it takes: {known})")
     kwargs = {key: value for key, value in params.items() if key in accepted and key not in INJECTED}
     kwargs = {key: _typed(spec.factory, key, value, label) for key, value in kwargs.items()}
-    if "model" in accepted:
-        # Judges get the Model itself, looked up by the name the criterion gives (or the default).
+    optional_model = "model" in accepted and accepted["model"].default is None
+    if "model" in accepted and not (optional_model and _model_name(params, label) is None):
+        # Judges get the Model itself, looked up by the name the criterion gives (or the default);
+        # an evaluator that needs a model only for some items gets one when the criterion names it.
         models = binding.models or ModelRegistry()
         model = models.get(_model_name(params, label))
         model.check_credentials()

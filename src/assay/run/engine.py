@@ -145,7 +145,9 @@ async def evaluate_part(
     else:
         found = list(await asyncio.gather(*(c.evaluate_all(item, sample) for _, c in chosen)))
     groups = {i: [c.annotate(r, item) for r in group] for (i, c), group in zip(chosen, found, strict=True)}
-    return Part(dataclasses.replace(row, item=item, sample=sample), groups)
+    if item is not row.item or sample is not row.sample:
+        row = dataclasses.replace(row, item=item, sample=sample)
+    return Part(row, groups)
 
 
 def assemble(parts: list[Part]) -> OutputItem:

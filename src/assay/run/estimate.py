@@ -77,8 +77,7 @@ def estimate(prepared: PreparedRun, models: ModelRegistry) -> Estimate:
     for config in models.configs.values():
         found = result.models.get(config.model)
         if found is not None and config.price is not None:
-            spent = found.prompt_tokens * config.price.input + found.completion_tokens * config.price.output
-            found.cost_usd = spent / 1e6
+            found.cost_usd = config.price.cost(found.prompt_tokens, found.completion_tokens)
     return result
 
 

@@ -214,5 +214,5 @@ def target_from_data(data: dict[str, Any]) -> TargetSpec:
     simulation = data.pop("simulation", None)
     if simulation is not None:
         simulation = SimulationSettings(**{**simulation, "warnings": tuple(simulation.get("warnings") or ())})
-    kind: Literal["model", "callable", "agent", "responses"] = data.pop("kind")
+    kind: Literal["model", "callable", "agent", "responses", "echo"] = data.pop("kind")
     return TargetSpec(kind=kind, **data, simulation=simulation)

@@ -347,7 +347,7 @@ def summarize(
     for usage in [*summary.per_model_usage, *summary.per_role_usage]:
         price = prices.get(usage.model_name)
         if price is not None:
-            usage.cost_usd = (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
+            usage.cost_usd = price.cost(usage.prompt_tokens, usage.completion_tokens)
     return summary
 
 

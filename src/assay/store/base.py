@@ -6,8 +6,10 @@ writer task.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +104,7 @@ class StoreBase:
             return
         dialect = self.engine.dialect
         columns = list(rows[0])
-        processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns]
-        encoders = list(zip(columns, processors, strict=True))
+        encoders = [(name, _bind_encoder(table.c[name], dialect)) for name in columns]
         params = [
             tuple(row[name] if encode is None else encode(row[name]) for name, encode in encoders) for row in rows
         ]
@@ -113,6 +114,15 @@ class StoreBase:
             " ON CONFLICT DO NOTHING"
         )
         conn.exec_driver_sql(statement, params)
+
+
+def _bind_encoder(column: sa.Column[Any], dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+    """The column's bind processing; a text column's is remembered per value, as a batch repeats
+    the same few (its run id, statuses, criterion names)."""
+    process = column.type.dialect_impl(dialect).bind_processor(dialect)
+    if process is None or not isinstance(column.type, values.StoreText):
+        return process
+    return functools.lru_cache(maxsize=256)(process)
 
 
 # JSON columns keep NaN, infinities, NUL and lone surrogates losslessly, alike on both databases.

@@ -50,7 +50,7 @@ class TargetSpec:
     """What generates samples for a run: a named model (with sampling parameters), an agent, a
     callable, or stored responses looked up by id."""
 
-    kind: Literal["model", "callable", "agent", "responses"]
+    kind: Literal["model", "callable", "agent", "responses", "echo"]
     model: str | None = None
     """The model's name, or the agent's name for an agent target."""
     version: str | None = None
@@ -102,6 +102,8 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
         agent = find_agent(agents, spec.model or "", spec.version)
         return AgentTarget(agent, spec.input_messages, spec.tool_descriptions or agent.tool_descriptions)
     inputs = InputMessages(spec.input_messages)
+    if spec.kind == "echo":
+        return _echo_target(inputs)
     if spec.kind == "callable":
         if spec.function is None:
             raise ConfigError("a callable target needs a function")
@@ -195,6 +197,7 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
             "usage": dataclasses.asdict(completion.usage),
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
             "cached": completion.cached,
+            "cost": _cost(model, completion.usage.prompt_tokens, completion.usage.completion_tokens),
             "error": None,
         }
         if wants_json:
@@ -203,6 +206,35 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
             except ValueError:
                 sample["output_json"] = None
         return sample
+
+    return generate
+
+
+def _cost(model: Model, prompt_tokens: int, completion_tokens: int) -> float | None:
+    price = model.config.price
+    return None if price is None else price.cost(prompt_tokens, completion_tokens)
+
+
+def _echo_target(inputs: InputMessages) -> Target:
+    """Answers with what it was sent: one message's text, or the messages as JSON (promptfoo's
+    ``echo`` provider, for checking prompts and assertions without a model)."""
+
+    async def generate(item: dict[str, Any]) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            messages = inputs.render(item)
+        except ItemError as exc:
+            return _failed([], str(exc), "target_error", started)
+        only = messages[0].get("content") if len(messages) == 1 else None
+        text = only if isinstance(only, str) else json.dumps(messages, ensure_ascii=False)
+        return {
+            "input": messages,
+            "output_text": text,
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            "cost": 0.0,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+            "error": None,
+        }
 
     return generate
 

@@ -1,0 +1,191 @@
+"""promptfoo's assertions as one evaluator: a test's ``assert`` list judged on one output.
+
+The result is promptfoo's test verdict: without a test ``threshold`` it passes when every
+assertion passes; with one, when the weighted mean of the assertions' scores reaches it. Each
+assertion's own verdict is kept in ``properties.assertions`` (promptfoo's component results) and
+named metrics in ``properties.named_scores``. ``python`` assertions run in the sandbox, model-graded
+ones ask the criterion's model (``assay.evaluators.promptfoo.graded``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from assay.errors import ItemError
+from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.promptfoo.checks import CHECKS, Seen, Verdict
+from assay.evaluators.promptfoo.graded import GRADED
+from assay.llm import Model
+from assay.sandbox import Sandbox, asked
+
+PYTHON_TIME_LIMIT = 60.0
+PYTHON_MEMORY_MB = 1024
+KNOWN = {*CHECKS, *GRADED, "python", "assert-set"}
+
+
+def base_type(kind: str) -> tuple[str, bool]:
+    """(the assertion's type without ``not-``, whether it is inverted)."""
+    return (kind[4:], True) if kind.startswith("not-") else (kind, False)
+
+
+def is_known(kind: str) -> bool:
+    return base_type(kind)[0] in KNOWN
+
+
+def needs_model(assertions: list[dict[str, Any]]) -> bool:
+    """Whether any assertion (in a set too) is graded by a model."""
+    for assertion in assertions:
+        kind = base_type(str(assertion.get("type")))[0]
+        if kind in GRADED or (kind == "assert-set" and needs_model(assertion.get("assert") or [])):
+            return True
+    return False
+
+
+class _Judge:
+    def __init__(self, model: Model | None, tools: list[dict[str, Any]]) -> None:
+        self.model = model
+        self.tools = tools
+        self.sandbox: Sandbox | None = None
+
+    async def one(self, assertion: dict[str, Any], seen: Seen) -> Verdict:
+        kind, inverse = base_type(str(assertion.get("type")))
+        if kind == "assert-set":
+            return await self.all(assertion.get("assert") or [], seen, assertion.get("threshold"))
+        if kind in CHECKS:
+            if kind == "is-valid-openai-tools-call" and "tools" not in assertion:
+                assertion = {**assertion, "tools": self.tools}
+            return CHECKS[kind](assertion, seen, inverse)
+        if kind in GRADED:
+            if self.model is None:
+                raise ItemError(f"a {kind!r} assertion needs a grading model: name one in the criterion's model")
+            return await GRADED[kind](assertion, seen, inverse, self.model)
+        if kind == "python":
+            return await self.python(assertion, seen, inverse)
+        raise ItemError(f"unknown assertion type {assertion.get('type')!r}")
+
+    async def all(self, assertions: list[dict[str, Any]], seen: Seen, threshold: float | None) -> Verdict:
+        """promptfoo's aggregation: the weighted mean score; pass when all pass, or, given a
+        threshold, when the mean reaches it."""
+        total = weight_sum = 0.0
+        failed: str | None = None
+        components: list[dict[str, Any]] = []
+        named: dict[str, list[float]] = {}
+        for assertion in assertions:
+            try:
+                verdict = await self.one(assertion, seen)
+            except ItemError as exc:
+                verdict = Verdict(False, 0.0, str(exc), {"error": True})
+            weight = float(assertion.get("weight", 1))
+            total += verdict.score * weight
+            weight_sum += weight
+            if not verdict.passed:
+                failed = verdict.reason
+            metric = assertion.get("metric")
+            if metric:
+                named.setdefault(str(metric), [0.0, 0.0])
+                named[str(metric)][0] += verdict.score * weight
+                named[str(metric)][1] += weight
+            components.append(
+                {
+                    "type": assertion.get("type"),
+                    "pass": verdict.passed,
+                    "score": verdict.score,
+                    "reason": verdict.reason,
+                    **({"metric": metric} if metric else {}),
+                    **({"weight": weight} if weight != 1 else {}),
+                    **verdict.details,
+                }
+            )
+        score = total / weight_sum if weight_sum > 0 else 0.0
+        passed, reason = failed is None, failed or "All assertions passed"
+        if isinstance(threshold, (int, float)) and not math.isnan(threshold):
+            passed = score >= threshold
+            reason = f"Aggregate score {score:.2f} {'≥' if passed else '<'} {threshold} threshold"
+        named_scores = {name: (s / w if w else 0.0) for name, (s, w) in named.items()}
+        return Verdict(passed, score, reason, {"assertions": components, "named_scores": named_scores})
+
+    async def python(self, assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+        source, function = assertion.get("source"), assertion.get("function", "main")
+        if not isinstance(source, str):
+            raise ItemError("a python assertion carries no code (import the config with assay import promptfoo)")
+        if self.sandbox is None:
+            self.sandbox = Sandbox.configured()
+            self.sandbox.check("a promptfoo python assertion")
+        context = {"vars": seen.vars, "prompt": seen.prompt, "config": assertion.get("config") or {}}
+        limits = asked(PYTHON_TIME_LIMIT, PYTHON_MEMORY_MB, "python assertion")
+        returned = await self.sandbox.call(source, function, {"output": seen.output, "context": context}, limits)
+        return python_verdict(returned, assertion.get("threshold"), inverse)
+
+
+def python_verdict(returned: Any, threshold: float | None, inverse: bool) -> Verdict:
+    """What a python assertion returned, read as promptfoo reads it: a bool, a number (passing
+    above 0, or at the threshold), or ``{pass, score, reason}``."""
+    if isinstance(returned, str) and returned.strip().lower() in ("true", "false"):
+        returned = returned.strip().lower() == "true"
+    if isinstance(returned, bool):
+        ok = returned != inverse
+        return Verdict(ok, 1.0 if ok else 0.0, "Assertion passed" if ok else f"Python code returned {returned}")
+    if isinstance(returned, (int, float)) and math.isfinite(returned):
+        raw = returned > 0 if threshold is None else returned >= threshold
+        ok = raw != inverse
+        return Verdict(ok, float(returned), "Assertion passed" if ok else f"Python code returned {returned}")
+    if isinstance(returned, dict) and "pass" in returned:
+        score = returned.get("score", 1.0 if returned["pass"] else 0.0)
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            raise ItemError(f"the python assertion's score is {score!r}, not a number")
+        raw = bool(returned["pass"]) and (threshold is None or score >= threshold)
+        reason = str(returned.get("reason") or ("Assertion passed" if raw else "Python code returned false"))
+        return Verdict(raw != inverse, float(score), reason)
+    raise ItemError(f"a python assertion must return a bool, a number or {{pass, score, reason}}, not {returned!r}")
+
+
+def promptfoo_assertions(model: Model | None = None, tools: list[dict[str, Any]] | None = None) -> Evaluator:
+    """``tools``: the provider's tool definitions, which ``is-valid-openai-tools-call`` checks against."""
+    judge = _Judge(model, list(tools or []))
+
+    async def evaluate(inputs: dict[str, Any]) -> Score:
+        assertions = inputs.get("assertions") or []
+        if not isinstance(assertions, list):
+            raise ItemError("'assertions' must be the test's list of assertions")
+        output, sample, variables = inputs.get("output"), inputs.get("sample"), inputs.get("vars")
+        seen = Seen(
+            output="" if output is None else output if isinstance(output, str) else str(output),
+            sample=sample if isinstance(sample, dict) else {},
+            vars=variables if isinstance(variables, dict) else {},
+            prompt=str(inputs.get("prompt") or ""),
+        )
+        if not assertions:
+            return Score(1.0, passed=True, reason="No assertions", properties={"assertions": []})
+        verdict = await judge.all(assertions, seen, inputs.get("threshold"))
+        usage = _usage(verdict.details["assertions"])
+        properties = {**verdict.details, **({"usage": usage} if usage else {})}
+        return Score(verdict.score, passed=verdict.passed, reason=verdict.reason, properties=properties)
+
+    return evaluate
+
+
+def _usage(components: list[dict[str, Any]]) -> dict[str, int]:
+    """The grading calls' tokens, summed over the assertions."""
+    total: dict[str, int] = {}
+    for component in components:
+        for key, value in (component.get("usage") or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total
+
+
+SPEC = EvaluatorSpec(
+    name="builtin.promptfoo_assertions",
+    display_name="promptfoo assertions",
+    description="A promptfoo test's assertions on one output; passes as promptfoo's test does.",
+    category="graders",
+    required_inputs=["assertions"],
+    optional_inputs=["output", "sample", "vars", "prompt", "threshold"],
+    metrics=[Metric(name="promptfoo_score", type="continuous", min_value=0, max_value=1, threshold=None)],
+    init_parameters={
+        "model": {"type": "string", "description": "the grading model, for model-graded assertions"},
+        "tools": {"type": "array", "description": "the provider's tools, for is-valid-openai-tools-call"},
+    },
+    factory=promptfoo_assertions,
+)

@@ -1,0 +1,353 @@
+"""promptfoo's deterministic assertions, with the verdicts its documentation gives.
+
+Each check sees the output text, the assertion and what the target reported (latency, cost, tool
+calls) and returns a ``Verdict``; a ``not-`` assertion inverts the pass (and a graded score).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+import yaml
+from nltk.tokenize import TreebankWordTokenizer
+from rapidfuzz.distance import Levenshtein
+
+from assay.errors import ItemError
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    score: float
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Seen:
+    """What one assertion judges: the output and what the target reported with it."""
+
+    output: str
+    sample: dict[str, Any]
+    vars: dict[str, Any]
+    prompt: str
+
+
+Check = Callable[[dict[str, Any], Seen, bool], Verdict]
+
+
+def boolean(passed: bool, inverse: bool, failure: str) -> Verdict:
+    """A pass/fail check's verdict; ``failure`` says what was expected (``not`` is added when inverted)."""
+    ok = passed != inverse
+    reason = "Assertion passed" if ok else failure.replace("{not}", "not " if inverse else "")
+    return Verdict(ok, 1.0 if ok else 0.0, reason)
+
+
+def graded(score: float, threshold: float, inverse: bool, name: str) -> Verdict:
+    """A score against a threshold; inverted, the score is 1 − score."""
+    ok = (score >= threshold) != inverse
+    comparison = "at least" if score >= threshold else "below"
+    return Verdict(ok, 1 - score if inverse else score, f"{name} {score:.2f} is {comparison} threshold {threshold}")
+
+
+def _value(assertion: dict[str, Any]) -> Any:
+    value = assertion.get("value")
+    if value is None or value == "":
+        raise ItemError(f"a {assertion['type']!r} assertion needs a value")
+    return value
+
+
+def _listed(assertion: dict[str, Any]) -> list[str]:
+    """contains-any/-all take a list, or a comma-separated string (quotes keep a comma inside)."""
+    value = _value(assertion)
+    if isinstance(value, str):
+        return [part.strip().strip('"') for part in re.findall(r'"[^"]*"|[^,]+', value) if part.strip()]
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    raise ItemError(f"a {assertion['type']!r} assertion needs a list of strings")
+
+
+def equals(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    value = assertion.get("value")
+    if isinstance(value, (dict, list)):
+        try:
+            same = json.loads(seen.output) == value
+        except ValueError:
+            same = False
+        return boolean(same, inverse, f"Expected output to {{not}}equal {json.dumps(value)}")
+    return boolean(seen.output == str(value), inverse, f'Expected output "{seen.output}" to {{not}}equal "{value}"')
+
+
+def _contains(fold: bool) -> Check:
+    def check(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+        value = str(_value(assertion))
+        output = seen.output.lower() if fold else seen.output
+        found = (value.lower() if fold else value) in output
+        return boolean(found, inverse, f'Expected output to {{not}}contain "{value}"')
+
+    return check
+
+
+def _contains_many(fold: bool, every: bool) -> Check:
+    def check(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+        values = _listed(assertion)
+        output = seen.output.lower() if fold else seen.output
+        present = [v for v in values if (v.lower() if fold else v) in output]
+        found = len(present) == len(values) if every else bool(present)
+        if every:
+            missing = [v for v in values if v not in present]
+            failure = f"Expected output to {{not}}contain all of [{', '.join(values)}]. Missing: [{', '.join(missing)}]"
+        else:
+            failure = f'Expected output to {{not}}contain one of "{", ".join(values)}"'
+        return boolean(found, inverse, failure)
+
+    return check
+
+
+def starts_with(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    value = str(_value(assertion))
+    return boolean(seen.output.startswith(value), inverse, f'Expected output to {{not}}start with "{value}"')
+
+
+def regex(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    pattern = str(_value(assertion))
+    try:
+        found = re.search(pattern, seen.output) is not None
+    except re.error as exc:
+        raise ItemError(f"regex {pattern!r} is not a valid regular expression: {exc}") from None
+    return boolean(found, inverse, f'Expected output to {{not}}match regex "{pattern}"')
+
+
+def _schema_validator(assertion: dict[str, Any]) -> jsonschema.protocols.Validator | None:
+    schema: Any = assertion.get("value")
+    if schema is None or schema == "":
+        return None
+    if isinstance(schema, str):
+        try:
+            schema = yaml.safe_load(schema)
+        except yaml.YAMLError as exc:
+            raise ItemError(f"{assertion['type']}: the JSON schema is not valid YAML or JSON: {exc}") from None
+    if isinstance(schema, bool):  # true accepts anything, false nothing
+        schema = {} if schema else {"not": {}}
+    if not isinstance(schema, dict):
+        raise ItemError(f"{assertion['type']}: the value must be a JSON schema (an object)")
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ItemError(f"{assertion['type']}: invalid JSON schema: {exc.message}") from None
+    return validator_class(schema)
+
+
+def _schema_problem(validator: jsonschema.protocols.Validator, value: Any) -> str | None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    return None if error is None else f"{'/'.join(str(p) for p in error.absolute_path) or 'value'}: {error.message}"
+
+
+def is_json(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    try:
+        parsed = json.loads(seen.output)
+    except ValueError:
+        return boolean(False, inverse, "Expected output to {not}be valid JSON")
+    validator = _schema_validator(assertion)
+    problem = _schema_problem(validator, parsed) if validator is not None else None
+    failure = f"JSON does not conform to the provided schema: {problem}" if problem else "output is JSON"
+    if inverse and problem is None and validator is not None:
+        failure = "Output is JSON that conforms to the provided schema"
+    return boolean(problem is None, inverse, failure)
+
+
+def json_values_in(text: str) -> list[Any]:
+    """Every JSON object or array found in the text, outermost first (an answer's code block, say)."""
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    position = 0
+    while True:
+        starts = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
+        if not starts:
+            return found
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            position = start + 1
+            continue
+        found.append(value)
+        position = end
+
+
+def contains_json(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    values = json_values_in(seen.output)
+    validator = _schema_validator(assertion) if values else None
+    if validator is None:
+        return boolean(bool(values), inverse, "Expected output to {not}contain valid JSON")
+    problems = [_schema_problem(validator, value) for value in values]
+    conforming = any(problem is None for problem in problems)
+    failure = (
+        "Output contains JSON conforming to the provided schema"
+        if inverse
+        else f"JSON does not conform to the provided schema: {problems[-1]}"
+    )
+    return boolean(conforming, inverse, failure)
+
+
+def _tool_calls(seen: Seen) -> Any:
+    calls = seen.sample.get("output_tools")
+    if calls:
+        return calls
+    try:  # a provider that answers in text (echo) gives the calls as JSON
+        parsed = json.loads(seen.output)
+    except ValueError:
+        return None
+    return parsed.get("tool_calls") if isinstance(parsed, dict) else parsed
+
+
+def valid_tools_call(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    calls = _tool_calls(seen)
+    looks_right = (
+        isinstance(calls, list)
+        and calls
+        and all(isinstance(c, dict) and isinstance(c.get("function"), dict) for c in calls)
+        and isinstance(calls[0]["function"].get("name"), str)
+        and isinstance(calls[0]["function"].get("arguments"), str)
+    )
+    if not looks_right:
+        return boolean(False, inverse, f"The output is not a valid-looking tools call: {json.dumps(calls)}")
+    functions = {
+        t["function"]["name"]: t["function"]
+        for t in assertion.get("tools") or []
+        if isinstance(t, dict) and isinstance(t.get("function"), dict) and t["function"].get("name")
+    }
+    if not functions:
+        raise ItemError("is-valid-openai-tools-call: the provider's config declares no tools to check against")
+    for call in calls:
+        name = call["function"]["name"]
+        if name not in functions:
+            return boolean(False, inverse, f"Called {name!r}, which is not among the tools: {', '.join(functions)}")
+        try:
+            arguments = json.loads(call["function"]["arguments"] or "{}")
+        except ValueError:
+            return boolean(False, inverse, f"The arguments of {name!r} are not JSON")
+        schema = functions[name].get("parameters")
+        if schema:
+            problem = _schema_problem(jsonschema.validators.validator_for(schema)(schema), arguments)
+            if problem is not None:
+                return boolean(False, inverse, f"The call to {name!r} does not match its schema: {problem}")
+    return boolean(True, inverse, "Every tool call matched its schema")
+
+
+def levenshtein(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    value = _value(assertion)
+    if not isinstance(value, str):
+        raise ItemError("a 'levenshtein' assertion needs a string value")
+    threshold = assertion.get("threshold") or 5
+    distance = Levenshtein.distance(seen.output, value)
+    failure = f"Levenshtein distance {distance} is greater than threshold {threshold}"
+    if inverse:
+        failure = f"Levenshtein distance {distance} is within threshold {threshold}"
+    return boolean(distance <= threshold, inverse, failure)
+
+
+_TREEBANK = TreebankWordTokenizer()
+
+
+def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
+    """ROUGE-N as promptfoo computes it: the share of the reference's n-grams (Treebank tokens,
+    case kept) that the candidate has."""
+
+    def grams(text: str) -> Counter[tuple[str, ...]]:
+        tokens = _TREEBANK.tokenize(text)
+        return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+    reference_grams = grams(reference)
+    total = sum(reference_grams.values())
+    return sum((grams(candidate) & reference_grams).values()) / total if total else 0.0
+
+
+def rouge(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    value = _value(assertion)
+    if not isinstance(value, str):
+        raise ItemError("a 'rouge-n' assertion needs a string value")
+    if not seen.output:
+        raise ItemError("rouge-n: the output is empty")
+    return graded(rouge_n(seen.output, value), assertion.get("threshold", 0.75), inverse, "ROUGE-N score")
+
+
+def _ngrams(words: list[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def bleu_score(candidate: str, references: list[str]) -> float:
+    """Sentence BLEU as promptfoo computes it: lower-cased whitespace words, 1- to 4-gram
+    precisions clipped by the best reference, a zero precision smoothed to 1e-7, and the brevity
+    penalty of the reference closest in length."""
+    words = candidate.lower().split()
+    reference_words = [r.lower().split() for r in references]
+    closest = min((len(r) for r in reference_words), key=lambda length: (abs(length - len(words)), length))
+    log_sum = 0.0
+    for n in range(1, 5):
+        grams = _ngrams(words, n)
+        total = sum(grams.values())
+        clipped = max(sum((grams & _ngrams(r, n)).values()) for r in reference_words)
+        precision = clipped / total if total else 0.0
+        log_sum += 0.25 * math.log(precision or 1e-7)
+    penalty = 1.0 if len(words) > closest else math.exp(1 - len(words) / closest) if closest else 1.0
+    return penalty * math.exp(log_sum)
+
+
+def bleu(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    value = _value(assertion)
+    references = value if isinstance(value, list) else [value]
+    if not all(isinstance(r, str) for r in references):
+        raise ItemError("a 'bleu' assertion needs a string or a list of strings")
+    if not seen.output:
+        raise ItemError("bleu: the output is empty")
+    return graded(bleu_score(seen.output, references), assertion.get("threshold", 0.5), inverse, "BLEU score")
+
+
+def _measured(assertion: dict[str, Any], seen: Seen, inverse: bool, key: str, unit: str) -> Verdict:
+    threshold = assertion.get("threshold")
+    if threshold is None:
+        raise ItemError(f"a {assertion['type']!r} assertion needs a threshold")
+    measured = seen.sample.get(key)
+    if not isinstance(measured, (int, float)):
+        raise ItemError(f"the target reported no {key.replace('_ms', '')} for this output")
+    within = measured <= threshold
+    state = "at most" if within else "above"
+    return boolean(within, inverse, f"{unit} {measured:g} is {state} the threshold {threshold}")
+
+
+def latency(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    return _measured(assertion, seen, inverse, "latency_ms", "Latency (ms)")
+
+
+def cost(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    return _measured(assertion, seen, inverse, "cost", "Cost (USD)")
+
+
+CHECKS: dict[str, Check] = {
+    "equals": equals,
+    "contains": _contains(fold=False),
+    "icontains": _contains(fold=True),
+    "contains-any": _contains_many(fold=False, every=False),
+    "contains-all": _contains_many(fold=False, every=True),
+    "icontains-any": _contains_many(fold=True, every=False),
+    "icontains-all": _contains_many(fold=True, every=True),
+    "starts-with": starts_with,
+    "regex": regex,
+    "is-json": is_json,
+    "contains-json": contains_json,
+    "is-valid-openai-tools-call": valid_tools_call,
+    "levenshtein": levenshtein,
+    "rouge-n": rouge,
+    "bleu": bleu,
+    "latency": latency,
+    "cost": cost,
+}

@@ -1,0 +1,160 @@
+"""promptfoo's model-graded assertions, judged by assay's grading model.
+
+``llm-rubric``, ``g-eval`` and ``factuality`` ask the grading model with prompts of our own;
+``answer-relevance``, ``context-faithfulness`` and ``similar`` are assay's relevance, groundedness
+and similarity judges, their 1–5 score normalised to 0–1 ((s − 1) / 4) and compared with the
+assertion's threshold. Departure: promptfoo's ``similar`` compares embeddings; here the
+similarity judge decides (cosine over an embeddings model is not built yet).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from assay.errors import ItemError
+from assay.evaluators.base import Score
+from assay.evaluators.judges.judge import CallLog, JudgeDefinition, ask_json, judge_factory
+from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, number_in_range
+from assay.evaluators.judges.quality import GROUNDEDNESS, RELEVANCE, SIMILARITY
+from assay.evaluators.promptfoo.checks import Seen, Verdict
+from assay.llm import Model
+
+SYSTEM = "You grade the output of an AI system for an automated test. Be strict and literal. Reply with JSON only."
+FACT_CATEGORIES = {
+    "A": "the output is a subset of the reference answer and fully consistent with it",
+    "B": "the output is a superset of the reference answer and fully consistent with it",
+    "C": "the output contains the same details as the reference answer",
+    "D": "the output and the reference answer disagree",
+    "E": "they differ, but the differences do not matter for factuality",
+}
+GradedCheck = Callable[[dict[str, Any], Seen, bool, Model], Awaitable[Verdict]]
+FACT_KEYS = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}
+
+
+async def _ask(model: Model, user: str, hint: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def read(text: str, spent: CallLog) -> tuple[dict[str, Any], dict[str, Any]]:
+        return answer_object(text), spent.usage()
+
+    prompt = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+    return await ask_json(model, prompt, read, hint, temperature=0)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+async def llm_rubric(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+    hint = '{"reason": "<why>", "pass": <true or false>, "score": <a number from 0 to 1>}'
+    user = (
+        f"# Rubric\n{_text(assertion.get('value'))}\n\n# Output\n{seen.output}\n\n"
+        f"Does the output satisfy the rubric? Reply with only this JSON object: {hint}"
+    )
+    answer, usage = await _ask(model, user, hint)
+    passed = answer.get("pass")
+    try:
+        score = number_in_range(answer.get("score", 1.0 if passed else 0.0), 0, 1)
+    except JudgeAnswerError as exc:
+        raise ItemError(f"llm-rubric: the grader's score is unusable: {exc}", details={"usage": usage}) from None
+    threshold = assertion.get("threshold")
+    ok = bool(passed) if threshold is None else bool(passed) and score >= threshold
+    return _verdict(ok, score, inverse, str(answer.get("reason") or ""), usage)
+
+
+async def g_eval(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+    criteria = assertion.get("value")
+    listed = criteria if isinstance(criteria, list) else [criteria]
+    hint = '{"steps": ["<evaluation step>", ...], "reason": "<why>", "score": <an integer from 0 to 10>}'
+    user = (
+        f"# Criteria\n{chr(10).join(f'- {_text(c)}' for c in listed)}\n\n# Input\n{seen.prompt}\n\n"
+        f"# Output\n{seen.output}\n\nFirst write the steps you take to check the criteria, then score how "
+        f"well the output meets them, 0 (not at all) to 10 (fully). Reply with only this JSON object: {hint}"
+    )
+    answer, usage = await _ask(model, user, hint)
+    try:
+        score = number_in_range(answer.get("score"), 0, 10) / 10
+    except JudgeAnswerError as exc:
+        raise ItemError(f"g-eval: the grader's score is unusable: {exc}", details={"usage": usage}) from None
+    threshold = assertion.get("threshold", 0.7)
+    return _verdict(score >= threshold, score, inverse, str(answer.get("reason") or ""), usage)
+
+
+async def factuality(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+    categories = "\n".join(f"({key}) {meaning}" for key, meaning in FACT_CATEGORIES.items())
+    hint = '{"category": "<A, B, C, D or E>", "reason": "<why>"}'
+    user = (
+        f"Compare the factual content of an output with a reference answer to the same question; "
+        f"ignore style, wording and formatting.\n\n# Question\n{seen.prompt}\n\n# Reference answer\n"
+        f"{_text(assertion.get('value'))}\n\n# Output\n{seen.output}\n\n# Categories\n{categories}\n\n"
+        f"Reply with only this JSON object: {hint}"
+    )
+    answer, usage = await _ask(model, user, hint)
+    category = str(answer.get("category", "")).strip().strip("()").upper()[:1]
+    if category not in FACT_CATEGORIES:
+        raise ItemError(
+            f"factuality: the grader chose {answer.get('category')!r}, not A to E", details={"usage": usage}
+        )
+    weights = {key: 0.0 if key == "D" else 1.0 for key in FACT_CATEGORIES}
+    for key, name in FACT_KEYS.items():  # promptfoo's options.factuality scores each category
+        given = (assertion.get("factuality") or {}).get(name)
+        if isinstance(given, (int, float)):
+            weights[key] = float(given)
+    score = weights[category]
+    reason = f"({category}) {FACT_CATEGORIES[category]}: {answer.get('reason') or ''}".strip()
+    return _verdict(score > 0, score, inverse, reason, usage, {"category": category})
+
+
+def _judged(
+    definition: JudgeDefinition, default_threshold: float, fields: Callable[[dict[str, Any], Seen], dict[str, Any]]
+) -> GradedCheck:
+    async def check(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+        inputs = fields(assertion, seen)
+        missing = [name for name in definition.required if not inputs.get(name)]
+        if missing:
+            raise ItemError(f"{assertion['type']}: needs {missing[0]!r} (a var of the test)")
+        score: Score = await judge_factory(definition)(model)(inputs)
+        if score.value is None:
+            raise ItemError(f"{assertion['type']}: the judge found nothing to judge ({score.reason})")
+        normalised = (score.value - definition.low) / (definition.high - definition.low)
+        threshold = assertion.get("threshold", default_threshold)
+        usage = score.properties.get("usage") or {}
+        return _verdict(normalised >= threshold, normalised, inverse, score.reason or "", usage)
+
+    return check
+
+
+def _query(seen: Seen) -> str:
+    return str(seen.vars.get("query") or seen.vars.get("question") or seen.prompt)
+
+
+answer_relevance = _judged(RELEVANCE, 0.5, lambda a, seen: {"query": _query(seen), "response": seen.output})
+context_faithfulness = _judged(
+    GROUNDEDNESS,
+    0.5,
+    lambda a, seen: {"query": _query(seen), "response": seen.output, "context": seen.vars.get("context")},
+)
+similar = _judged(
+    SIMILARITY,
+    0.75,
+    lambda a, seen: {"query": _query(seen), "response": seen.output, "ground_truth": _text(a.get("value") or "")},
+)
+
+
+def _verdict(
+    passed: bool, score: float, inverse: bool, reason: str, usage: dict[str, Any], extra: dict[str, Any] | None = None
+) -> Verdict:
+    ok = passed != inverse
+    return Verdict(
+        ok, 1 - score if inverse else score, reason or ("passed" if ok else "failed"), {"usage": usage, **(extra or {})}
+    )
+
+
+GRADED: dict[str, GradedCheck] = {
+    "llm-rubric": llm_rubric,
+    "g-eval": g_eval,
+    "factuality": factuality,
+    "answer-relevance": answer_relevance,
+    "context-faithfulness": context_faithfulness,
+    "similar": similar,
+}

@@ -1,0 +1,532 @@
+"""promptfoo configs, run as they are: ``assay run promptfooconfig.yaml`` and ``assay import promptfoo``.
+
+A config becomes assay's own files: the tests × prompts as a dataset (one row per test and prompt:
+its vars, the rendered prompt, its assertions with ``defaultTest``'s merged in), and one eval.yaml
+per provider (its target; one ``builtin.promptfoo_assertions`` criterion that judges a row's
+assertions as promptfoo judges a test). ``assay run`` writes them under ``ASSAY_HOME/promptfoo``
+and runs each eval.yaml; ``assay import promptfoo`` writes them where the user asks.
+
+What cannot be mapped (a ``javascript`` assertion, a ``transform``, an unknown provider) is an
+error naming the file and line. Decisions: prompts are rendered with Jinja2's sandbox (Nunjucks'
+syntax for what configs use: variables, filters, conditions); a test var holding a list expands
+into one test per value, as promptfoo does; graded assertions use one grading model per config
+(``defaultTest.options.provider``, else ``gpt-4.1-mini`` from the environment).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jinja2 import TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from assay.errors import ConfigError
+from assay.evaluators.promptfoo import base_type, is_known, needs_model
+from assay.yamlfile import LineLoader, safe_load, strip_lines
+
+DEFAULT_GRADER = "gpt-4.1-mini"
+DATASET_FILE = "tests.jsonl"
+# Keys that change what promptfoo would run and that assay does not take: refused, not ignored.
+REFUSED_KEYS = {"scenarios", "extensions", "nunjucksFilters", "derivedMetrics", "redteam"}
+# Keys about promptfoo's own output and sharing: nothing to do with the verdicts.
+IGNORED_KEYS = {
+    "description",
+    "outputPath",
+    "sharing",
+    "evaluateOptions",
+    "commandLineOptions",
+    "tags",
+    "metadata",
+    "writeLatestResults",
+    "env",
+    "$schema",
+    "__line__",
+}
+SAMPLING = {"temperature", "max_tokens", "top_p", "seed", "response_format", "tools", "tool_choice", "stop"}
+PROVIDERS_HINT = "supported providers: echo, openai:chat:<model>, openai:responses:<model>, azure:chat:<deployment>"
+_JINJA = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
+
+
+@dataclass
+class Provider:
+    id: str
+    label: str
+    config: dict[str, Any]
+    line: int
+
+
+@dataclass
+class Prompt:
+    template: str
+    label: str
+    line: int
+
+
+@dataclass
+class Test:
+    description: str
+    vars: dict[str, Any]
+    asserts: list[dict[str, Any]]
+    threshold: float | None
+    line: int
+
+
+@dataclass
+class Suite:
+    path: Path
+    name: str
+    prompts: list[Prompt]
+    providers: list[Provider]
+    tests: list[Test]
+    grader: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def is_promptfoo_config(path: Path) -> bool:
+    """A promptfoo config has prompts or providers and tests, and no ``evaluators``."""
+    if path.suffix.lower() not in (".yaml", ".yml", ".json") or not path.is_file():
+        return False
+    try:
+        raw = safe_load(path.read_text(encoding="utf-8-sig"), str(path))
+    except (ConfigError, UnicodeDecodeError):
+        return False
+    return isinstance(raw, dict) and "evaluators" not in raw and bool({"prompts", "providers"} & raw.keys())
+
+
+def load_suite(path: Path) -> Suite:
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        raw = yaml.load(text, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError(f"{path.name}:{mark.line + 1 if mark else 1}: not valid YAML ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path.name}:1: a promptfoo config is a mapping with prompts, providers and tests")
+    at = _Where(path)
+    for key in raw:
+        if key in REFUSED_KEYS:
+            raise at.error(raw, f"'{key}' is not supported by assay's promptfoo import", "remove it, or run promptfoo")
+    unknown = sorted(set(raw) - REFUSED_KEYS - IGNORED_KEYS - {"prompts", "providers", "tests", "defaultTest"})
+    if unknown:
+        raise at.error(raw, f"unknown key {unknown[0]!r}", "a promptfoo config has prompts, providers, tests")
+    default = raw.get("defaultTest") or {}
+    if not isinstance(default, dict):
+        raise at.error(raw, "'defaultTest' must be a mapping")
+    prompts = _prompts(raw.get("prompts"), at, raw)
+    providers = _providers(raw.get("providers"), at, raw)
+    tests = [
+        test for entry, line in _test_entries(raw.get("tests"), at, raw) for test in _tests(entry, line, default, at)
+    ]
+    if not tests:
+        raise at.error(raw, "the config has no tests", "add tests: [{vars: {...}, assert: [...]}]")
+    name = str(raw.get("description") or path.stem)
+    return Suite(path, name, prompts, providers, tests, grader=_grader(default, tests, at))
+
+
+class _Where:
+    """Errors naming the config file and the line of the node they are about."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def error(self, node: Any, message: str, hint: str | None = None, line: int | None = None) -> ConfigError:
+        found = line or (node.get("__line__") if isinstance(node, dict) else None) or 1
+        return ConfigError(f"{self.path.name}:{found}: {message}", hint=hint)
+
+    def file(self, reference: str, node: Any, line: int | None = None) -> Path:
+        target = self.path.parent / reference.removeprefix("file://")
+        if not target.is_file():
+            raise self.error(node, f"{reference}: no such file (paths are relative to the config)", line=line)
+        return target
+
+
+def _lines(sequence: Any, fallback: int) -> list[int]:
+    return list(getattr(sequence, "lines", [fallback] * len(sequence)))
+
+
+def _prompts(raw: Any, at: _Where, top: dict[str, Any]) -> list[Prompt]:
+    if raw is None:
+        return [Prompt("{{prompt}}", "{{prompt}}", top.get("__line__", 1))]  # the tests' own prompt var
+    entries = raw if isinstance(raw, list) else [raw]
+    found: list[Prompt] = []
+    for entry, line in zip(entries, _lines(entries, top.get("__line__", 1)), strict=True):
+        label = None
+        if isinstance(entry, dict):
+            label = entry.get("label")
+            entry = entry.get("raw") or entry.get("id")
+            line = entry.get("__line__", line) if isinstance(entry, dict) else line
+        if not isinstance(entry, str):
+            raise at.error(None, "a prompt is text, file://path, or {raw: ..., label: ...}", line=line)
+        for text in _prompt_texts(entry, at, line):
+            found.append(
+                Prompt(text, str(label or text.strip().splitlines()[0][:60] if text.strip() else "prompt"), line)
+            )
+    return found
+
+
+def _prompt_texts(entry: str, at: _Where, line: int) -> list[str]:
+    if not entry.startswith("file://"):
+        return [entry]
+    target = at.file(entry, None, line)
+    if target.suffix in (".py", ".js", ".ts", ".mjs", ".cjs"):
+        raise at.error(None, f"{entry}: prompts written as code are not supported", "write the prompt as text", line)
+    text = target.read_text(encoding="utf-8")
+    if target.suffix in (".json", ".yaml", ".yml"):
+        return [text]  # one chat prompt: a list of messages
+    return [part.strip("\n") for part in text.split("\n---\n") if part.strip()]
+
+
+def _providers(raw: Any, at: _Where, top: dict[str, Any]) -> list[Provider]:
+    if raw is None:
+        raise at.error(top, "the config names no providers", "add providers: [openai:chat:gpt-4.1-mini] or [echo]")
+    entries = raw if isinstance(raw, list) else [raw]
+    found = []
+    for entry, line in zip(entries, _lines(entries, top.get("__line__", 1)), strict=True):
+        config: dict[str, Any] = {}
+        label = None
+        if isinstance(entry, dict) and "id" not in entry and len([k for k in entry if k != "__line__"]) == 1:
+            key = next(k for k in entry if k != "__line__")  # {openai:chat:gpt-4o: {config: ...}}
+            entry = {"id": key, **(entry[key] or {})}
+        if isinstance(entry, dict):
+            line = entry.get("__line__", line)
+            config = strip_lines(entry.get("config") or {})
+            label = entry.get("label")
+            entry = entry.get("id")
+        if not isinstance(entry, str):
+            raise at.error(
+                None, "a provider is an id such as openai:chat:gpt-4.1-mini, or {id, label, config}", line=line
+            )
+        _model_of(entry, at, line)  # refuse an unknown provider here, at its line
+        found.append(Provider(entry, str(label or entry), config, line))
+    return found
+
+
+def _model_of(provider: str, at: _Where, line: int) -> dict[str, Any] | None:
+    """The models: entry a provider id calls (None for echo)."""
+    if provider == "echo":
+        return None
+    parts = provider.split(":")
+    if parts[0] == "openai" and len(parts) == 3 and parts[1] in ("chat", "responses") and parts[2]:
+        return {"name": parts[2], "model": parts[2], "api": parts[1]}
+    if parts[0] == "openai" and len(parts) == 2 and parts[1] and parts[1] not in ("chat", "responses"):
+        return {"name": parts[1], "model": parts[1]}
+    if parts[0] in ("azure", "azureopenai") and len(parts) == 3 and parts[1] == "chat" and parts[2]:
+        return {"name": parts[2], "model": parts[2], "provider": "azure"}
+    raise at.error(None, f"provider {provider!r} is not supported here", PROVIDERS_HINT, line)
+
+
+def _test_entries(raw: Any, at: _Where, top: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
+    if raw is None:
+        return []
+    entries = raw if isinstance(raw, list) else [raw]
+    found: list[tuple[dict[str, Any], int]] = []
+    for entry, line in zip(entries, _lines(entries, top.get("__line__", 1)), strict=True):
+        if isinstance(entry, str):
+            found.extend(_tests_from_file(at.file(entry, None, line), at))
+        elif isinstance(entry, dict):
+            found.append((entry, entry.get("__line__", line)))
+        else:
+            raise at.error(None, "a test is a mapping with vars and assert, or file://tests.csv", line=line)
+    return found
+
+
+def _tests_from_file(path: Path, at: _Where) -> list[tuple[dict[str, Any], int]]:
+    where = _Where(path)
+    if path.suffix == ".csv":
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            return [
+                (_csv_test(row, where, number + 2), number + 2) for number, row in enumerate(csv.DictReader(handle))
+            ]
+    if path.suffix == ".jsonl":
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [(_json_test(line, where, n + 1), n + 1) for n, line in enumerate(lines) if line.strip()]
+    loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
+    entries = loaded if isinstance(loaded, list) else [loaded]
+    starts = _lines(entries, 1)
+    if not all(isinstance(e, dict) for e in entries):
+        raise where.error(None, "a tests file holds a list of tests (mappings with vars and assert)")
+    return [(e, e.get("__line__", line)) for e, line in zip(entries, starts, strict=True)]
+
+
+def _json_test(text: str, where: _Where, line: int) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise where.error(None, f"not a JSON object ({exc})", line=line) from None
+    if not isinstance(value, dict):
+        raise where.error(None, "each line is a test: a JSON object with vars and assert", line=line)
+    return {**value, "__line__": line}
+
+
+def _csv_test(row: dict[str, str], where: _Where, line: int) -> dict[str, Any]:
+    """A CSV row: its columns are vars; ``__expected`` columns are assertions, ``__description`` names it."""
+    variables = {k: v for k, v in row.items() if k and not k.startswith("__")}
+    asserts = [_expected(v, where, line) for k, v in row.items() if k and k.startswith("__expected") and v]
+    test: dict[str, Any] = {"vars": variables, "assert": asserts, "__line__": line}
+    if row.get("__description"):
+        test["description"] = row["__description"]
+    return test
+
+
+def _expected(text: str, where: _Where, line: int) -> dict[str, Any]:
+    """promptfoo's ``__expected`` shorthand: ``type: value``, ``type(threshold): value``, or an exact answer."""
+    head, separator, value = text.partition(":")
+    name, _, threshold = head.strip().partition("(")
+    name = {"grade": "llm-rubric", "fn": "javascript", "eval": "javascript"}.get(name, name)
+    if name == "javascript":
+        raise where.error(None, "a javascript assertion cannot run here", "write it as python: ...", line)
+    if not separator and base_type(text.strip())[0] in ("is-json", "contains-json"):
+        return {"type": text.strip()}
+    if not separator or not is_known(name):
+        return {"type": "equals", "value": text}
+    assertion: dict[str, Any] = {"type": name, "value": value.strip()}
+    if threshold.rstrip(")"):
+        assertion["threshold"] = float(threshold.rstrip(")"))
+    return assertion
+
+
+def _tests(entry: dict[str, Any], line: int, default: dict[str, Any], at: _Where) -> list[Test]:
+    for key in ("transform", "options"):
+        options = entry.get("options") if key == "options" else entry
+        if isinstance(options, dict) and options.get("transform"):
+            raise at.error(entry, "a 'transform' is JavaScript and cannot run here", line=line)
+    if isinstance(default.get("options"), dict) and default["options"].get("transform"):
+        raise at.error(default, "defaultTest.options.transform is JavaScript and cannot run here")
+    variables = {**strip_lines(default.get("vars") or {}), **strip_lines(entry.get("vars") or {})}
+    raw_asserts = [*(default.get("assert") or []), *(entry.get("assert") or [])]
+    for assertion in raw_asserts:
+        _check_assertion(assertion, at, line)
+    asserts = [_prepared_assertion(strip_lines(a), at, a.get("__line__", line)) for a in raw_asserts]
+    threshold = entry.get("threshold", default.get("threshold"))
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        raise at.error(entry, f"threshold must be a number, got {threshold!r}", line=line)
+    description = str(entry.get("description") or "")
+    variables = {k: _var_value(v, at, line) for k, v in variables.items()}
+    expanded = _expand(variables)
+    return [
+        Test(description, combination, asserts, None if threshold is None else float(threshold), line)
+        for combination in expanded
+    ]
+
+
+def _check_assertion(assertion: Any, at: _Where, line: int) -> None:
+    """Refuse, at the assertion's line, what cannot be judged here."""
+    if not isinstance(assertion, dict) or not isinstance(assertion.get("type"), str):
+        raise at.error(None, "an assertion is a mapping with a 'type'", line=line)
+    line = assertion.get("__line__", line)
+    kind = base_type(assertion["type"])[0]
+    if kind == "javascript":
+        raise at.error(None, "a javascript assertion cannot run here", "write it as a python assertion", line)
+    if not is_known(assertion["type"]):
+        raise at.error(None, f"assertion type {assertion['type']!r} is not supported here", line=line)
+    if kind == "assert-set":
+        for inner in assertion.get("assert") or []:
+            _check_assertion(inner, at, line)
+
+
+def _var_value(value: Any, at: _Where, line: int) -> Any:
+    if isinstance(value, str) and value.startswith("file://"):
+        target = at.file(value, None, line)
+        if target.suffix in (".py", ".js"):
+            raise at.error(None, f"{value}: vars computed by code are not supported", line=line)
+        return target.read_text(encoding="utf-8")
+    return value
+
+
+def _expand(variables: dict[str, Any]) -> list[dict[str, Any]]:
+    """A var holding a list stands for one test per value (every combination of several)."""
+    listed = [k for k, v in variables.items() if isinstance(v, list)]
+    if not listed:
+        return [variables]
+    return [
+        {**variables, **dict(zip(listed, values, strict=True))}
+        for values in itertools.product(*(variables[k] for k in listed))
+    ]
+
+
+def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dict[str, Any]:
+    """An assertion made self-contained: a python assertion carries its code (a file's read here)."""
+    kind = base_type(str(assertion.get("type")))[0]
+    if kind == "assert-set":
+        return {**assertion, "assert": [_prepared_assertion(a, at, line) for a in assertion.get("assert") or []]}
+    if kind != "python":
+        return assertion
+    value = assertion.get("value")
+    if not isinstance(value, str) or not value.strip():
+        raise at.error(None, "a python assertion needs its code (an expression, a body, or file://x.py)", line=line)
+    if value.startswith("file://"):
+        reference, _, function = value.removeprefix("file://").partition(":")
+        source = at.file(reference, None, line).read_text(encoding="utf-8")
+        return {**assertion, "source": source, "function": function or "get_assert"}
+    if "\n" in value.strip():
+        body = "\n".join(f"    {row}" for row in value.strip("\n").splitlines())
+    else:
+        body = f"    return {value.strip()}"
+    source = f"import json\nimport re\n\n\ndef main(output, context):\n{body}\n"
+    try:
+        compile(source, "<python assertion>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise at.error(None, f"python assertion: {exc.msg}", line=line) from None
+    return {**assertion, "source": source, "function": "main"}
+
+
+def _grader(default: dict[str, Any], tests: list[Test], at: _Where) -> str | None:
+    """The grading model: ``defaultTest.options.provider`` (or an assertion's ``provider``)."""
+    if not any(needs_model(test.asserts) for test in tests):
+        return None
+    options = default.get("options") or {}
+    provider = options.get("provider") if isinstance(options, dict) else None
+    named = {a.get("provider") for t in tests for a in t.asserts if a.get("provider")}
+    if provider is None and len(named) == 1:
+        provider = named.pop()
+    if isinstance(provider, dict):
+        provider = provider.get("id")
+    if provider is None:
+        return None
+    if not isinstance(provider, str):
+        raise at.error(default, "defaultTest.options.provider must name a provider such as openai:chat:gpt-4.1-mini")
+    return provider
+
+
+def render(template: str, variables: dict[str, Any], where: str) -> str:
+    try:
+        return _JINJA.from_string(template).render(**variables)
+    except TemplateError as exc:
+        raise ConfigError(f"{where}: the template cannot be rendered ({exc})") from None
+
+
+def _messages(text: str) -> list[dict[str, Any]]:
+    """A rendered prompt as chat messages: a JSON list of messages as it is, other text as one user turn."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, list) and parsed and all(isinstance(m, dict) and "role" in m for m in parsed):
+        return parsed
+    return [{"role": "user", "content": text}]
+
+
+def rows(suite: Suite) -> list[dict[str, Any]]:
+    """One row per test and prompt: what a provider is sent and what its output is judged by."""
+    found = []
+    for number, test in enumerate(suite.tests):
+        for prompt in suite.prompts:
+            where = f"{suite.path.name}:{test.line}"
+            text = render(prompt.template, test.vars, where)
+            found.append(
+                {
+                    "test": number,
+                    "description": test.description,
+                    "prompt_label": prompt.label,
+                    "vars": test.vars,
+                    "prompt": _messages(text),
+                    "prompt_text": text,
+                    "assert": [_rendered(a, test.vars, where) for a in test.asserts],
+                    "threshold": test.threshold,
+                }
+            )
+    return found
+
+
+def _rendered(assertion: dict[str, Any], variables: dict[str, Any], where: str) -> dict[str, Any]:
+    """An assertion's value with the test's vars filled in (promptfoo renders them too)."""
+    if base_type(str(assertion.get("type")))[0] == "assert-set":
+        return {**assertion, "assert": [_rendered(a, variables, where) for a in assertion.get("assert") or []]}
+    value = assertion.get("value")
+    if isinstance(value, str) and "{{" in value and "source" not in assertion:
+        return {**assertion, "value": render(value, variables, where)}
+    return assertion
+
+
+def eval_document(suite: Suite, provider: Provider) -> dict[str, Any]:
+    """The eval.yaml that runs the suite's rows against one provider."""
+    models: dict[str, dict[str, Any]] = {}
+    target: dict[str, Any] = {"input_messages": {"type": "item_reference", "item_reference": "item.prompt"}}
+    model = _model_of(provider.id, _Where(suite.path), provider.line)
+    if model is None:
+        target["type"] = "echo"
+    else:
+        models[model["name"]] = {**model, **_endpoint(provider.config)}
+        sampling = {k: v for k, v in provider.config.items() if k in SAMPLING}
+        target.update({"type": "model", "model": model["name"], **({"sampling_params": sampling} if sampling else {})})
+    criterion: dict[str, Any] = {
+        "name": "assertions",
+        "evaluator_name": "builtin.promptfoo_assertions",
+        "data_mapping": {
+            "assertions": "{{item.assert}}",
+            "output": "{{sample.output_text}}",
+            "sample": "{{sample}}",
+            "vars": "{{item.vars}}",
+            "prompt": "{{item.prompt_text}}",
+            "threshold": "{{item.threshold}}",
+        },
+    }
+    parameters: dict[str, Any] = {}
+    if any(needs_model(t.asserts) for t in suite.tests):
+        grader = _model_of(suite.grader, _Where(suite.path), 1) if suite.grader else None
+        parameters["model"] = grader["name"] if grader else DEFAULT_GRADER
+        if grader is not None:
+            models.setdefault(grader["name"], grader)
+    if provider.config.get("tools"):  # what is-valid-openai-tools-call checks calls against
+        parameters["tools"] = provider.config["tools"]
+    if parameters:
+        criterion["initialization_parameters"] = parameters
+    document: dict[str, Any] = {
+        "name": f"{suite.name} · {provider.label}",
+        "description": f"imported from {suite.path.name}",
+        "dataset": {"local_uri": DATASET_FILE},
+        "target": target,
+        "evaluators": [criterion],
+    }
+    if models:
+        document["models"] = {name: {k: v for k, v in entry.items() if k != "name"} for name, entry in models.items()}
+    return document
+
+
+def _endpoint(config: dict[str, Any]) -> dict[str, Any]:
+    """Where a provider's config sends its calls."""
+    found: dict[str, Any] = {}
+    if config.get("apiBaseUrl"):
+        found["base_url"] = str(config["apiBaseUrl"])
+    if config.get("apiHost"):
+        found["azure_endpoint"] = f"https://{str(config['apiHost']).removeprefix('https://')}"
+    if config.get("apiKeyEnvar"):
+        found["api_key_env"] = str(config["apiKeyEnvar"])
+    if config.get("apiVersion"):
+        found["api_version"] = str(config["apiVersion"])
+    return found
+
+
+def write_files(suite: Suite, folder: Path) -> list[Path]:
+    """The dataset and one eval.yaml per provider, written into ``folder``; the eval.yaml paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dataset = rows(suite)
+    (folder / DATASET_FILE).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in dataset))
+    written = []
+    for provider in suite.providers:
+        name = "eval.yaml" if len(suite.providers) == 1 else f"eval.{_slug(provider.label)}.yaml"
+        header = (
+            f"# Imported from {suite.path.name} by assay import promptfoo: tests × prompts against {provider.id}.\n"
+        )
+        document = eval_document(suite, provider)
+        (folder / name).write_text(header + yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+        written.append(folder / name)
+    return written
+
+
+def work_folder(suite: Suite, home: Path) -> Path:
+    """Where ``assay run`` keeps a config's imported files: one folder per config content."""
+    digest = hashlib.sha256(suite.path.read_bytes()).hexdigest()[:10]
+    return home / "promptfoo" / f"{_slug(suite.path.stem)}-{digest}"
+
+
+def _slug(text: str) -> str:
+    cleaned = "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
+    return "-".join(part for part in cleaned.split("-") if part)[:60] or "provider"

@@ -1,0 +1,184 @@
+"""promptfoo's deterministic and python assertions: each verdict as promptfoo's documentation and
+source define it (pass and fail of every type, and its ``not-`` form), and the test-level rules
+(all must pass; a test threshold over the weighted mean instead)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from assay.evaluators.promptfoo import promptfoo_assertions
+from assay.evaluators.promptfoo.checks import bleu_score, rouge_n
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
+
+
+def judged(assertions: list[dict[str, Any]], output: str, **inputs: Any) -> dict[str, Any]:
+    score = asyncio.run(promptfoo_assertions(tools=TOOLS)({"assertions": assertions, "output": output, **inputs}))
+    return {"passed": score.passed, "score": score.value, "reason": score.reason, **score.properties}
+
+
+def verdict(assertion: dict[str, Any], output: str, **inputs: Any) -> bool:
+    return judged([assertion], output, **inputs)["passed"]
+
+
+CASES = [
+    # (assertion, output, promptfoo's verdict)
+    ({"type": "equals", "value": "Paris"}, "Paris", True),
+    ({"type": "equals", "value": "Paris"}, "paris", False),
+    ({"type": "equals", "value": {"a": 1}}, '{"a": 1}', True),
+    ({"type": "not-equals", "value": "Paris"}, "London", True),
+    ({"type": "contains", "value": "Par"}, "Paris", True),
+    ({"type": "contains", "value": "par"}, "Paris", False),
+    ({"type": "not-contains", "value": "Rome"}, "Paris", True),
+    ({"type": "icontains", "value": "PAR"}, "Paris", True),
+    ({"type": "not-icontains", "value": "PAR"}, "Paris", False),
+    ({"type": "contains-any", "value": ["Rome", "Paris"]}, "Paris!", True),
+    ({"type": "contains-any", "value": "Rome, Oslo"}, "Paris!", False),
+    ({"type": "not-contains-any", "value": ["Rome", "Oslo"]}, "Paris", True),
+    ({"type": "contains-all", "value": ["Par", "is"]}, "Paris", True),
+    ({"type": "contains-all", "value": "Par, Rome"}, "Paris", False),
+    ({"type": "not-contains-all", "value": ["Par", "Rome"]}, "Paris", True),
+    ({"type": "icontains-any", "value": ["PARIS", "ROME"]}, "paris", True),
+    ({"type": "icontains-all", "value": ["PARIS", "ROME"]}, "paris", False),
+    ({"type": "starts-with", "value": "The"}, "The answer", True),
+    ({"type": "starts-with", "value": "the"}, "The answer", False),
+    ({"type": "not-starts-with", "value": "An"}, "The answer", True),
+    ({"type": "regex", "value": r"\d{3}-\d{4}"}, "call 555-1234", True),
+    ({"type": "regex", "value": r"^\d+$"}, "12a", False),
+    ({"type": "not-regex", "value": "error"}, "all good", True),
+    ({"type": "is-json"}, '{"ok": true}', True),
+    ({"type": "is-json"}, "ok: true", False),
+    ({"type": "is-json", "value": {"type": "object", "required": ["name"]}}, '{"ok": true}', False),
+    ({"type": "is-json", "value": "{type: object, required: [ok]}"}, '{"ok": true}', True),
+    ({"type": "not-is-json"}, "plain words", True),
+    ({"type": "contains-json"}, 'Here: ```json\n{"ok": true}\n``` done', True),
+    ({"type": "contains-json"}, "no json { here", False),
+    ({"type": "contains-json", "value": {"required": ["id"]}}, 'x {"name": 1} y {"id": 2}', True),
+    ({"type": "not-contains-json"}, "nothing", True),
+    ({"type": "levenshtein", "value": "kitten"}, "sitting", True),  # distance 3 <= default 5
+    ({"type": "levenshtein", "value": "kitten", "threshold": 2}, "sitting", False),
+    ({"type": "not-levenshtein", "value": "kitten", "threshold": 2}, "sitting", True),
+    ({"type": "rouge-n", "value": "the cat sat on the mat"}, "the cat sat on the mat", True),
+    ({"type": "rouge-n", "value": "the cat sat on the mat"}, "the cat sat", False),  # recall 3/6
+    ({"type": "rouge-n", "value": "the cat sat on the mat", "threshold": 0.5}, "the cat sat", True),
+    ({"type": "not-rouge-n", "value": "the cat sat on the mat"}, "dogs bark", True),
+    ({"type": "bleu", "value": "the quick brown fox jumps"}, "the quick brown fox jumps", True),
+    ({"type": "bleu", "value": "the quick brown fox jumps"}, "a slow red dog", False),
+    ({"type": "not-bleu", "value": "the quick brown fox jumps"}, "a slow red dog", True),
+    ({"type": "latency", "threshold": 500}, "x", True),
+    ({"type": "latency", "threshold": 100}, "x", False),
+    ({"type": "not-latency", "threshold": 100}, "x", True),
+    ({"type": "cost", "threshold": 0.01}, "x", True),
+    ({"type": "cost", "threshold": 0.0001}, "x", False),
+]
+
+
+@pytest.mark.parametrize(("assertion", "output", "expected"), CASES, ids=[str(c[0]) for c in CASES])
+def test_each_deterministic_assertion_gives_promptfoos_verdict(assertion, output, expected):
+    sample = {"latency_ms": 250.0, "cost": 0.002}
+    assert verdict(assertion, output, sample=sample) is expected
+
+
+def test_rouge_and_bleu_figures():
+    assert rouge_n("the cat sat", "the cat sat on the mat") == pytest.approx(0.5)
+    assert rouge_n("The cat", "the cat") == pytest.approx(0.5)  # case is kept, as js-rouge keeps it
+    assert bleu_score("the quick brown fox", ["the quick brown fox"]) == pytest.approx(1.0)
+    # three words have no 4-gram: that precision is smoothed to 1e-7, so the score is near 0
+    assert bleu_score("the quick brown", ["the quick brown fox"]) < 0.05
+    # one word short: every precision is 1 and the brevity penalty is exp(1 - 5/6)
+    shorter = bleu_score("a b c d e", ["a b c d e f"])
+    assert shorter == pytest.approx(2.718281828 ** (1 - 5 / 6), rel=1e-6)
+
+
+def test_tool_calls_are_checked_against_the_providers_tools():
+    good = [{"type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]
+    wrong_name = [{"type": "function", "function": {"name": "get_time", "arguments": "{}"}}]
+    bad_args = [{"type": "function", "function": {"name": "get_weather", "arguments": '{"town": "Oslo"}'}}]
+    check = {"type": "is-valid-openai-tools-call"}
+    assert verdict(check, "", sample={"output_tools": good})
+    assert not verdict(check, "", sample={"output_tools": wrong_name})
+    assert not verdict(check, "", sample={"output_tools": bad_args})
+    assert not verdict(check, "I would call a tool", sample={})
+    assert verdict(check, json.dumps(good))  # a text provider gives the calls as JSON
+    assert verdict({"type": "not-is-valid-openai-tools-call"}, "no calls")
+
+
+def test_a_test_passes_only_when_every_assertion_passes():
+    result = judged([{"type": "contains", "value": "a"}, {"type": "contains", "value": "zzz"}], "abc")
+    assert result["passed"] is False and result["score"] == pytest.approx(0.5)
+    assert result["reason"] == 'Expected output to contain "zzz"'
+    assert [c["pass"] for c in result["assertions"]] == [True, False]
+
+
+def test_a_test_threshold_judges_the_weighted_mean():
+    asserts = [{"type": "contains", "value": "zzz"}, {"type": "contains", "value": "a", "weight": 3}]
+    passing = judged(asserts, "abc", threshold=0.7)
+    assert passing["passed"] is True and passing["score"] == pytest.approx(0.75)
+    failing = judged(asserts, "abc", threshold=0.8)
+    assert failing["passed"] is False and "0.75 < 0.8" in failing["reason"]
+
+
+def test_weight_zero_counts_for_nothing_in_the_score_but_still_fails_the_test():
+    result = judged([{"type": "contains", "value": "a"}, {"type": "contains", "value": "zzz", "weight": 0}], "abc")
+    assert result["score"] == pytest.approx(1.0) and result["passed"] is False
+
+
+def test_named_metrics_and_assert_sets():
+    asserts = [
+        {"type": "contains", "value": "a", "metric": "accuracy"},
+        {"type": "contains", "value": "zzz", "metric": "accuracy"},
+        {
+            "type": "assert-set",
+            "threshold": 0.5,
+            "assert": [{"type": "contains", "value": "b"}, {"type": "contains", "value": "nope"}],
+        },
+    ]
+    result = judged(asserts, "abc")
+    assert result["named_scores"] == {"accuracy": pytest.approx(0.5)}
+    assert [c["pass"] for c in result["assertions"]] == [True, False, True]  # the set: 0.5 >= 0.5
+
+
+def test_a_bad_assertion_fails_its_test_with_the_cause():
+    result = judged([{"type": "regex", "value": "("}], "abc")
+    assert result["passed"] is False and "not a valid regular expression" in result["assertions"][0]["reason"]
+
+
+PYTHON = "import json\nimport re\n\n\ndef main(output, context):\n    return {body}\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "threshold", "expected"),
+    [
+        ("'Paris' in output", None, (True, 1.0)),
+        ("output.startswith('x')", None, (False, 0.0)),
+        ("0.4", None, (True, 0.4)),  # a number passes above 0
+        ("0.4", 0.5, (False, 0.4)),  # or at the threshold
+        ("{'pass': True, 'score': 0.9, 'reason': 'fine'}", None, (True, 0.9)),
+        ("{'pass': True, 'score': 0.3}", 0.5, (False, 0.3)),
+        ("len(context['vars']['city']) == 5", None, (True, 1.0)),
+    ],
+)
+def test_python_assertions_run_in_the_sandbox(body, threshold, expected):
+    assertion = {"type": "python", "source": PYTHON.format(body=body), "function": "main"}
+    if threshold is not None:
+        assertion["threshold"] = threshold
+    result = judged([assertion], "Paris is the capital", vars={"city": "Paris"})
+    assert (result["passed"], pytest.approx(result["score"])) == (expected[0], pytest.approx(expected[1]))
+
+
+def test_a_python_assertion_that_raises_fails_its_test_with_the_error():
+    source = PYTHON.format(body="1 / 0")
+    result = judged([{"type": "python", "source": source, "function": "main"}], "x")
+    assert result["passed"] is False and "ZeroDivisionError" in result["assertions"][0]["reason"]

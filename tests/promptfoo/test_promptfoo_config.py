@@ -1,0 +1,175 @@
+"""``assay run promptfooconfig.yaml`` and ``assay import promptfoo``: a promptfoo config runs as it
+is — the echo provider with deterministic assertions, OpenAI providers and model-graded
+assertions against the scripted server — and what cannot be mapped is refused at its line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.cli.test_cli import assay
+
+ECHO_CONFIG = """description: echo checks
+prompts:
+  - "Say hello to {{name}} in {{lang}}"
+  - file://prompt.txt
+providers: [echo]
+defaultTest:
+  assert:
+    - type: icontains
+      value: "{{name}}"
+tests:
+  - description: greets
+    vars: {name: Ada, lang: French}
+    assert:
+      - type: contains-all
+        value: [Ada, French]
+      - type: python
+        value: file://check.py
+  - vars: {name: [Bob, Cy], lang: German}
+    assert:
+      - type: regex
+        value: "German$"
+  - description: fails
+    vars: {name: Dee, lang: Spanish}
+    assert:
+      - type: equals
+        value: nothing like it
+  - description: passes on its threshold
+    vars: {name: Eve, lang: Dutch}
+    threshold: 0.6
+    assert:
+      - type: contains
+        value: missing
+      - type: contains
+        value: Dutch
+        weight: 2
+  - file://more_tests.csv
+"""
+CHECK_PY = """def get_assert(output, context):
+    return {"pass": context["vars"]["name"] in output, "score": 1.0, "reason": "named"}
+"""
+MORE_TESTS = "name,lang,__expected,__description\nFay,Welsh,contains: Welsh,csv row\nGus,Irish,regex: ^Nope,csv fail\n"
+
+
+def _items(run_id: str, home: Path) -> list[dict[str, Any]]:
+    lines = assay("results", run_id, home=home, check=True).stdout.splitlines()
+    return sorted((json.loads(line) for line in lines), key=lambda i: i["datasource_item_id"])
+
+
+def _run_ids(stdout: str) -> list[str]:
+    return [part.split()[0] for part in stdout.split("run id: ")[1:]]
+
+
+def test_an_echo_config_runs_as_it_is(tmp_path):
+    (tmp_path / "promptfooconfig.yaml").write_text(ECHO_CONFIG)
+    (tmp_path / "prompt.txt").write_text("Greet {{name}} ({{lang}})")
+    (tmp_path / "check.py").write_text(CHECK_PY)
+    (tmp_path / "more_tests.csv").write_text(MORE_TESTS)
+    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "7 tests × 2 prompts" in done.stdout  # Bob and Cy are two tests; the CSV adds two
+    items = _items(_run_ids(done.stdout)[0], tmp_path)
+    verdicts = {
+        (i["datasource_item"]["vars"]["name"], i["datasource_item"]["prompt_label"]): i["status"] for i in items
+    }
+    assert len(items) == 14
+    for name in ("Ada", "Bob", "Cy", "Eve", "Fay"):
+        assert verdicts[(name, "Say hello to {{name}} in {{lang}}")] == "pass", name
+    # the second prompt puts the language in brackets: "German$" cannot match it
+    assert verdicts[("Bob", "Greet {{name}} ({{lang}})")] == "fail"
+    assert verdicts[("Ada", "Greet {{name}} ({{lang}})")] == "pass"
+    assert verdicts[("Dee", "Say hello to {{name}} in {{lang}}")] == "fail"
+    assert verdicts[("Gus", "Say hello to {{name}} in {{lang}}")] == "fail"
+    eve = next(i for i in items if i["datasource_item"]["vars"]["name"] == "Eve")["results"][0]
+    assert eve["score"] == 0.75 and eve["reason"] == "Aggregate score 0.75 ≥ 0.6 threshold"
+    ada = next(i for i in items if i["datasource_item"]["vars"]["name"] == "Ada")["results"][0]
+    assert [c["type"] for c in ada["properties"]["assertions"]] == ["icontains", "contains-all", "python"]
+    assert ada["properties"]["assertions"][2]["reason"] == "named"
+
+
+def test_import_writes_files_that_assay_run_runs(tmp_path):
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts: ['Q: {{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    assert: [{type: contains, value: hi}]\n"
+    )
+    done = assay("import", "promptfoo", config, "--out", tmp_path / "out", home=tmp_path, check=True)
+    assert "1 tests × 1 prompts" in done.stdout
+    rows = [json.loads(line) for line in (tmp_path / "out" / "tests.jsonl").read_text().splitlines()]
+    assert rows[0]["prompt"] == [{"role": "user", "content": "Q: hi"}]
+    ran = assay("run", tmp_path / "out" / "eval.yaml", home=tmp_path)
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
+
+
+GRADED_CONFIG = """prompts: ["{{{{question}}}}"]
+providers:
+  - id: openai:chat:target-model
+    label: target
+    config: {{temperature: 0, apiBaseUrl: "{base_url}"}}
+defaultTest:
+  options:
+    provider: openai:chat:grader-model
+  assert:
+    - type: llm-rubric
+      value: answers the question about a capital city
+tests:
+  - vars: {{question: "What is the capital of France?"}}
+    assert:
+      - type: factuality
+        value: Paris
+      - type: answer-relevance
+        threshold: 0.7
+  - vars: {{question: "What is the capital of Spain?"}}
+    assert:
+      - type: factuality
+        value: Madrid
+      - type: not-contains
+        value: turtles
+"""
+
+
+def test_model_graded_assertions_ask_the_grading_model_once_each(tmp_path, llm):
+    llm.reset()
+    good = {"reason": "right", "pass": True, "score": 1, "category": "C"}
+    bad = {"reason": "off topic", "pass": False, "score": 0, "category": "D"}
+    llm.script(
+        rules=[
+            {"match": "Property: relevance", "reply": {"content": json.dumps({"reason": "on point", "score": 5})}},
+            {"match": "I like turtles", "reply": {"content": json.dumps(bad)}},
+            {"match": "Paris is the capital", "reply": {"content": json.dumps(good)}},
+            {"match": "capital of France", "reply": {"content": "Paris is the capital of France."}},
+            {"match": "capital of Spain", "reply": {"content": "I like turtles."}},
+        ],
+        default={"content": "unexpected"},
+    )
+    (tmp_path / "promptfooconfig.yaml").write_text(GRADED_CONFIG.format(base_url=llm.base_url))
+    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}
+    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path, env_extra=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # 2 target calls; France: rubric, factuality, relevance; Spain: rubric, factuality
+    assert llm.stats()["requests"] == 7
+    items = _items(_run_ids(done.stdout)[0], tmp_path)
+    assert [i["status"] for i in items] == ["pass", "fail"]
+    france = {c["type"]: c for c in items[0]["results"][0]["properties"]["assertions"]}
+    assert france["factuality"]["category"] == "C" and france["answer-relevance"]["score"] == 1.0
+    spain = {c["type"]: c for c in items[1]["results"][0]["properties"]["assertions"]}
+    assert [spain[t]["pass"] for t in ("llm-rubric", "factuality", "not-contains")] == [False, False, False]
+    assert items[0]["results"][0]["properties"]["usage"]["total_tokens"] > 0
+
+
+def test_what_cannot_be_mapped_is_refused_at_its_line(tmp_path):
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    assert:\n"
+        "      - type: javascript\n        value: output.length > 2\n"
+    )
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode != 0
+    assert "promptfooconfig.yaml:6: a javascript assertion cannot run here" in done.stderr + done.stdout
+    config.write_text("prompts: [hi]\nproviders:\n  - echo\n  - anthropic:messages:claude\ntests: [{vars: {a: 1}}]\n")
+    done = assay("run", config, home=tmp_path)
+    assert "promptfooconfig.yaml:4: provider 'anthropic:messages:claude' is not supported here" in done.stderr
+    config.write_text("prompts: [hi]\nproviders: [echo]\nscenarios: []\ntests: [{vars: {a: 1}}]\n")
+    done = assay("run", config, home=tmp_path)
+    assert "'scenarios' is not supported" in done.stderr
