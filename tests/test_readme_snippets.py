@@ -196,7 +196,7 @@ if __name__ == "__main__":
 
 def test_the_promptfoo_snippet_runs_as_written(workspace):
     folder, env = workspace
-    (snippet,) = blocks("Coming from promptfoo", "sh")
+    (snippet,) = blocks("Coming from promptfoo or OpenAI Evals", "sh")
     done = run_shell(snippet, folder, env)
     assert done.returncode == 0, done.stderr
     assert "8 total, 7 passed, 1 failed" in done.stdout  # the formal prompt misses the weighted threshold

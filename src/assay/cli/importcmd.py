@@ -11,7 +11,7 @@ from assay.cli.common import out
 
 @click.group("import")
 def import_group() -> None:
-    """Bring configs from other tools: promptfoo."""
+    """Bring configs and results from other tools: promptfoo, OpenAI Evals."""
 
 
 @import_group.command("promptfoo")
@@ -33,3 +33,19 @@ def import_promptfoo(config: Path, folder: Path | None) -> None:
     out.print(f"{len(suite.tests)} tests × {len(suite.prompts)} prompts = {rows} rows in {target / 'tests.jsonl'}")
     for path in written:
         out.print(f"wrote {path}   run it with  assay run {path}")
+
+
+@import_group.command("openai-evals")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_openai_evals(files: tuple[Path, ...]) -> None:
+    """Load evals, runs and output items exported from OpenAI's Evals API (JSON or JSONL, as the SDK returns them)."""
+    from assay.cli.common import open_store
+    from assay.openai_evals import import_exports, read_exports
+
+    found = read_exports(list(files))
+    done = import_exports(open_store(), found)
+    out.print(f"imported {done.evals} evals, {done.runs} runs, {done.items} output items")
+    if done.skipped:
+        out.print(f"[dim]already here, left as they were: {', '.join(done.skipped)}[/]")
+    for run_id in found.runs:
+        out.print(f"  {run_id}   assay runs show {run_id}")

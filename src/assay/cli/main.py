@@ -18,7 +18,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("assay.cli.evalcmd", "eval_group", "Generate, update and lint an agent's eval (azd's eval.yaml)."),
     "evaluators": ("assay.cli.evaluators", "evaluators_group", "Browse the evaluator catalog."),
     "generate": ("assay.cli.generate", "generate_group", "Synthetic test data."),
-    "import": ("assay.cli.importcmd", "import_group", "Bring configs from other tools: promptfoo."),
+    "import": (
+        "assay.cli.importcmd",
+        "import_group",
+        "Bring configs and results from other tools: promptfoo, OpenAI Evals.",
+    ),
     "init": (
         "assay.cli.init",
         "init_command",

@@ -35,15 +35,17 @@ class RunsStore(StoreBase):
         testing_criteria: list[dict[str, Any]],
         metadata: dict[str, Any] | None = None,
         project: str = DEFAULT_PROJECT,
+        id: str | None = None,  # noqa: A002 - an imported eval keeps its own id
+        created_at: int | None = None,
     ) -> dict[str, Any]:
         row = {
-            "id": new_id("eval"),
+            "id": id or new_id("eval"),
             "project": project,
             "name": name,
             "data_source_config": data_source_config,
             "testing_criteria": testing_criteria,
             "metadata": metadata,
-            "created_at": now(),
+            "created_at": created_at or now(),
         }
         with self.engine.begin() as conn:
             conn.execute(t.evals.insert().values(**row))
@@ -68,11 +70,13 @@ class RunsStore(StoreBase):
         project: str = DEFAULT_PROJECT,
         held_by: str | None = None,
         inputs: dict[str, Any] | None = None,
+        id: str | None = None,  # noqa: A002 - an imported run keeps its own id
+        created_at: int | None = None,
     ) -> dict[str, Any]:
         """A queued run; with ``held_by``, one that process executes itself, in progress under its lease.
         ``inputs``: what that process brought (``assay.run.request.RunInputs``), for whoever finishes it."""
         row: dict[str, Any] = {
-            "id": new_id("evalrun"),
+            "id": id or new_id("evalrun"),
             "project": project,
             "eval_id": eval_id,
             "name": name,
@@ -82,7 +86,7 @@ class RunsStore(StoreBase):
             "summary": None,
             "error": None,
             "metadata": None,
-            "created_at": now(),
+            "created_at": created_at or now(),
             "finished_at": None,
             "inputs": inputs,
         }
