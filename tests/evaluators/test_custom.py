@@ -137,3 +137,13 @@ def test_evaluators_add_versions_and_local_uri(tmp_path, llm):
         and "local_rubric" in result.stdout
         and "items: 1 total, 1 passed" in result.stdout
     )
+
+
+def test_foundry_rubric_dimensions_with_dimension_id_and_fractional_weights():
+    from assay.evaluators.custom.rubric import parse_dimensions
+
+    text = json.dumps({"dimensions": [{"dimension_id": "accuracy", "description": "Right facts", "weight": 0.6}]})
+    (dimension,) = parse_dimensions(text, "rubric.json")
+    assert dimension.id == "accuracy" and dimension.weight == 0.6
+    with pytest.raises(ConfigError, match=r"dimension \[0\].weight"):
+        parse_dimensions(json.dumps([{"id": "a", "description": "x", "weight": 0}]), "rubric.json")

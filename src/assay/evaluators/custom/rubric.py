@@ -3,7 +3,8 @@
     [{"id": "accuracy", "description": "...", "weight": 8, "always_applicable": true}, ...]
 
 (azd writes the bare array; ``{"dimensions": [...]}`` and an evaluator's ``{"definition":
-{"dimensions": [...]}}`` are read too.)
+{"dimensions": [...]}}`` are read too, and Foundry's ``dimension_id`` for ``id``; a weight is a
+number above 0, at most 10.)
 
 The judge scores each dimension 1–5, or marks it not applicable (never for ``always_applicable``
 ones). The score is the weighted mean of applicable dimensions normalised to 0–1 as (mean − 1) / 4;
@@ -17,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, Field, ValidationError
 
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Metric, Score
@@ -32,9 +33,10 @@ SHOWN = ("query", "response", "ground_truth", "context", "tool_definitions")
 
 
 class Dimension(BaseModel):
-    id: str
+    id: str = Field(validation_alias=AliasChoices("id", "dimension_id"))
+    """azd writes ``id``; Foundry's rubric evaluators ``dimension_id`` (stable across versions)."""
     description: str = Field(min_length=1)
-    weight: int = Field(ge=1, le=10)
+    weight: float = Field(gt=0, le=10)
     always_applicable: bool = False
 
 
@@ -67,7 +69,7 @@ def parse_dimensions(text: str, where: str) -> list[Dimension]:
 
 def _prompt(dimensions: list[Dimension], shown: dict[str, str]) -> list[dict[str, str]]:
     listing = "\n".join(
-        f"- {d.id} (weight {d.weight}{', always applicable' if d.always_applicable else ''}): {d.description}"
+        f"- {d.id} (weight {d.weight:g}{', always applicable' if d.always_applicable else ''}): {d.description}"
         for d in dimensions
     )
     data = "\n\n".join(f"{name.replace('_', ' ').upper()}:\n{text}" for name, text in shown.items())
@@ -129,6 +131,7 @@ def _score(dimensions: list[Dimension], answer: dict[str, Any], spent: CallLog, 
         scores.append(
             {
                 "id": dimension.id,
+                "dimension_id": dimension.id,
                 "score": value,
                 "applicable": is_applicable,
                 "weight": dimension.weight,

@@ -113,7 +113,7 @@ def judge_factory(definition: JudgeDefinition) -> Callable[..., Evaluator]:
         model: Model, evaluation_level: EvaluationLevel = "turn", temperature: float = 0.0, seed: int | None = None
     ) -> Evaluator:
         async def evaluate(inputs: dict[str, Any]) -> Score:
-            shown = _shown_inputs(definition, inputs, evaluation_level)
+            shown = shown_inputs(definition, inputs, evaluation_level)
             if isinstance(shown, Score):
                 return shown
             return await _ask(definition, model, build_prompt(definition, shown), temperature, seed)
@@ -123,7 +123,7 @@ def judge_factory(definition: JudgeDefinition) -> Callable[..., Evaluator]:
     return factory
 
 
-def _shown_inputs(definition: JudgeDefinition, inputs: dict[str, Any], level: str) -> dict[str, str] | Score:
+def shown_inputs(definition: JudgeDefinition, inputs: dict[str, Any], level: str) -> dict[str, str] | Score:
     """The texts the judge sees, or a ``skipped`` Score when the item is not judgeable."""
     values = dict(inputs)
     try:
