@@ -60,6 +60,10 @@ class Settings(BaseModel):
     """The largest file a sandboxed call may write."""
     sandbox_max_output_bytes: int = Field(default=1024 * 1024, gt=0)
     """The most output a sandboxed call may print."""
+    evaluator_endpoints: str = ""
+    """Hosts endpoint evaluators may call from ``assay serve`` and ``assay worker``, comma-separated
+    (``host``, ``host:port``, ``*.example.com``); none by default, and loopback or link-local
+    addresses only when named exactly. A local ``assay run`` calls what its evaluators name."""
 
     @classmethod
     def variables(cls) -> dict[str, str]:

@@ -11,6 +11,7 @@ from assay.api.context import JsonBody, Owner, context
 from assay.errors import ConfigError, NotFoundError, UnknownEvaluatorError
 from assay.evaluators.base import EvaluatorSpec
 from assay.evaluators.custom import custom_spec
+from assay.outbound import check_url
 
 router = APIRouter()
 
@@ -47,7 +48,8 @@ def get_version(request: Request, name: str, version: str, owner: Owner) -> dict
 
 @router.post("/evaluators/{name}/versions")
 def create_version(request: Request, name: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
-    """A custom evaluator from its definition: rubric ``dimensions``, ``prompt_text`` or ``code_text``."""
+    """A custom evaluator from its definition: rubric ``dimensions``, ``prompt_text``, ``code_text``, or an
+    endpoint's ``url`` and ``headers``."""
     definition = body.get("definition") or {}
     kind = definition.get("type")
     if kind == "rubric":
@@ -56,8 +58,15 @@ def create_version(request: Request, name: str, body: JsonBody, owner: Owner) ->
         content = str(definition.get("prompt_text") or "")
     elif kind == "code":
         content = str(definition.get("code_text") or "")
+    elif kind == "endpoint":
+        fields = ("url", "headers", "timeout", "max_retries", "threshold")
+        content = json.dumps({key: definition[key] for key in fields if key in definition})
+        check_url(str(definition.get("url") or ""), f"evaluator {name}")  # only hosts the operator allows
     else:
-        raise ConfigError("definition.type must be rubric (with dimensions), prompt (prompt_text) or code (code_text)")
+        raise ConfigError(
+            "definition.type must be rubric (with dimensions), prompt (prompt_text), code (code_text) "
+            "or endpoint (url, headers)"
+        )
     custom_spec(kind, name, "new", content, f"evaluator {name}")  # refuse a broken definition before storing
     record, _ = context(request).store.add_evaluator(name=name, kind=kind, content=content, project=owner)
     return version_object(custom_spec(kind, name, str(record["version"]), content, name))

@@ -68,7 +68,11 @@ def list_evaluators(category: str | None, wide: bool) -> None:
 @evaluators_group.command("add")
 @click.argument("name")
 @click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--kind", type=click.Choice(["rubric", "prompt", "code"]), help="Default: from the file's suffix.")
+@click.option(
+    "--kind",
+    type=click.Choice(["rubric", "prompt", "code", "endpoint"]),
+    help="Default: from the file's suffix (an endpoint is a .json file: give --kind endpoint).",
+)
 def add(name: str, file: Path, kind: Kind | None) -> None:
     """Register FILE as custom evaluator NAME; a changed definition becomes a new version."""
     from assay.evaluators.custom import kind_for, spec_from_file

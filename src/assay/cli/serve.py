@@ -107,10 +107,12 @@ def serve(
     from assay.api import create_app
     from assay.api import tls as certificates
     from assay.api.announce import announced
+    from assay.outbound import serve_others
     from assay.run.worker import start_workers
     from assay.settings import settings
 
     settings()  # a bad ASSAY_* value stops the server here, not a request or a run later
+    serve_others()  # URLs from API callers must pass the operator's allow-list
     pair = certificates.given(certfile, keyfile) if certfile or keyfile else None
     if tls and pair is None:
         pair = certificates.self_signed(host)
@@ -163,10 +165,12 @@ def worker(
     actors: int | None,
 ) -> None:
     """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
+    from assay.outbound import serve_others
     from assay.run.worker import start_workers
     from assay.settings import settings
 
     settings()  # a bad ASSAY_* value stops the worker here, not a run later
+    serve_others()  # the runs it executes come from API callers
     make_executor(executor, ray_address, actors)  # a missing Ray fails here, with the install command
     store = open_store()
     registry = models_from_file(models_file, store, cache_mode)

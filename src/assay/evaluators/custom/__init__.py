@@ -1,4 +1,5 @@
-"""Custom evaluators from files: rubrics (``.json``), prompts (``.md``, ``.txt``, ``.prompty``), code (``.py``)."""
+"""Custom evaluators from files: rubrics (``.json``), prompts (``.md``, ``.txt``, ``.prompty``), code
+(``.py``), and endpoints (``--kind endpoint``: a JSON file with the URL an HTTP service scores at)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Literal
 from assay.errors import ConfigError
 from assay.evaluators.base import EvaluatorSpec
 from assay.evaluators.custom.code import code_spec
+from assay.evaluators.custom.endpoint import endpoint_spec
 from assay.evaluators.custom.prompt import prompt_spec
 from assay.evaluators.custom.rubric import parse_dimensions, rubric_spec
 
-Kind = Literal["rubric", "prompt", "code"]
+Kind = Literal["rubric", "prompt", "code", "endpoint"]
 SUFFIXES: dict[str, Kind] = {".json": "rubric", ".py": "code", ".md": "prompt", ".txt": "prompt", ".prompty": "prompt"}
 
 
@@ -30,6 +32,8 @@ def custom_spec(kind: Kind, name: str, version: str, content: str, where: str) -
         return rubric_spec(name, version, parse_dimensions(content, where))
     if kind == "prompt":
         return prompt_spec(name, version, content, where)
+    if kind == "endpoint":
+        return endpoint_spec(name, version, content, where)
     return code_spec(name, version, content, where)
 
 
