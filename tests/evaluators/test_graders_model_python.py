@@ -138,3 +138,48 @@ def test_python_grader_source_is_checked_before_the_run(models):
     bad = {"type": "python", "name": "py", "source": "def grade(sample, item):\n    return (\n"}
     with pytest.raises(ConfigError, match="line 2"):
         prepare(EvalDefinition("e", [bad]), Dataset.from_content(ROWS), load_catalog(), models=models)
+
+
+IMAGE_INPUT = [
+    {"role": "system", "content": "Does the photo match the caption? Score 0 to 1."},
+    {
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "Caption: {{item.caption}}"},
+            {"type": "input_image", "image_url": "{{item.image}}", "detail": "low"},
+        ],
+    },
+]
+PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABh6FO1AAAAABJRU5ErkJggg=="
+
+
+def _image_grader(model: str) -> dict:
+    return {"type": "score_model", "name": "matches", "model": model, "input": IMAGE_INPUT, "pass_threshold": 0.5}
+
+
+def test_image_parts_reach_a_judge_that_sees_images(llm, store):
+    from assay.llm import ModelConfig, ModelRegistry
+
+    llm.reset()
+    llm.script(default={"content": '{"steps": [], "result": 0.9}'})
+    seeing = ModelConfig(name="eyes", model="m", base_url=llm.base_url, api_key="t", modalities=["text", "image"])
+    _, results = run_eval(
+        store, ModelRegistry([seeing], cache=store), [_image_grader("eyes")], [{"caption": "a dot", "image": PNG}]
+    )
+    assert results[0][0]["passed"] is True
+    sent = llm.stats()["last"]["messages"][1]["content"]
+    assert sent[0] == {"type": "text", "text": "Caption: a dot"}
+    assert sent[1] == {"type": "image_url", "image_url": {"url": PNG, "detail": "low"}}
+
+
+def test_an_image_for_a_text_only_judge_is_a_clear_item_error(llm, store):
+    from assay.llm import ModelConfig, ModelRegistry
+
+    llm.reset()
+    blind = ModelConfig(name="blind", model="text-only-model", base_url=llm.base_url, api_key="t")
+    _, results = run_eval(
+        store, ModelRegistry([blind], cache=store), [_image_grader("blind")], [{"caption": "a dot", "image": PNG}]
+    )
+    assert results[0][0]["status"] == "error"
+    assert "'blind' (text-only-model) does not take image input" in results[0][0]["reason"]
+    assert llm.stats()["requests"] == 0

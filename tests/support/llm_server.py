@@ -3,7 +3,7 @@
 Run as ``python -m tests.support.llm_server PORT``. It serves ``POST /v1/chat/completions`` (and
 the same under ``/openai/deployments/<name>/chat/completions`` for Azure clients) and
 ``POST /v1/responses``; with ``"stream": true`` both answer as server-sent events, the way
-OpenAI streams them. Tests control it over HTTP:
+OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts as its vector. Tests control it over HTTP:
 
 - ``POST /_script`` with ``{"rules": [...], "default": {...}, "faults": {...}, "latency_ms": N}``:
   a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages contain ``text``
@@ -121,11 +121,27 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
             STATE.script = body
             STATE.random = random.Random((body.get("faults") or {}).get("seed", 1))
         return 200, {"ok": True}, {}
+    if method == "POST" and path.endswith("/embeddings"):
+        return embeddings(body)
     if method == "POST" and path == "/_reset":
         with STATE.lock:
             STATE.reset()
         return 200, {"ok": True}, {}
     return None
+
+
+def embeddings(body: dict[str, Any]) -> Reply:
+    """Deterministic embeddings: each text's letter counts (a-z), so cosine similarity is computable."""
+    texts = body.get("input")
+    texts = [texts] if isinstance(texts, str) else list(texts or [])
+    with STATE.lock:
+        STATE.requests += 1
+        STATE.last = body
+    vectors = [[float(str(text).lower().count(chr(97 + i))) for i in range(26)] for text in texts]
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    tokens = sum(len(str(t).split()) for t in texts)
+    usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+    return 200, {"object": "list", "data": data, "model": body.get("model", "embed"), "usage": usage}, {}
 
 
 async def completion(path: str, body: dict[str, Any]) -> Reply | None:

@@ -30,6 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from assay.errors import ConfigError, invalid_settings
 
 REASONING_MODEL = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
+# Models known to take images, and audio, when their entry does not say (``modalities``).
+SEES_IMAGES = re.compile(r"^(gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|o[134]|claude|gemini)|vision", re.IGNORECASE)
+HEARS_AUDIO = re.compile(r"audio|^gpt-realtime", re.IGNORECASE)
 
 
 class Price(BaseModel):
@@ -53,8 +56,9 @@ class ModelConfig(BaseModel):
     model: str
     """The model (or Azure deployment) the endpoint serves."""
     provider: Literal["openai", "azure"] = "openai"
-    api: Literal["chat", "responses"] = "chat"
-    """Chat completions (any compatible server) or the Responses API."""
+    api: Literal["chat", "responses", "embeddings"] = "chat"
+    """Chat completions (any compatible server), the Responses API, or an embeddings model (for
+    ``text_similarity`` with ``evaluation_metric: cosine``)."""
     base_url: str | None = None
     api_key: str | None = None
     api_key_env: str | None = None
@@ -66,6 +70,9 @@ class ModelConfig(BaseModel):
     """Ask for ``response_format: json_object``; turn off for servers that reject it (answers are parsed anyway)."""
     reasoning: bool | None = None
     """Reasoning models get max_completion_tokens and no temperature; guessed from the name if unset."""
+    modalities: list[Literal["text", "image", "audio"]] | None = None
+    """What the model takes as input; guessed from the name if unset (gpt-4o, gpt-4.1, gpt-5 and the
+    o-series see images; audio models hear audio; any other name is taken to read text only)."""
     rpm: int | None = Field(default=None, ge=1)
     tpm: int | None = Field(default=None, ge=1)
     max_concurrency: int = Field(default=64, ge=1)
@@ -75,6 +82,15 @@ class ModelConfig(BaseModel):
     """How JSON calls are sent: ``fast`` posts with the URL and headers the openai client builds
     (``assay.llm.http``); ``sdk`` sends each through the client, at several times the client CPU."""
     price: Price | None = None
+
+    def takes(self, modality: Literal["text", "image", "audio"]) -> bool:
+        if self.modalities is not None:
+            return modality in self.modalities
+        if modality == "image":
+            return bool(SEES_IMAGES.search(self.model))
+        if modality == "audio":
+            return bool(HEARS_AUDIO.search(self.model))
+        return True
 
     @property
     def is_reasoning(self) -> bool:

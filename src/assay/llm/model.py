@@ -191,6 +191,15 @@ class Model:
         reply: dict[str, Any] = await self._call(body, lambda state: _send(state, path, body))
         return reply
 
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """Each text's embedding, from the endpoint's ``/embeddings`` (budgets and retries as any call)."""
+        reply = await self.forward("/embeddings", {"input": texts})
+        data = sorted(reply.get("data") or [], key=lambda entry: entry.get("index", 0))
+        vectors = [entry.get("embedding") for entry in data]
+        if len(vectors) != len(texts) or not all(isinstance(v, list) and v for v in vectors):
+            raise ModelError(f"{self.where}: the embeddings answer holds {len(vectors)} vectors for {len(texts)} texts")
+        return [[float(x) for x in vector] for vector in vectors]
+
     async def forward_stream(self, path: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """Like ``forward`` with ``stream: true``: the provider's events, one dict each.
 
@@ -358,7 +367,7 @@ def _tls() -> ssl.SSLContext:
 
 def responses_request(body: dict[str, Any]) -> dict[str, Any]:
     """A chat-completions body as a Responses API request."""
-    request: dict[str, Any] = {"model": body["model"], "input": body["messages"]}
+    request: dict[str, Any] = {"model": body["model"], "input": [_response_message(m) for m in body["messages"]]}
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     if limit:
         request["max_output_tokens"] = limit
@@ -369,6 +378,26 @@ def responses_request(body: dict[str, Any]) -> dict[str, Any]:
     if fmt in ("json_object", "json_schema"):
         request["text"] = {"format": body["response_format"] if fmt == "json_schema" else {"type": "json_object"}}
     return request
+
+
+def _response_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A chat message whose content is a list of parts, with the parts the Responses API names."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    parts = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            parts.append({"type": "input_text", "text": part.get("text", "")})
+        elif kind == "image_url":
+            image = part.get("image_url") or {}
+            url = image.get("url") if isinstance(image, dict) else image
+            detail = image.get("detail", "auto") if isinstance(image, dict) else "auto"
+            parts.append({"type": "input_image", "image_url": url, "detail": detail})
+        else:
+            parts.append(part)
+    return {**message, "content": parts}
 
 
 def chat_shape(reply: dict[str, Any]) -> dict[str, Any]:

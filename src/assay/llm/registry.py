@@ -54,6 +54,11 @@ class ModelRegistry:
         self._used[name] = self._models[name]
         return self._models[name]
 
+    def embeddings(self) -> Model | None:
+        """The embeddings model (a ``models:`` entry with ``api: embeddings``), if one is configured."""
+        name = next((c.name for c in self.configs.values() if c.api == "embeddings"), None)
+        return None if name is None else self.get(name)
+
     def for_run(self) -> ModelRegistry:
         """The same models, counting which of them one run looks up (a server's registry serves many runs)."""
         view = copy.copy(self)

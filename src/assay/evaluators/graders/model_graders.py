@@ -7,27 +7,63 @@ An answer that cannot be used after one repair is an error result with the raw a
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.judges.judge import CallLog, ask_json
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, number_in_range
 from assay.llm import Model
-from assay.messages import MessageFormatError, normalize
+from assay.messages import MessageFormatError, OtherPart, normalize
+
+MEDIA: dict[str, Literal["image", "audio"]] = {"input_image": "image", "image_url": "image", "input_audio": "audio"}
 
 
-def _messages(rendered: Any) -> list[dict[str, str]]:
-    """The rendered ``input`` as plain chat messages (content parts flattened to text)."""
+def _messages(rendered: Any, model: Model) -> list[dict[str, Any]]:
+    """The rendered ``input`` as chat messages: text parts joined, image and audio parts passed on as
+    chat parts to a model that takes them (and refused, naming the model, for one that does not)."""
     try:
         messages = normalize(rendered, where="input")
     except MessageFormatError as exc:
         raise ItemError(str(exc)) from None
-    return [{"role": m.role if m.role != "tool" else "user", "content": m.text} for m in messages]
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.role if message.role != "tool" else "user"
+        media = [part.raw for part in message.content if isinstance(part, OtherPart) and part.raw.get("type") in MEDIA]
+        if not media:
+            out.append({"role": role, "content": message.text})
+            continue
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+        for raw in media:
+            modality = MEDIA[raw["type"]]
+            if not model.config.takes(modality):
+                raise ItemError(
+                    f"the grader model {model.name!r} ({model.config.model}) does not take {modality} input",
+                    details={"hint": f"use a model that does, or set modalities: [text, {modality}] in its entry"},
+                )
+            parts.append(_chat_part(raw))
+        out.append({"role": role, "content": parts})
+    return out
+
+
+def _chat_part(raw: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's grader input parts as chat-completions content parts."""
+    if raw["type"] == "input_image":
+        image = raw.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        if not isinstance(url, str) or not url:
+            raise ItemError("an input_image part needs an image_url (a URL or a data: URL)")
+        return {"type": "image_url", "image_url": {"url": url, "detail": raw.get("detail") or "auto"}}
+    if raw["type"] == "input_audio":
+        audio = raw.get("input_audio")
+        if not isinstance(audio, dict) or not audio.get("data"):
+            raise ItemError("an input_audio part needs input_audio: {data: <base64>, format: wav|mp3}")
+        return {"type": "input_audio", "input_audio": {"data": audio["data"], "format": audio.get("format", "wav")}}
+    return raw
 
 
 async def _ask_json(
-    model: Model, messages: list[dict[str, str]], instruction: str, **params: Any
+    model: Model, messages: list[dict[str, Any]], instruction: str, **params: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     def read(text: str, spent: CallLog) -> tuple[dict[str, Any], dict[str, Any]]:
         return answer_object(text), spent.usage()
@@ -44,7 +80,7 @@ def label_model(model: Model, labels: list[str], passing_labels: list[str]) -> E
     instruction = f'Answer with only a JSON object {{"label": <one of {json.dumps(labels)}>}}.'
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
-        answer, usage = await _ask_json(model, _messages(inputs["input"]), instruction, temperature=0)
+        answer, usage = await _ask_json(model, _messages(inputs["input"], model), instruction, temperature=0)
         label = answer.get("label")
         if label not in labels:
             raise ItemError(f"the grader model chose {label!r}, not one of {labels}", details={"usage": usage})
@@ -76,7 +112,7 @@ def score_model(
     )
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
-        answer, usage = await _ask_json(model, _messages(inputs["input"]), instruction, **params)
+        answer, usage = await _ask_json(model, _messages(inputs["input"], model), instruction, **params)
         try:
             value = number_in_range(answer.get("result"), low, high, field="result")
         except JudgeAnswerError as exc:
