@@ -24,7 +24,7 @@ from nlp_throughput import PEER_PYTHON, ensure_peer, peer_nltk_data
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.azure.corpus import CASES, JUDGE_ANSWER, agrees  # noqa: E402
+from tests.azure.corpus import CASES, JUDGE_ANSWER, JUDGE_RULES, agrees  # noqa: E402
 from tests.support.fixtures import start_llm_server  # noqa: E402
 
 RUNNER = ROOT / "tests" / "azure" / "run_case.py"
@@ -52,7 +52,7 @@ def main() -> None:
     ensure_peer()
     llm = start_llm_server()
     try:
-        llm.script(default=JUDGE_ANSWER)
+        llm.script(rules=JUDGE_RULES, default=JUDGE_ANSWER)
         with tempfile.TemporaryDirectory() as folder:
             env = {"NLTK_DATA": str(peer_nltk_data()), "PATH": "/usr/bin:/bin"}
             peer = outcomes(str(PEER_PYTHON), f"{llm.base_url}", Path(folder) / "peer", env=env)

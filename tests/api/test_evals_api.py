@@ -224,3 +224,32 @@ SAMPLED_ROWS = [
     {"item": {"question": "2+2?", "answer": "4"}, "sample": {"output_text": "4"}},
     {"item": {"question": "3+3?", "answer": "6"}, "sample": {"output_text": "7"}},
 ]
+
+
+def test_results_are_named_by_their_criterions_id_as_openai_names_them(served):
+    """azure-ai-evaluation maps each result back to its grader through ``testing_criteria[i].id``:
+    without an id given, a criterion's id is its name, so ``result.name`` is both."""
+    client = served.client()
+    criteria = [
+        {"type": "string_check", "name": "exact", "input": "{{item.a}}", "reference": "{{item.b}}", "operation": "eq"},
+        {
+            "type": "string_check",
+            "id": "mine-1",
+            "name": "like",
+            "input": "{{item.a}}",
+            "reference": "x",
+            "operation": "like",
+        },
+    ]
+    created = client.evals.create(
+        name="ids", data_source_config={"type": "custom", "item_schema": {"type": "object"}}, testing_criteria=criteria
+    )
+    assert [c.id for c in created.testing_criteria] == ["exact", "mine-1"]
+    run = client.evals.runs.create(
+        eval_id=created.id,
+        data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": {"a": "x", "b": "x"}}]}},
+    )
+    finished = wait_for(client, created.id, run.id)
+    assert sorted(r.testing_criteria for r in finished.per_testing_criteria_results) == ["exact", "mine-1"]
+    (item,) = client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)
+    assert sorted(r.name for r in item.results) == ["exact", "mine-1"]

@@ -17,7 +17,11 @@ JUDGED = "judged"
 RAISES = "raises"
 
 JUDGE_ANSWER = {"content": '{"reason": "scripted judge", "score": 4}'}
-"""What the scripted judge answers every call with, on both sides."""
+"""What the scripted judge answers every call with, on both sides..."""
+JUDGE_RULES = [
+    {"match": "It is 14 degrees in Seattle", "reply": {"content": '{"reason": "scripted judge", "score": 1}'}}
+]
+"""...but the pass/fail tool judges, which score 0 or 1 (their cases' response says this)."""
 
 
 def shape(value: Any) -> Any:
@@ -305,6 +309,37 @@ tool_definition = {"name": "fetch_weather", "description": "Fetches the weather 
                    "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}
 result = ToolCallAccuracyEvaluator(model_config=MODEL_CONFIG)(query="How is the weather in Seattle?",
                                                               tool_calls=[tool_call], tool_definitions=[tool_definition])
+""",
+    ),
+    (
+        "tool_call_success",
+        JUDGED,
+        """
+from azure.ai.evaluation import _ToolCallSuccessEvaluator
+response = [
+    {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "call_1", "name": "fetch_weather",
+                                       "arguments": {"location": "Seattle"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": [{"type": "tool_result", "tool_result": {"temp": 14}}]},
+    {"role": "assistant", "content": "It is 14 degrees in Seattle."}]
+tool_definition = {"name": "fetch_weather", "description": "Fetches the weather information for the specified location.",
+                   "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}
+result = _ToolCallSuccessEvaluator(model_config=MODEL_CONFIG)(response=response, tool_definitions=[tool_definition])
+""",
+    ),
+    (
+        "tool_output_utilization",
+        JUDGED,
+        """
+from azure.ai.evaluation import _ToolOutputUtilizationEvaluator
+response = [
+    {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "call_1", "name": "fetch_weather",
+                                       "arguments": {"location": "Seattle"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": [{"type": "tool_result", "tool_result": {"temp": 14}}]},
+    {"role": "assistant", "content": "It is 14 degrees in Seattle."}]
+tool_definition = {"name": "fetch_weather", "description": "Fetches the weather information for the specified location.",
+                   "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}
+result = _ToolOutputUtilizationEvaluator(model_config=MODEL_CONFIG)(
+    query="How is the weather in Seattle?", response=response, tool_definitions=[tool_definition])
 """,
     ),
     (

@@ -10,13 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.azure.corpus import CASES, JUDGE_ANSWER, MODEL_FREE, agrees
+from tests.azure.corpus import CASES, JUDGE_ANSWER, JUDGE_RULES, MODEL_FREE, agrees
 
 HERE = Path(__file__).resolve().parent
 
 
 def test_every_case_runs_unchanged_and_agrees_with_the_peer(llm, tmp_path):
-    llm.script(default=JUDGE_ANSWER)
+    llm.script(rules=JUDGE_RULES, default=JUDGE_ANSWER)
     peer = {line["case"]: line for line in map(json.loads, (HERE / "peer_outputs.jsonl").read_text().splitlines())}
     found = subprocess.run(
         [sys.executable, str(HERE / "run_case.py"), "--base-url", llm.base_url, "--data", str(tmp_path), "--assay"],

@@ -44,6 +44,19 @@ def check_eval(
     )
 
 
+def with_ids(criteria: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each criterion with an id: its own, else its name (unique in the eval), else name-uuid. Output
+    items name their results by this id, as OpenAI's do: clients (azure-ai-evaluation) map a result
+    back to its criterion through it, and a name that is its id keeps ``result.name == "f1"`` true."""
+    names = [c.get("name") for c in criteria]
+    ids = []
+    for criterion in criteria:
+        name = criterion.get("name") or "criterion"
+        unique = names.count(criterion.get("name")) == 1
+        ids.append(criterion.get("id") or (name if unique else f"{name}-{uuid.uuid4()}"))
+    return [{**c, "id": given} for c, given in zip(criteria, ids, strict=True)]
+
+
 @router.post("/evals", status_code=201)
 def create_eval(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
@@ -51,7 +64,7 @@ def create_eval(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any
     metadata = fields.metadata(body.get("metadata"))
     check_eval(ctx, owner, config, criteria)
     assert isinstance(config, dict) and isinstance(criteria, list)
-    criteria = [{**c, "id": c.get("id") or f"{c.get('name', 'criterion')}-{uuid.uuid4()}"} for c in criteria]
+    criteria = with_ids(criteria)
     name = fields.name(body.get("name"))
     row = ctx.store.create_eval(
         name=name, data_source_config=config, testing_criteria=criteria, metadata=metadata, project=owner

@@ -12,7 +12,7 @@ from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.ratelimit import limited
 from assay.api.readcache import FINAL_STATUSES
 from assay.api.routes_evals import check_eval
-from assay.api.wire import item_index, output_item_id, output_item_object, page, run_object
+from assay.api.wire import criterion_ids, item_index, output_item_id, output_item_object, page, run_object
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import attacked_risks, check_judged
@@ -191,7 +191,8 @@ async def list_output_items(
         rows = ctx.store.iter_output_items(
             run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc", batch=limit + 1
         )
-        return page([output_item_object(r, eval_id) for r in rows], limit), run["status"] in FINAL_STATUSES
+        ids = criterion_ids(ctx.store.get_eval(eval_id)["testing_criteria"])
+        return page([output_item_object(r, eval_id, ids) for r in rows], limit), run["status"] in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 
@@ -205,7 +206,8 @@ async def retrieve_output_item(request: Request, eval_id: str, run_id: str, item
         index = item_index(item_id)
         if index is None or output_item_id(run_id, index) != item_id:
             raise NotFoundError(f"No output item found with id '{item_id}'.")
-        item = output_item_object(ctx.store.get_output_item(run_id, index), eval_id)
+        ids = criterion_ids(ctx.store.get_eval(eval_id)["testing_criteria"])
+        item = output_item_object(ctx.store.get_output_item(run_id, index), eval_id, ids)
         return item, run["status"] in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)

@@ -10,6 +10,14 @@ is a thin adapter over assay's catalog: the same numbers as ``assay run``.
 
 from assay.azure.composite import ContentSafetyEvaluator, QAEvaluator
 from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException
+from assay.azure.graders import (
+    AzureOpenAIGrader,
+    AzureOpenAILabelGrader,
+    AzureOpenAIPythonGrader,
+    AzureOpenAIScoreModelGrader,
+    AzureOpenAIStringCheckGrader,
+    AzureOpenAITextSimilarityGrader,
+)
 from assay.azure.judges import (
     CodeVulnerabilityEvaluator,
     CoherenceEvaluator,
@@ -29,6 +37,8 @@ from assay.azure.judges import (
     ToolCallAccuracyEvaluator,
     UngroundedAttributesEvaluator,
     ViolenceEvaluator,
+    _ToolCallSuccessEvaluator,
+    _ToolOutputUtilizationEvaluator,
 )
 from assay.azure.models import (
     AzureAIProject,
@@ -52,7 +62,13 @@ from assay.azure.run import evaluate
 
 __all__ = [
     "AzureAIProject",
+    "AzureOpenAIGrader",
+    "AzureOpenAILabelGrader",
     "AzureOpenAIModelConfiguration",
+    "AzureOpenAIPythonGrader",
+    "AzureOpenAIScoreModelGrader",
+    "AzureOpenAIStringCheckGrader",
+    "AzureOpenAITextSimilarityGrader",
     "BleuScoreEvaluator",
     "CodeVulnerabilityEvaluator",
     "CoherenceEvaluator",
@@ -89,5 +105,7 @@ __all__ = [
     "ToolCallAccuracyEvaluator",
     "UngroundedAttributesEvaluator",
     "ViolenceEvaluator",
+    "_ToolCallSuccessEvaluator",
+    "_ToolOutputUtilizationEvaluator",
     "evaluate",
 ]

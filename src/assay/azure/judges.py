@@ -69,6 +69,20 @@ class ToolCallAccuracyEvaluator(JudgeEvaluator):
     legacy_key = True
 
 
+class _ToolCallSuccessEvaluator(JudgeEvaluator):  # noqa: N801 - the peer's (private, exported) name
+    """Judged pass/fail: did every tool call succeed."""
+
+    builtin, key = "builtin.tool_call_success", "tool_call_success"
+    threshold_only_reported = True
+
+
+class _ToolOutputUtilizationEvaluator(JudgeEvaluator):  # noqa: N801 - the peer's (private, exported) name
+    """Judged pass/fail: did the agent use what its tools returned."""
+
+    builtin, key = "builtin.tool_output_utilization", "tool_output_utilization"
+    threshold_only_reported = True
+
+
 class HarmEvaluator(EvaluatorBase):
     """``Class(credential, azure_ai_project, *, threshold=3)``: 0–7 severity, ``X`` its label."""
 

@@ -19,6 +19,7 @@ from typing import Any
 from assay.azure.composite import CompositeEvaluator
 from assay.azure.evaluators import EvaluatorBase
 from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException, user_error
+from assay.azure.graders import AzureOpenAIGrader, grader_pass_rates
 from assay.errors import UserError
 from assay.evaluate import run_criteria
 from assay.evaluators.catalog import load_catalog
@@ -72,7 +73,10 @@ def evaluate(
         ) from None
     plan.strict = fail_on_evaluator_errors
     rows = peer_rows(items, plan.columns)
-    result = {"rows": rows, "metrics": peer_metrics(rows, plan.builtin_aliases), "studio_url": None}
+    graded = {alias for alias, _ in plan.owner.values()} & {name.split(":")[0] for name in plan.graders}
+    metrics = peer_metrics([_without(row, graded) for row in rows], plan.builtin_aliases)
+    metrics.update(grader_pass_rates(rows, graded))
+    result = {"rows": rows, "metrics": metrics, "studio_url": None}
     if output_path is not None:
         write_peer_result(result, output_path)
     return result
@@ -89,10 +93,21 @@ class _Plan:
         self.judges: list[Any] = []
         self.owner: dict[str, tuple[str, EvaluatorBase | None]] = {}
         self.builtin_aliases: list[str] = []
+        self.graders: dict[str, AzureOpenAIGrader] = {}
+        """The criteria that are the peer's grader wrappers, by criterion name."""
         self.strict = False
         """``fail_on_evaluator_errors``: an evaluator's error raises instead of being NaN."""
 
     def add(self, alias: str, evaluator: Any, config: Mapping[str, Any]) -> None:
+        if isinstance(evaluator, AzureOpenAIGrader):
+            name = f"{alias}:grader"
+            model = f"judge{len(self.judges)}"
+            judge = evaluator.judge(model)
+            if judge is not None:
+                self.judges.append(judge)
+            self._append(evaluator.criterion(name, model), name, alias, None, config)
+            self.graders[name] = evaluator
+            return
         parts = evaluator.parts if isinstance(evaluator, CompositeEvaluator) else [evaluator]
         if self.conversations and all(isinstance(part, EvaluatorBase) and part.per_turn for part in parts):
             # A conversation column: each conversation is evaluated turn by turn, by the class itself.
@@ -142,6 +157,8 @@ class _Plan:
                 target=ErrorTarget.EVALUATE,
                 category=ErrorCategory.FAILED_EXECUTION,
             )
+        if result.name in self.graders:
+            return alias, self.graders[result.name].columns(result, alias)
         return alias, self._outputs(result, part, item.datasource_item)
 
     def _outputs(self, result: Result, part: EvaluatorBase | None, item: dict[str, Any]) -> dict[str, Any]:
@@ -158,6 +175,10 @@ class _Plan:
         for key, values in (output.get("evaluation_per_turn") or {}).items():
             flat[f"evaluation_per_turn.{key}"] = values
         return flat
+
+
+def _without(row: dict[str, Any], aliases: set[str]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if not any(k.startswith(f"outputs.{a}.") for a in aliases)}
 
 
 def _first_row(path: Path) -> dict[str, Any]:
