@@ -64,3 +64,20 @@ def test_a_bad_grader_is_refused_in_its_constructor():
         AzureOpenAIStringCheckGrader(
             model_config=config, input="{{item.a}}", name="x", operation="like?", reference="b"
         )
+
+
+def test_groundedness_pro_is_judged_locally_with_the_peers_keys(llm):
+    from assay.azure import GroundednessProEvaluator
+
+    llm.reset()
+    llm.script(default={"content": '{"reason": "supported by the context", "score": 5}'})
+    config = {"type": "openai", "model": "judge", "base_url": llm.base_url, "api_key": "t"}
+    project = {"subscription_id": "s", "resource_group_name": "r", "project_name": "p"}
+    with pytest.warns(UserWarning):
+        evaluator = GroundednessProEvaluator(credential=None, azure_ai_project=project, model_config=config)
+    found = evaluator(query="Refund window?", response="30 days.", context="Refunds within 30 days.")
+    assert found == {
+        "groundedness_pro_reason": "supported by the context",
+        "groundedness_pro_label": True,
+        "groundedness_pro_score": 5.0,
+    }

@@ -7,6 +7,7 @@ from typing import Any
 
 from assay.azure.evaluators import EvaluatorBase, _ignored
 from assay.azure.exceptions import ErrorTarget
+from assay.results import Result
 
 
 class JudgeEvaluator(EvaluatorBase):
@@ -116,6 +117,34 @@ class SelfHarmEvaluator(HarmEvaluator):
 
 class HateUnfairnessEvaluator(HarmEvaluator):
     builtin, key = "builtin.hate_unfairness", "hate_unfairness"
+
+
+class GroundednessProEvaluator(EvaluatorBase):
+    """``GroundednessProEvaluator(credential, azure_ai_project, *, threshold=5)``: the peer asks Azure's
+    safety service; here the groundedness judge (1–5) decides, and ``groundedness_pro_label`` is
+    whether its score reaches the threshold, as the peer computes it from the service's score."""
+
+    builtin, key, judged = "builtin.groundedness", "groundedness_pro", True
+
+    def __init__(
+        self,
+        credential: Any = None,
+        azure_ai_project: Any = None,
+        *,
+        threshold: float = 5,
+        model_config: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        _ignored(credential=credential, azure_ai_project=azure_ai_project)
+        super().__init__(threshold=threshold, model_config=model_config)
+
+    def peer_dict(self, result: Result, inputs: dict[str, Any]) -> dict[str, Any]:
+        score = result.score
+        return {
+            "groundedness_pro_reason": result.reason,
+            "groundedness_pro_label": score is not None and self._reported is not None and score >= self._reported,
+            "groundedness_pro_score": max(score, 0) if score is not None else score,
+        }
 
 
 class FlagEvaluator(EvaluatorBase):
