@@ -173,3 +173,35 @@ def test_what_cannot_be_mapped_is_refused_at_its_line(tmp_path):
     config.write_text("prompts: [hi]\nproviders: [echo]\nscenarios: []\ntests: [{vars: {a: 1}}]\n")
     done = assay("run", config, home=tmp_path)
     assert "'scenarios' is not supported" in done.stderr
+
+
+def test_every_deterministic_assertion_through_a_config_with_the_echo_provider(tmp_path):
+    """The echo provider answers with the prompt, so each test's output is its ``text`` var: every
+    assertion of the unit table, pass and fail, judged through ``assay run`` as promptfoo would."""
+    import yaml
+
+    from tests.promptfoo.test_assertions import CASES, TOOLS
+
+    cases = [
+        (a, out, expected) for a, out, expected in CASES if a["type"].removeprefix("not-") not in ("latency", "cost")
+    ]
+    cases += [
+        ({"type": "latency", "threshold": 5000}, "x", True),  # echo answers at once
+        ({"type": "not-latency", "threshold": 5000}, "x", False),
+        ({"type": "cost", "threshold": 0}, "x", True),  # and costs nothing
+        (
+            {"type": "is-valid-openai-tools-call"},
+            json.dumps([{"type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]),
+            True,
+        ),
+        ({"type": "is-valid-openai-tools-call"}, "not a call", False),
+    ]
+    tests = [{"description": f"case {i}", "vars": {"text": out}, "assert": [a]} for i, (a, out, _) in enumerate(cases)]
+    config = {"prompts": ["{{text}}"], "providers": [{"id": "echo", "config": {"tools": TOOLS}}], "tests": tests}
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    items = _items(_run_ids(done.stdout)[0], tmp_path)
+    verdicts = {i["datasource_item"]["description"]: i["results"][0]["passed"] for i in items}
+    wrong = [(a, out) for i, (a, out, expected) in enumerate(cases) if verdicts[f"case {i}"] is not expected]
+    assert wrong == [] and len(items) == len(cases) >= 45
