@@ -335,6 +335,7 @@ RUN_BY = {
         "Simulated conversations: no conversations yet",
         "sh",
     ): "test_the_simulation_commands_and_eval_yaml_run_as_written",
+    ("Coming from promptfoo or OpenAI Evals", "sh"): "test_the_promptfoo_snippet_runs_as_written",
     ("Red teaming: attack a model or agent", "sh"): "test_the_red_team_commands_run_as_written",
     ("Agents: tasks, generated evals, and the optimizer", "sh"): "test_the_agent_commands_run_as_written",
     ("Traces: evaluate what agents actually did", "python"): "test_the_traces_block_runs_as_written",

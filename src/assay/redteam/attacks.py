@@ -9,7 +9,9 @@ harmless and escalates, and when the target refuses it rolls that exchange back 
 forgets it) and tries another way, up to ``max_backtracks`` times.
 
 Every attacker call asks for a JSON schema and falls back to parsing the text. Whether an attack
-succeeded is decided afterwards by the risk category's evaluator, never by the attacker.
+succeeded is decided afterwards by the risk category's evaluator, never by the attacker; it reads
+the reply with the attack's encodings undone (a target asked in base64 tends to answer in base64),
+and the encoded reply is kept beside it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from assay.errors import ItemError
 from assay.llm import Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.llm.tally import UsageTally
-from assay.redteam.converters import CONVERTERS, indirect_document
+from assay.redteam.converters import CONVERTERS, decoded_reply, indirect_document
 from assay.redteam.risks import RISKS
 from assay.redteam.strategies import Technique
 from assay.simulate.conversation import reply_messages
@@ -80,6 +82,8 @@ class Record:
     ended: str = "single_turn"
     """``single_turn``, ``objective_achieved`` (the attacker's view), ``max_turns`` or ``target_error``."""
     error: dict[str, str] | None = None
+    decoded: tuple[str, str] | None = None
+    """The reply with the attack's encodings undone, and which: what the judges read."""
     attacker: UsageTally = field(default_factory=UsageTally)
     target: UsageTally = field(default_factory=UsageTally)
 
@@ -129,7 +133,8 @@ class RedTeamTarget:
         for step in technique.steps:
             sent = await self._past_tense(sent, record) if step == "tense" else CONVERTERS[step](sent)
         record.messages.append({"role": "user", "content": sent})
-        await self._send(record)
+        if await self._send(record):
+            record.decoded = decoded_reply(_last_text(record.messages), technique.steps)
         return original, record
 
     async def _send(self, record: Record) -> bool:
@@ -260,6 +265,8 @@ class RedTeamTarget:
         response: Any = (
             _last_text(messages) if all(m["role"] == "assistant" and not m.get("tool_calls") for m in reply) else reply
         )
+        if record.decoded is not None:  # judged as the target meant it; the encoded reply is kept
+            response = record.decoded[0]
         context = original
         if "indirect_jailbreak" in (item.get("attack_strategies") or ()):
             context = indirect_document(original)
@@ -276,6 +283,8 @@ class RedTeamTarget:
             "backtracks": record.backtracks,
             "attack_ended": record.ended,
         }
+        if record.decoded is not None:
+            fields["raw_response"], fields["reply_decoded_with"] = _last_text(messages), record.decoded[1]
         if self.tool_definitions:
             fields["tool_definitions"] = self.tool_definitions
         return {

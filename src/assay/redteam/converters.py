@@ -459,3 +459,56 @@ DECODERS: dict[str, Converter] = {
     "ansi_attack": ansi_decode,
 }
 """The inverse of each reversible converter (Morse, on its own alphabet, in ``morse_decode``)."""
+
+
+COMMON_WORDS = frozenset(
+    "the a an and or to of in on for with is are was were be it this that you your i we they he she how what "
+    "here there can will would should do does not no yes step first then if as at by from have has so all".split()
+)
+BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+
+
+def english_share(text: str) -> float:
+    """The share of the text's words that are common English words: a cheap test of readability."""
+    words = [w.strip(".,;:!?\"'()[]").lower() for w in text.split()]
+    words = [w for w in words if w]
+    return sum(w in COMMON_WORDS for w in words) / len(words) if words else 0.0
+
+
+def _decode_runs(text: str) -> str:
+    """Base64 runs inside prose decoded in place (a reply that wraps its encoded answer in words)."""
+
+    def one(match: re.Match[str]) -> str:
+        try:
+            decoded = base64_decode(match.group(0))
+        except ValueError:
+            return match.group(0)
+        return decoded if decoded.isprintable() or "\n" in decoded else match.group(0)
+
+    return BASE64_RUN.sub(one, text)
+
+
+def decoded_reply(reply: str, steps: tuple[str, ...]) -> tuple[str, str] | None:
+    """The reply with the attack's encodings undone (the last applied undone first), and how, when
+    that reads as plainer English than the reply itself; else None. A target that decodes a base64
+    request often answers in base64: its judge must see what it said."""
+    best, how = reply, ""
+    candidates: list[tuple[str, str]] = []
+    text = reply
+    names = []
+    for step in reversed(steps):
+        decode = DECODERS.get(step) or (morse_decode if step == "morse" else None)
+        if decode is None:
+            continue
+        try:
+            text = decode(text)
+        except (ValueError, UnicodeError):
+            text = _decode_runs(text) if step == "base64" else text
+        names.append(step)
+        candidates.append((text, "+".join(names)))
+    if "base64" in steps:
+        candidates.append((_decode_runs(reply), "base64 runs"))
+    for text, name in candidates:
+        if english_share(text) > english_share(best) + 0.1:
+            best, how = text, name
+    return (best, how) if how else None

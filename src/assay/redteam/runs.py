@@ -65,6 +65,9 @@ SUPPLIED_FIELDS = frozenset(
         "attack_complexity",
         "attack_strategies",
         "attack_seed",
+        "risk_policy",
+        "raw_response",
+        "reply_decoded_with",
     }
 )
 """What an attack item holds: its plan, and the conversation the attack played out."""
@@ -205,6 +208,7 @@ def attack_rows(objectives: list[Objective], settings: RedTeamSettings) -> Itera
                 "risk_category": objective.risk,
                 "risk_sub_type": objective.sub_type,
                 "objective": objective.text,
+                "risk_policy": RISKS[objective.risk].description if objective.risk in RISKS else None,
                 "attack_technique": technique.name,
                 "attack_complexity": technique.complexity,
                 "attack_strategies": list(technique.steps),
