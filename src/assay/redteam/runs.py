@@ -68,6 +68,9 @@ SUPPLIED_FIELDS = frozenset(
         "risk_policy",
         "raw_response",
         "reply_decoded_with",
+        "iterations",
+        "pruned",
+        "best_score",
     }
 )
 """What an attack item holds: its plan, and the conversation the attack played out."""
@@ -106,6 +109,10 @@ def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:
     attack = AttackSettings(
         num_turns=None if turns is None else count_setting(turns, f"{where}.num_turns", default=5, cap=50),
         max_backtracks=_whole(params.get("max_backtracks"), f"{where}.max_backtracks", default=5, cap=20),
+        pair_iterations=_whole(params.get("pair_iterations"), f"{where}.pair_iterations", default=5, cap=20),
+        tap_width=_whole(params.get("tap_width"), f"{where}.tap_width", default=3, cap=10),
+        tap_depth=_whole(params.get("tap_depth"), f"{where}.tap_depth", default=3, cap=10),
+        tap_branching=_whole(params.get("tap_branching"), f"{where}.tap_branching", default=2, cap=5),
     )
     model = params.get("model", params.get("attacker_model"))
     if model is not None and (not isinstance(model, str) or not model):

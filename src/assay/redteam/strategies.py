@@ -2,8 +2,8 @@
 of two (``tense_base64``: rewritten in the past tense, then base64-encoded), with the complexity
 azure-ai-evaluation gives it: ``baseline`` (the objective as written, always included), ``easy``
 (encodings, Jailbreak, IndirectJailbreak), ``moderate`` (Tense), ``difficult`` (compositions,
-MultiTurn, Crescendo). The bundles ``easy`` (Base64, Flip, Morse), ``moderate`` (Tense) and
-``difficult`` (Tense then Base64) expand as in the SDK.
+MultiTurn, Crescendo, and assay's iterative PAIR and TAP). The bundles ``easy`` (Base64, Flip,
+Morse), ``moderate`` (Tense) and ``difficult`` (Tense then Base64) expand as in the SDK.
 
 Names come in every spelling the SDKs use: ``Flip`` and ``flip``, ``CharSwap``, ``char_swap`` and
 ``character_swap``, ``AnsiAttack`` and the old ``ansii_attack``, ``IndirectAttack``, ``Multiturn``,
@@ -23,8 +23,9 @@ from assay.redteam.converters import CONVERTERS
 Complexity = Literal["baseline", "easy", "moderate", "difficult"]
 COMPLEXITIES: tuple[Complexity, ...] = ("baseline", "easy", "moderate", "difficult")
 MULTI_TURN = ("multi_turn", "crescendo")
+ITERATIVE = ("pair", "tap")
 SINGLE = (*CONVERTERS, "tense")
-NAMES = ("baseline", *SINGLE, *MULTI_TURN)
+NAMES = ("baseline", *SINGLE, *MULTI_TURN, *ITERATIVE)
 BUNDLES: dict[str, list[Any]] = {
     "easy": ["base64", "flip", "morse"],
     "moderate": ["tense"],
@@ -62,9 +63,14 @@ class Technique:
     def complexity(self) -> Complexity:
         if not self.steps:
             return "baseline"
-        if len(self.steps) > 1 or self.steps[0] in MULTI_TURN:
+        if len(self.steps) > 1 or self.steps[0] in (*MULTI_TURN, *ITERATIVE):
             return "difficult"
         return "moderate" if self.steps[0] == "tense" else "easy"
+
+    @property
+    def iterative(self) -> str | None:
+        """``pair`` or ``tap`` when an attacker model refines one prompt from a scorer's feedback."""
+        return self.steps[0] if self.steps and self.steps[0] in ITERATIVE else None
 
     @property
     def multi_turn(self) -> str | None:
