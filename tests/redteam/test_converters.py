@@ -27,7 +27,13 @@ FIXED = {
     "unicode_substitution": "\uff27\uff4f\u3000\uff4e\uff4f\uff57\uff0c\u3000\uff33\uff41\uff4d\uff01",
     "ansi_attack": "\x1b[1;31mGo\x1b[0m \x1b[1;32mnow,\x1b[0m \x1b[1;33mSam!\x1b[0m",
     "suffix_append": TEXT + c.SUFFIX,
-    "jailbreak": c.JAILBREAK + TEXT,
+    "rot47": "v@ ?@H[ $2>P",
+    "reverse_words": "Sam! now, Go",
+    "hex": "476f206e6f772c2053616d21",
+    "disemvowel": "G nw, Sm!",
+    "random_caps": "gO nOw, SaM!",
+    "nato": "Golf Oscar / November Oscar Whiskey , / Sierra Alfa Mike !",
+    "pig_latin": "oGay ownay, amSay!",
 }
 
 
@@ -84,6 +90,8 @@ def test_reversible_converters_round_trip(name, text):
         text = text.replace(c.ACUTE, "")
     if name == "ansi_attack":
         text = text.replace("\x1b", "")
+    if name == "zero_width":
+        text = text.replace(c.ZERO_WIDTH, "")
     assert c.DECODERS[name](c.CONVERTERS[name](text)) == text
 
 
@@ -99,3 +107,16 @@ def test_every_converter_takes_any_text(name, text):
 @pytest.mark.parametrize("name", sorted(c.CONVERTERS))
 def test_every_converter_takes_lone_surrogates(name):
     assert isinstance(c.CONVERTERS[name]("a\ud800b"), str)
+
+
+def test_the_library_counts_and_the_jailbreak_templates_are_our_own_and_distinct():
+    from assay.redteam.framings import TEMPLATES, jailbreak_template
+    from assay.redteam.strategies import NAMES
+
+    assert len(c.CONVERTERS) >= 40 and len(NAMES) >= 44
+    assert len(TEMPLATES) >= 30 and len({t.id for t in TEMPLATES}) == len({t.text for t in TEMPLATES}) == len(TEMPLATES)
+    assert all("{prompt}" in t.text and t.complexity == "easy" for t in TEMPLATES)
+    chosen = jailbreak_template(TEXT)
+    assert c.CONVERTERS["jailbreak"](TEXT) == chosen.render(TEXT) and TEXT in chosen.render(TEXT)
+    # a run's objectives spread over the templates
+    assert len({jailbreak_template(f"objective {k}").id for k in range(200)}) >= 25

@@ -24,7 +24,8 @@ Complexity = Literal["baseline", "easy", "moderate", "difficult"]
 COMPLEXITIES: tuple[Complexity, ...] = ("baseline", "easy", "moderate", "difficult")
 MULTI_TURN = ("multi_turn", "crescendo")
 ITERATIVE = ("pair", "tap")
-SINGLE = (*CONVERTERS, "tense")
+MODEL_REWRITES = ("tense", "translate")
+SINGLE = (*CONVERTERS, *MODEL_REWRITES)
 NAMES = ("baseline", *SINGLE, *MULTI_TURN, *ITERATIVE)
 BUNDLES: dict[str, list[Any]] = {
     "easy": ["base64", "flip", "morse"],
@@ -65,7 +66,7 @@ class Technique:
             return "baseline"
         if len(self.steps) > 1 or self.steps[0] in (*MULTI_TURN, *ITERATIVE):
             return "difficult"
-        return "moderate" if self.steps[0] == "tense" else "easy"
+        return "moderate" if self.steps[0] in MODEL_REWRITES else "easy"
 
     @property
     def iterative(self) -> str | None:
