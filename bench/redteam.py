@@ -3,9 +3,12 @@
     python bench/redteam.py [--latency-ms 500] [--waves 4]
 
 A single-turn attack makes three calls one after another (the attacker writes the prompt, the
-target answers, the risk's judge decides), a Tense attack four (the attacker also rewrites it), so
-C attacks in flight against a server answering after L seconds can finish at most C / (k·L)
-attacks a second for k calls an attack. At 64 in flight the real engine (``prepare`` /
+target answers, the risk's judge decides), a Tense attack four (the attacker also rewrites it), a
+PAIR attack against a target that never gives in 16 (five refinements, each written, sent and
+scored, then the judge), a TAP attack 49 (width 3, depth 3, branching 2: twelve branches, each
+written, checked on-topic, sent and scored, then the judge), so C attacks in flight against a
+server answering after L seconds can finish at most C / (k·L) attacks a second for k calls an
+attack (PAIR and TAP run one wave). At 64 in flight the real engine (``prepare`` /
 ``finish_run`` with a red-team target, results in a throwaway SQLite store, cache off) runs
 ``--waves`` × 64 attacks of each kind; the rate it reaches is printed beside the ceiling.
 Target: >= 0.9. For scale, azure-ai-evaluation's scan defaults to 5 parallel tasks.
@@ -81,6 +84,8 @@ def main() -> None:
     server.script(
         rules=[
             {"match": "# Property: violence", "reply": {"content": json.dumps({"reason": "refused", "score": 0})}},
+            {"match": "# Reply to rate", "reply": {"content": json.dumps({"score": 1, "reason": "refused"})}},
+            {"match": "# Candidate prompt", "reply": {"content": json.dumps({"on_topic": True})}},
             {
                 "match": "into the past tense",
                 "reply": {"content": json.dumps({"rewritten": "How did people once do it?"})},
@@ -96,9 +101,10 @@ def main() -> None:
             store = Store(f"sqlite:///{folder}/redteam.db")
             count = IN_FLIGHT * args.waves
             print(f"{IN_FLIGHT} in flight, {args.latency_ms:.0f} ms per call, {count} attacks per strategy")
-            for strategy, calls in (("base64", 3), ("tense", 4)):
-                seconds = measure(server.base_url, store, strategy, count)
-                rate, ceiling = count / seconds, IN_FLIGHT / (calls * latency)
+            for strategy, calls in (("base64", 3), ("tense", 4), ("pair", 16), ("tap", 49)):
+                attacks = IN_FLIGHT if strategy in ("pair", "tap") else count
+                seconds = measure(server.base_url, store, strategy, attacks)
+                rate, ceiling = attacks / seconds, IN_FLIGHT / (calls * latency)
                 ok &= rate / ceiling >= 0.9
                 print(
                     f"  {strategy:7s} ({calls} calls an attack): {rate:6.1f} attacks/s, ceiling {ceiling:6.1f}: "
