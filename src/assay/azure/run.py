@@ -101,11 +101,7 @@ class _Plan:
     def add(self, alias: str, evaluator: Any, config: Mapping[str, Any]) -> None:
         if isinstance(evaluator, AzureOpenAIGrader):
             name = f"{alias}:grader"
-            model = f"judge{len(self.judges)}"
-            judge = evaluator.judge(model)
-            if judge is not None:
-                self.judges.append(judge)
-            self._append(evaluator.criterion(name, model), name, alias, None, config)
+            self._append(evaluator.criterion(name, self._judge(evaluator)), name, alias, None, config)
             self.graders[name] = evaluator
             return
         parts = evaluator.parts if isinstance(evaluator, CompositeEvaluator) else [evaluator]
@@ -123,15 +119,19 @@ class _Plan:
                 self.builtin_aliases.append(alias)
             for part in parts:
                 name = f"{alias}:{part.key}"
-                model = f"judge{len(self.judges)}"
-                judge = part.judge(model)
-                if judge is not None:
-                    self.judges.append(judge)
-                self._append(part.criterion(name, model), name, alias, part, config)
+                self._append(part.criterion(name, self._judge(part)), name, alias, part, config)
             return
         if not callable(evaluator):
             raise user_error(f"evaluator {alias!r} is not callable", ErrorTarget.EVALUATE)
         self._custom(alias, evaluator, config)
+
+    def _judge(self, evaluator: EvaluatorBase | AzureOpenAIGrader) -> str:
+        """The name the run's registry gives this evaluator's judge (each evaluator its own)."""
+        model = f"judge{len(self.judges)}"
+        judge = evaluator.judge(model)
+        if judge is not None:
+            self.judges.append(judge)
+        return model
 
     def _custom(self, alias: str, evaluator: Callable[..., Any], config: Mapping[str, Any]) -> None:
         name = f"{alias}:custom"
