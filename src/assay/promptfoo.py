@@ -288,17 +288,17 @@ def _expected(text: str, where: _Where, line: int) -> dict[str, Any]:
         return {"type": "equals", "value": text}
     assertion: dict[str, Any] = {"type": name, "value": value.strip()}
     if threshold.rstrip(")"):
-        assertion["threshold"] = float(threshold.rstrip(")"))
+        try:
+            assertion["threshold"] = float(threshold.rstrip(")"))
+        except ValueError:
+            raise where.error(None, f"{head.strip()}: the threshold in brackets must be a number", line=line) from None
     return assertion
 
 
 def _tests(entry: dict[str, Any], line: int, default: dict[str, Any], at: _Where) -> list[Test]:
-    for key in ("transform", "options"):
-        options = entry.get("options") if key == "options" else entry
+    for options in (entry, entry.get("options"), default.get("options")):
         if isinstance(options, dict) and options.get("transform"):
-            raise at.error(entry, "a 'transform' is JavaScript and cannot run here", line=line)
-    if isinstance(default.get("options"), dict) and default["options"].get("transform"):
-        raise at.error(default, "defaultTest.options.transform is JavaScript and cannot run here")
+            raise at.error(None, "a 'transform' is JavaScript and cannot run here", line=line)
     variables = {**strip_lines(default.get("vars") or {}), **strip_lines(entry.get("vars") or {})}
     raw_asserts = [*(default.get("assert") or []), *(entry.get("assert") or [])]
     for assertion in raw_asserts:
