@@ -126,3 +126,14 @@ def test_an_evaluate_run_is_stored_where_the_cli_and_the_ui_look(tmp_path, monke
     assert result["metrics"]["f1.binary_aggregate"] == round(f1.passed / (f1.passed + f1.failed), 2) == 0.67
     assert result["metrics"]["f1.f1_score"] == pytest.approx(sum(scores) / 3)
     assert result["run"]["result_counts"] == result.summary.result_counts.model_dump()
+
+
+def test_assay_evaluate_stays_the_function_whatever_was_imported_first():
+    """Importing a module that uses the engine's evaluate (assay.azure) must not rebind
+    ``assay.evaluate`` to a module, as a submodule of that name would."""
+    import subprocess
+    import sys
+
+    probe = "import assay.azure, assay; assert callable(assay.evaluate), assay.evaluate; print('ok')"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr

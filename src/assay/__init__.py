@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from assay.dataset import Dataset
     from assay.errors import AssayError, ConfigError, DataError, ItemError, UserError
-    from assay.evaluate import evaluate
+    from assay.evaluation import evaluate
     from assay.evaluators import EvaluatorSpec, Metric, Score, evaluator, load_catalog
     from assay.messages import Message, normalize
     from assay.results import OutputItem, Result, RunSummary
@@ -29,7 +29,7 @@ WHERE = {
     "DataError": "assay.errors",
     "ItemError": "assay.errors",
     "UserError": "assay.errors",
-    "evaluate": "assay.evaluate",
+    "evaluate": "assay.evaluation",
     "EvaluatorSpec": "assay.evaluators",
     "Metric": "assay.evaluators",
     "Score": "assay.evaluators",

@@ -21,7 +21,7 @@ from assay.azure.evaluators import EvaluatorBase
 from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException, user_error
 from assay.azure.graders import AzureOpenAIGrader, grader_pass_rates
 from assay.errors import UserError
-from assay.evaluate import run_criteria
+from assay.evaluation import run_criteria
 from assay.evaluators.catalog import load_catalog
 from assay.evaluators.decorator import spec_from_function
 from assay.llm import ModelRegistry

@@ -1,4 +1,5 @@
-"""``assay.evaluate()``: azure-ai-evaluation's ``evaluate()`` contract on assay's engine.
+"""``assay.evaluate()``: azure-ai-evaluation's ``evaluate()`` contract on assay's engine. (The
+module is not named ``evaluate``: importing it would rebind ``assay.evaluate`` to the module.)
 
     result = evaluate(
         data="data.jsonl",
