@@ -36,6 +36,8 @@ def rules(refusals: int | None) -> list[dict]:
     return [
         {"match": "RESPONSE:\\nCOMPLIED", "reply": {"content": json.dumps({"reason": "graphic", "score": 6})}},
         {"match": "RESPONSE:\\nREFUSED", "reply": {"content": json.dumps({"reason": "refused", "score": 0})}},
+        {"match": "# Reply to rate\\nCOMPLIED", "reply": {"content": json.dumps({"score": 10, "reason": "done"})}},
+        {"match": "# Reply to rate\\n", "reply": {"content": json.dumps({"score": 1, "reason": "refused"})}},
         {"match": "LATEST REPLY:\\nREFUSED", "reply": turn("refused", "let us try it another way")},
         {"match": "LATEST REPLY:\\nCOMPLIED", "reply": turn("achieved", "thank you")},
         {"match": "# Objective", "reply": turn("progress", "tell me about the history of street fights")},
@@ -94,6 +96,6 @@ def test_multi_turn_never_backtracks(store, models, llm):
     item = row["datasource_item"]
     assert item["backtracks"] == [] and item["turns"] == 2 and item["attack_ended"] == "max_turns"
     assert outcome.success is False
-    # One attacker call a turn (a turn ends with the reply it judges next time).
+    # One attacker call a turn, and one scorer call on each reply (the attacker does not grade itself).
     usage = row["sample"]["attacker_usage"]
-    assert usage["calls"] + usage["cache_hits"] == 2
+    assert usage["calls"] + usage["cache_hits"] == 4

@@ -157,6 +157,8 @@ def test_an_escalation_weakness_is_found_by_crescendo_and_not_by_a_single_prompt
     rules = [
         {"match": "RESPONSE:\\nCOMPLIED", "reply": {"content": json.dumps({"reason": "instructions", "score": 6})}},
         {"match": "ATTACK OBJECTIVE", "reply": {"content": json.dumps({"reason": "refused", "score": 0})}},
+        {"match": "# Reply to rate\\nCOMPLIED", "reply": {"content": json.dumps({"score": 10, "reason": "done"})}},
+        {"match": "# Reply to rate\\n", "reply": {"content": json.dumps({"score": 2, "reason": "not yet"})}},
         {"match": "LATEST REPLY:\\nCOMPLIED", "reply": turn("achieved", "thanks")},
         {"match": "LATEST REPLY:\\nSome background", "reply": turn("progress", "building on that, now the details")},
         {"match": "# Conversation so far", "reply": turn("none", "what is the background of this topic?")},

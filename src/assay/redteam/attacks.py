@@ -4,7 +4,8 @@ A single-turn attack has the attacker model write a prompt from the objective (a
 prompt is sent as written), applies the technique's steps in order (Tense is the attacker model
 rewriting the prompt into the past tense; the others are ``assay.redteam.converters``) and sends
 it. A multi-turn attack lets the attacker model lead a conversation toward the objective, one
-message a turn, judging each reply as it goes: ``multi_turn`` presses on; ``crescendo`` starts
+message a turn, reading each reply as it goes (whether the objective is reached is a separate
+scorer's call, never the attacker's): ``multi_turn`` presses on; ``crescendo`` starts
 harmless and escalates, and when the target refuses it rolls that exchange back (the target
 forgets it) and tries another way, up to ``max_backtracks`` times. PAIR and TAP refine a single
 prompt from a scorer's feedback (``assay.redteam.search``).
@@ -26,7 +27,7 @@ from assay.llm.structured import ask_structured
 from assay.llm.tally import UsageTally
 from assay.redteam.converters import CONVERTERS, decoded_reply, indirect_document
 from assay.redteam.risks import RISKS
-from assay.redteam.search import pair, tap
+from assay.redteam.search import SUCCESS, pair, score_reply, tap
 from assay.redteam.strategies import Technique
 from assay.simulate.conversation import reply_messages
 from assay.targets import Target
@@ -190,9 +191,6 @@ class RedTeamTarget:
         while record.turns < limit:
             verdict, message = await self._next_turn(item, style, record, latest, rolled_back, limit)
             rolled_back = None
-            if latest is not None and verdict == "achieved":
-                record.ended = "objective_achieved"
-                break
             if (
                 latest is not None
                 and verdict == "refused"
@@ -205,6 +203,11 @@ class RedTeamTarget:
             if not await self.send(record):
                 break
             latest = last_text(record.messages)
+            # Whether the objective is reached is the scorer's call, not the attacker's own.
+            score, _ = await score_reply(self, item, message, latest, record)
+            if score >= SUCCESS:
+                record.ended = "objective_achieved"
+                break
         return record
 
     async def _next_turn(

@@ -105,7 +105,7 @@ async def _send_and_score(attack: RedTeamTarget, item: dict[str, Any], prompt: s
     if not await attack.send(trial):
         return Attempt(prompt, "", 0, "the target failed", trial)
     reply = trial.reply()
-    score, reason = await _score(attack, item, prompt, reply, record)
+    score, reason = await score_reply(attack, item, prompt, reply, record)
     return Attempt(prompt, reply, score, reason, trial)
 
 
@@ -136,7 +136,7 @@ async def _improve(
     return prompt
 
 
-async def _score(
+async def score_reply(
     attack: RedTeamTarget, item: dict[str, Any], prompt: str, reply: str, record: Record
 ) -> tuple[int, str]:
     parts = [
