@@ -40,7 +40,7 @@ from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig, parse_agents
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
 from assay.targets.tools import check_sources
-from assay.yamlfile import BoundedLoader, LineLoader, strip_lines
+from assay.yamlfile import BoundedLoader, load_lined, strip_lines
 
 CRITERION_KEYS = {
     "name",
@@ -120,14 +120,7 @@ def load_eval_config(path: str | Path) -> EvalConfig:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file", hint="pass the path of an eval.yaml")
-    try:
-        raw = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=LineLoader)  # noqa: S506 - SafeLoader subclass
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})", hint="save as UTF-8") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    raw = load_lined(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}:1: expected a mapping with name, dataset and evaluators")
     for key, line in _top_key_lines(path.read_text(encoding="utf-8-sig")).items():

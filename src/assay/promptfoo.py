@@ -29,7 +29,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from assay.errors import ConfigError
 from assay.evaluators.promptfoo import base_type, is_known, needs_model
-from assay.yamlfile import LineLoader, safe_load, strip_lines
+from assay.yamlfile import load_lined, safe_load, strip_lines
 
 DEFAULT_GRADER = "gpt-4.1-mini"
 DATASET_FILE = "tests.jsonl"
@@ -101,12 +101,7 @@ def is_promptfoo_config(path: Path) -> bool:
 
 
 def load_suite(path: Path) -> Suite:
-    text = path.read_text(encoding="utf-8-sig")
-    try:
-        raw = yaml.load(text, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(f"{path.name}:{mark.line + 1 if mark else 1}: not valid YAML ({exc})") from None
+    raw = load_lined(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{path.name}:1: a promptfoo config is a mapping with prompts, providers and tests")
     at = _Where(path)
@@ -161,13 +156,11 @@ def _prompts(raw: Any, at: _Where, top: dict[str, Any]) -> list[Prompt]:
         if isinstance(entry, dict):
             label = entry.get("label")
             entry = entry.get("raw") or entry.get("id")
-            line = entry.get("__line__", line) if isinstance(entry, dict) else line
         if not isinstance(entry, str):
             raise at.error(None, "a prompt is text, file://path, or {raw: ..., label: ...}", line=line)
         for text in _prompt_texts(entry, at, line):
-            found.append(
-                Prompt(text, str(label or text.strip().splitlines()[0][:60] if text.strip() else "prompt"), line)
-            )
+            shown = text.strip().splitlines()[0][:60] if text.strip() else "prompt"
+            found.append(Prompt(text, str(label or shown), line))
     return found
 
 
@@ -247,7 +240,7 @@ def _tests_from_file(path: Path, at: _Where) -> list[tuple[dict[str, Any], int]]
     if path.suffix == ".jsonl":
         lines = path.read_text(encoding="utf-8").splitlines()
         return [(_json_test(line, where, n + 1), n + 1) for n, line in enumerate(lines) if line.strip()]
-    loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
+    loaded = load_lined(path)
     entries = loaded if isinstance(loaded, list) else [loaded]
     starts = _lines(entries, 1)
     if not all(isinstance(e, dict) for e in entries):

@@ -8,6 +8,7 @@ minutes and all memory. More than ``MAX_ALIASES`` aliases, or a value that expan
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -94,3 +95,16 @@ def strip_lines(value: Any) -> Any:
     if isinstance(value, list):
         return [strip_lines(v) for v in value]
     return value
+
+
+def load_lined(path: Path) -> Any:
+    """A YAML file read with ``LineLoader``; a file that is not UTF-8 or not YAML is a ConfigError
+    naming the file and the line."""
+    try:
+        return yaml.load(path.read_text(encoding="utf-8-sig"), Loader=LineLoader)  # noqa: S506 - SafeLoader subclass
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})", hint="save as UTF-8") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None

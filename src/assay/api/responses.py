@@ -7,8 +7,9 @@ import json
 import math
 from typing import Any
 
-import orjson
 from fastapi.responses import JSONResponse
+
+from assay.store.values import exact_orjson
 
 
 def _finite(value: Any) -> Any:
@@ -26,23 +27,10 @@ class WireJSON(JSONResponse):
     surrogates as ``\\u`` escapes: valid JSON for every client, nothing dropped."""
 
     def render(self, content: Any) -> bytes:
-        fast = _orjson(content)
+        fast = exact_orjson(content)  # the careful path below only for what orjson cannot say
         if fast is not None:
             return fast
         try:
             return super().render(content)
         except (ValueError, UnicodeEncodeError):
             return json.dumps(_finite(content), allow_nan=False, separators=(",", ":")).encode("ascii")
-
-
-def _orjson(content: Any) -> bytes | None:
-    """orjson's bytes when they say the same as the standard encoder would: it refuses lone
-    surrogates and keys that are not strings, and writes NaN as null (a body holding ``null`` is
-    read back and compared, in C)."""
-    try:
-        body = orjson.dumps(content)
-    except (TypeError, orjson.JSONEncodeError):
-        return None
-    if b"null" in body and orjson.loads(body) != content:
-        return None
-    return body

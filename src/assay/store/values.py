@@ -57,17 +57,24 @@ def _encode(value: Any) -> Any:
     return value
 
 
-def _fast_dumps(value: Any) -> str | None:
-    """orjson's encoding when it is lossless, else None. orjson refuses lone surrogates, keys that
-    are not strings and integers past 64 bits, and writes NaN and infinities as null: a text
-    holding ``null`` must read back equal to the value (compared in C, cheaper than a walk)."""
+def exact_orjson(value: Any) -> bytes | None:
+    """orjson's encoding when it says what the standard library's would, else None. orjson refuses
+    lone surrogates, keys that are not strings and integers past 64 bits, and writes NaN and
+    infinities as null: a text holding ``null`` must read back equal to the value (compared in C,
+    cheaper than a walk)."""
     try:
         encoded = orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
         return None
-    if b"\\u0000" in encoded or (b"null" in encoded and orjson.loads(encoded) != value):
+    if b"null" in encoded and orjson.loads(encoded) != value:
         return None
-    return encoded.decode()
+    return encoded
+
+
+def _fast_dumps(value: Any) -> str | None:
+    """``exact_orjson`` for a JSON column, which must not hold ``\\u0000`` either (PostgreSQL)."""
+    encoded = exact_orjson(value)
+    return None if encoded is None or b"\\u0000" in encoded else encoded.decode()
 
 
 def dumps(value: Any) -> str:

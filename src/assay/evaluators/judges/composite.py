@@ -149,9 +149,7 @@ def _scale(component: JudgeDefinition) -> str:
     return "\n".join(f"    - {key}: {meaning}" for key, meaning in component.rubric.items())
 
 
-def _prompt(
-    definition: CompositeDefinition, components: list[JudgeDefinition], shown: dict[str, str]
-) -> list[dict[str, str]]:
+def _prompt(components: list[JudgeDefinition], shown: dict[str, str]) -> list[dict[str, str]]:
     listing = "\n\n".join(
         f"## {c.name}\n{c.instructions}\n  Scale ({c.low}-{c.high}):\n{_scale(c)}" for c in components
     )
@@ -176,7 +174,7 @@ def composite_factory(definition: CompositeDefinition) -> Callable[..., Evaluato
             if isinstance(shown, Score):
                 return shown
             asked = [c for c in definition.components if definition.applies(c, shown)]
-            answer, spent = await _ask(model, _prompt(definition, asked, shown), asked, temperature)
+            answer, spent = await _ask(model, _prompt(asked, shown), asked, temperature)
             return _score(definition, asked, answer, spent)
 
         return evaluate
