@@ -270,15 +270,19 @@ def _agent_target(
         raise fail(raw, AGENT_SHAPE)
     clean = strip_lines(raw)
     version = None if clean.get("version") is None else str(clean["version"])
-    if any(a.name == clean["name"] for a in agents):
-        return TargetSpec(kind="agent", model=clean["name"], version=version), None
+    hosted = any(a.name == clean["name"] for a in agents)
     if not clean.get("config"):
+        if hosted:
+            return TargetSpec(kind="agent", model=clean["name"], version=version), None
         hint = "add agents: {<name>: {endpoint: ...}}, or agent.config: .agent_configs/baseline/metadata.yaml"
         raise fail(raw, f"agent {clean['name']!r} is not in agents: and has no config to run it from", hint=hint)
     try:
         definition = load_agent_config(path.parent / str(clean["config"]).replace("\\", "/"))
     except ConfigError as exc:
         raise fail(raw, f"agent.config: {exc.message}", hint=exc.hint) from None
+    if hosted:  # an endpoint serves it; its config is where the optimizer starts from
+        named = dataclasses.replace(definition, name=definition.name or clean["name"])
+        return TargetSpec(kind="agent", model=clean["name"], version=version), named
     model = clean.get("model") or definition.model or options.get("eval_model")
     if not model:
         raise fail(raw, "agent.model: name the model the agent runs on", hint="or set model: in its metadata.yaml")

@@ -76,6 +76,8 @@ def test_an_azd_job_runs_and_its_best_candidate_is_served(api):
     assert {f["path"] for f in manifest["files"]} == {"instructions.md", "metadata.yaml"}
     config = api.get(f"/agent_optimization_jobs/{job['id']}/candidates/{cid}/config").json()
     assert config["system_prompt"].rstrip().endswith(RULE) and config["model"] == "judge"
+    # What Foundry's load_config() reads: instructions, tools as function definitions, skills.
+    assert config["instructions"] == config["system_prompt"] and config["candidate_id"] == cid
     text = api.get(
         f"/agent_optimization_jobs/{job['id']}/candidates/{cid}/files", params={**PARAMS, "path": "instructions.md"}
     )

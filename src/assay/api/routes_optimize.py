@@ -20,11 +20,12 @@ from assay.agentconfig import AgentDefinition
 from assay.api.context import JsonBody, Owner, context
 from assay.errors import ConfigError, NotFoundError
 from assay.llm import ModelRegistry
-from assay.optimize.candidate import config_from
+from assay.optimize.candidate import config_from, foundry_config
 from assay.optimize.jobs import job_object, job_request
 from assay.optimize.search import Optimizer, Settings, State
 from assay.run.runner import EvalDefinition
 from assay.settings import settings
+from assay.targets.agents import find_agent
 
 router = APIRouter()
 ROUTE = "/agent_optimization_jobs"
@@ -55,6 +56,14 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]
         agents=models.agents,
     )
     registry.get(settings.optimization_model).check_credentials()  # refused now, not later in the thread
+    baseline: AgentDefinition = resolved["baseline"]
+    served = [a for a in models.agents if a.name == baseline.name]
+    version = str(body["agent"].get("agent_version") or "") or None
+    if served:  # an agent the operator serves: candidates are scored by calling it with their configuration
+        find_agent(served, str(baseline.name), version)
+        settings.hosted_agent = {"name": baseline.name, "version": version}
+    elif baseline.model is None:
+        baseline = dataclasses.replace(baseline, model=registry.default)
     state = State(
         id=f"optjob_{uuid.uuid4().hex[:12]}", settings=dataclasses.asdict(settings), status="queued", project=owner
     )
@@ -63,9 +72,6 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]
     definition = EvalDefinition(
         f"optimize {resolved['baseline'].name}", resolved["criteria"], evaluation_level=resolved["level"]
     )
-    baseline: AgentDefinition = resolved["baseline"]
-    if baseline.model is None:
-        baseline = dataclasses.replace(baseline, model=registry.default)
     optimizer = Optimizer(
         definition,
         resolved["train"],
@@ -148,15 +154,7 @@ def get_candidate(request: Request, job_id: str, candidate_id: str, owner: Owner
 def get_candidate_config(request: Request, job_id: str, candidate_id: str, owner: Owner) -> dict[str, Any]:
     """What an agent's ``load_config()`` takes as ``OPTIMIZATION_CONFIG``."""
     _, entry = _candidate(owner, job_id, candidate_id)
-    config = entry["config"]
-    tools = [{"type": "function", "function": tool} for tool in config["tools"]]
-    return {
-        "candidate_id": candidate_id,
-        "model": config["model"],
-        "system_prompt": config["instructions"],
-        "tools": tools,
-        "skills": config["skills"],
-    }
+    return foundry_config(candidate_id, config_from(entry["config"]))
 
 
 @router.get(ROUTE + "/{job_id}/candidates/{candidate_id}/files")

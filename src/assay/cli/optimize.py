@@ -93,6 +93,7 @@ def optimize_group(
         task_repeats=task_repeats or int(options.get("task_repeats", 3)),
         model_search_space=[str(m) for m in (options.get("optimization_config") or {}).get("model_search_space") or []],
         tool_sources=list(config.target.tools) if config.target is not None else [],
+        hosted_agent=_hosted(config),
     )
     if not settings.optimization_model:
         raise ConfigError(
@@ -152,7 +153,17 @@ def _baseline(config: EvalConfig, eval_model: str | None) -> AgentDefinition:
     if config.agent is None:
         hint = "agent: {name, config: .agent_configs/baseline/metadata.yaml} (assay eval generate writes it)"
         raise ConfigError(f"{config.path.name}: optimize needs the agent's configuration", hint=hint)
-    return config.agent if config.agent.model else dataclasses.replace(config.agent, model=eval_model)
+    if config.agent.model or _hosted(config):  # a hosted agent runs on its own model unless told another
+        return config.agent
+    return dataclasses.replace(config.agent, model=eval_model)
+
+
+def _hosted(config: EvalConfig) -> dict[str, str | None] | None:
+    """The ``agents:`` entry serving the agent, when one does: candidates are scored by calling it."""
+    target = config.target
+    if target is None or target.kind != "agent" or config.agent is None:
+        return None
+    return {"name": target.model, "version": target.version}
 
 
 def _print_estimate(tasks: list[dict[str, Any]], settings: Settings, config: EvalConfig) -> None:
@@ -219,6 +230,9 @@ def print_job(state: State) -> None:
         f"{state.metric_calls} task scorings, {state.tokens:,} tokens, ${state.cost_usd:.4f}, "
         f"{state.elapsed_seconds:.1f} s"
     )
+    roles = [f"{role} {u['calls']} calls / {u['tokens']:,} tokens" for role, u in sorted(state.usage.items())]
+    if roles:
+        out.print("by role: " + " · ".join(roles))
     if result.get("starred"):
         out.print(f"next: assay optimize apply --candidate {result['best']} --job {state.id}")
 

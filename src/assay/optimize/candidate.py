@@ -55,6 +55,30 @@ def config_dict(config: AgentDefinition) -> dict[str, Any]:
     }
 
 
+def foundry_config(candidate_id: str, config: AgentDefinition) -> dict[str, Any]:
+    """The candidate as Foundry hands it to an agent: what ``load_config()`` reads from
+    ``OPTIMIZATION_CONFIG`` or from the resolver's ``candidates/{id}/config`` (``instructions``,
+    ``model``, ``skills``, ``tools`` as OpenAI function definitions). ``system_prompt`` repeats the
+    instructions under the name the job request uses."""
+    return {
+        "candidate_id": candidate_id,
+        "name": config.name,
+        "instructions": config.instructions,
+        "system_prompt": config.instructions,
+        "model": config.model,
+        "skills": [dataclasses.asdict(s) for s in config.skills],
+        "tools": config.function_tools(),
+    }
+
+
+def optimization_env(handoff: dict[str, Any]) -> dict[str, str]:
+    """The environment Foundry starts a candidate's agent with: ``load_config()`` reads the inline
+    JSON under either name. (No candidate id: with one, ``load_config()`` would first ask a resolver
+    endpoint that a local run does not have.)"""
+    text = json.dumps(handoff, ensure_ascii=False)
+    return {"OPTIMIZATION_CONFIG": text, "AGENT_OPTIMIZATION_CONFIG": text}
+
+
 def config_from(data: dict[str, Any]) -> AgentDefinition:
     return AgentDefinition(
         instructions=data["instructions"],

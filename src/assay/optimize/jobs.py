@@ -60,6 +60,7 @@ def job_object(state: State) -> dict[str, Any]:
         "search_metric_calls": state.search_metric_calls,
         "tokens": state.tokens,
         "cost_usd": state.cost_usd,
+        "usage_by_role": state.usage,
     }
 
 

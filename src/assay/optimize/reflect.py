@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assay.agentconfig import AgentDefinition
-from assay.llm import Model, ModelError
+from assay.agentconfig import AgentDefinition, Skill
+from assay.llm import Completion, Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.optimize.candidate import Candidate
 
@@ -55,6 +55,8 @@ class Proposal:
     prompt_sha256: str
     problem: str | None = None
     """Why no usable change came back."""
+    completion: Completion | None = None
+    """The reflection call (its tokens count under the job's ``reflection`` role)."""
 
 
 def evidence(rows: list[dict[str, Any]]) -> str:
@@ -126,6 +128,13 @@ async def propose(model: Model, parent: Candidate, component: str, rows: list[di
         answer, completion = await ask_structured(model, messages, name, schema, temperature=1.0, seed=seed)
     except ModelError as exc:
         return Proposal(None, (), digest, f"the optimization model failed: {exc}")
+    return dataclasses.replace(_read(config, kind, skill, answer, completion, digest), completion=completion)
+
+
+def _read(
+    config: AgentDefinition, kind: str, skill: Skill | None, answer: Any, completion: Completion, digest: str
+) -> Proposal:
+    """The change the reflection's answer makes to ``config``."""
     if kind == "tools":
         return _tools(config, answer, digest)
     if skill is not None:

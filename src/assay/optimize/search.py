@@ -25,15 +25,16 @@ import random
 import time
 import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.agentconfig import AgentDefinition
 from assay.evaluators.catalog import Catalog
-from assay.llm import ModelRegistry
-from assay.optimize.candidate import Candidate, candidate_from, leaked, schema_change
+from assay.llm import Completion, ModelRegistry
+from assay.optimize.candidate import Candidate, candidate_from, foundry_config, leaked, optimization_env, schema_change
 from assay.optimize.reflect import Proposal, propose
 from assay.run import EvalDefinition, RunOptions, finish_run
 from assay.run.request import RunRequest, RunSettings, prepare_request, start_request
@@ -42,6 +43,8 @@ from assay.stats import paired_bootstrap
 from assay.store import Store
 from assay.sync import run_sync
 from assay.targets import TargetSpec
+from assay.targets.agents import find_agent
+from assay.targets.launch import launched
 
 MIN_GAIN = 0.03
 SMALL_TEST_SPLIT = 30
@@ -69,6 +72,9 @@ class Settings:
     tool_sources: list[dict[str, Any]] = field(default_factory=list)
     """Where the agent's tools are implemented (``agent.tools`` in eval.yaml): each candidate runs
     as an agent, its tool calls executed, and is scored on what it then answers."""
+    hosted_agent: dict[str, str | None] | None = None
+    """``{name, version}`` of an ``agents:`` entry that serves the agent: each candidate is scored
+    by calling it with the candidate's configuration (``assay.targets.agents``), not as a prompt agent."""
 
 
 @dataclass
@@ -90,6 +96,8 @@ class State:
     """Task scorings when the search stopped, before the final comparison."""
     cost_usd: float = 0.0
     tokens: int = 0
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """By role (``target``, ``judge``, ``reflection``): calls, cache hits, tokens and cost."""
     elapsed_seconds: float = 0.0
     events: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
@@ -208,6 +216,8 @@ class Optimizer:
             proposal = Proposal(dataclasses.replace(parent.config, model=self._untried_model(parent)), ("model",), "")
         else:
             proposal = run_sync(self._propose(parent, component, rows, rng.randrange(2**31)))
+            if proposal.completion is not None:
+                self._reflected(proposal.completion)
         problem = proposal.problem or self._guard(proposal.config)
         if problem is not None or proposal.config is None:
             state.stalls += 1
@@ -309,31 +319,62 @@ class Optimizer:
         if budgeted and limit is not None and self.state.metric_calls + len(missing) > limit:
             self.state.stop_reason = "max_metric_calls"
             return False
-        config = candidate.config
-        target = TargetSpec(
-            kind="model",
-            model=config.model,
-            instructions=config.system_prompt(),
-            sampling_params={"tools": config.function_tools()} if config.tools else {},
-            tools=self.settings.tool_sources,
-        )
         content = [{"item": task} for task in missing]
         definition = dataclasses.replace(self.definition, trials=self.settings.task_repeats)
         request = RunRequest(
             data_source={"type": "jsonl", "source": {"type": "file_content", "content": content}},
             settings=RunSettings.of(definition, optimize_job=self.state.id, candidate_id=candidate.id),
         )
-        prepared = prepare_request(request, self.definition, self.store, self.catalog, self.models, target=target)
-        run = start_request(prepared, self.store, request)
-        outcome = finish_run(prepared, run, self.store, options=RunOptions(concurrency=self.settings.concurrency))
+        with self._target(candidate) as target:
+            prepared = prepare_request(request, self.definition, self.store, self.catalog, self.models, target=target)
+            run = start_request(prepared, self.store, request)
+            outcome = finish_run(prepared, run, self.store, options=RunOptions(concurrency=self.settings.concurrency))
         summary = summarize_tasks(self.store, run["id"], prepared.criteria)
         for task in summary.tasks:
             scored[task.name] = {"score": task.score or 0.0, "run_id": run["id"], "eval_id": run["eval_id"]}
         self.state.metric_calls += len(missing)
         self.state.tokens += sum(u.total_tokens for u in outcome.summary.per_model_usage)
         self.state.cost_usd += sum(u.cost_usd or 0.0 for u in outcome.summary.per_model_usage)
+        for usage in outcome.summary.per_role_usage:
+            self._count(usage.role, usage.invocation_count, usage.cache_hits, usage.total_tokens, usage.cost_usd)
         self._save()
         return True
+
+    @contextmanager
+    def _target(self, candidate: Candidate) -> Iterator[TargetSpec]:
+        """What a candidate is scored as: the prompt agent its configuration makes, run in the loop;
+        or the hosted agent, told the configuration (started for it when assay starts the agent)."""
+        config, hosted = candidate.config, self.settings.hosted_agent
+        if hosted is None:
+            yield TargetSpec(
+                kind="model",
+                model=config.model,
+                instructions=config.system_prompt(),
+                sampling_params={"tools": config.function_tools()} if config.tools else {},
+                tools=self.settings.tool_sources,
+            )
+            return
+        name, version = str(hosted["name"]), hosted.get("version")
+        handoff = foundry_config(candidate.id, config)
+        agent = find_agent(self.models.agents, name, version)
+        with launched(agent, env=optimization_env(handoff)) as running:
+            endpoint = running.endpoint if agent.command else None
+            yield TargetSpec(kind="agent", model=name, version=version, candidate=handoff, endpoint=endpoint)
+
+    def _reflected(self, completion: Completion) -> None:
+        price = self.models.get(self.settings.optimization_model).config.price
+        cost = price.cost(completion.usage.prompt_tokens, completion.usage.completion_tokens) if price else None
+        tokens = completion.usage.prompt_tokens + completion.usage.completion_tokens
+        self._count("reflection", int(not completion.cached), int(completion.cached), tokens, cost)
+        self.state.tokens += tokens
+        self.state.cost_usd += cost or 0.0
+
+    def _count(self, role: str, calls: int, cache_hits: int, tokens: int, cost: float | None) -> None:
+        entry = self.state.usage.setdefault(role, {"calls": 0, "cache_hits": 0, "tokens": 0, "cost_usd": 0.0})
+        entry["calls"] += calls
+        entry["cache_hits"] += cache_hits
+        entry["tokens"] += tokens
+        entry["cost_usd"] += cost or 0.0
 
     def _rows(self, cid: str, names: list[str]) -> list[dict[str, Any]]:
         scored = self.state.candidates[cid]["tasks"]

@@ -437,11 +437,13 @@ class RunsStore(StoreBase):
 
 
 def _target_columns(item: OutputItem) -> dict[str, Any]:
-    """A model target's call, from the sample it produced (a target that made several, such as
-    a multi-turn attack, says how many in ``calls`` and ``cache_hits``)."""
+    """A target's calls, from the sample it produced (a target that made several, such as a
+    multi-turn attack, says how many in ``calls`` and ``cache_hits``). An agent is counted a call
+    even when it reports no usage; Responses' ``input_tokens``/``output_tokens`` count as tokens."""
     sample = item.sample or {}
-    usage = sample.get("usage") if isinstance(sample.get("usage"), dict) else None
-    if not sample.get("model") or usage is None:
+    usage: dict[str, Any] = sample["usage"] if isinstance(sample.get("usage"), dict) else {}
+    name = sample.get("model") or sample.get("agent")
+    if not name or not (usage or sample.get("agent")):
         return {
             "target_model": None,
             "target_calls": 0,
@@ -454,11 +456,11 @@ def _target_columns(item: OutputItem) -> dict[str, Any]:
     if not (isinstance(calls, int) and isinstance(hits, int)):
         calls, hits = (0, 1) if cached else (1, 0)
     return {
-        "target_model": str(sample["model"]),
+        "target_model": str(name),
         "target_calls": calls,
         "target_cache_hits": hits,
-        "target_prompt_tokens": int(usage.get("prompt_tokens") or 0),
-        "target_completion_tokens": int(usage.get("completion_tokens") or 0),
+        "target_prompt_tokens": int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0),
+        "target_completion_tokens": int(usage.get("completion_tokens") or usage.get("output_tokens") or 0),
     }
 
 

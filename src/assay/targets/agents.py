@@ -11,6 +11,16 @@
       intake-bot:
         endpoint: http://127.0.0.1:9100
         protocol: invocations                    # POST {endpoint}/invocations with the free-form input
+      travel-agent:                              # started by assay, once per optimizer candidate
+        command: [python, agent.py, --port, "{port}"]
+        endpoint: http://127.0.0.1:{port}
+
+An agent under optimization gets the candidate it is scored as. With ``command`` it is started
+once per candidate with Foundry's ``OPTIMIZATION_CONFIG`` (and ``AGENT_OPTIMIZATION_CONFIG``) set,
+so an agent that calls ``load_config()`` at start runs unchanged. Without, every request carries
+it: the header ``x-optimization-candidate-id``, and the config itself (the same JSON) as the
+Responses body's ``optimization_config`` or, for ``invocations``, base64url-encoded in the header
+``x-optimization-config``.
 
 A run names an agent as ``{type: azure_ai_agent, name, version?}``; without a version the highest
 one configured is used.
@@ -19,7 +29,9 @@ one configured is used.
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
+import json
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -46,6 +58,9 @@ class AgentConfig(BaseModel):
     tool_descriptions: list[dict[str, Any]] = Field(default_factory=list)
     instructions: str = ""
     """The agent's own instructions, as far as assay is told them (synthetic queries are written from them)."""
+    command: list[str] | None = None
+    """How to start the agent (``{port}`` becomes a free port, also in ``endpoint`` and ``$PORT``)."""
+    startup_timeout: float = Field(default=30.0, gt=0)
 
 
 def parse_agents(section: Any, where: str = "agents") -> list[AgentConfig]:
@@ -86,9 +101,14 @@ class AgentTarget:
     """Calls one agent over HTTP; one client per event loop, closed when the run ends."""
 
     def __init__(
-        self, agent: AgentConfig, input_messages: dict[str, Any] | None, tools: list[dict[str, Any]] | None = None
+        self,
+        agent: AgentConfig,
+        input_messages: dict[str, Any] | None,
+        tools: list[dict[str, Any]] | None = None,
+        candidate: dict[str, Any] | None = None,
     ) -> None:
-        self.agent = agent
+        """``candidate``: the optimizer's candidate configuration (Foundry's JSON), sent with each request."""
+        self.agent, self.candidate = agent, candidate
         definitions = normalize_tool_definitions(tools or [], where=f"agent {agent.name}: tool_descriptions")
         self.tool_definitions = [dataclasses.asdict(t) for t in definitions]
         free = agent.protocol == "invocations" and input_messages is not None
@@ -106,7 +126,7 @@ class AgentTarget:
                 api_key="agent",
                 max_retries=2,
                 timeout=self.agent.timeout,
-                default_headers=self.agent.headers,
+                default_headers={**self.agent.headers, **self._candidate_headers()},
             )
         return self._clients[loop]
 
@@ -128,7 +148,8 @@ class AgentTarget:
                 text = str(reply.get("output_text") or reply.get("message") or "")
             else:
                 sent = to_response_input(self.inputs.render_messages(item))
-                reply = await _post(self._client(), "/responses", {"model": agent.name, "input": sent})
+                body = {"model": agent.name, "input": sent, **self._candidate_body()}
+                reply = await _post(self._client(), "/responses", body)
                 output_items = list(reply.get("output") or [])
                 text = "".join(
                     p.get("text", "")
@@ -159,6 +180,25 @@ class AgentTarget:
             "error": None,
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
         }
+
+    def _candidate_headers(self) -> dict[str, str]:
+        if self.candidate is None:
+            return {}
+        headers = {CANDIDATE_HEADER: str(self.candidate["candidate_id"])}
+        if self.agent.protocol == "invocations":  # its body is the user's own shape: the config rides beside it
+            encoded = base64.urlsafe_b64encode(json.dumps(self.candidate).encode()).decode()
+            headers[CONFIG_HEADER] = encoded
+        return headers
+
+    def _candidate_body(self) -> dict[str, Any]:
+        if self.candidate is None:
+            return {}
+        cid = str(self.candidate["candidate_id"])
+        return {"optimization_config": self.candidate, "metadata": {"optimization_candidate_id": cid}}
+
+
+CANDIDATE_HEADER = "x-optimization-candidate-id"
+CONFIG_HEADER = "x-optimization-config"
 
 
 async def _post(client: openai.AsyncOpenAI, path: str, body: Any) -> dict[str, Any]:

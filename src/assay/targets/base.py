@@ -80,6 +80,11 @@ class TargetSpec:
     """Tool sets the operator configured, by name: all a request over the API may give."""
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
     """The most rounds of tool calls one item's loop makes before it stops."""
+    candidate: dict[str, Any] | None = None
+    """An agent scored as an optimizer's candidate: its configuration (Foundry's JSON), sent with
+    each request (``assay.targets.agents``)."""
+    endpoint: str | None = None
+    """An agent's endpoint in place of the configured one (an agent assay started itself)."""
 
     @property
     def supplied_fields(self) -> frozenset[str]:
@@ -100,7 +105,15 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
     if spec.kind == "agent":
         agents = models.agents if models is not None else []
         agent = find_agent(agents, spec.model or "", spec.version)
-        return AgentTarget(agent, spec.input_messages, spec.tool_descriptions or agent.tool_descriptions)
+        if spec.endpoint is not None:
+            agent = agent.model_copy(update={"endpoint": spec.endpoint, "command": None})
+        elif agent.command:
+            raise ConfigError(
+                f"agent {agent.name}: assay starts an agent from its command only for assay optimize",
+                hint="start it yourself and give agents: a fixed endpoint to run it otherwise",
+            )
+        tools = spec.tool_descriptions or agent.tool_descriptions
+        return AgentTarget(agent, spec.input_messages, tools, candidate=spec.candidate)
     inputs = InputMessages(spec.input_messages)
     if spec.kind == "echo":
         return _echo_target(inputs)
