@@ -2,25 +2,37 @@
 
 For each criterion both runs judged, the items both decided are paired by their dataset position.
 The pass rates' difference (B − A) gets a paired-bootstrap 95% interval (the same resampled items
-for both runs), McNemar's exact test on the items whose verdict flipped, Holm's correction across
-criteria, and the minimum difference this many paired items could detect. A criterion regressed
-only when its interval lies wholly below 0 (or below ``-margin``) and its Holm-adjusted McNemar p
-is under ``ALPHA``: across all criteria compared, the chance of calling pure noise a regression
-stays at 5%, however many criteria there are. The flipped items are listed.
+for both runs, whole clusters with ``cluster_by``), McNemar's mid-p test on the items whose verdict
+flipped, Holm's correction across criteria, and the minimum difference this many paired items
+could detect. A criterion whose judge gives more than pass/fail (a 1–5 scale, a similarity) also
+gets a row for its score: the paired t test for continuous scores, Wilcoxon's signed-rank test
+(Pratt) for ordinal ones, Holm across those rows (``assay.paired``; microsoft/ai-agent-evals'
+choices).
+
+Each row's verdict is in Foundry's words: *too few samples* (under 10 paired items),
+*inconclusive*, *improved*, *degraded*, or *changed* (a score with no better direction). A pass
+rate is degraded only when its Holm-adjusted p is under ``ALPHA`` and its interval lies wholly
+below 0, or below ``-margin`` (a non-inferiority margin, per criterion if wanted): across all
+criteria, the chance of calling pure noise a regression stays at 5%. The flipped items are listed.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from assay.errors import ConfigError
-from assay.stats import holm, mcnemar, minimum_detectable_difference, paired_bootstrap
+from assay.paired import mcnemar_mid_p, paired_t, wilcoxon_pratt
+from assay.stats import holm, minimum_detectable_difference, paired_bootstrap
 from assay.store import Store
 
 ALPHA = 0.05
 """The family-wise error rate of the verdicts across a comparison's criteria (Holm)."""
+MIN_PAIRED = 10
+"""Fewer paired items than this are *too few samples* (ai-agent-evals' threshold)."""
+
+Verdict = Literal["too few samples", "inconclusive", "improved", "degraded", "changed"]
 
 
 @dataclass
@@ -45,20 +57,23 @@ class CriterionComparison:
     p_value: float
     p_holm: float = 1.0
     minimum_detectable: float | None = None
-    verdict: str = "no change"
-    """``regression``, ``improvement`` or ``no change`` (the interval includes 0, or ±margin)."""
+    verdict: Verdict = "inconclusive"
+    margin: float = 0.0
     flips: list[Flip] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "testing_criteria": self.name,
+            "metric": "pass_rate",
             "n": self.n,
             "pass_rate_a": self.passed_a / self.n if self.n else None,
             "pass_rate_b": self.passed_b / self.n if self.n else None,
             "delta": self.delta,
             "delta_ci": list(self.interval) if self.interval else None,
+            "test": "mcnemar_mid_p",
             "mcnemar_p": self.p_value,
             "p_holm": self.p_holm,
+            "margin": self.margin,
             "minimum_detectable_difference": self.minimum_detectable,
             "verdict": self.verdict,
             "flipped": [
@@ -69,16 +84,55 @@ class CriterionComparison:
 
 
 @dataclass
+class ScoreComparison:
+    """A criterion's scores (not its verdicts) compared, when they are more than pass/fail."""
+
+    name: str
+    kind: Literal["continuous", "ordinal"]
+    n: int
+    mean_a: float
+    mean_b: float
+    interval: tuple[float, float] | None
+    p_value: float
+    direction: Literal["increase", "decrease", "neutral"]
+    """Which way is better, read from run A: the way passing items' scores lie from failing ones'."""
+    p_holm: float = 1.0
+    verdict: Verdict = "inconclusive"
+
+    @property
+    def test(self) -> str:
+        return "paired_t" if self.kind == "continuous" else "wilcoxon_pratt"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "testing_criteria": self.name,
+            "metric": "score",
+            "kind": self.kind,
+            "n": self.n,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "delta": self.mean_b - self.mean_a,
+            "delta_ci": list(self.interval) if self.interval else None,
+            "test": self.test,
+            "p_value": self.p_value,
+            "p_holm": self.p_holm,
+            "direction": self.direction,
+            "verdict": self.verdict,
+        }
+
+
+@dataclass
 class Comparison:
     run_a: str
     run_b: str
     criteria: list[CriterionComparison]
     unpaired: int = 0
     """Items only one of the runs has."""
+    scores: list[ScoreComparison] = field(default_factory=list)
 
     @property
     def regressed(self) -> list[CriterionComparison]:
-        return [c for c in self.criteria if c.verdict == "regression"]
+        return [c for c in self.criteria if c.verdict == "degraded"]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -87,29 +141,48 @@ class Comparison:
             "run_b": self.run_b,
             "unpaired_items": self.unpaired,
             "regression": bool(self.regressed),
+            "regressed": [{"testing_criteria": c.name, "delta": c.delta} for c in self.regressed],
             "criteria": [c.as_dict() for c in self.criteria],
+            "scores": [c.as_dict() for c in self.scores],
         }
+
+
+Verdicts = dict[int, dict[str, tuple[bool, str | None]]]
+"""item → criterion → (passed, reason)."""
+Scores = dict[int, dict[str, float]]
+"""item → criterion → score."""
+Margins = float | dict[str, float]
+"""One margin for every criterion, or per criterion name (others 0)."""
 
 
 def verdicts(store: Store, run_id: str) -> Verdicts:
     """item → criterion → (passed, reason), for the results that decided something."""
-    found: dict[int, dict[str, tuple[bool, str | None]]] = {}
+    return read_run(store, run_id)[0]
+
+
+def read_run(store: Store, run_id: str) -> tuple[Verdicts, Scores]:
+    """A run's verdicts, and its completed results' scores."""
+    found: Verdicts = {}
+    scores: Scores = {}
     for row in store.iter_output_items(run_id):
-        decided = {
-            r["name"]: (bool(r["passed"]), r.get("reason"))
-            for r in row["results"]
-            if r.get("status") == "completed" and r.get("passed") is not None
+        completed = [r for r in row["results"] if r.get("status") == "completed"]
+        found[row["datasource_item_id"]] = {
+            r["name"]: (bool(r["passed"]), r.get("reason")) for r in completed if r.get("passed") is not None
         }
-        found[row["datasource_item_id"]] = decided
-    return found
+        scores[row["datasource_item_id"]] = {
+            r["name"]: float(r["score"]) for r in completed if isinstance(r.get("score"), int | float)
+        }
+    return found, scores
 
 
-def compare_runs(store: Store, run_a: str, run_b: str, *, margin: float = 0.0, seed: int = 0) -> Comparison:
-    a, b = verdicts(store, run_a), verdicts(store, run_b)
+def compare_runs(store: Store, run_a: str, run_b: str, *, margin: Margins = 0.0, seed: int = 0) -> Comparison:
+    (a, scores_a), (b, scores_b) = read_run(store, run_a), read_run(store, run_b)
     if not a or not b:
         raise ConfigError(f"run {run_a if not a else run_b} has no output items to compare")
     clusters = clusters_of(store, run_a)
-    return compare_verdicts(a, b, run_a, run_b, margin=margin, seed=seed, clusters=clusters)
+    found = compare_verdicts(a, b, run_a, run_b, margin=margin, seed=seed, clusters=clusters)
+    found.scores = compare_scores(scores_a, scores_b, a, seed=seed, clusters=clusters)
+    return found
 
 
 def clusters_of(store: Store, run_id: str) -> dict[int, Any] | None:
@@ -127,17 +200,13 @@ def clusters_of(store: Store, run_id: str) -> dict[int, Any] | None:
     return found
 
 
-Verdicts = dict[int, dict[str, tuple[bool, str | None]]]
-"""item → criterion → (passed, reason)."""
-
-
 def compare_verdicts(
     a: Verdicts,
     b: Verdicts,
     run_a: str,
     run_b: str,
     *,
-    margin: float = 0.0,
+    margin: Margins = 0.0,
     seed: int = 0,
     resamples: int = 10_000,
     clusters: dict[int, Any] | None = None,
@@ -151,6 +220,9 @@ def compare_verdicts(
             f"runs {run_a} and {run_b} share no criterion with verdicts on the same items",
             hint="compare runs of the same eval on the same dataset",
         )
+    unknown = sorted(set(margin) - set(names)) if isinstance(margin, dict) else []
+    if unknown:
+        raise ConfigError(f"--margin names {unknown[0]!r}, which neither run has", hint=f"criteria: {', '.join(names)}")
     results = []
     for name in names:
         pairs = [(item, a[item][name], b[item][name]) for item in shared if name in a[item] and name in b[item]]
@@ -173,8 +245,9 @@ def compare_verdicts(
                     resamples=resamples,
                     clusters=[clusters.get(item, item) for item, _, _ in pairs] if clusters else None,
                 ),
-                p_value=mcnemar(only_a, only_b),
+                p_value=mcnemar_mid_p(only_a, only_b),
                 minimum_detectable=minimum_detectable_difference(n, (only_a + only_b) / n if n else 0.0),
+                margin=margin.get(name, 0.0) if isinstance(margin, dict) else margin,
                 flips=[
                     Flip(item, before[0], after[0], after[1]) for item, before, after in pairs if before[0] != after[0]
                 ],
@@ -182,9 +255,72 @@ def compare_verdicts(
         )
     for comparison, adjusted in zip(results, holm([c.p_value for c in results]), strict=True):
         comparison.p_holm = adjusted
-        decided = comparison.interval is not None and adjusted < ALPHA  # family-wise, not per criterion
-        if decided and comparison.interval is not None and comparison.interval[1] < -margin:
-            comparison.verdict = "regression"
-        elif decided and comparison.interval is not None and comparison.interval[0] > margin:
-            comparison.verdict = "improvement"
+        comparison.verdict = _rate_verdict(comparison)
     return Comparison(run_a, run_b, results, unpaired=len(set(a) ^ set(b)))
+
+
+def _rate_verdict(c: CriterionComparison) -> Verdict:
+    if c.n < MIN_PAIRED:
+        return "too few samples"
+    if c.interval is None or c.p_holm >= ALPHA:  # family-wise, not per criterion
+        return "inconclusive"
+    if c.interval[1] < -c.margin:
+        return "degraded"
+    if c.interval[0] > c.margin:
+        return "improved"
+    return "inconclusive"
+
+
+def compare_scores(
+    a: Scores, b: Scores, verdicts_a: Verdicts, *, seed: int = 0, clusters: dict[int, Any] | None = None
+) -> list[ScoreComparison]:
+    """The criteria whose scores are more than 0/1, compared by the test their kind calls for."""
+    shared = sorted(set(a) & set(b))
+    names = sorted({name for item in shared for name in a[item]} & {name for item in shared for name in b[item]})
+    rows = []
+    for name in names:
+        items = [item for item in shared if name in a[item] and name in b[item]]
+        first, second = [a[item][name] for item in items], [b[item][name] for item in items]
+        values = {*first, *second}
+        if values <= {0.0, 1.0}:
+            continue  # a 0/1 score is the pass rate, compared above
+        ordinal = all(v.is_integer() for v in values) and max(values) - min(values) <= 9
+        deltas = [y - x for x, y in zip(first, second, strict=True)]
+        rows.append(
+            ScoreComparison(
+                name=name,
+                kind="ordinal" if ordinal else "continuous",
+                n=len(items),
+                mean_a=sum(first) / len(first),
+                mean_b=sum(second) / len(second),
+                interval=paired_bootstrap(
+                    deltas, seed=seed, clusters=[clusters.get(i, i) for i in items] if clusters else None
+                ),
+                p_value=wilcoxon_pratt(first, second) if ordinal else paired_t(first, second),
+                direction=_direction(name, a, verdicts_a),
+            )
+        )
+    for row, adjusted in zip(rows, holm([r.p_value for r in rows]), strict=True):
+        row.p_holm = adjusted
+        row.verdict = _score_verdict(row)
+    return rows
+
+
+def _direction(name: str, scores: Scores, found: Verdicts) -> Literal["increase", "decrease", "neutral"]:
+    """Better is the way passing items' scores lie from failing ones'; neutral with no verdicts to tell."""
+    passed = [s[name] for item, s in scores.items() if name in s and found.get(item, {}).get(name, (None,))[0] is True]
+    failed = [s[name] for item, s in scores.items() if name in s and found.get(item, {}).get(name, (None,))[0] is False]
+    if not passed or not failed or sum(passed) / len(passed) == sum(failed) / len(failed):
+        return "neutral"
+    return "increase" if sum(passed) / len(passed) > sum(failed) / len(failed) else "decrease"
+
+
+def _score_verdict(row: ScoreComparison) -> Verdict:
+    if row.n < MIN_PAIRED:
+        return "too few samples"
+    if row.p_holm >= ALPHA or row.mean_a == row.mean_b:
+        return "inconclusive"
+    if row.direction == "neutral":
+        return "changed"
+    better = (row.mean_b > row.mean_a) == (row.direction == "increase")
+    return "improved" if better else "degraded"

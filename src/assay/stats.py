@@ -1,8 +1,9 @@
 """Numbers a user can trust: intervals for rates (Wilson: good at small n and near 0 or 1, where
 the normal approximation fails) and means (Student's t), paired comparisons (McNemar's exact test,
-a paired bootstrap), Holm's correction across criteria, pass@k and pass^k, and the smallest
-difference a comparison of n items can detect. Pure Python and numpy: no statistics library is a
-dependency."""
+a paired bootstrap; the tests a comparison chooses among are in ``assay.paired``), Holm's
+correction across criteria, pass@k and pass^k, agreement (κ with its interval, α, ICC), and the
+smallest difference a comparison of n items can detect. Pure Python and numpy: no statistics
+library is a dependency."""
 
 from __future__ import annotations
 
@@ -26,6 +27,27 @@ def wilson(successes: float, n: float, z: float = Z95) -> tuple[float, float] | 
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     # At 0 and n successes the bound is 0 or 1 exactly (floating point would miss it by 1e-16).
     return (0.0 if successes == 0 else max(0.0, centre - half)), (1.0 if successes == n else min(1.0, centre + half))
+
+
+def wilson_cc(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson's interval with continuity correction (Newcombe's method 4, scipy's ``wilsoncc``):
+    what microsoft/ai-agent-evals reports for a pass rate; a little wider than ``wilson``."""
+    if n <= 0:
+        return None
+    p, q, zz = successes / n, 1 - successes / n, z * z
+    centre, denominator = 2 * n * p + zz, 2 * (n + zz)
+    low = 0.0
+    if successes > 0:
+        low = max(0.0, (centre - 1 - z * math.sqrt(zz - 2 - 1 / n + 4 * p * (n * q + 1))) / denominator)
+    high = 1.0
+    if successes < n:
+        high = min(1.0, (centre + 1 + z * math.sqrt(zz + 2 - 1 / n + 4 * p * (n * q - 1))) / denominator)
+    return low, high
+
+
+def normal_sf(z: float) -> float:
+    """P(Z > z) for a standard normal Z."""
+    return 0.5 * math.erfc(z / math.sqrt(2))
 
 
 def paired_bootstrap(
@@ -223,6 +245,28 @@ def cohen_kappa(first: list[bool], second: list[bool]) -> float | None:
     share_a, share_b = sum(first) / n, sum(second) / n
     expected = share_a * share_b + (1 - share_a) * (1 - share_b)
     return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def cohen_kappa_interval(first: list[bool], second: list[bool], z: float = Z95) -> tuple[float, float] | None:
+    """A 95% interval for Cohen's κ from its large-sample variance (Fleiss, Cohen and Everitt 1969,
+    as statsmodels' ``cohens_kappa`` computes it); None without data or when κ is undefined."""
+    n = len(first)
+    kappa = cohen_kappa(first, second)
+    if kappa is None or n == 0:
+        return None
+    cells = [[0.0, 0.0], [0.0, 0.0]]
+    for a, b in zip(first, second, strict=True):
+        cells[int(a)][int(b)] += 1 / n
+    rows = [sum(cells[i]) for i in range(2)]
+    cols = [cells[0][j] + cells[1][j] for j in range(2)]
+    expected = rows[0] * cols[0] + rows[1] * cols[1]
+    if expected >= 1:
+        return None
+    on_diagonal = sum(cells[i][i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in range(2))
+    off = sum(cells[i][j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j)
+    variance = (on_diagonal + (1 - kappa) ** 2 * off - (kappa - expected * (1 - kappa)) ** 2) / (1 - expected) ** 2 / n
+    half = z * math.sqrt(max(variance, 0.0))
+    return max(-1.0, kappa - half), min(1.0, kappa + half)
 
 
 def krippendorff_alpha_nominal(units: list[list[Any]]) -> float | None:

@@ -42,6 +42,6 @@ def test_compare_in_the_api_and_the_ui(served, browser, tmp_path):
     assert found["regression"] is True and exact["delta"] == -0.15 and len(exact["flipped"]) == 30
     page = browser.new_page()
     page.goto(f"{served.url}/ui/compare?a={a.id}&b={b.id}")
-    assert "regression" in page.locator("#comparison").inner_text()
+    assert "degraded" in page.locator("#comparison").inner_text()
     assert page.locator("#flips tr").count() == 31 and page.locator("svg.differences path.interval").count() == 1
     page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)

@@ -40,7 +40,7 @@ def test_judge_noise_is_not_a_regression(store, llm):
     first, second = judged_run(store, llm, seed=1), judged_run(store, llm, seed=2)
     (relevance,) = compare_runs(store, first, second).criteria
     assert relevance.n == 400 and relevance.flips  # the verdicts do move, at random
-    assert relevance.verdict == "no change" and relevance.interval[0] < 0 < relevance.interval[1]
+    assert relevance.verdict == "inconclusive" and relevance.interval[0] < 0 < relevance.interval[1]
     assert relevance.p_value > 0.05
 
 
@@ -75,7 +75,7 @@ def test_a_ten_point_drop_on_400_items_is_a_regression_with_its_flips(tmp_path):
     result = assay("runs", "compare", a, b, "--fail-on", "regression", "--flips", "3", home=tmp_path)
     assert result.returncode == 1, result.stderr
     text = " ".join(result.stdout.replace("│", " ").split())
-    assert "exact 400 80% 70% -10.0 [" in text and "regression" in text
+    assert "exact 400 80% 70% -10.0 [" in text and "degraded" in text and "regression: exact (-10.0 points)" in text
     assert "exact item 0: pass → fail" in text and "... 57 more flipped items" in text
     (exact,) = report["criteria"]
     assert exact["delta"] == -0.1 and exact["delta_ci"][1] < 0 and len(exact["flipped"]) == 60
@@ -134,3 +134,42 @@ def test_compare_resamples_clusters_when_the_run_names_them(store):
     assert clustered.delta == by_item.delta == -0.3
     width = lambda c: c.interval[1] - c.interval[0]  # noqa: E731
     assert width(clustered) > 2 * width(by_item)  # three documents moved, not sixty independent items
+
+
+def test_verdicts_in_foundrys_words_with_margins_per_criterion(store):
+    before = set(range(160))  # 80% of 200
+    after = before - set(range(30))  # 30 lost: 65%, on criterion "exact" only
+    a, b = exact_run(store, before, items=200), exact_run(store, after, items=200)
+    assert [c.verdict for c in compare_runs(store, a, b).criteria] == ["degraded"]
+    # A non-inferiority margin for this criterion wider than the drop: not a regression.
+    assert [c.verdict for c in compare_runs(store, a, b, margin={"exact": 0.3}).criteria] == ["inconclusive"]
+    few_a, few_b = exact_run(store, set(range(9)), items=9), exact_run(store, set(), items=9)
+    assert [c.verdict for c in compare_runs(store, few_a, few_b).criteria] == ["too few samples"]
+
+
+def test_scores_beyond_pass_fail_get_their_own_test(store, llm):
+    """A 1–5 judge: its verdicts are compared by McNemar, its scores by Wilcoxon (ordinal); the
+    better direction is read from which scores pass."""
+    rows = [{"query": f"question {i}", "response": f"answer {i}"} for i in range(60)]
+
+    def run(good: set[int]) -> str:
+        llm.script(
+            rules=[{"match": f"answer {i}\\n", "reply": {"content": GOOD if i in good else POOR}} for i in range(60)]
+        )
+        models = ModelRegistry([ModelConfig(name="judge", model="m", base_url=llm.base_url, api_key="t")])
+        prepared = prepare(
+            EvalDefinition("scores", RELEVANCE), Dataset.from_content(rows), load_catalog(), models=models
+        )
+        return str(finish_run(prepared, start(prepared, store), store).run["id"])
+
+    a, b = run(set(range(50))), run(set(range(20)))
+    found = compare_runs(store, a, b)
+    (score,) = found.scores
+    assert (score.kind, score.test, score.direction, score.verdict) == (
+        "ordinal",
+        "wilcoxon_pratt",
+        "increase",
+        "degraded",
+    )
+    assert score.mean_a > score.mean_b and score.p_value < 0.001
+    assert found.as_dict()["scores"][0]["metric"] == "score"

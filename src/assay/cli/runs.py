@@ -5,12 +5,15 @@ from __future__ import annotations
 import csv
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
 from assay.cli.common import dumps, open_store, out
+
+if TYPE_CHECKING:
+    from assay.compare import Comparison
 
 
 @click.group("runs")
@@ -90,10 +93,11 @@ def show_run(run_id: str) -> None:
 )
 @click.option(
     "--margin",
-    type=click.FloatRange(0, 1),
-    default=0.0,
-    show_default=True,
-    help="A drop smaller than this is not a regression (0.02 = two points).",
+    "margins",
+    multiple=True,
+    metavar="[CRITERION=]M",
+    help="A non-inferiority margin: a drop smaller than M (0.02 = two points) is not a regression; "
+    "CRITERION=M for one criterion (repeatable).",
 )
 @click.option(
     "--flips",
@@ -104,13 +108,15 @@ def show_run(run_id: str) -> None:
     help="Flipped items listed per criterion.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_flips: int, as_json: bool) -> None:
+def compare(
+    run_a: str, run_b: str, fail_on: str | None, margins: tuple[str, ...], shown_flips: int, as_json: bool
+) -> None:
     """Compare RUN_B with RUN_A item by item: paired intervals, McNemar, Holm, the flipped items."""
     from assay.compare import compare_runs
 
     store = open_store()
     run_a, run_b = store.run_id_for(run_a), store.run_id_for(run_b)
-    found = compare_runs(store, run_a, run_b, margin=margin)
+    found = compare_runs(store, run_a, run_b, margin=parse_margins(margins))
     if as_json:
         out.print_json(dumps(found.as_dict()))
     else:
@@ -125,7 +131,7 @@ def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_fl
             )
         for c in found.criteria:
             low, high = c.interval or (0.0, 0.0)
-            style = {"regression": "red", "improvement": "green"}.get(c.verdict)
+            style = VERDICT_STYLES.get(c.verdict)
             table.add_row(
                 c.name,
                 str(c.n),
@@ -139,6 +145,8 @@ def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_fl
             )
         out.print(table)
         out.print("[dim]points of pass rate; MDD: the smallest difference these paired items could detect[/]")
+        if found.scores:
+            out.print(score_table(found))
         for c in found.criteria:
             for flip in c.flips[:shown_flips]:
                 way = "pass → fail" if flip.before else "fail → pass"
@@ -152,8 +160,54 @@ def compare(run_a: str, run_b: str, fail_on: str | None, margin: float, shown_fl
         if found.unpaired:
             out.print(f"[yellow]{found.unpaired} items are in one run only and were left out[/]")
     if fail_on == "regression" and found.regressed:
-        out.print(f"[red]regression[/]: {', '.join(c.name for c in found.regressed)}")
+        named = ", ".join(f"{c.name} ({c.delta * 100:+.1f} points)" for c in found.regressed)
+        out.print(f"[red]regression[/]: {named}")
         sys.exit(1)
+
+
+VERDICT_STYLES = {"degraded": "red", "improved": "green", "changed": "yellow"}
+
+
+def parse_margins(given: tuple[str, ...]) -> float | dict[str, float]:
+    """``--margin 0.02`` for every criterion, or ``--margin name=0.02`` (repeatable) for some."""
+    whole: float | None = None
+    named: dict[str, float] = {}
+    for text in given:
+        name, _, value = text.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not 0 <= number <= 1:
+            raise click.BadParameter(f"{text!r}: give a number in 0..1 or CRITERION=0..1", param_hint="--margin")
+        if name:
+            named[name] = number
+        else:
+            whole = number
+    if whole is not None and named:
+        raise click.BadParameter("give one margin for all criteria, or margins by name, not both")
+    return named if named else (whole or 0.0)
+
+
+def score_table(found: Comparison) -> Table:
+    table = Table(title="scores (beyond pass/fail)", title_justify="left")
+    for column in ("criterion", "kind", "n", "A", "B", "B − A [95%]", "test", "p (Holm)", "verdict"):
+        table.add_column(column, justify="left" if column in ("criterion", "kind", "test", "verdict") else "right")
+    for c in found.scores:
+        low, high = c.interval or (0.0, 0.0)
+        table.add_row(
+            c.name,
+            c.kind,
+            str(c.n),
+            f"{c.mean_a:.3g}",
+            f"{c.mean_b:.3g}",
+            f"{c.mean_b - c.mean_a:+.3g} [{low:+.3g}, {high:+.3g}]",
+            c.test,
+            f"{c.p_holm:.3f}",
+            c.verdict,
+            style=VERDICT_STYLES.get(c.verdict),
+        )
+    return table
 
 
 @click.command("results")

@@ -166,7 +166,7 @@ def _comparison_lines(store: Any, baseline: str, run_id: str) -> Iterator[str]:
     yield "|---|---:|---:|---:|---:|---|"
     for c in found.criteria:
         low, high = c.interval or (0.0, 0.0)
-        mark = {"regression": "🔴 regression", "improvement": "🟢 improvement"}.get(c.verdict, c.verdict)
+        mark = {"degraded": "🔴 degraded", "improved": "🟢 improved"}.get(c.verdict, c.verdict)
         yield (
             f"| {_cell(c.name)} | {c.n} | {c.passed_a / c.n:.0%} | {c.passed_b / c.n:.0%} | "
             f"{c.delta * 100:+.1f} [{low * 100:+.1f}, {high * 100:+.1f}] | {mark} |"
