@@ -269,6 +269,28 @@ def cohen_kappa_interval(first: list[bool], second: list[bool], z: float = Z95) 
     return max(-1.0, kappa - half), min(1.0, kappa + half)
 
 
+def bootstrap_statistic(
+    units: list[Any], statistic: Any, *, seed: int = 0, resamples: int = 2000, level: float = 0.95
+) -> tuple[float, float] | None:
+    """A seeded percentile interval for ``statistic(units)``, the units resampled with replacement
+    (what α and ICC get: their sampling distributions have no simple closed form)."""
+    import random
+
+    if len(units) < 2:
+        return None
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        value = statistic([units[rng.randrange(len(units))] for _ in units])
+        if value is not None:
+            values.append(float(value))
+    if not values:
+        return None
+    values.sort()
+    tail = (1 - level) / 2
+    return values[int(tail * (len(values) - 1))], values[int((1 - tail) * (len(values) - 1))]
+
+
 def krippendorff_alpha_nominal(units: list[list[Any]]) -> float | None:
     """Krippendorff's α for nominal values: each unit is the values its raters gave (missing ones
     left out); units with fewer than two values do not count."""

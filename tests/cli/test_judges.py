@@ -39,6 +39,11 @@ def test_agreement_with_human_labels(tmp_path):
     assert figures["n"] == 200 and figures["agreement"] == 0.85
     assert figures["kappa"] == pytest.approx(0.53125)  # 85% agreement, both passing 80%: p_e = 0.68
     assert figures["alpha"] == pytest.approx(0.532421875)
+    # κ's interval (its large-sample variance) and α's (bootstrap over items) contain the estimates.
+    low, high = figures["kappa_ci"]
+    assert low < figures["kappa"] < high and high - low < 0.4
+    low, high = figures["alpha_ci"]
+    assert low < figures["alpha"] < high and high - low < 0.4
     assert figures["tpr"] == pytest.approx(145 / 160) and figures["tnr"] == pytest.approx(25 / 40)
 
 

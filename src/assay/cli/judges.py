@@ -18,7 +18,14 @@ from rich.table import Table
 
 from assay.cli.common import CACHE_OPTION, dumps, open_store, out, percent
 from assay.errors import ConfigError
-from assay.stats import cohen_kappa, icc_2_1, krippendorff_alpha_nominal, spearman
+from assay.stats import (
+    bootstrap_statistic,
+    cohen_kappa,
+    cohen_kappa_interval,
+    icc_2_1,
+    krippendorff_alpha_nominal,
+    spearman,
+)
 
 if TYPE_CHECKING:
     from assay.llm import CacheMode, ModelRegistry
@@ -55,17 +62,25 @@ def agreement_command(run_id: str, labels_file: Path, criterion: str | None, as_
         table.add_row(
             f["criterion"],
             str(f["n"]),
-            *(_fmt(f[k]) for k in ("agreement", "kappa", "alpha", "tpr", "tnr", "spearman", "icc")),
+            _fmt(f["agreement"]),
+            _with_interval(f["kappa"], f["kappa_ci"]),
+            _with_interval(f["alpha"], f["alpha_ci"]),
+            *(_fmt(f[k]) for k in ("tpr", "tnr", "spearman")),
+            _with_interval(f["icc"], f["icc_ci"]),
         )
     out.print(table)
     out.print(
-        "[dim]κ, α ≥ 0.8 reliable, 0.67–0.8 tentative; TPR/TNR: the judge's pass and fail on what people "
-        "passed and failed[/]"
+        "[dim]κ, α ≥ 0.8 reliable, 0.67–0.8 tentative (95% intervals: κ's asymptotic, α's and ICC's by "
+        "bootstrap over items); TPR/TNR: the judge's pass and fail on what people passed and failed[/]"
     )
 
 
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
+
+
+def _with_interval(value: float | None, interval: tuple[float, float] | None) -> str:
+    return _fmt(value) if value is None or interval is None else f"{value:.2f} [{interval[0]:.2f}, {interval[1]:.2f}]"
 
 
 def read_labels(path: Path, default_criterion: str | None) -> dict[str, dict[int, dict[str, Any]]]:
@@ -118,11 +133,14 @@ def agreement(
         "n": len(pairs),
         "agreement": sum(h == j for h, j in matched) / len(pairs) if pairs else None,
         "kappa": cohen_kappa(human, judge),
+        "kappa_ci": cohen_kappa_interval(human, judge),
         "alpha": krippendorff_alpha_nominal([[h, j] for h, j in matched]),
+        "alpha_ci": bootstrap_statistic([[h, j] for h, j in matched], krippendorff_alpha_nominal),
         "tpr": sum(positives) / len(positives) if positives else None,
         "tnr": (len(negatives) - sum(negatives)) / len(negatives) if negatives else None,
         "spearman": spearman([h for h, _ in scored], [j for _, j in scored]),
         "icc": icc_2_1([[h, j] for h, j in scored]),
+        "icc_ci": bootstrap_statistic([[h, j] for h, j in scored], icc_2_1) if len(scored) > 2 else None,
     }
 
 
