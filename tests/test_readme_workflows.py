@@ -112,6 +112,15 @@ def test_the_simulation_commands_and_eval_yaml_run_as_written(shell, llm):
     assert "simulated support — completed" in ran.stdout and "conversations saved as dataset support-sims" in ran.stdout
 
 
+def test_the_azd_eval_commands_run_as_written(shell):
+    folder, env = shell
+    (commands,) = blocks("Evals as code: azd's azure.eval.yaml", "sh")
+    done = sh(commands, folder, env)
+    assert "eval sample-dataset-turn-eval: eval_" in done.stdout and "(created)" in done.stdout
+    assert "pass rate 67%" in done.stdout and "f1_score (pass rate)" in done.stdout
+    assert (folder / "evals" / "azure.eval.yaml").is_file()
+
+
 def test_the_red_team_commands_run_as_written(shell, llm):
     folder, env = shell
     (commands,) = blocks("Red teaming: attack a model or agent", "sh")
@@ -322,6 +331,7 @@ RUN_BY = {
     ("Quickstart", "yaml"): "test_the_readme_quickstart_yaml_is_the_file",
     ("Reports and CI", "sh"): "test_the_quickstart_and_report_snippets_run_as_written",
     ("Reports and CI", "python"): "test_the_pytest_plugin_snippet_runs_as_written",
+    ("Evals as code: azd's azure.eval.yaml", "sh"): "test_the_azd_eval_commands_run_as_written",
     ("Models (judges)", "yaml"): "test_the_config_fragments_run_against_the_scripted_server",
     ("Targets: generate, then evaluate", "yaml"): "test_the_config_fragments_run_against_the_scripted_server",
     ("Targets: generate, then evaluate", "sh"): "test_the_support_agent_commands_run_as_written",

@@ -131,6 +131,12 @@ def load_eval_config(path: str | Path) -> EvalConfig:
     return _parse(path, raw)
 
 
+def eval_config_from(path: Path, raw: dict[str, Any]) -> EvalConfig:
+    """An eval.yaml mapping read elsewhere (``assay.evalspec``): ``path`` is what errors name and
+    what relative paths are relative to."""
+    return _parse(path, raw)
+
+
 def _top_key_lines(text: str) -> dict[str, int]:
     """Each top-level key and the line it is on."""
     node = yaml.compose(text, Loader=BoundedLoader)  # noqa: S506 - the bounded SafeLoader

@@ -30,7 +30,18 @@ if TYPE_CHECKING:
 
 @click.group("eval")
 def eval_group() -> None:
-    """Generate, update and lint an agent's eval (azd's eval.yaml)."""
+    """Evals as code: azd's azure.eval.yaml (init, create, run, results) and an agent's eval.yaml
+    (generate, update, lint)."""
+
+
+def _add_azd_commands() -> None:
+    from assay.cli.azdeval import create_command, init_command, results_group, run_group
+
+    for command in (init_command, create_command, run_group, results_group):
+        eval_group.add_command(command)
+
+
+_add_azd_commands()
 
 
 @eval_group.command("generate")

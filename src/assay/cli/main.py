@@ -15,7 +15,7 @@ import click
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "dataset": ("assay.cli.dataset", "dataset_group", "Check and register datasets."),
-    "eval": ("assay.cli.evalcmd", "eval_group", "Generate, update and lint an agent's eval (azd's eval.yaml)."),
+    "eval": ("assay.cli.evalcmd", "eval_group", "Evals as code: azure.eval.yaml (init, create, run) and eval.yaml."),
     "evaluators": ("assay.cli.evaluators", "evaluators_group", "Browse the evaluator catalog."),
     "generate": ("assay.cli.generate", "generate_group", "Synthetic test data."),
     "import": (

@@ -13,6 +13,7 @@ from assay.cli.common import DEFAULT_PROJECT, counted, executor_options, make_ex
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from assay.config import EvalConfig
     from assay.errors import RunStopped
     from assay.llm import CacheMode, ModelRegistry
     from assay.results import OutputItem, RunSummary
@@ -83,14 +84,12 @@ def run_command(
     if resume_id is None and is_promptfoo_config(eval_yaml):
         paths = imported_promptfoo(eval_yaml)
     summaries = [
-        _run_eval(
-            path, resume_id, retry_errors, concurrency, cache_mode, estimate, repeats, trials, limit, run_executor
-        )
+        run_eval(path, resume_id, retry_errors, concurrency, cache_mode, estimate, repeats, trials, limit, run_executor)
         for path in paths
     ]
     for summary in summaries:
         if summary is not None:
-            _gate(summary, gate)
+            gate_on(summary, gate)
 
 
 def imported_promptfoo(config: Path) -> list[Path]:
@@ -104,8 +103,8 @@ def imported_promptfoo(config: Path) -> list[Path]:
     return paths
 
 
-def _run_eval(
-    eval_yaml: Path,
+def run_eval(
+    eval_yaml: Path | EvalConfig,
     resume_id: str | None,
     retry_errors: bool,
     concurrency: int | None,
@@ -130,7 +129,7 @@ def _run_eval(
     from assay.run.runner import summary_of
     from assay.simulate.datasets import save_conversations
 
-    config = load_eval_config(eval_yaml)
+    config = load_eval_config(eval_yaml) if isinstance(eval_yaml, Path) else eval_yaml
     if repeats is not None:
         config.definition.repeats = repeats
     if trials is not None:
@@ -311,7 +310,7 @@ def finish_with_progress(
             sys.exit(130)
 
 
-def _gate(summary: RunSummary, required: float | None) -> None:
+def gate_on(summary: RunSummary, required: float | None) -> None:
     if required is None:
         return
     counts = summary.result_counts

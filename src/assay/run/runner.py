@@ -58,6 +58,8 @@ class EvalDefinition:
     cluster_by: str | None = None
     """An item field whose equal values make a cluster (one document's questions): the intervals
     then treat a cluster, not an item, as the independent unit."""
+    eval_id: str | None = None
+    """A stored eval the run belongs to (``assay eval create`` made it); a new eval per run when None."""
 
     def data_source_config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"type": "custom", "include_sample_schema": False}
@@ -177,12 +179,15 @@ def start(
     """Store the eval and a run this process executes (``finish_run``) under its own lease, or with
     ``queued`` one left for a worker to claim; ``data_source`` defaults to the dataset's file."""
     definition = prepared.definition
-    stored_eval = store.create_eval(
-        name=definition.name,
-        data_source_config=definition.data_source_config(),
-        testing_criteria=definition.testing_criteria,
-        metadata=definition.metadata or None,
-    )
+    if definition.eval_id is not None:
+        stored_eval = store.get_eval(definition.eval_id)
+    else:
+        stored_eval = store.create_eval(
+            name=definition.name,
+            data_source_config=definition.data_source_config(),
+            testing_criteria=definition.testing_criteria,
+            metadata=definition.metadata or None,
+        )
     data_source = data_source or {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
     options = {
         **(options or {}),

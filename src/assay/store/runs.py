@@ -133,6 +133,13 @@ class RunsStore(StoreBase):
         with self.engine.connect() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
+    def list_runs_of(self, eval_id: str) -> list[dict[str, Any]]:
+        """Every run of one eval, the newest first."""
+        query = sa.select(t.runs).where(t.runs.c.eval_id == eval_id)
+        with self.engine.connect() as conn:
+            ordered = query.order_by(t.runs.c.created_at.desc(), t.runs.c.id.desc())
+            return [dict(row) for row in conn.execute(ordered).mappings()]
+
     def update_run(self, run_id: str, *, worker: str | None = None, **values: Any) -> bool:
         """Change a run; with ``worker``, only while that worker holds the run's lease (a worker that
         stalled and lost its run to another must not overwrite it). Returns whether it changed."""

@@ -86,6 +86,11 @@ class ServingStore(RunsStore):
         updated = sa.func.coalesce(t.evals.c.updated_at, t.evals.c.created_at)
         return self._page(query, t.evals, project, after, limit, order, updated if by_update else None)
 
+    def evals_named(self, project: str, name: str) -> list[dict[str, Any]]:
+        query = sa.select(t.evals).where(t.evals.c.project == project, t.evals.c.name == name)
+        with self.engine.connect() as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
     def update_eval(self, project: str, eval_id: str, **values: Any) -> dict[str, Any]:
         self.get_eval_in(project, eval_id)
         if values:
