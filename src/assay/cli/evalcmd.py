@@ -30,8 +30,7 @@ if TYPE_CHECKING:
 
 @click.group("eval")
 def eval_group() -> None:
-    """Evals as code: azd's azure.eval.yaml (init, create, run, results) and an agent's eval.yaml
-    (generate, update, lint)."""
+    """Evals as code: azure.eval.yaml (init, create, run) and eval.yaml."""
 
 
 def _add_azd_commands() -> None:

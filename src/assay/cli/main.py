@@ -35,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "optimize_group",
         "Search for a better agent configuration, scored by the eval in eval.yaml.",
     ),
+    "plan": (
+        "assay.cli.runs",
+        "plan_command",
+        "How many items a comparison needs to detect a pass-rate drop of --mde.",
+    ),
     "redteam": ("assay.cli.redteam", "redteam_group", "Attack a model or agent and report attack success rates."),
     "report": (
         "assay.cli.report",

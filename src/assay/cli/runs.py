@@ -248,3 +248,46 @@ def _write_csv(items: Iterator[dict[str, Any]], output: IO[str]) -> None:
         writer.writerow(flat)
     if writer is None and output is sys.stdout:
         out.print("[dim]no output items[/]")
+
+
+@click.command("plan")
+@click.option("--baseline", "run_id", required=True, metavar="RUN", help="A run of the eval to plan for.")
+@click.option("--mde", type=click.FloatRange(0.001, 1), required=True, help="The pass-rate drop to detect (0.05).")
+@click.option("--power", type=click.FloatRange(0.5, 0.999), default=0.8, show_default=True)
+@click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
+@click.option(
+    "--discordance",
+    type=click.FloatRange(0, 1),
+    help="The share of items expected to flip between two runs (default: the drop plus the baseline's "
+    "judge noise, from its repeats).",
+)
+@click.option("--json", "as_json", is_flag=True)
+def plan_command(run_id: str, mde: float, power: float, alpha: float, discordance: float | None, as_json: bool) -> None:
+    """How many items a comparison needs to detect a pass-rate drop of --mde."""
+    from assay.plan import plan
+
+    store = open_store()
+    run_id = store.run_id_for(run_id)
+    plans = plan(store, run_id, mde=mde, alpha=alpha, power=power, discordance=discordance)
+    if as_json:
+        out.print_json(dumps([p.as_dict() for p in plans]))
+        return
+    table = Table(
+        title=f"to detect a drop of {mde * 100:.1f} points (power {power:.0%}, α {alpha})", title_justify="left"
+    )
+    for column in ("criterion", "pass rate", "flips assumed", "design effect", "items needed", "items in run"):
+        table.add_column(column, justify="left" if column == "criterion" else "right", no_wrap=True)
+    for p in plans:
+        needed = "–" if p.needed is None else f"{p.needed:,}"
+        style = None if p.needed is None else "green" if p.items >= p.needed else "yellow"
+        table.add_row(
+            p.name,
+            f"{p.pass_rate:.0%}",
+            f"{p.discordance:.1%}",
+            f"{p.design_effect:.2f}",
+            needed,
+            f"{p.items:,}",
+            style=style,
+        )
+    out.print(table)
+    out.print("[dim]Connor's sample size for McNemar's test; α split over the criteria (Holm's first step)[/]")
