@@ -177,9 +177,9 @@ def start_command(
     config = eval_config_from(spec.path, eval_yaml(spec, entry, done))
     config.definition = dataclasses.replace(config.definition, eval_id=done.evals[entry["name"]][0])
     cap = max_samples if max_samples is not None else entry.get("max_samples")
-    summary = run_eval(config, None, False, None, None, False, None, None, cap or None, None)
-    if summary is not None:
-        gate_on(summary, gate)
+    outcome = run_eval(config, None, False, None, None, False, None, None, cap or None, None)
+    if outcome is not None:
+        gate_on(outcome, gate)
 
 
 def _eval_runs(eval_name: str | None, config_path: Path) -> tuple[str, list[dict[str, Any]]]:

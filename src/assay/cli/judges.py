@@ -41,7 +41,8 @@ def judges_group() -> None:
 @click.option("--labels", "labels_file", required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--criterion", help="The criterion the labels are for, when they do not say.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def agreement_command(run_id: str, labels_file: Path, criterion: str | None, as_json: bool) -> None:
+@click.option("--save", is_flag=True, help="Keep the figures as these judges' calibration (for --require-calibrated).")
+def agreement_command(run_id: str, labels_file: Path, criterion: str | None, as_json: bool, save: bool) -> None:
     """Agreement of RUN's judges with the human labels in a JSONL file."""
     labels = read_labels(labels_file, criterion)
     store = open_store()
@@ -52,6 +53,12 @@ def agreement_command(run_id: str, labels_file: Path, criterion: str | None, as_
             if result.get("status") == "completed" and result.get("passed") is not None:
                 judged[(result["name"], row["datasource_item_id"])] = result
     figures = [agreement(name, pairs, judged) for name, pairs in sorted(labels.items())]
+    if save:
+        from assay.calibration import save as save_calibration
+
+        for record in save_calibration(store, run_id, figures, labels_file):
+            saved = f"calibration saved: {record['criterion']} ({record['model']}) κ {record['kappa']:.2f}"
+            click.echo(saved, err=True)  # stderr: --json keeps stdout to the figures
     if as_json:
         out.print_json(dumps(figures))
         return

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from assay.config import EvalConfig
     from assay.errors import RunStopped
     from assay.llm import CacheMode, ModelRegistry
-    from assay.results import OutputItem, RunSummary
+    from assay.results import OutputItem
     from assay.run import PreparedRun, RunOutcome
     from assay.run.estimate import Estimate
     from assay.store import Store
@@ -45,6 +45,14 @@ def parse_fail_on(value: str | None) -> float | None:
 @click.option("--concurrency", type=click.IntRange(1, 1024), help="Items evaluated at once (default 64).")
 @click.option("--fail-on", "fail_on", metavar="any-failure|pass-rate=R", help="Exit 1 when the gate is missed.")
 @click.option(
+    "--require-calibrated",
+    is_flag=True,
+    help="Gate only on judges calibrated against human labels (assay judges agreement --save).",
+)
+@click.option(
+    "--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True, help="With --require-calibrated."
+)
+@click.option(
     "--cache",
     "cache_mode",
     type=click.Choice(["use", "replay", "off", "refresh"]),
@@ -66,6 +74,8 @@ def run_command(
     retry_errors: bool,
     concurrency: int | None,
     fail_on: str | None,
+    require_calibrated: bool,
+    min_kappa: float,
     cache_mode: CacheMode | None,
     estimate: bool,
     repeats: int | None,
@@ -83,13 +93,13 @@ def run_command(
     paths = [eval_yaml]
     if resume_id is None and is_promptfoo_config(eval_yaml):
         paths = imported_promptfoo(eval_yaml)
-    summaries = [
+    outcomes = [
         run_eval(path, resume_id, retry_errors, concurrency, cache_mode, estimate, repeats, trials, limit, run_executor)
         for path in paths
     ]
-    for summary in summaries:
-        if summary is not None:
-            gate_on(summary, gate)
+    for outcome in outcomes:
+        if outcome is not None:
+            gate_on(outcome, gate, min_kappa if require_calibrated else None)
 
 
 def imported_promptfoo(config: Path) -> list[Path]:
@@ -114,8 +124,8 @@ def run_eval(
     trials: int | None,
     limit: int | None,
     run_executor: Any,
-) -> RunSummary | None:
-    """One eval.yaml run (or resumed, or estimated); its summary, for the gate."""
+) -> RunOutcome | None:
+    """One eval.yaml run (or resumed, or estimated); its outcome, for the gate."""
     from assay.cli.interrupt import interruptible
     from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
     from assay.config import load_eval_config
@@ -204,7 +214,18 @@ def run_eval(
     if simulation is not None and simulation.save_as:
         saved = save_conversations(store, DEFAULT_PROJECT, run["id"], simulation.save_as)["dataset"]
         out.print(f"conversations saved as dataset {saved['name']} version {saved['version']}")
-    return outcome.summary
+    return outcome
+
+
+def refuse_uncalibrated(run_id: str, min_kappa: float) -> None:
+    from assay.calibration import uncalibrated
+
+    missing = uncalibrated(open_store(), run_id, min_kappa)
+    if missing:
+        for name, why in sorted(missing.items()):
+            out.print(f"[red]gate refused[/]: {name}: {why}", highlight=False)
+        out.print("[dim]calibrate: assay judges agreement RUN --labels human.jsonl --save[/]")
+        sys.exit(1)
 
 
 def print_estimate(found: Estimate) -> None:
@@ -310,10 +331,14 @@ def finish_with_progress(
             sys.exit(130)
 
 
-def gate_on(summary: RunSummary, required: float | None) -> None:
+def gate_on(outcome: RunOutcome, required: float | None, min_kappa: float | None = None) -> None:
+    """Exit 1 when the pass rate misses ``required``; with ``min_kappa``, also when a judge that
+    decided verdicts has no calibration against people at that κ (``assay.calibration``)."""
     if required is None:
         return
-    counts = summary.result_counts
+    if min_kappa is not None:
+        refuse_uncalibrated(outcome.run["id"], min_kappa)
+    counts = outcome.summary.result_counts
     decided = counts.passed + counts.failed
     rate = counts.passed / decided if decided else 0.0
     if required >= 1.0 and (counts.failed or counts.errored):

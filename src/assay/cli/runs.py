@@ -108,8 +108,23 @@ def show_run(run_id: str) -> None:
     help="Flipped items listed per criterion.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option(
+    "--require-calibrated",
+    is_flag=True,
+    help="Gate only on judges calibrated against human labels (assay judges agreement --save).",
+)
+@click.option(
+    "--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True, help="With --require-calibrated."
+)
 def compare(
-    run_a: str, run_b: str, fail_on: str | None, margins: tuple[str, ...], shown_flips: int, as_json: bool
+    run_a: str,
+    run_b: str,
+    fail_on: str | None,
+    margins: tuple[str, ...],
+    shown_flips: int,
+    as_json: bool,
+    require_calibrated: bool,
+    min_kappa: float,
 ) -> None:
     """Compare RUN_B with RUN_A item by item: paired intervals, McNemar, Holm, the flipped items."""
     from assay.compare import compare_runs
@@ -159,6 +174,10 @@ def compare(
                 out.print(f"  {c.name}: ... {len(c.flips) - shown_flips} more flipped items (--flips N)")
         if found.unpaired:
             out.print(f"[yellow]{found.unpaired} items are in one run only and were left out[/]")
+    if fail_on == "regression" and require_calibrated:
+        from assay.cli.run import refuse_uncalibrated
+
+        refuse_uncalibrated(run_b, min_kappa)
     if fail_on == "regression" and found.regressed:
         named = ", ".join(f"{c.name} ({c.delta * 100:+.1f} points)" for c in found.regressed)
         out.print(f"[red]regression[/]: {named}")

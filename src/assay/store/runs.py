@@ -133,6 +133,21 @@ class RunsStore(StoreBase):
         with self.engine.connect() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
+    def judge_models(self, run_id: str) -> dict[str, str]:
+        """criterion → the model that judged most of its items (criteria no model judged are absent)."""
+        res = t.results.c
+        query = (
+            sa.select(res.criterion, res.model, sa.func.count())
+            .where(res.run_id == run_id, res.model.is_not(None))
+            .group_by(res.criterion, res.model)
+        )
+        counted: dict[str, tuple[int, str]] = {}
+        with self.engine.connect() as conn:
+            for criterion, model, count in conn.execute(query).all():
+                if count > counted.get(criterion, (0, ""))[0]:
+                    counted[criterion] = (int(count), str(model))
+        return {criterion: model for criterion, (_, model) in counted.items()}
+
     def list_runs_of(self, eval_id: str) -> list[dict[str, Any]]:
         """Every run of one eval, the newest first."""
         query = sa.select(t.runs).where(t.runs.c.eval_id == eval_id)
