@@ -35,6 +35,27 @@ def import_promptfoo(config: Path, folder: Path | None) -> None:
         out.print(f"wrote {path}   run it with  assay run {path}")
 
 
+@import_group.command("ai-agent-evals")
+@click.argument("data_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out", "folder", type=click.Path(file_okay=False, path_type=Path), help="Default: <stem>-assay/ beside it."
+)
+@click.option("--agent", help="The agent the action would run (a name in agents:).")
+@click.option("--model", help="Or a model (a name in models:) to answer the queries.")
+@click.option("--judge-model", help="The judges' model (options.eval_model; label and score graders).")
+def import_ai_agent_evals(
+    data_file: Path, folder: Path | None, agent: str | None, model: str | None, judge_model: str | None
+) -> None:
+    """Write microsoft/ai-agent-evals' data file as an eval.yaml and its rows, ready for assay run."""
+    from assay.agent_evals_data import load_data_file, write_files
+
+    data = load_data_file(data_file)
+    folder = folder or data_file.parent / f"{data_file.stem}-assay"
+    written = write_files(data, data_file, folder, agent=agent, model=model, judge_model=judge_model)
+    out.print(f"wrote {written} ({len(data['data'])} rows, {len(data['evaluators'])} evaluators)")
+    out.print(f"next: assay run {written}")
+
+
 @import_group.command("openai-evals")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def import_openai_evals(files: tuple[Path, ...]) -> None:
