@@ -44,7 +44,6 @@ from assay.errors import ConfigError, NotFoundError
 from assay.store import DEFAULT_PROJECT, Store
 from assay.yamlfile import load_lined, strip_lines
 
-DEFAULT_PATH = Path("evals") / "azure.eval.yaml"
 TOP_KEYS = {"datasets", "evaluators", "evals", "models", "agents"}
 EVAL_KEYS = {
     "name",

@@ -23,8 +23,8 @@ from rich.table import Table
 
 from assay.cli.common import dumps, open_store, out
 from assay.errors import ConfigError
-from assay.evalspec import DEFAULT_PATH
 
+DEFAULT_PATH = Path("evals") / "azure.eval.yaml"
 PATH_OPTION = click.option(
     "--path",
     "config_path",

@@ -11,6 +11,7 @@ go through the model cache, so a rerun is free, and ``--estimate`` says what it 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from assay.redteam.strategies import techniques
 
 if TYPE_CHECKING:
     from assay.llm import CacheMode
+    from assay.redteam.generated import TargetContext
     from assay.redteam.runs import RedTeamSettings
 
 
@@ -61,6 +63,25 @@ def redteam_group() -> None:
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
     help="Your own attack prompts (azure-ai-evaluation's JSON format) instead of objectives.",
 )
+@click.option("--purpose", metavar="TEXT", help="What the target is for: objectives are also written for it.")
+@click.option(
+    "--instructions",
+    "instructions_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="The target's instructions (a text file): objectives are also written from them.",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Your policy (a text file: what the target must never do): objectives are also written from it.",
+)
+@click.option(
+    "--generate",
+    "generated",
+    type=click.IntRange(0, 500),
+    help="Objectives written per risk from --purpose/--instructions/--policy and the tools (default: --objectives).",
+)
 @click.option("--turns", type=click.IntRange(1, 50), help="Turn limit of multi-turn strategies (5; crescendo 10).")
 @click.option("--attacker", metavar="MODEL", help="The model that writes the attacks (default: the default model).")
 @click.option("--judge", metavar="MODEL", help="The model the risk evaluators use (default: the default model).")
@@ -88,6 +109,10 @@ def scan_command(
     strategies: tuple[str, ...],
     objectives: int,
     seed_prompts: Path | None,
+    purpose: str | None,
+    instructions_file: Path | None,
+    policy_file: Path | None,
+    generated: int | None,
     turns: int | None,
     attacker: str | None,
     judge: str | None,
@@ -112,6 +137,13 @@ def scan_command(
     store = open_store()
     models = models_from_file(models_file, store, cache_mode)
     settings = _settings(risks, strategies, objectives, seed_prompts, turns, attacker, seed)
+    context = _context(purpose, instructions_file, policy_file, generated if generated is not None else objectives)
+    if context is not None:
+        if settings.kind != "red_team":
+            raise ConfigError(
+                "--seed-prompts are attacked as written: leave out --purpose, --instructions and --policy"
+            )
+        settings = dataclasses.replace(settings, context=context)
     if agent is not None:
         name, _, version = agent.partition(":")
         spec = TargetSpec(kind="agent", model=name, version=version or None, red_team=settings)
@@ -202,6 +234,19 @@ def _settings(
     )
 
 
+def _context(purpose: str | None, instructions: Path | None, policy: Path | None, count: int) -> TargetContext | None:
+    from assay.redteam.generated import TargetContext
+
+    if purpose is None and instructions is None and policy is None:
+        return None
+    return TargetContext(
+        purpose=purpose or "",
+        instructions=instructions.read_text(encoding="utf-8-sig") if instructions else "",
+        policy=policy.read_text(encoding="utf-8-sig") if policy else "",
+        count=count,
+    )
+
+
 def _data_source(settings: RedTeamSettings, target: dict[str, Any]) -> dict[str, Any]:
     """The run's data source as the API would have it, so the stored run says what was attacked how."""
     params: dict[str, Any] = {
@@ -211,6 +256,8 @@ def _data_source(settings: RedTeamSettings, target: dict[str, Any]) -> dict[str,
     }
     if settings.kind == "red_team":
         params.update(risk_categories=list(settings.risk_categories), num_objectives=settings.num_objectives)
+        if settings.context is not None:
+            params["objective_generation"] = settings.context.as_dict()
     else:
         params["source"] = settings.source
     if settings.attack.num_turns is not None:

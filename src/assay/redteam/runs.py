@@ -31,6 +31,7 @@ from assay.dataset.readers import parse_json
 from assay.errors import ConfigError, NotFoundError
 from assay.llm import ModelRegistry
 from assay.redteam.attacks import AttackSettings
+from assay.redteam.generated import TargetContext, generate
 from assay.redteam.judging import judged_risks
 from assay.redteam.objectives import Objective, seed_prompts, select
 from assay.redteam.risks import RISKS, risk_category
@@ -39,6 +40,7 @@ from assay.redteam.strategies import Technique, techniques
 from assay.redteam.taxonomy import enabled_sub_categories, parse_taxonomy_id
 from assay.simulate.runs import count_setting
 from assay.store import Store
+from assay.sync import run_sync
 from assay.targets.agents import find_agent
 
 RED_TEAM = "azure_ai_red_team"
@@ -86,6 +88,8 @@ class RedTeamSettings:
     num_objectives: int = 10
     source: dict[str, Any] | None = None
     seed: int = 0
+    context: TargetContext | None = None
+    """Objectives are also written for the target from this (``assay.redteam.generated``)."""
 
     @property
     def needs_attacker(self) -> bool:
@@ -139,7 +143,8 @@ def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:
         if not isinstance(risks, list) or not risks:
             raise ConfigError(f"{where}.risk_categories: name at least one, e.g. [Violence, HateUnfairness]")
         named = tuple(dict.fromkeys(risk_category(r, f"{where}.risk_categories[{i}]") for i, r in enumerate(risks)))
-        return dataclasses.replace(settings, risk_categories=named)
+        context = target_context(params.get("objective_generation"), f"{where}.objective_generation")
+        return dataclasses.replace(settings, risk_categories=named, context=context)
     source = params.get("source")
     if kind == "red_team_taxonomy":
         if (
@@ -159,6 +164,27 @@ def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:
     elif source["type"] == "file_content":
         seed_prompts(source.get("content"), f"{where}.source.content")
     return dataclasses.replace(settings, source=source)
+
+
+def target_context(value: Any, where: str) -> TargetContext | None:
+    """``objective_generation: {purpose?, instructions?, policy?, count?}`` (assay's extension)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not any(isinstance(value.get(k), str) for k in TEXTS):
+        raise ConfigError(
+            f"{where}: expected {{purpose?, instructions?, policy?, count?}} with some text to write from"
+        )
+    unknown = sorted(set(value) - {*TEXTS, "count"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}")
+    texts = {k: value[k] for k in TEXTS if value.get(k) is not None}
+    if not all(isinstance(v, str) for v in texts.values()):
+        raise ConfigError(f"{where}: purpose, instructions and policy are text")
+    count = _whole(value.get("count"), f"{where}.count", default=5, cap=MAX_OBJECTIVES)
+    return TargetContext(**texts, count=count)
+
+
+TEXTS = ("purpose", "instructions", "policy")
 
 
 def _whole(value: Any, where: str, *, default: int, cap: int) -> int:
@@ -202,7 +228,33 @@ def plan_objectives(
         objectives.extend(chosen)
         if shortfall:
             warnings.append(shortfall)
+    if settings.context is not None and settings.context.count:
+        written, notes = run_sync(_written(settings, settings.context, risks, tools, models))
+        objectives.extend(written)
+        warnings.extend(notes)
     return Plan(objectives, warnings)
+
+
+async def _written(
+    settings: RedTeamSettings,
+    context: TargetContext,
+    risks: list[str],
+    tools: list[dict[str, Any]],
+    models: ModelRegistry,
+) -> tuple[list[Objective], list[str]]:
+    """Objectives the attacker model writes for this target, per risk."""
+    model = models.get(settings.attacker_model)
+    written: list[Objective] = []
+    notes: list[str] = []
+    try:
+        for risk in risks:
+            found, note = await generate(model, context, risk, tools, seed=settings.seed)
+            written.extend(found)
+            if note:
+                notes.append(note)
+    finally:
+        await model.aclose()
+    return written, notes
 
 
 def attack_rows(objectives: list[Objective], settings: RedTeamSettings) -> Iterator[dict[str, Any]]:
