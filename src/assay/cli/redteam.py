@@ -83,6 +83,11 @@ def redteam_group() -> None:
     help="Objectives written per risk from --purpose/--instructions/--policy and the tools (default: --objectives).",
 )
 @click.option("--turns", type=click.IntRange(1, 50), help="Turn limit of multi-turn strategies (5; crescendo 10).")
+@click.option(
+    "--max-attacker-calls",
+    type=click.IntRange(1, 1000),
+    help="A budget per attack for PAIR, TAP, GOAT and multi-turn attackers: they stop after this many calls.",
+)
 @click.option("--attacker", metavar="MODEL", help="The model that writes the attacks (default: the default model).")
 @click.option("--judge", metavar="MODEL", help="The model the risk evaluators use (default: the default model).")
 @click.option("--models", "models_file", type=click.Path(path_type=Path, exists=True), help="models:/agents: YAML.")
@@ -114,6 +119,7 @@ def scan_command(
     policy_file: Path | None,
     generated: int | None,
     turns: int | None,
+    max_attacker_calls: int | None,
     attacker: str | None,
     judge: str | None,
     models_file: Path | None,
@@ -137,6 +143,9 @@ def scan_command(
     store = open_store()
     models = models_from_file(models_file, store, cache_mode)
     settings = _settings(risks, strategies, objectives, seed_prompts, turns, attacker, seed)
+    if max_attacker_calls is not None:
+        attack_settings = dataclasses.replace(settings.attack, max_attacker_calls=max_attacker_calls)
+        settings = dataclasses.replace(settings, attack=attack_settings)
     context = _context(purpose, instructions_file, policy_file, generated if generated is not None else objectives)
     if context is not None:
         if settings.kind != "red_team":
@@ -262,6 +271,8 @@ def _data_source(settings: RedTeamSettings, target: dict[str, Any]) -> dict[str,
         params["source"] = settings.source
     if settings.attack.num_turns is not None:
         params["num_turns"] = settings.attack.num_turns
+    if settings.attack.max_attacker_calls is not None:
+        params["max_attacker_calls"] = settings.attack.max_attacker_calls
     if settings.attacker_model:
         params["model"] = settings.attacker_model
     return {"type": "azure_ai_red_team", "item_generation_params": params, "target": target}

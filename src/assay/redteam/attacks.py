@@ -26,6 +26,7 @@ from assay.llm import Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.llm.tally import UsageTally
 from assay.redteam.converters import CONVERTERS, decoded_reply, indirect_document
+from assay.redteam.goat import goat
 from assay.redteam.risks import RISKS
 from assay.redteam.search import SUCCESS, pair, score_reply, tap
 from assay.redteam.strategies import Technique
@@ -75,7 +76,7 @@ REWRITES = ("tense", "translate")
 """Steps the attacker model performs (the rest are ``assay.redteam.converters``)."""
 LANGUAGES = ("Zulu", "Scottish Gaelic", "Hmong", "Guarani", "Welsh", "Yoruba", "Basque", "Icelandic")
 """Languages a safety training has seen little of, for ``translate``."""
-DEFAULT_TURNS = {"multi_turn": 5, "crescendo": 10}
+DEFAULT_TURNS = {"multi_turn": 5, "crescendo": 10, "goat": 5}
 """Turn limits when the run sets none, as azure-ai-evaluation's orchestrators."""
 
 
@@ -98,6 +99,8 @@ class Record:
     """The scorer's rating (1–10) of the attempt an iterative attacker kept."""
     attacker: UsageTally = field(default_factory=UsageTally)
     target: UsageTally = field(default_factory=UsageTally)
+    techniques: list[str] = field(default_factory=list)
+    """GOAT's technique of each turn."""
 
     def reply(self) -> str:
         """The target's latest answer, as text."""
@@ -120,6 +123,9 @@ class AttackSettings:
     """TAP's leaves kept per level, its levels, and the refinements each leaf branches into."""
     tap_depth: int = 3
     tap_branching: int = 2
+    max_attacker_calls: int | None = None
+    """A budget per attack: an iterative or conversational attacker stops once it has asked this many
+    times (its attempts so far are judged)."""
 
 
 class RedTeamTarget:
@@ -146,6 +152,9 @@ class RedTeamTarget:
             if technique.iterative is not None:
                 search = pair if technique.iterative == "pair" else tap
                 original, record = await search(self, item, Record())
+            elif technique.multi_turn == "goat":
+                record = await goat(self, item, Record())
+                original = next((m["content"] for m in record.messages if m["role"] == "user"), "")
             elif technique.multi_turn is not None:
                 record = await self._converse(item, technique.multi_turn)
                 original = next((m["content"] for m in record.messages if m["role"] == "user"), "")
@@ -169,6 +178,11 @@ class RedTeamTarget:
             record.decoded = decoded_reply(last_text(record.messages), technique.steps)
         return original, record
 
+    def spent(self, record: Record) -> bool:
+        """Whether this attack's attacker budget (calls, cached ones included) is used up."""
+        limit = self.settings.max_attacker_calls
+        return limit is not None and record.attacker.calls + record.attacker.cache_hits >= limit
+
     async def send(self, record: Record) -> bool:
         """The conversation so far to the target, its own tool calls and their results included;
         its reply appended. False when the target failed."""
@@ -188,7 +202,7 @@ class RedTeamTarget:
         limit = self.settings.num_turns or DEFAULT_TURNS[style]
         rolled_back: str | None = None
         latest: str | None = None
-        while record.turns < limit:
+        while record.turns < limit and not self.spent(record):
             verdict, message = await self._next_turn(item, style, record, latest, rolled_back, limit)
             rolled_back = None
             if (
@@ -295,7 +309,12 @@ class RedTeamTarget:
             if not text:
                 raise ItemError(f"the attacker model's {name} answer was empty")
             key = next(iter(schema["properties"]))
-            answer = {key: text} if key != "last_reply" else {"last_reply": "progress", "next_message": text}
+            # A conversational attacker's plain text is its next message.
+            answer = (
+                {"last_reply": "progress", "next_message": text}
+                if "next_message" in schema["properties"]
+                else {key: text}
+            )
         return answer
 
     def _sample(self, item: dict[str, Any], original: str, record: Record) -> dict[str, Any]:
@@ -327,6 +346,8 @@ class RedTeamTarget:
             fields["raw_response"], fields["reply_decoded_with"] = last_text(messages), record.decoded[1]
         if record.iterations:
             fields.update(iterations=record.iterations, pruned=record.pruned, best_score=record.best_score)
+        if record.techniques:
+            fields["goat_techniques"] = record.techniques
         if self.tool_definitions:
             fields["tool_definitions"] = self.tool_definitions
         return {

@@ -117,6 +117,11 @@ def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:
         tap_width=_whole(params.get("tap_width"), f"{where}.tap_width", default=3, cap=10),
         tap_depth=_whole(params.get("tap_depth"), f"{where}.tap_depth", default=3, cap=10),
         tap_branching=_whole(params.get("tap_branching"), f"{where}.tap_branching", default=2, cap=5),
+        max_attacker_calls=(
+            None
+            if params.get("max_attacker_calls") is None
+            else _whole(params["max_attacker_calls"], f"{where}.max_attacker_calls", default=0, cap=1000)
+        ),
     )
     model = params.get("model", params.get("attacker_model"))
     if model is not None and (not isinstance(model, str) or not model):

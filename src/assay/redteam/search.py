@@ -59,6 +59,8 @@ class Attempt:
 async def pair(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> tuple[str, Record]:
     history: list[Attempt] = []
     for _ in range(attack.settings.pair_iterations):
+        if attack.spent(record) and history:
+            break
         attempt = await _try(attack, item, history, record, variant=0)
         history.append(attempt)
         if attempt.score >= SUCCESS:
@@ -74,6 +76,8 @@ async def tap(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> tu
         children: list[list[Attempt]] = []
         for history in leaves:
             for variant in range(settings.tap_branching):
+                if attack.spent(record) and tried:
+                    return _best(tried, record)
                 prompt = await _improve(attack, item, history, record, variant)
                 if not await _on_topic(attack, item, prompt, record):
                     record.pruned += 1

@@ -2,7 +2,7 @@
 of two (``tense_base64``: rewritten in the past tense, then base64-encoded), with the complexity
 azure-ai-evaluation gives it: ``baseline`` (the objective as written, always included), ``easy``
 (encodings, Jailbreak, IndirectJailbreak), ``moderate`` (Tense), ``difficult`` (compositions,
-MultiTurn, Crescendo, and assay's iterative PAIR and TAP). The bundles ``easy`` (Base64, Flip,
+MultiTurn, Crescendo, and assay's iterative PAIR and TAP and conversational GOAT). The bundles ``easy`` (Base64, Flip,
 Morse), ``moderate`` (Tense) and ``difficult`` (Tense then Base64) expand as in the SDK.
 
 Names come in every spelling the SDKs use: ``Flip`` and ``flip``, ``CharSwap``, ``char_swap`` and
@@ -22,7 +22,7 @@ from assay.redteam.converters import CONVERTERS
 
 Complexity = Literal["baseline", "easy", "moderate", "difficult"]
 COMPLEXITIES: tuple[Complexity, ...] = ("baseline", "easy", "moderate", "difficult")
-MULTI_TURN = ("multi_turn", "crescendo")
+MULTI_TURN = ("multi_turn", "crescendo", "goat")
 ITERATIVE = ("pair", "tap")
 MODEL_REWRITES = ("tense", "translate")
 SINGLE = (*CONVERTERS, *MODEL_REWRITES)
@@ -75,7 +75,7 @@ class Technique:
 
     @property
     def multi_turn(self) -> str | None:
-        """``multi_turn`` or ``crescendo`` when an attacker model drives a conversation."""
+        """``multi_turn``, ``crescendo`` or ``goat`` when an attacker model drives a conversation."""
         return self.steps[0] if self.steps and self.steps[0] in MULTI_TURN else None
 
 
