@@ -38,9 +38,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from assay.errors import ConfigError, NotFoundError
+from assay.errors import ConfigError
 from assay.store import DEFAULT_PROJECT, Store
 from assay.yamlfile import load_lined, strip_lines
 
@@ -161,6 +161,67 @@ def find_eval(spec: Spec, name: str | None) -> dict[str, Any]:
 # -- reconcile --------------------------------------------------------------------------------
 
 
+class Backend(Protocol):
+    """Where ``create`` reconciles to: the local store (``StoreBackend``) or a server's project
+    (``assay.evalspec_remote``)."""
+
+    def dataset_digests(self, name: str) -> dict[str, str | None]:
+        """version → the sha256 of its rows, oldest first."""
+
+    def register_dataset(self, name: str, version: str, filename: str, content: bytes) -> None: ...
+
+    def add_evaluator(self, name: str, kind: str, content: str) -> tuple[str, bool]:
+        """(its version, whether this made it): unchanged content keeps its version."""
+
+    def stored_eval(self, name: str) -> dict[str, Any] | None:
+        """``{id, metadata}`` of the eval ``create`` made for the declared eval ``name``."""
+
+    def create_eval(self, name: str, criteria: list[dict[str, Any]], metadata: dict[str, str], sample: bool) -> str: ...
+
+    def update_eval(self, eval_id: str, criteria: list[dict[str, Any]], metadata: dict[str, str]) -> None: ...
+
+
+class StoreBackend:
+    def __init__(self, store: Store, project: str = DEFAULT_PROJECT) -> None:
+        self.store, self.project = store, project
+
+    def dataset_digests(self, name: str) -> dict[str, str | None]:
+        rows = sorted(
+            (r for r in self.store.list_datasets(self.project) if r["name"] == name),
+            key=lambda r: (r["created_at"], _number(r["version"])),
+        )
+        return {str(r["version"]): self._digest(r) for r in rows}
+
+    def _digest(self, row: dict[str, Any]) -> str | None:
+        if not row.get("file_id"):
+            return None
+        file = self.store.get_file(self.project, row["file_id"], content=True)
+        return hashlib.sha256(bytes(file["content"])).hexdigest()
+
+    def register_dataset(self, name: str, version: str, filename: str, content: bytes) -> None:
+        file = self.store.create_file(project=self.project, filename=filename, purpose="evals", content=content)
+        self.store.register_dataset(
+            name=name, version=version, uri=file["id"], project=self.project, file_id=file["id"]
+        )
+
+    def add_evaluator(self, name: str, kind: str, content: str) -> tuple[str, bool]:
+        row, changed = self.store.add_evaluator(name=name, kind=kind, content=content, project=self.project)
+        return str(row["version"]), changed
+
+    def stored_eval(self, name: str) -> dict[str, Any] | None:
+        return stored_eval(self.store, name, self.project)
+
+    def create_eval(self, name: str, criteria: list[dict[str, Any]], metadata: dict[str, str], sample: bool) -> str:
+        config = {"type": "custom", "include_sample_schema": sample}
+        row = self.store.create_eval(
+            name=name, data_source_config=config, testing_criteria=criteria, metadata=metadata, project=self.project
+        )
+        return str(row["id"])
+
+    def update_eval(self, eval_id: str, criteria: list[dict[str, Any]], metadata: dict[str, str]) -> None:
+        self.store.update_eval(self.project, eval_id, testing_criteria=criteria, metadata=metadata)
+
+
 @dataclass
 class Reconciled:
     """What ``create`` did: per artifact, ``created``, ``updated`` or ``unchanged``."""
@@ -178,19 +239,19 @@ class Reconciled:
         )
 
 
-def reconcile(spec: Spec, store: Store, names: list[str] | None = None, project: str = DEFAULT_PROJECT) -> Reconciled:
+def reconcile(spec: Spec, backend: Backend, names: list[str] | None = None) -> Reconciled:
     """Datasets → evaluators → evals, for the named evals (all when None) and what they use."""
     chosen = [find_eval(spec, n) for n in names] if names else list(spec.evals.values())
     done = Reconciled()
     for entry in chosen:
         if entry.get("dataset") and entry["dataset"] not in done.datasets:
-            done.datasets[entry["dataset"]] = _dataset(spec, spec.datasets[entry["dataset"]], store, project)
+            done.datasets[entry["dataset"]] = _dataset(spec, spec.datasets[entry["dataset"]], backend)
         for reference in _references(entry):
             name = reference["evaluator"]
             if name in spec.evaluators and name not in done.evaluators:
-                done.evaluators[name] = _evaluator(spec, spec.evaluators[name], store, project)
+                done.evaluators[name] = _evaluator(spec, spec.evaluators[name], backend)
     for entry in chosen:
-        done.evals[entry["name"]] = _eval(spec, entry, done, store, project)
+        done.evals[entry["name"]] = _eval(spec, entry, done, backend)
     return done
 
 
@@ -198,35 +259,32 @@ def _references(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"evaluator": r} if isinstance(r, str) else r for r in entry["evaluators"]]
 
 
-def _dataset(spec: Spec, entry: dict[str, Any], store: Store, project: str) -> tuple[str, str]:
+def _dataset(spec: Spec, entry: dict[str, Any], backend: Backend) -> tuple[str, str]:
     name, pinned = entry["name"], None if entry.get("version") is None else str(entry["version"])
+    versions = backend.dataset_digests(name)
     key = "file" if entry.get("file") else "source" if entry.get("source") else None
     if key is None:  # a registered version, named only
-        try:
-            store.get_dataset(name, pinned, project=project)
-        except NotFoundError:
-            raise ConfigError(f"{spec.where(entry)}: dataset {name}@{pinned} is not registered") from None
+        if pinned not in versions:
+            raise ConfigError(f"{spec.where(entry)}: dataset {name}@{pinned} is not registered")
         return str(pinned), "unchanged"
     path = spec.local(entry, key)
     if not path.is_file():
         raise ConfigError(f"{spec.where(entry)}: dataset {name}: {path} not found ({key} is relative to this file)")
     content = path.read_bytes()
-    versions = {row["version"]: row for row in store.list_datasets(project) if row["name"] == name}
     digest = hashlib.sha256(content).hexdigest()
     if pinned is not None and pinned in versions:
-        if _digest(store, versions[pinned], project) != digest:
+        if versions[pinned] != digest:
             raise ConfigError(
                 f"{spec.where(entry)}: dataset {name} version {pinned} is registered with other rows",
                 hint="remove the version: pin to register the edit as the next version",
             )
         return pinned, "unchanged"
     if pinned is None and versions:
-        latest = max(versions.values(), key=lambda row: (row["created_at"], _number(row["version"])))
-        if _digest(store, latest, project) == digest:
-            return str(latest["version"]), "unchanged"
+        latest = list(versions)[-1]
+        if versions[latest] == digest:
+            return latest, "unchanged"
     version = pinned or str(max((_number(v) for v in versions), default=0) + 1)
-    file = store.create_file(project=project, filename=path.name, purpose="evals", content=content)
-    store.register_dataset(name=name, version=version, uri=file["id"], project=project, file_id=file["id"])
+    backend.register_dataset(name, version, path.name, content)
     return version, "created"
 
 
@@ -234,13 +292,7 @@ def _number(version: str) -> int:
     return int(version) if version.isdigit() else 0
 
 
-def _digest(store: Store, row: dict[str, Any], project: str) -> str | None:
-    if not row.get("file_id"):
-        return None
-    return hashlib.sha256(bytes(store.get_file(project, row["file_id"], content=True)["content"])).hexdigest()
-
-
-def _evaluator(spec: Spec, entry: dict[str, Any], store: Store, project: str) -> tuple[str, str]:
+def _evaluator(spec: Spec, entry: dict[str, Any], backend: Backend) -> tuple[str, str]:
     from assay.evaluators.custom import kind_for, spec_from_file
 
     if not entry.get("source"):
@@ -252,9 +304,8 @@ def _evaluator(spec: Spec, entry: dict[str, Any], store: Store, project: str) ->
         spec_from_file(path, entry["name"])  # checked before anything is stored
     except ConfigError as exc:
         raise ConfigError(f"{spec.where(entry)}: evaluator {entry['name']}: {exc.message}", hint=exc.hint) from None
-    content = path.read_text(encoding="utf-8")
-    row, changed = store.add_evaluator(name=entry["name"], kind=kind_for(path), content=content, project=project)
-    return str(row["version"]), "created" if changed else "unchanged"
+    version, changed = backend.add_evaluator(entry["name"], kind_for(path), path.read_text(encoding="utf-8"))
+    return version, "created" if changed else "unchanged"
 
 
 def criteria_of(entry: dict[str, Any], evaluators: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
@@ -275,7 +326,7 @@ def criteria_of(entry: dict[str, Any], evaluators: dict[str, tuple[str, str]]) -
     return criteria
 
 
-def _eval(spec: Spec, entry: dict[str, Any], done: Reconciled, store: Store, project: str) -> tuple[str, str]:
+def _eval(spec: Spec, entry: dict[str, Any], done: Reconciled, backend: Backend) -> tuple[str, str]:
     criteria = criteria_of(entry, done.evaluators)
     dataset = done.datasets.get(entry.get("dataset") or "")
     definition = {
@@ -287,21 +338,14 @@ def _eval(spec: Spec, entry: dict[str, Any], done: Reconciled, store: Store, pro
     }
     fingerprint = hashlib.sha256(json.dumps(definition, sort_keys=True).encode()).hexdigest()
     metadata = {"azd_eval": entry["name"], "fingerprint": fingerprint, "config": str(spec.path.name)}
-    existing = stored_eval(store, entry["name"], project)
+    existing = backend.stored_eval(entry["name"])
     if existing is not None and (existing.get("metadata") or {}).get("fingerprint") == fingerprint:
         return existing["id"], "unchanged"
     wire = [_wire(c) for c in criteria]
     if existing is not None:  # the same eval, its criteria moved on: its runs' history stays with it
-        store.update_eval(project, existing["id"], testing_criteria=wire, metadata=metadata)
+        backend.update_eval(existing["id"], wire, metadata)
         return existing["id"], "updated"
-    created = store.create_eval(
-        name=entry["name"],
-        data_source_config={"type": "custom", "include_sample_schema": bool(entry.get("target"))},
-        testing_criteria=wire,
-        metadata=metadata,
-        project=project,
-    )
-    return created["id"], "created"
+    return backend.create_eval(entry["name"], wire, metadata, bool(entry.get("target"))), "created"
 
 
 def _wire(criterion: dict[str, Any]) -> dict[str, Any]:

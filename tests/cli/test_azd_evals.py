@@ -127,3 +127,45 @@ def test_init_scaffolds_what_create_and_run_accept(tmp_path):
     assert init.returncode == 0, init.stderr
     started = run(tmp_path, "run", "start", "--fail-on", "pass-rate=0.6")
     assert started.returncode == 0, started.stdout + started.stderr  # the sample: 2 of 3 pass
+
+
+def test_the_same_commands_against_a_servers_project(tmp_path, llm):
+    """``--project-endpoint``: reconciled through the project's datasets, evaluators and Evals API
+    (nothing written the second time; an edited evaluator a new version of the same eval), run by
+    the server and gated, its output read back and compared."""
+    from tests.support.fixtures import free_port
+    from tests.support.servers import start_assay_server
+
+    project(tmp_path)
+    (tmp_path / "models.yaml").write_text(f"models:\n  judge: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n")
+    port = free_port()
+    server, client = start_assay_server(tmp_path / "server", tmp_path / "models.yaml", port=port)
+    remote = ("--project-endpoint", f"http://127.0.0.1:{port}/api/projects/team")
+    try:
+        first = json.loads(run(tmp_path, "create", *remote, "-o", "json").stdout)
+        assert first["datasets"]["golden"] == ["1", "created"] and first["evaluators"]["long_enough"] == [
+            "1",
+            "created",
+        ]
+        again = run(tmp_path, "create", *remote)
+        assert "nothing changed: nothing written" in again.stdout, again.stdout + again.stderr
+        (tmp_path / "evals" / "evaluators" / "long_enough.py").write_text(CODE.format(n=5))
+        edited = json.loads(run(tmp_path, "create", *remote, "-o", "json").stdout)
+        assert edited["evaluators"]["long_enough"] == ["2", "created"]
+        assert edited["evals"]["length"] == [first["evals"]["length"][0], "updated"]
+        team = client.with_options(base_url=f"http://127.0.0.1:{port}/api/projects/team/openai/v1")
+        served = team.evals.retrieve(first["evals"]["length"][0])  # the server holds the new criteria
+        assert served.testing_criteria[0].model_dump()["evaluator_version"] == "2"
+        below = run(tmp_path, "run", "start", "--eval", "quality", "--fail-on", "pass-rate=0.65", *remote)
+        assert below.returncode == 0 and "passed=14 failed=6" in below.stdout, below.stdout + below.stderr
+        above = run(tmp_path, "run", "start", "--eval", "quality", "--fail-on", "pass-rate=0.75", *remote)
+        assert above.returncode == 1 and "pass rate 70.0% is below 75.0%" in above.stdout
+        rows = json.loads(run(tmp_path, "run", "output", "list", "--eval", "quality", "-o", "json", *remote).stdout)
+        assert len(rows) == 20 and sum(r["result"] == "pass" for r in rows) == 14
+        compared = json.loads(run(tmp_path, "results", "compare", "--eval", "quality", "-o", "json", *remote).stdout)
+        assert compared["criteria"][0]["verdict"] == "inconclusive" and compared["criteria"][0]["delta"] == 0
+        assert not (tmp_path / "assay.db").exists()  # all of it on the server, nothing in a local store
+    finally:
+        client.close()
+        server.terminate()
+        server.wait(timeout=20)

@@ -93,11 +93,19 @@ def retrieve_eval(request: Request, eval_id: str, owner: Owner) -> dict[str, Any
 
 @router.post("/evals/{eval_id}")
 def update_eval(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
-    values = {key: body[key] for key in ("name", "metadata") if key in body}
+    """OpenAI's update (name, metadata), and assay's extension: ``testing_criteria`` replaced, the
+    eval and its runs kept (``assay eval create`` updates a declared eval whose evaluator moved on)."""
+    ctx = context(request)
+    values: dict[str, Any] = {key: body[key] for key in ("name", "metadata") if key in body}
     if "metadata" in values:
         fields.metadata(values["metadata"])
     fields.name(values.get("name"))
-    return eval_object(context(request).store.update_eval(owner, eval_id, **values))
+    if "testing_criteria" in body:
+        config = ctx.store.get_eval_in(owner, eval_id)["data_source_config"]
+        check_eval(ctx, owner, config, body["testing_criteria"])
+        values["testing_criteria"] = with_ids(body["testing_criteria"])
+        ctx.reads.forget(eval_id=eval_id)
+    return eval_object(ctx.store.update_eval(owner, eval_id, **values))
 
 
 @router.delete("/evals/{eval_id}")

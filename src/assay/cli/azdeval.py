@@ -33,6 +33,12 @@ PATH_OPTION = click.option(
     show_default=True,
     help="The evaluation configuration (a file, or a folder holding azure.eval.yaml).",
 )
+ENDPOINT = click.option(
+    "--project-endpoint",
+    metavar="URL",
+    help="A server's project (assay serve: http(s)://HOST/api/projects/NAME) instead of the local store.",
+)
+API_KEY = click.option("--api-key", metavar="KEY", help="With --project-endpoint: a key from `assay keys create`.")
 NO_PROMPT = click.option("--no-prompt", is_flag=True, help="Never prompt (assay does not prompt here; azd's flag).")
 OUTPUT = click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 
@@ -118,15 +124,23 @@ def _relative(path: Path, base: Path) -> str:
 @click.command("create")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @PATH_OPTION
+@ENDPOINT
+@API_KEY
 @NO_PROMPT
 @OUTPUT
-def create_command(names: tuple[str, ...], config_path: Path, no_prompt: bool, output: str) -> None:
+def create_command(
+    names: tuple[str, ...],
+    config_path: Path,
+    project_endpoint: str | None,
+    api_key: str | None,
+    no_prompt: bool,
+    output: str,
+) -> None:
     """Reconcile datasets, evaluators and evals with the store: unchanged ones write nothing."""
     from assay.evalspec import load_spec, reconcile
 
     spec = load_spec(_config(config_path))
-    store = open_store()
-    done = reconcile(spec, store, list(names) or None)
+    done = reconcile(spec, _backend(project_endpoint, api_key), list(names) or None)
     if output == "json":
         out.print_json(dumps({"datasets": done.datasets, "evaluators": done.evaluators, "evals": done.evals}))
         return
@@ -137,6 +151,17 @@ def create_command(names: tuple[str, ...], config_path: Path, no_prompt: bool, o
         out.print(f"eval {name}: {eval_id} {_said(state)}")
     if not done.wrote:
         out.print("[dim]nothing changed: nothing written[/]")
+
+
+def _backend(endpoint: str | None, api_key: str | None) -> Any:
+    """Where to reconcile and run: the server's project, or the local store."""
+    if endpoint:
+        from assay.evalspec_remote import RemoteProject
+
+        return RemoteProject(endpoint, api_key)
+    from assay.evalspec import StoreBackend
+
+    return StoreBackend(open_store())
 
 
 def _said(state: str) -> str:
@@ -152,8 +177,10 @@ def run_group() -> None:
 @click.option("--eval", "eval_name", metavar="NAME", help="The eval in the configuration (needed when it has several).")
 @click.option("--fail-on", "fail_on", metavar="any-failure|pass-rate=R", help="Exit 1 when the gate is missed.")
 @click.option("--max-samples", type=click.IntRange(0), help="Evaluate the first N rows (0: no cap).")
-@click.option("--no-wait", is_flag=True, help="azd's flag; a local run always waits for its end.")
+@click.option("--no-wait", is_flag=True, help="azd's flag; assay always waits for the run's end.")
 @PATH_OPTION
+@ENDPOINT
+@API_KEY
 @NO_PROMPT
 def start_command(
     eval_name: str | None,
@@ -161,6 +188,8 @@ def start_command(
     max_samples: int | None,
     no_wait: bool,
     config_path: Path,
+    project_endpoint: str | None,
+    api_key: str | None,
     no_prompt: bool,
 ) -> None:
     """Run a declared eval (creating what it needs first) and gate on its pass rate."""
@@ -173,35 +202,113 @@ def start_command(
     gate = parse_fail_on(fail_on)
     spec = load_spec(_config(config_path))
     entry = find_eval(spec, eval_name)
-    done = reconcile(spec, open_store(), [entry["name"]])
+    backend = _backend(project_endpoint, api_key)
+    done = reconcile(spec, backend, [entry["name"]])
+    cap = max_samples if max_samples is not None else entry.get("max_samples")
+    if project_endpoint:
+        _start_remote(backend, spec, entry, done, cap or None, gate)
+        return
     config = eval_config_from(spec.path, eval_yaml(spec, entry, done))
     config.definition = dataclasses.replace(config.definition, eval_id=done.evals[entry["name"]][0])
-    cap = max_samples if max_samples is not None else entry.get("max_samples")
     outcome = run_eval(config, None, False, None, None, False, None, None, cap or None, None)
     if outcome is not None:
         gate_on(outcome, gate)
 
 
-def _eval_runs(eval_name: str | None, config_path: Path) -> tuple[str, list[dict[str, Any]]]:
-    """The declared eval's stored id and its runs, newest first."""
-    from assay.evalspec import find_eval, load_spec, stored_eval
+def _start_remote(
+    remote: Any, spec: Any, entry: dict[str, Any], done: Any, cap: int | None, gate: float | None
+) -> None:
+    """The declared eval run by the server: its dataset file (or local rows inline), waited for."""
+    if entry.get("target"):
+        raise ConfigError(
+            f"eval {entry['name']}: a target is generated locally for now",
+            hint="run it without --project-endpoint, or evaluate stored rows",
+        )
+    if entry.get("dataset"):
+        version = done.datasets[entry["dataset"]][0]
+        source: dict[str, Any] = {"type": "file_id", "id": remote.dataset_file(entry["dataset"], version)}
+    else:
+        path = spec.local(entry["source"], "file")
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        source = {"type": "file_content", "content": [{"item": row} for row in (rows[:cap] if cap else rows)]}
+    eval_id = done.evals[entry["name"]][0]
+    run = remote.start_run(eval_id, entry["name"], {"type": "jsonl", "source": source})
+    counts = run.get("result_counts") or {}
+    decided = (counts.get("passed") or 0) + (counts.get("failed") or 0)
+    rate = (counts.get("passed") or 0) / decided if decided else 0.0
+    out.print(
+        f"run {run['id']} {run['status']}: passed={counts.get('passed', 0)} failed={counts.get('failed', 0)} "
+        f"errored={counts.get('errored', 0)} (pass rate {rate:.1%})",
+        highlight=False,
+    )
+    if run["status"] != "completed":
+        out.print(f"[red]the run {run['status']}[/]: {(run.get('error') or {}).get('message', '')}")
+        sys.exit(1)
+    if gate is not None and ((gate >= 1.0 and (counts.get("failed") or counts.get("errored"))) or rate < gate):
+        out.print(f"[red]gate missed[/]: pass rate {rate:.1%} is below {gate:.1%}")
+        sys.exit(1)
 
-    spec = load_spec(_config(config_path))
-    entry = find_eval(spec, eval_name)
-    store = open_store()
-    stored = stored_eval(store, entry["name"])
-    if stored is None:
-        raise ConfigError(f"eval {entry['name']} has not been created", hint="assay eval run start creates and runs it")
-    runs = store.list_runs_of(stored["id"])
-    return stored["id"], sorted(runs, key=lambda r: r["created_at"], reverse=True)
 
+class EvalRuns:
+    """A declared eval's runs, in the local store or on a server: what ``run output`` and
+    ``results compare`` read."""
 
-def _pick(runs: list[dict[str, Any]], run_id: str | None, eval_id: str) -> str:
-    if run_id is not None:
-        return open_store().run_id_for(run_id)
-    if not runs:
-        raise ConfigError(f"eval {eval_id} has no runs yet", hint="assay eval run start --eval NAME")
-    return str(runs[0]["id"])
+    def __init__(self, eval_name: str | None, config_path: Path, endpoint: str | None, api_key: str | None) -> None:
+        from assay.evalspec import find_eval, load_spec, stored_eval
+
+        spec = load_spec(_config(config_path))
+        self.name = find_eval(spec, eval_name)["name"]
+        self.remote = _backend(endpoint, api_key) if endpoint else None
+        found = self.remote.stored_eval(self.name) if self.remote else stored_eval(open_store(), self.name)
+        if found is None:
+            raise ConfigError(f"eval {self.name} has not been created", hint="assay eval run start creates and runs it")
+        self.eval_id = str(found["id"])
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Newest first."""
+        return self.remote.runs(self.eval_id) if self.remote else open_store().list_runs_of(self.eval_id)
+
+    def pick(self, run_id: str | None) -> str:
+        if run_id is not None:
+            return run_id if self.remote else open_store().run_id_for(run_id)
+        runs = self.runs()
+        if not runs:
+            raise ConfigError(f"eval {self.name} has no runs yet", hint="assay eval run start --eval NAME")
+        return str(runs[0]["id"])
+
+    def rows(self, run_id: str, failed_only: bool) -> list[dict[str, Any]]:
+        items = (
+            self.remote.output_items(self.eval_id, run_id) if self.remote else open_store().iter_output_items(run_id)
+        )
+        rows = []
+        for item in items:
+            data = item["datasource_item"]
+            shown = data.get("query") or data.get("messages") or ""
+            for result in item["results"]:
+                passed = result.get("passed")
+                status = result.get("status", "completed")
+                verdict = status if status not in ("completed", None) else "pass" if passed else "fail"
+                if failed_only and verdict == "pass":
+                    continue
+                rows.append(
+                    {
+                        "run_id": run_id,
+                        "item": item["datasource_item_id"] + 1,
+                        "evaluator": result["name"],
+                        "result": verdict,
+                        "score": result.get("score"),
+                        "input": shown if isinstance(shown, str) else json.dumps(shown)[:200],
+                        "reason": result.get("reason") or (result.get("sample") or {}).get("reason"),
+                    }
+                )
+        return rows
+
+    def compare(self, baseline: str, treatment: str) -> dict[str, Any]:
+        from assay.compare import compare_runs
+
+        if self.remote:
+            return dict(self.remote.compare(self.eval_id, baseline, treatment))
+        return compare_runs(open_store(), baseline, treatment).as_dict()
 
 
 @run_group.group("output")
@@ -214,14 +321,23 @@ def output_group() -> None:
 @click.option("--run-id", help="Default: the eval's newest run.")
 @click.option("--failed-only", is_flag=True)
 @PATH_OPTION
+@ENDPOINT
+@API_KEY
 @OUTPUT
 @NO_PROMPT
 def output_list(
-    eval_name: str | None, run_id: str | None, failed_only: bool, config_path: Path, output: str, no_prompt: bool
+    eval_name: str | None,
+    run_id: str | None,
+    failed_only: bool,
+    config_path: Path,
+    project_endpoint: str | None,
+    api_key: str | None,
+    output: str,
+    no_prompt: bool,
 ) -> None:
     """ITEM, EVALUATOR, RESULT, SCORE, INPUT and REASON for each result of a run."""
-    eval_id, runs = _eval_runs(eval_name, config_path)
-    rows = _rows(_pick(runs, run_id, eval_id), failed_only)
+    runs = EvalRuns(eval_name, config_path, project_endpoint, api_key)
+    rows = runs.rows(runs.pick(run_id), failed_only)
     if output == "json":
         out.print_json(dumps(rows))
         return
@@ -234,42 +350,28 @@ def output_list(
     out.print(table)
 
 
-def _rows(run_id: str, failed_only: bool) -> list[dict[str, Any]]:
-    rows = []
-    for item in open_store().iter_output_items(run_id):
-        shown = item["datasource_item"].get("query") or item["datasource_item"].get("messages") or ""
-        for result in item["results"]:
-            passed = result.get("passed")
-            verdict = result.get("status") if result.get("status") != "completed" else "pass" if passed else "fail"
-            if failed_only and verdict == "pass":
-                continue
-            rows.append(
-                {
-                    "run_id": run_id,
-                    "item": item["datasource_item_id"] + 1,
-                    "evaluator": result["name"],
-                    "result": verdict,
-                    "score": result.get("score"),
-                    "input": shown if isinstance(shown, str) else json.dumps(shown)[:200],
-                    "reason": result.get("reason"),
-                }
-            )
-    return rows
-
-
 @output_group.command("export")
 @click.option("--eval", "eval_name", metavar="NAME")
 @click.option("--run-id", help="Default: the eval's newest run.")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
 @click.option("-O", "--out-file", type=click.Path(path_type=Path, dir_okay=False), help="Default: standard output.")
 @PATH_OPTION
+@ENDPOINT
+@API_KEY
 @NO_PROMPT
 def output_export(
-    eval_name: str | None, run_id: str | None, fmt: str, out_file: Path | None, config_path: Path, no_prompt: bool
+    eval_name: str | None,
+    run_id: str | None,
+    fmt: str,
+    out_file: Path | None,
+    config_path: Path,
+    project_endpoint: str | None,
+    api_key: str | None,
+    no_prompt: bool,
 ) -> None:
     """Every result of a run, as JSON or CSV."""
-    eval_id, runs = _eval_runs(eval_name, config_path)
-    rows = _rows(_pick(runs, run_id, eval_id), failed_only=False)
+    runs = EvalRuns(eval_name, config_path, project_endpoint, api_key)
+    rows = runs.rows(runs.pick(run_id), failed_only=False)
     stream = out_file.open("w", encoding="utf-8", newline="") if out_file else sys.stdout
     try:
         if fmt == "json":
@@ -296,6 +398,8 @@ def results_group() -> None:
 @click.option("--treatment", help="Default: its newest completed run.")
 @click.option("--fail-on", "fail_on", type=click.Choice(["regression"]), help="Exit 1 when a criterion degraded.")
 @PATH_OPTION
+@ENDPOINT
+@API_KEY
 @OUTPUT
 @NO_PROMPT
 def compare_command(
@@ -304,38 +408,40 @@ def compare_command(
     treatment: str | None,
     fail_on: str | None,
     config_path: Path,
+    project_endpoint: str | None,
+    api_key: str | None,
     output: str,
     no_prompt: bool,
 ) -> None:
     """METRIC, BASELINE, TREATMENT, DELTA, P-VALUE and EFFECT per criterion (``assay runs compare``'s tests)."""
-    from assay.compare import compare_runs
-
-    eval_id, runs = _eval_runs(eval_name, config_path)
-    completed = [str(r["id"]) for r in runs if r["status"] == "completed"]
-    store = open_store()
-    treatment = store.run_id_for(treatment) if treatment else (completed[0] if completed else None)
-    baseline = store.run_id_for(baseline) if baseline else next((r for r in completed if r != treatment), None)
+    runs = EvalRuns(eval_name, config_path, project_endpoint, api_key)
+    completed = [str(r["id"]) for r in runs.runs() if r["status"] == "completed"]
+    treatment = runs.pick(treatment) if treatment else (completed[0] if completed else None)
+    baseline = runs.pick(baseline) if baseline else next((r for r in completed if r != treatment), None)
     if treatment is None or baseline is None:
-        raise ConfigError(f"eval {eval_id} needs two completed runs to compare", hint="--baseline RUN --treatment RUN")
-    found = compare_runs(store, baseline, treatment)
+        raise ConfigError(
+            f"eval {runs.name} needs two completed runs to compare", hint="--baseline RUN --treatment RUN"
+        )
+    found = runs.compare(baseline, treatment)
     if output == "json":
-        out.print_json(dumps(found.as_dict()))
+        out.print_json(dumps(found))
     else:
         table = Table(title=f"{treatment} against {baseline}", title_justify="left")
         for column in ("METRIC", "BASELINE", "TREATMENT", "DELTA", "P-VALUE", "EFFECT"):
             table.add_column(column, justify="left" if column in ("METRIC", "EFFECT") else "right", no_wrap=True)
-        for c in found.criteria:
-            a, b = c.passed_a / c.n, c.passed_b / c.n
+        for c in found["criteria"]:
+            a, b = c["pass_rate_a"] or 0.0, c["pass_rate_b"] or 0.0
+            name = f"{c['testing_criteria']} (pass rate)"
+            table.add_row(name, f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}", f"{c['p_holm']:.3f}", c["verdict"])
+        for c in found.get("scores") or []:
+            a, b = c["mean_a"], c["mean_b"]
             table.add_row(
-                f"{c.name} (pass rate)", f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}", f"{c.p_holm:.3f}", c.verdict
+                c["testing_criteria"], f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}", f"{c['p_holm']:.3f}", c["verdict"]
             )
-        for s in found.scores:
-            delta = s.mean_b - s.mean_a
-            table.add_row(s.name, f"{s.mean_a:.2f}", f"{s.mean_b:.2f}", f"{delta:+.2f}", f"{s.p_holm:.3f}", s.verdict)
         out.print(table)
         out.print("[dim]P-VALUE: Holm-adjusted across the rows of its kind (McNemar mid-p; paired t or Wilcoxon)[/]")
-    if fail_on == "regression" and found.regressed:
-        out.print(
-            f"[red]regression[/]: {', '.join(f'{c.name} ({c.delta * 100:+.1f} points)' for c in found.regressed)}"
-        )
+    regressed = [c for c in found["criteria"] if c["verdict"] == "degraded"]
+    if fail_on == "regression" and regressed:
+        named = ", ".join(f"{c['testing_criteria']} ({c['delta'] * 100:+.1f} points)" for c in regressed)
+        out.print(f"[red]regression[/]: {named}")
         sys.exit(1)
