@@ -17,35 +17,15 @@ import pytest
 import yaml
 
 from tests.cli.test_cli import assay
-from tests.cli.test_optimize import BASELINE, job, score
+from tests.cli.test_optimize import BASELINE, job
+from tests.cli.test_optimize_tools import RULE, tool_world
 from tests.support.fixtures import poll
-from tests.targets.test_agent_loop import call
 
 AGENT = Path(__file__).parents[1] / "support" / "optimizable_agent.py"
-RULE = "RULE:lookup Look the order up with lookup_order before answering."
 
 
 def world(folder: Path, llm, agents: dict) -> Path:
-    llm.reset()
-    llm.script(
-        rules=[
-            {"match": "# How it did", "reply": {"content": json.dumps({"instructions": BASELINE + RULE})}},
-            {"match": "RESPONSE:\\nIt was delivered on 2026-11-28", "reply": score(1, "it gives the delivery date")},
-            {"match": "# Property: task criterion", "reply": score(0, "it does not say when the order arrived")},
-            {"match": "# Property: task adherence", "reply": score(1, "on task")},
-            {"match": "delivered on 2026-11-28", "reply": {"content": "It was delivered on 2026-11-28."}},
-            {"match": "RULE:lookup", "reply": {"tool_calls": [call("lookup_order", {"order_id": "4001"}, "c1")]}},
-        ],
-        default={"content": "Sorry, I cannot see your order."},
-    )
-    tasks = [
-        {
-            "name": f"where_{i}",
-            "query": f"When did my order {4000 + i} arrive?",
-            "criteria": [{"name": "delivery_date", "instruction": "Response must give the order's delivery date"}],
-        }
-        for i in range(1, 13)
-    ]
+    tasks = tool_world(llm)
     (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     (folder / ".agent_configs" / "baseline").mkdir(parents=True)
     (folder / ".agent_configs" / "baseline" / "instructions.md").write_text(BASELINE)

@@ -21,7 +21,9 @@ def lookup_order(order_id: str) -> str:
 '''
 
 
-def test_the_starred_candidate_calls_the_tool_and_scores_higher(tmp_path, llm):
+def tool_world(llm) -> list[dict]:
+    """The scripted world: only the tool's result answers; the reflection proposes the lookup.
+    Its tasks, returned, each need the order's delivery date."""
     llm.reset()
     llm.script(
         rules=[  # the first rule whose text is in the request answers it
@@ -34,7 +36,7 @@ def test_the_starred_candidate_calls_the_tool_and_scores_higher(tmp_path, llm):
         ],
         default={"content": "Sorry, I cannot see your order."},
     )
-    tasks = [
+    return [
         {
             "name": f"where_{i}",
             "query": f"When did my order {4000 + i} arrive?",
@@ -42,6 +44,10 @@ def test_the_starred_candidate_calls_the_tool_and_scores_higher(tmp_path, llm):
         }
         for i in range(1, 13)
     ]
+
+
+def test_the_starred_candidate_calls_the_tool_and_scores_higher(tmp_path, llm):
+    tasks = tool_world(llm)
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     (tmp_path / "tools.py").write_text(TOOLS)
     (tmp_path / ".agent_configs" / "baseline").mkdir(parents=True)

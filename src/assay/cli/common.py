@@ -33,6 +33,27 @@ CACHE_OPTION = click.option(
 )
 
 
+def calibration_options(command: Any) -> Any:
+    """``--require-calibrated`` and ``--min-kappa``: a gate that decides only on calibrated judges."""
+    options = [
+        click.option(
+            "--require-calibrated",
+            is_flag=True,
+            help="Gate only on judges calibrated against human labels (assay judges agreement --save).",
+        ),
+        click.option(
+            "--min-kappa",
+            type=click.FloatRange(-1, 1),
+            default=0.6,
+            show_default=True,
+            help="With --require-calibrated.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 def executor_options(command: Any) -> Any:
     """``--executor local|ray``, ``--ray-address``, ``--actors``: where a run's items are evaluated."""
     options = [

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli.common import DEFAULT_PROJECT, counted, executor_options, make_executor, open_store, out
+from assay.cli.common import (
+    DEFAULT_PROJECT,
+    calibration_options,
+    counted,
+    executor_options,
+    make_executor,
+    open_store,
+    out,
+)
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -44,14 +52,7 @@ def parse_fail_on(value: str | None) -> float | None:
 @click.option("--retry-errors", is_flag=True, help="With --resume, evaluate errored items again.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), help="Items evaluated at once (default 64).")
 @click.option("--fail-on", "fail_on", metavar="any-failure|pass-rate=R", help="Exit 1 when the gate is missed.")
-@click.option(
-    "--require-calibrated",
-    is_flag=True,
-    help="Gate only on judges calibrated against human labels (assay judges agreement --save).",
-)
-@click.option(
-    "--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True, help="With --require-calibrated."
-)
+@calibration_options
 @click.option(
     "--cache",
     "cache_mode",

@@ -10,7 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import dumps, open_store, out
+from assay.cli.common import calibration_options, dumps, open_store, out
 
 if TYPE_CHECKING:
     from assay.compare import Comparison
@@ -108,14 +108,7 @@ def show_run(run_id: str) -> None:
     help="Flipped items listed per criterion.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-@click.option(
-    "--require-calibrated",
-    is_flag=True,
-    help="Gate only on judges calibrated against human labels (assay judges agreement --save).",
-)
-@click.option(
-    "--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True, help="With --require-calibrated."
-)
+@calibration_options
 def compare(
     run_a: str,
     run_b: str,

@@ -30,7 +30,7 @@ from assay.redteam.goat import goat
 from assay.redteam.risks import RISKS
 from assay.redteam.search import SUCCESS, pair, score_reply, tap
 from assay.redteam.strategies import Technique
-from assay.simulate.conversation import reply_messages
+from assay.simulate.conversation import reply_messages, transcript
 from assay.targets import Target
 
 ATTACKER_SYSTEM = (
@@ -233,17 +233,13 @@ class RedTeamTarget:
         rolled_back: str | None,
         limit: int,
     ) -> tuple[Verdict, str]:
-        transcript = "\n".join(
-            f"{m['role'].upper()}: {m['content']}"
-            for m in record.messages
-            if m["role"] in ("user", "assistant") and m.get("content")
-        )
+        so_far = transcript(record.messages)
         parts = [
             f"# Objective\n{item['objective']}",
             f"# Target\n{self.about}",
             f"# Technique\n{STYLES[style]}",
             f"# Turn\n{record.turns + 1} of at most {limit}",
-            f"# Conversation so far\n{transcript or '(nothing yet: write the opening message)'}",
+            f"# Conversation so far\n{so_far or '(nothing yet: write the opening message)'}",
         ]
         if latest is not None:
             parts.append(f"# LATEST REPLY:\n{latest}")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import ItemError
 from assay.redteam.converters import CONVERTERS, decoded_reply
+from assay.simulate.conversation import transcript
 
 if TYPE_CHECKING:
     from assay.redteam.attacks import Record, RedTeamTarget
@@ -77,18 +78,14 @@ async def goat(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> R
 async def _next(
     attack: RedTeamTarget, item: dict[str, Any], record: Record, latest: str | None, limit: int
 ) -> tuple[str, str]:
-    transcript = "\n".join(
-        f"{m['role'].upper()}: {m['content']}"
-        for m in record.messages
-        if m["role"] in ("user", "assistant") and m.get("content")
-    )
+    so_far = transcript(record.messages)
     toolbox = "\n".join(f"- {name}: {what}" for name, what in TOOLBOX.items())
     parts = [
         f"# Objective\n{item['objective']}",
         f"# Target\n{attack.about}",
         f"# Toolbox (pick one technique a turn)\n{toolbox}",
         f"# Turn\n{record.turns + 1} of at most {limit}",
-        f"# Conversation so far\n{transcript or '(nothing yet: write the opening message)'}",
+        f"# Conversation so far\n{so_far or '(nothing yet: write the opening message)'}",
     ]
     if record.techniques:
         parts.append(f"# Techniques used so far\n{', '.join(record.techniques)}")

@@ -98,5 +98,14 @@ def reply_messages(sample: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def transcript(messages: list[dict[str, Any]]) -> str:
+    """The spoken turns as ``ROLE: text`` lines (tool calls and results left out): what an attacker reads."""
+    return "\n".join(
+        f"{m['role'].upper()}: {m['content']}"
+        for m in messages
+        if m["role"] in ("user", "assistant") and m.get("content")
+    )
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
