@@ -16,6 +16,8 @@ A user of the peer switches by changing the import.
 
 from __future__ import annotations
 
+import difflib
+import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ def evaluate(
     **_peer_only: Any,
 ) -> Evaluation:
     """Evaluate ``data`` with ``evaluators``; returns ``{rows, metrics, run}`` like the peer."""
+    _check_keywords(_peer_only)
     catalog = catalog or load_catalog()
     config = dict(evaluator_config or {})
     criteria = [
@@ -71,6 +74,21 @@ def evaluate(
     if output_path is not None:
         write_peer_result(result, output_path, indent=2)
     return result
+
+
+PEER_KEYWORDS = {"azure_ai_project", "fail_on_evaluator_errors", "tags", "user_agent", "credential"}
+"""azure-ai-evaluation's ``evaluate()`` arguments assay takes and has no use for (code written for it runs)."""
+
+
+def _check_keywords(given: dict[str, Any]) -> None:
+    """A keyword ``evaluate()`` does not know is a typo to name, not a setting to drop (the peer's
+    private ``_use_...`` switches aside)."""
+    unknown = sorted(key for key in given if key not in PEER_KEYWORDS and not key.startswith("_"))
+    if unknown:
+        known = [*inspect.signature(evaluate).parameters][:-1]
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise TypeError(f"evaluate() got an unexpected keyword argument {unknown[0]!r}{hint}")
 
 
 class Evaluation(dict[str, Any]):

@@ -124,3 +124,52 @@ def test_a_criterion_that_errors_everywhere_is_reported_with_its_cause(tmp_path)
         assert "3 × model 'judge': 400" in result.stdout
     finally:
         server.stop()
+
+
+# The first hour, part two (issue #32): mistakes named, not swallowed.
+
+
+def test_a_typo_in_an_evaluate_keyword_is_named_with_the_right_one():
+    import assay
+
+    rows = [{"response": "a", "ground_truth": "a"}]
+    with pytest.raises(
+        TypeError, match="unexpected keyword argument 'evaluator_confg' \\(did you mean 'evaluator_config'"
+    ):
+        assay.evaluate(data=rows, evaluators={"f1": "builtin.f1_score"}, evaluator_confg={})
+    # The peer's own arguments, unused here, are still taken: code written for it runs.
+    assay.evaluate(data=rows, evaluators={"f1": "builtin.f1_score"}, azure_ai_project=None, _use_pf_client=False)
+
+
+def test_a_mapping_key_a_builtin_does_not_take_is_named():
+    import assay
+
+    rows = [{"response": "a", "ground_truth": "a"}]
+    mapping = {"f1": {"column_mapping": {"respnse": "${data.response}"}}}
+    with pytest.raises(ConfigError, match="takes no input 'respnse'") as found:
+        assay.evaluate(data=rows, evaluators={"f1": "builtin.f1_score"}, evaluator_config=mapping)
+    assert found.value.hint == "did you mean 'response'?"
+
+
+def test_a_missing_data_file_says_where_it_looked(tmp_path, monkeypatch):
+    import assay
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=f"dataset not found: nope.jsonl \\(looked for {tmp_path}/nope.jsonl\\)"):
+        assay.evaluate(data="nope.jsonl", evaluators={"f1": "builtin.f1_score"})
+
+
+def test_a_judge_class_without_its_model_config_is_named_as_called():
+    from assay.azure import CoherenceEvaluator
+
+    with pytest.raises(TypeError, match=r"^CoherenceEvaluator.__init__\(\) missing 1 required positional argument"):
+        CoherenceEvaluator()
+
+
+def test_runs_show_prints_json(tmp_path):
+    write(tmp_path, "name: x\ndataset: d.jsonl\nevaluators: [builtin.f1_score]\n")
+    listed = json.loads(assay("runs", "list", "--json", home=tmp_path, check=True).stdout)
+    shown = json.loads(
+        assay("runs", "show", listed[0]["id"].removeprefix("evalrun_")[:8], "--json", home=tmp_path, check=True).stdout
+    )
+    assert shown["id"] == listed[0]["id"] and shown["summary"]["result_counts"]["total"] == 1

@@ -17,7 +17,14 @@ class JudgeEvaluator(EvaluatorBase):
     threshold_only_reported: bool = False
     """The peer reports the threshold but its verdict does not use it (a pass/fail judge)."""
 
-    def __init__(self, model_config: Any, *, threshold: float = 3, credential: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self, model_config: Any = None, *, threshold: float = 3, credential: Any = None, **kwargs: Any
+    ) -> None:
+        if model_config is None:  # required, as in the peer; named by the class the user called
+            raise TypeError(
+                f"{type(self).__name__}.__init__() missing 1 required positional argument: 'model_config' "
+                "(e.g. {'azure_endpoint': ..., 'azure_deployment': ...} or {'model': ..., 'base_url': ...})"
+            )
         super().__init__(
             threshold=None if self.threshold_only_reported else threshold,
             model_config=model_config,

@@ -69,13 +69,18 @@ def list_runs(limit: int, status: str | None, wide: bool, as_json: bool) -> None
 
 @runs_group.command("show")
 @click.argument("run_id")
-def show_run(run_id: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The run as JSON: its id, eval, status, options and summary.")
+def show_run(run_id: str, as_json: bool) -> None:
     """A run's summary table and where its results are."""
     from assay.cli.summary import print_summary
     from assay.results import RunSummary
 
     store = open_store()
     run = store.get_run(store.run_id_for(run_id))
+    if as_json:
+        keys = ("id", "eval_id", "name", "status", "created_at", "finished_at", "options", "error", "summary")
+        sys.stdout.write(dumps({key: run.get(key) for key in keys}) + "\n")
+        return
     summary = RunSummary.model_validate(run["summary"] or {})
     print_summary(run, summary, store.url)
     if run["error"]:
@@ -89,7 +94,7 @@ def show_run(run_id: str) -> None:
     "--fail-on",
     "fail_on",
     type=click.Choice(["regression"]),
-    help="Exit 1 when a criterion's 95% interval of B − A lies wholly below 0 (or -margin).",
+    help="Exit 1 when a criterion degraded: Holm-adjusted p < 0.05 and its interval of B − A below 0 (or -margin).",
 )
 @click.option(
     "--margin",

@@ -187,7 +187,8 @@ def read_path(path: Path) -> Iterator[Row]:
         return read_folder(path)
     if not path.is_file():
         raise ConfigError(
-            f"dataset not found: {path}", hint="check the path; relative paths start at the eval.yaml's folder"
+            f"dataset not found: {path} (looked for {path.resolve()})",
+            hint="check the path; in eval.yaml relative paths start at its folder, in Python at the current folder",
         )
     if path.suffix.lower() == ".csv":
         return read_csv(path)

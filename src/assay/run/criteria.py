@@ -16,6 +16,7 @@ criterion and the fix: unknown evaluators, bad parameters, unsupported levels, i
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import typing
@@ -297,6 +298,7 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
         mapping = default_mapping(inputs, item_fields, has_sample, where=f"{where}.data_mapping")
     else:
         mapping = DataMapping(raw_mapping, where=f"{where}.data_mapping")
+        _check_mapped_inputs(spec, mapping, f"{where}.data_mapping")
         mapping.check_fields(name, item_fields, has_sample)
         unmapped = [i for i in spec.inputs if i not in mapping.templates and (item_fields is None or i in item_fields)]
         defaults = default_mapping(unmapped, item_fields, has_sample, where=f"{where}.data_mapping")
@@ -304,6 +306,18 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     _check_required(spec, mapping, label, item_fields)
     threshold = _threshold(spec, criterion, params, threshold_given, label)
     return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level, repeats)
+
+
+def _check_mapped_inputs(spec: EvaluatorSpec, mapping: DataMapping, where: str) -> None:
+    """A built-in evaluator takes the inputs it names: a mapping key it does not take is a mistake
+    (a typo, or the column's name where the input's belongs), not something to drop in silence."""
+    if spec.evaluator_type != "builtin":
+        return  # a custom evaluator may take any keyword
+    unknown = [key for key in mapping.templates if key not in spec.inputs and key != "messages"]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(spec.inputs), n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"{spec.name} takes: {', '.join(spec.inputs)}"
+        raise ConfigError(f"{where}: {spec.name} takes no input {unknown[0]!r}", hint=hint)
 
 
 def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
