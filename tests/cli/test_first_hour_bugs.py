@@ -173,3 +173,13 @@ def test_runs_show_prints_json(tmp_path):
         assay("runs", "show", listed[0]["id"].removeprefix("evalrun_")[:8], "--json", home=tmp_path, check=True).stdout
     )
     assert shown["id"] == listed[0]["id"] and shown["summary"]["result_counts"]["total"] == 1
+
+
+def test_azds_standard_mapping_keys_pass_for_every_evaluator():
+    import assay
+
+    rows = [{"query": "q", "response": "the answer", "ground_truth": "the answer", "tool_calls": []}]
+    standard = {"query": "${data.query}", "response": "${data.response}", "tool_calls": "${data.tool_calls}"}
+    config = {"f1": {"column_mapping": {**standard, "ground_truth": "${data.ground_truth}"}}}
+    result = assay.evaluate(data=rows, evaluators={"f1": "builtin.f1_score"}, evaluator_config=config)
+    assert result["rows"][0]["outputs.f1.f1_score"] == 1.0  # f1 reads neither query nor tool_calls: no matter

@@ -308,12 +308,19 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level, repeats)
 
 
+STANDARD_INPUTS = frozenset(
+    {"query", "response", "context", "ground_truth", "tool_calls", "tool_definitions", "messages", "conversation"}
+)
+
+
 def _check_mapped_inputs(spec: EvaluatorSpec, mapping: DataMapping, where: str) -> None:
     """A built-in evaluator takes the inputs it names: a mapping key it does not take is a mistake
     (a typo, or the column's name where the input's belongs), not something to drop in silence."""
     if spec.evaluator_type != "builtin":
         return  # a custom evaluator may take any keyword
-    unknown = [key for key in mapping.templates if key not in spec.inputs and key != "messages"]
+    # azd maps the standard inputs for every evaluator (query, response, tool_calls, tool_definitions):
+    # those pass whether this one reads them or not; any other name it does not take is a mistake.
+    unknown = [key for key in mapping.templates if key not in spec.inputs and key not in STANDARD_INPUTS]
     if unknown:
         close = difflib.get_close_matches(unknown[0], list(spec.inputs), n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"{spec.name} takes: {', '.join(spec.inputs)}"
