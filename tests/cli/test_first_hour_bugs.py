@@ -183,3 +183,14 @@ def test_azds_standard_mapping_keys_pass_for_every_evaluator():
     config = {"f1": {"column_mapping": {**standard, "ground_truth": "${data.ground_truth}"}}}
     result = assay.evaluate(data=rows, evaluators={"f1": "builtin.f1_score"}, evaluator_config=config)
     assert result["rows"][0]["outputs.f1.f1_score"] == 1.0  # f1 reads neither query nor tool_calls: no matter
+
+
+def test_a_typo_of_a_configured_models_name_is_named_as_one(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    result = write(
+        tmp_path,
+        "name: x\ndataset: d.jsonl\nmodels:\n  judge: {model: m, base_url: 'http://127.0.0.1:9/v1', api_key: t}\n"
+        "options: {eval_model: judg}\nevaluators: [builtin.coherence]\n",
+    )
+    assert result.returncode != 0 and "model 'judg' is not in models: (did you mean 'judge'?)" in result.stderr

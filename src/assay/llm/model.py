@@ -121,6 +121,9 @@ class Model:
         """Calls waiting out a backoff now (the progress bar shows them)."""
         self.last_failure: str | None = None
         """The last failure that was retried, for the progress bar."""
+        self.near: str | None = None
+        """A configured model's name close to this one's, when the environment serves this name
+        (``ModelRegistry.get``): the likely meaning of a typo, for the error a missing key raises."""
 
     @property
     def name(self) -> str:
@@ -141,6 +144,11 @@ class Model:
         # Without a base_url the client calls OPENAI_BASE_URL when it is set: a local server needs no key.
         calls_openai = self.config.base_url is None and not os.environ.get("OPENAI_BASE_URL")
         if self.config.provider == "openai" and calls_openai and not self.config.key():
+            if self.near is not None:  # most likely a typo of a configured model's name
+                raise ConfigError(
+                    f"model {self.name!r} is not in models: (did you mean {self.near!r}?)",
+                    hint=f"name a model of the models: section, or configure {self.name!r} there",
+                )
             raise ConfigError(
                 f"model {self.name!r} would call api.openai.com but no API key is set",
                 hint="set OPENAI_API_KEY, or give the model a base_url for a local OpenAI-compatible server",

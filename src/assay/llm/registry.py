@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -50,7 +51,10 @@ class ModelRegistry:
         name = name or self.default or "gpt-4.1-mini"
         if name not in self._models:
             config = self.configs.get(name) or from_environment(name)
-            self._models[name] = Model(config, cache=self.cache, cache_mode=self.cache_mode, budgets=self.budgets)
+            model = Model(config, cache=self.cache, cache_mode=self.cache_mode, budgets=self.budgets)
+            if name not in self.configs:  # the environment's endpoint serves it: was a configured name meant?
+                model.near = next(iter(difflib.get_close_matches(name, list(self.configs), n=1, cutoff=0.75)), None)
+            self._models[name] = model
         self._used[name] = self._models[name]
         return self._models[name]
 
