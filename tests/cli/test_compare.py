@@ -81,6 +81,8 @@ def test_a_ten_point_drop_on_400_items_is_a_regression_with_its_flips(tmp_path):
     assert exact["delta"] == -0.1 and exact["delta_ci"][1] < 0 and len(exact["flipped"]) == 60
     assert exact["mcnemar_p"] < 1e-5 and report["regression"] is True
     assert not within.regressed  # within a margin of 15 points, the same drop is not a regression
+    narrow = assay("runs", "compare", a, b, "--flips", "0", home=tmp_path, env_extra={"COLUMNS": "80"}).stdout
+    assert "exact      400  80%  70%  -10.0 [-13.8, -6.5]   0.000  5.4  degraded" in narrow  # 80 columns: whole
 
 
 def planted_run(store, failing: dict[str, set[int]], items: int = 200) -> str:

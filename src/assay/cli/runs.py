@@ -133,14 +133,14 @@ def compare(
     if as_json:
         out.print_json(dumps(found.as_dict()))
     else:
-        table = Table(title=f"{run_b} against {run_a}", title_justify="left")
-        for column in ("criterion", "n", "A", "B", "B − A [95%]", "p (Holm)", "MDD", "verdict"):
+        # No box and short headers: the table fits 80 columns with the criterion's name whole.
+        table = Table(title=f"{run_b} against {run_a}", title_justify="left", box=None, pad_edge=False)
+        for column in ("criterion", "n", "A", "B", "B−A [95%]", "p Holm", "MDD", "verdict"):
             table.add_column(
                 column,
                 justify="left" if column in ("criterion", "verdict") else "right",
-                no_wrap=True,
-                overflow="ellipsis",
-                max_width=20 if column == "criterion" else None,
+                no_wrap=column not in ("criterion", "verdict"),
+                min_width=len(column),
             )
         for c in found.criteria:
             low, high = c.interval or (0.0, 0.0)
@@ -207,9 +207,15 @@ def parse_margins(given: tuple[str, ...]) -> float | dict[str, float]:
 
 
 def score_table(found: Comparison) -> Table:
-    table = Table(title="scores (beyond pass/fail)", title_justify="left")
-    for column in ("criterion", "kind", "n", "A", "B", "B − A [95%]", "test", "p (Holm)", "verdict"):
-        table.add_column(column, justify="left" if column in ("criterion", "kind", "test", "verdict") else "right")
+    table = Table(title="scores (beyond pass/fail)", title_justify="left", box=None, pad_edge=False)
+    for column in ("criterion", "kind", "n", "A", "B", "B−A [95%]", "test", "p Holm", "verdict"):
+        wrap = column in ("criterion", "verdict")
+        table.add_column(
+            column,
+            justify="left" if column in ("criterion", "kind", "test", "verdict") else "right",
+            no_wrap=not wrap,
+            min_width=len(column),
+        )
     for c in found.scores:
         low, high = c.interval or (0.0, 0.0)
         table.add_row(
