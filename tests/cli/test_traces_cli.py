@@ -22,10 +22,11 @@ def test_import_list_show_and_sample(tmp_path):
     again = _import(tmp_path)
     assert "7 spans read, 0 new, 7 already stored" in again.stdout
 
-    listed = assay("traces", "list", home=tmp_path, check=True).stdout
-    assert listed.count("weather:1") == 4 and "0af7651916cd43dd8448eb211c80319c" in listed
+    listed = assay("traces", "list", home=tmp_path, env_extra={"COLUMNS": "80"}, check=True).stdout
+    assert listed.count("weather:1") == 4 and "0af7651916cd " in listed  # short ids: 80 columns hold a row
+    assert "0af7651916cd43dd8448eb211c80319c" in assay("traces", "list", "--wide", home=tmp_path, check=True).stdout
 
-    shown = assay("traces", "show", "0af7651916cd43dd8448eb211c80319c", home=tmp_path, check=True).stdout
+    shown = assay("traces", "show", "0af7651916cd", home=tmp_path, check=True).stdout  # any unique start
     assert fx.QUESTION in shown and '[TOOL_CALL] get_weather({"location": "Paris"})' in shown and fx.ANSWER in shown
     missing = assay("traces", "show", "ffffffffffffffffffffffffffffffff", home=tmp_path)
     assert missing.returncode == 2 and "no trace" in missing.stderr

@@ -68,24 +68,30 @@ def _documents(path: Path) -> list[tuple[int, str]]:
 @click.option("--agent", help="Only this agent (NAME).")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10_000))
 @click.option("--project", default="default", show_default=True)
-def list_traces(agent: str | None, limit: int, project: str) -> None:
-    """The newest traces with an agent span."""
+@click.option("--wide", is_flag=True, help="Whole trace ids, however wide.")
+def list_traces(agent: str | None, limit: int, project: str, wide: bool) -> None:
+    """The newest traces with an agent span (ids shortened: any unique start works in traces show)."""
     store = open_store()
     rows = store.list_traces(project, agent_name=agent, limit=limit)
-    table = Table(title_justify="left")
+    table = Table(title_justify="left", box=None, pad_edge=False)
     for column in ("trace id", "agent", "conversation", "started (UTC)", "spans"):
-        table.add_column(column, no_wrap=column != "conversation")
+        table.add_column(column, no_wrap=column not in ("agent", "conversation"), min_width=len(column))
     for row in rows:
         agent_id = f"{row['agent_name']}:{row['agent_version']}" if row["agent_version"] else row["agent_name"]
         started = datetime.fromtimestamp(row["start_ns"] / NS, UTC).strftime("%Y-%m-%d %H:%M:%S")
         spans = str(row.get("spans", 0))
-        table.add_row(row["trace_id"], agent_id or "–", row["conversation_id"] or "–", started, spans)
+        trace_id = row["trace_id"] if wide else row["trace_id"][:SHORT_TRACE]
+        table.add_row(trace_id, agent_id or "–", row["conversation_id"] or "–", started, spans)
     out.print(table)
     if not rows:
         out.print(
             f"no traces in {store.url} (project {project}): send spans to POST /v1/traces (assay serve) "
             "or use assay traces import FILE"
         )
+
+
+SHORT_TRACE = 12
+"""Hex digits of a trace id ``traces list`` shows (a collision at 12 needs about 16 million traces)."""
 
 
 @traces_group.command("show")
@@ -95,9 +101,9 @@ def show_trace(trace_id: str, project: str) -> None:
     """The trace's turns as evaluators will see them: query, response, tool calls, problems."""
     from assay.traces.conversion import turns_of
 
-    spans = open_store().trace_spans(project, [trace_id.lower()])[trace_id.lower()]
-    if not spans:
-        raise ConfigError(f"no trace {trace_id} is stored", hint="assay traces list shows the stored ones")
+    store = open_store()
+    trace_id = store.trace_id_for(project, trace_id)
+    spans = store.trace_spans(project, [trace_id])[trace_id]
     turns = turns_of(spans)
     if not turns:
         out.print(f"trace {trace_id}: {len(spans)} spans, but no invoke_agent span, so nothing to evaluate")

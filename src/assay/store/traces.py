@@ -8,6 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from assay.errors import NotFoundError, UserError
 from assay.store import tables as t
 from assay.store.base import StoreBase, now
 from assay.traces.spans import Span
@@ -41,6 +42,27 @@ class TracesStore(StoreBase):
                 for row in conn.execute(query).mappings():
                     found[row["trace_id"]].append(_span(row))
         return found
+
+    def trace_id_for(self, project: str, given: str) -> str:
+        """The trace a command line names: its whole id or a start only one stored trace has."""
+        column = t.spans.c.trace_id
+        text = given.lower()
+        if len(text) > 32:
+            raise NotFoundError(f"no trace {given!r} is stored: trace ids are 32 hex digits")
+        if len(text) == 32:  # a whole id (a pattern one longer would not fit the column)
+            chosen = column == text
+        else:
+            escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            chosen = column.like(f"{escaped}%", escape="\\")
+        query = sa.select(column).where(t.spans.c.project == project, chosen).distinct().order_by(column).limit(6)
+        with self.engine.connect() as conn:
+            found = [str(row[0]) for row in conn.execute(query)]
+        if text in found or len(found) == 1:
+            return text if text in found else found[0]
+        if not found:
+            raise NotFoundError(f"no trace {given!r} is stored", hint="assay traces list shows the stored ones")
+        shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        raise UserError(f"{given!r} is the start of several trace ids: {shown}", hint="give more of the id")
 
     def trace(self, trace_id: str, project: str | None) -> list[Span]:
         """One trace's spans in start order; of any project when ``project`` is None."""
