@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from assay.errors import ConfigError
 from assay.paired import mcnemar_mid_p, paired_t, wilcoxon_pratt
-from assay.stats import holm, minimum_detectable_difference, paired_bootstrap
+from assay.stats import holm, minimum_detectable_difference, paired_bootstrap, wilson_cc
 from assay.store import Store
 
 ALPHA = 0.05
@@ -68,6 +68,9 @@ class CriterionComparison:
             "n": self.n,
             "pass_rate_a": self.passed_a / self.n if self.n else None,
             "pass_rate_b": self.passed_b / self.n if self.n else None,
+            # Each run's own pass rate with Wilson's continuity-corrected interval (ai-agent-evals' choice).
+            "pass_rate_a_ci": list(wilson_cc(self.passed_a, self.n) or ()) or None,
+            "pass_rate_b_ci": list(wilson_cc(self.passed_b, self.n) or ()) or None,
             "delta": self.delta,
             "delta_ci": list(self.interval) if self.interval else None,
             "test": "mcnemar_mid_p",

@@ -80,6 +80,8 @@ def test_a_ten_point_drop_on_400_items_is_a_regression_with_its_flips(tmp_path):
     (exact,) = report["criteria"]
     assert exact["delta"] == -0.1 and exact["delta_ci"][1] < 0 and len(exact["flipped"]) == 60
     assert exact["mcnemar_p"] < 1e-5 and report["regression"] is True
+    low, high = exact["pass_rate_b_ci"]  # Wilson with continuity correction, as ai-agent-evals reports it
+    assert low < 0.7 < high and round(low, 4) == 0.6521 and round(high, 4) == 0.744  # scipy
     assert not within.regressed  # within a margin of 15 points, the same drop is not a regression
     narrow = assay("runs", "compare", a, b, "--flips", "0", home=tmp_path, env_extra={"COLUMNS": "80"}).stdout
     assert "exact      400  80%  70%  -10.0 [-13.8, -6.5]   0.000  5.4  degraded" in narrow  # 80 columns: whole

@@ -15,8 +15,11 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
+
 from assay.dataset import Dataset
 from assay.evaluators import load_catalog
+from assay.llm.config import Price
 from assay.redteam.attacks import AttackSettings
 from assay.redteam.objectives import Objective
 from assay.redteam.runs import RedTeamSettings, attack_rows, attacks_of
@@ -214,12 +217,14 @@ def test_goat_picks_a_framing_from_its_toolbox_and_finds_the_weakness(store, mod
     assert next(a for a in attacks if a.technique == "baseline").success is False
 
 
-def test_an_attack_budget_stops_the_attacker(store, models, llm):
+@pytest.mark.parametrize("budget", [{"max_attacker_calls": 2}, {"max_attacker_cost_usd": 0.5}])
+def test_an_attack_budget_stops_the_attacker(store, models, llm, budget):
     llm.script(rules=goat_rules())
+    models.configs["judge"].price = Price(input=1e6, output=1e6)  # a dollar a token: one call spends the budget
     settings = RedTeamSettings(
         kind="red_team",
         techniques=tuple(techniques(["goat"])),
-        attack=AttackSettings(max_attacker_calls=2),
+        attack=AttackSettings(**budget),
         attacker_model="judge",
     )
     rows = list(attack_rows([Objective("violence", "", "OBJECTIVE: hurting a person")], settings))

@@ -88,6 +88,12 @@ def redteam_group() -> None:
     type=click.IntRange(1, 1000),
     help="A budget per attack for PAIR, TAP, GOAT and multi-turn attackers: they stop after this many calls.",
 )
+@click.option(
+    "--max-attacker-cost",
+    "max_attacker_cost",
+    type=click.FloatRange(min=0, min_open=True),
+    help="The same in dollars per attack (from the attacker model's price in --models).",
+)
 @click.option("--attacker", metavar="MODEL", help="The model that writes the attacks (default: the default model).")
 @click.option("--judge", metavar="MODEL", help="The model the risk evaluators use (default: the default model).")
 @click.option("--models", "models_file", type=click.Path(path_type=Path, exists=True), help="models:/agents: YAML.")
@@ -120,6 +126,7 @@ def scan_command(
     generated: int | None,
     turns: int | None,
     max_attacker_calls: int | None,
+    max_attacker_cost: float | None,
     attacker: str | None,
     judge: str | None,
     models_file: Path | None,
@@ -143,9 +150,9 @@ def scan_command(
     store = open_store()
     models = models_from_file(models_file, store, cache_mode)
     settings = _settings(risks, strategies, objectives, seed_prompts, turns, attacker, seed)
-    if max_attacker_calls is not None:
-        attack_settings = dataclasses.replace(settings.attack, max_attacker_calls=max_attacker_calls)
-        settings = dataclasses.replace(settings, attack=attack_settings)
+    if max_attacker_calls is not None or max_attacker_cost is not None:
+        budget = {"max_attacker_calls": max_attacker_calls, "max_attacker_cost_usd": max_attacker_cost}
+        settings = dataclasses.replace(settings, attack=dataclasses.replace(settings.attack, **budget))
     context = _context(purpose, instructions_file, policy_file, generated if generated is not None else objectives)
     if context is not None:
         if settings.kind != "red_team":
@@ -273,6 +280,8 @@ def _data_source(settings: RedTeamSettings, target: dict[str, Any]) -> dict[str,
         params["num_turns"] = settings.attack.num_turns
     if settings.attack.max_attacker_calls is not None:
         params["max_attacker_calls"] = settings.attack.max_attacker_calls
+    if settings.attack.max_attacker_cost_usd is not None:
+        params["max_attacker_cost_usd"] = settings.attack.max_attacker_cost_usd
     if settings.attacker_model:
         params["model"] = settings.attacker_model
     return {"type": "azure_ai_red_team", "item_generation_params": params, "target": target}

@@ -126,6 +126,8 @@ class AttackSettings:
     max_attacker_calls: int | None = None
     """A budget per attack: an iterative or conversational attacker stops once it has asked this many
     times (its attempts so far are judged)."""
+    max_attacker_cost_usd: float | None = None
+    """The same in dollars, from the attacker model's price table (a model without one has no cost)."""
 
 
 class RedTeamTarget:
@@ -179,9 +181,14 @@ class RedTeamTarget:
         return original, record
 
     def spent(self, record: Record) -> bool:
-        """Whether this attack's attacker budget (calls, cached ones included) is used up."""
-        limit = self.settings.max_attacker_calls
-        return limit is not None and record.attacker.calls + record.attacker.cache_hits >= limit
+        """Whether this attack's attacker budget (calls, cached ones included; or dollars) is used up."""
+        calls, dollars = self.settings.max_attacker_calls, self.settings.max_attacker_cost_usd
+        if calls is not None and record.attacker.calls + record.attacker.cache_hits >= calls:
+            return True
+        price = self.attacker.config.price if self.attacker is not None else None
+        if dollars is None or price is None:
+            return False
+        return price.cost(record.attacker.prompt_tokens, record.attacker.completion_tokens) >= dollars
 
     async def send(self, record: Record) -> bool:
         """The conversation so far to the target, its own tool calls and their results included;

@@ -122,6 +122,7 @@ def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:
             if params.get("max_attacker_calls") is None
             else _whole(params["max_attacker_calls"], f"{where}.max_attacker_calls", default=0, cap=1000)
         ),
+        max_attacker_cost_usd=_dollars(params.get("max_attacker_cost_usd"), f"{where}.max_attacker_cost_usd"),
     )
     model = params.get("model", params.get("attacker_model"))
     if model is not None and (not isinstance(model, str) or not model):
@@ -190,6 +191,14 @@ def target_context(value: Any, where: str) -> TargetContext | None:
 
 
 TEXTS = ("purpose", "instructions", "policy")
+
+
+def _dollars(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f"{where}: expected a positive number of dollars, got {value!r}")
+    return float(value)
 
 
 def _whole(value: Any, where: str, *, default: int, cap: int) -> int:
