@@ -151,8 +151,10 @@ def scan_command(
     models = models_from_file(models_file, store, cache_mode)
     settings = _settings(risks, strategies, objectives, seed_prompts, turns, attacker, seed)
     if max_attacker_calls is not None or max_attacker_cost is not None:
-        budget = {"max_attacker_calls": max_attacker_calls, "max_attacker_cost_usd": max_attacker_cost}
-        settings = dataclasses.replace(settings, attack=dataclasses.replace(settings.attack, **budget))
+        budgeted = dataclasses.replace(
+            settings.attack, max_attacker_calls=max_attacker_calls, max_attacker_cost_usd=max_attacker_cost
+        )
+        settings = dataclasses.replace(settings, attack=budgeted)
     context = _context(purpose, instructions_file, policy_file, generated if generated is not None else objectives)
     if context is not None:
         if settings.kind != "red_team":
