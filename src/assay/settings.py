@@ -64,6 +64,9 @@ class Settings(BaseModel):
     """Hosts endpoint evaluators may call from ``assay serve`` and ``assay worker``, comma-separated
     (``host``, ``host:port``, ``*.example.com``); none by default, and loopback or link-local
     addresses only when named exactly. A local ``assay run`` calls what its evaluators name."""
+    rule_window_seconds: float = Field(default=10.0, gt=0)
+    """How long an evaluation rule gathers the responses it sampled before one run evaluates them
+    all (a run per window, not one per response)."""
 
     @classmethod
     def variables(cls) -> dict[str, str]:

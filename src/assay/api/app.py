@@ -20,6 +20,7 @@ from assay.api import (
     routes_files,
     routes_optimize,
     routes_redteams,
+    routes_rules,
     routes_runs,
     routes_taxonomies,
     routes_traces,
@@ -83,6 +84,7 @@ def create_app(
     app.include_router(routes_taxonomies.router, prefix="/api/projects/{project}")
     app.include_router(routes_redteams.router, prefix="/api/projects/{project}")
     app.include_router(routes_optimize.router, prefix="/api/projects/{project}")
+    app.include_router(routes_rules.router, prefix="/api/projects/{project}")
     app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
     app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
     app.include_router(pages.router)

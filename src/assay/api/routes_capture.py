@@ -20,8 +20,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.errors import error
+from assay.api.rules import record_response
 from assay.errors import ConfigError, NotFoundError
 from assay.llm import ModelError
+from assay.targets.agents import find_agent
 
 router = APIRouter()
 Api = Literal["chat", "responses"]
@@ -61,6 +63,8 @@ def _stored(ctx: ApiContext, owner: str, response_id: str, api: Api) -> dict[str
 
 
 async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any]) -> Response:
+    if api == "responses" and body.get("agent") is not None:
+        return await _to_agent(ctx, owner, body)
     name = body.get("model")
     if not isinstance(name, str) or not name:
         raise ConfigError("model: name the model to call (a models: entry of assay serve --models)")
@@ -99,11 +103,56 @@ async def _relay(
 
 
 async def _keep(
-    ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], answer: dict[str, Any] | None, keep: bool
+    ctx: ApiContext,
+    owner: str,
+    api: Api,
+    body: dict[str, Any],
+    answer: dict[str, Any] | None,
+    keep: bool,
+    agent: str | None = None,
 ) -> None:
-    """Store an answer by its id, unless the caller said ``store: false``."""
+    """Store an answer by its id, unless the caller said ``store: false``; a stored response is a
+    *response completed* event for the evaluation rules that want it (``assay.api.rules``)."""
     if keep and answer and answer.get("id"):
         await asyncio.to_thread(ctx.store.put_response, owner, api, body, answer)
+        if api == "responses":
+            await asyncio.to_thread(record_response, ctx.store, owner, agent, str(answer["id"]))
+
+
+async def _to_agent(ctx: ApiContext, owner: str, body: dict[str, Any]) -> Response:
+    """``extra_body={"agent": {"name": N, "type": "agent_reference"}}``: the request goes to the
+    agent the operator registered as N (``agents:`` in ``--models``), over its Responses protocol."""
+    import openai
+
+    reference = body["agent"]
+    if not isinstance(reference, dict) or reference.get("type") != "agent_reference" or not reference.get("name"):
+        raise ConfigError('agent: expected {"type": "agent_reference", "name": <an agent of the server>}')
+    if body.get("stream"):
+        raise ConfigError("stream: an agent reference is answered whole; leave stream out")
+    version = None if reference.get("version") is None else str(reference["version"])
+    agent = find_agent(ctx.models().agents, str(reference["name"]), version)
+    if agent.protocol != "responses":
+        raise ConfigError(f"agent {agent.name} speaks {agent.protocol}, not the Responses protocol")
+    forwarded = {**{k: v for k, v in body.items() if k != "agent"}, "model": body.get("model") or agent.name}
+    client = openai.AsyncOpenAI(
+        base_url=agent.endpoint, api_key="agent", timeout=agent.timeout, default_headers=agent.headers, max_retries=2
+    )
+    try:
+        reply: Any = await client.post("/responses", body=forwarded, cast_to=object)
+    except openai.APIStatusError as exc:
+        return error(
+            502, f"agent {agent.name}@{agent.version} answered {exc.status_code}: {exc.message}", "upstream_error"
+        )
+    except openai.APIConnectionError as exc:
+        return error(502, f"agent {agent.name}@{agent.version} is unreachable: {exc}", "upstream_error")
+    finally:
+        await client.close()
+    if not isinstance(reply, dict):
+        return error(
+            502, f"agent {agent.name} answered {type(reply).__name__}, not a response object", "upstream_error"
+        )
+    await _keep(ctx, owner, "responses", body, reply, body.get("store") is not False, agent=agent.name)
+    return JSONResponse(reply)
 
 
 def completion_from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:

@@ -107,6 +107,7 @@ def serve(
     from assay.api import create_app
     from assay.api import tls as certificates
     from assay.api.announce import announced
+    from assay.api.rules import start_firer
     from assay.outbound import serve_others
     from assay.run.worker import start_workers
     from assay.settings import settings
@@ -129,6 +130,7 @@ def serve(
         out.print("[yellow]no API keys configured: anyone on this machine can call the API (loopback only)[/]")
     stop, _ = start_workers(store, lambda project: catalog(store, project), lambda: registry, worker_count)
     app = create_app(store, catalog=lambda project: catalog(store, project), models=lambda: registry)
+    start_firer(app.state.assay, stop, f"{socket.gethostname()}:{os.getpid()}")  # evaluation rules' runs
     base = f"{'https' if pair else 'http'}://{host}:{port}"
     try:
         with _terminable():  # before the address is out: a Ctrl-C from then on ends quietly

@@ -231,3 +231,29 @@ evaluation_taxonomies = sa.Table(
 """Red-team taxonomies: every create or update is a new version, so a run keeps the one it named."""
 
 name_text_columns(metadata)
+
+# Continuous evaluation: Foundry's evaluation rules (the body as the API takes it), and the events
+# they sampled, each claimed by the run that evaluates it (``assay.api.rules``).
+evaluation_rules = sa.Table(
+    "evaluation_rules",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("id", StoreText(256), primary_key=True),
+    sa.Column("body", JSON, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("agent_name", StoreText(256), nullable=True),
+    sa.Column("action_type", StoreText(64), nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+    sa.Column("updated_at", sa.Integer, nullable=False),
+    sa.Column("holder", StoreText(256), nullable=True),
+    sa.Column("lease_until", sa.Float, nullable=True),
+)
+rule_events = sa.Table(
+    "rule_events",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("rule_id", StoreText(256), primary_key=True),
+    sa.Column("response_id", StoreText(256), primary_key=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("run_id", StoreText(64), nullable=True),
+)

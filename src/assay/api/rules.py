@@ -1,0 +1,152 @@
+"""Continuous evaluation: Foundry's evaluation rules (``project_client.evaluation_rules``).
+
+A rule says: when an agent's response completes (``eventType: responseCompleted``, ``filter:
+{agentName}``), sample it (``samplingRate``, a percentage in (0, 100]) and evaluate it in runs of
+the eval ``action.evalId`` (``action.type: continuousEvaluation``), at most ``maxHourlyRuns`` an
+hour. The pass-through records each sampled response as an event of the rule
+(``record_response``); the firer (a thread of ``assay serve``, beside its workers) gathers a rule's events for
+``ASSAY_RULE_WINDOW_SECONDS`` and queues one run for them, through the same door as an API run
+(``queue_run``): an ``azure_ai_responses`` data source over the stored responses. Events live in
+the store, so a restarted server evaluates what it had not; a rule's lease makes two servers on
+one database take each event once. Sampling is a hash of the rule and the response: the same
+response is in or out whichever server sees it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+import zlib
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from assay.api.context import ApiContext
+    from assay.store import Store
+
+log = logging.getLogger(__name__)
+ACTIONS = ("continuousEvaluation",)
+EVENTS = ("responseCompleted", "manual")
+LEASE_SECONDS = 60.0
+
+
+def check_rule(rule_id: str, body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
+    """Foundry's ``EvaluationRule`` body, checked (each mistake named by its field) and kept as given."""
+    action = body.get("action")
+    if not isinstance(action, dict) or action.get("type") not in ACTIONS:
+        raise ConfigError(
+            "action: expected {type: continuousEvaluation, evalId, maxHourlyRuns?, samplingRate?}",
+            hint="humanEvaluationPreview is not supported yet",
+        )
+    eval_id = action.get("evalId")
+    if not isinstance(eval_id, str) or not eval_id:
+        raise ConfigError("action.evalId: name the eval whose runs the rule adds to")
+    store.get_eval_in(project, eval_id)  # a NotFoundError (404) names it
+    rate = action.get("samplingRate")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 100):
+        raise ConfigError(f"action.samplingRate: a percentage in (0, 100], got {rate!r}")
+    hourly = action.get("maxHourlyRuns")
+    if hourly is not None and (isinstance(hourly, bool) or not isinstance(hourly, int) or hourly < 1):
+        raise ConfigError(f"action.maxHourlyRuns: a whole number of runs, at least 1, got {hourly!r}")
+    if body.get("eventType") not in EVENTS:
+        raise ConfigError(f"eventType: one of {', '.join(EVENTS)}, got {body.get('eventType')!r}")
+    rule_filter = body.get("filter")
+    if rule_filter is not None and (
+        not isinstance(rule_filter, dict) or not isinstance(rule_filter.get("agentName"), str)
+    ):
+        raise ConfigError("filter: expected {agentName: <the agent whose responses the rule evaluates>}")
+    enabled = body.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError("enabled: true or false")
+    kept = ("displayName", "description", "action", "filter", "eventType", "enabled")
+    return {**{k: body[k] for k in kept if k in body}, "enabled": enabled}
+
+
+def rule_object(row: dict[str, Any]) -> dict[str, Any]:
+    """The rule as Foundry returns it: its body, id and ``systemData``."""
+    created, updated = _iso(row["created_at"]), _iso(row["updated_at"])
+    system = {"createdAt": created, "lastModifiedAt": updated, "createdBy": "assay", "lastModifiedBy": "assay"}
+    return {**row["body"], "id": row["id"], "enabled": row["enabled"], "systemData": system}
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def record_response(store: Store, project: str, agent_name: str | None, response_id: str) -> int:
+    """A response completed: each enabled rule that wants it and samples it gets an event. How many did."""
+    recorded = 0
+    for row in store.list_rules(project, enabled=True):
+        body = row["body"]
+        if body.get("eventType") != "responseCompleted":
+            continue
+        if row["agent_name"] is not None and row["agent_name"] != agent_name:
+            continue
+        rate = float((body.get("action") or {}).get("samplingRate") or 100)
+        if zlib.crc32(f"{row['id']}\0{response_id}".encode()) % 10_000 >= rate * 100:
+            continue
+        store.add_rule_event(project, row["id"], response_id)
+        recorded += 1
+    return recorded
+
+
+def fire_due(ctx: ApiContext, worker: str, window: float) -> list[str]:
+    """Queue a run for each rule whose oldest waiting event is ``window`` old, within its hourly
+    cap; the runs' ids."""
+    from assay.api.routes_runs import queue_run
+
+    store, queued = ctx.store, []
+    for row in store.list_rules(None, enabled=True):
+        project, rule_id, action = row["project"], row["id"], row["body"].get("action") or {}
+        waiting, oldest = store.pending_since(project, rule_id)
+        if not waiting or oldest is None or time.time() - oldest < window:
+            continue
+        cap = action.get("maxHourlyRuns")
+        if cap is not None and store.runs_since(project, rule_id, time.time() - 3600) >= cap:
+            continue
+        marker = f"pending:{uuid.uuid4().hex[:16]}"
+        taken = store.take_events(project, rule_id, worker, marker, LEASE_SECONDS)
+        if not taken:
+            continue
+        try:
+            stored = store.get_eval_in(project, str(action.get("evalId")))
+            body = {"name": f"rule {rule_id}", "data_source": responses_source(taken), "metadata": {"rule": rule_id}}
+            run = queue_run(ctx, project, stored, body)
+            store.relabel_events(project, rule_id, marker, str(run["id"]))
+            queued.append(str(run["id"]))
+        finally:
+            store.release_rule(project, rule_id, worker)
+    return queued
+
+
+def responses_source(response_ids: list[str]) -> dict[str, Any]:
+    """An ``azure_ai_responses`` data source over stored responses, by id."""
+    return {
+        "type": "azure_ai_responses",
+        "item_generation_params": {
+            "type": "response_retrieval",
+            "data_mapping": {"response_id": "{{item.resp_id}}"},
+            "source": {"type": "file_content", "content": [{"item": {"resp_id": rid}} for rid in response_ids]},
+        },
+    }
+
+
+def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.Thread:
+    """The thread that fires due rules until ``stop`` is set."""
+    from assay.settings import settings
+
+    def loop() -> None:
+        while not stop.is_set():
+            window = settings().rule_window_seconds
+            try:
+                fire_due(ctx, name, window)
+            except Exception:  # noqa: BLE001 - a rule that cannot fire now is tried again next time
+                log.exception("evaluation rules: firing failed")
+            stop.wait(min(1.0, window / 2))
+
+    thread = threading.Thread(target=loop, name=f"assay-rules-{name}", daemon=True)
+    thread.start()
+    return thread

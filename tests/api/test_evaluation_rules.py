@@ -1,0 +1,127 @@
+"""Continuous evaluation with Foundry's SDK (``azure-ai-projects``, unchanged) over ``assay serve
+--tls``, the example support agent registered: an evaluation rule created, read and listed; three
+agent responses by reference (``extra_body={"agent": {...}}``) are sampled and scored in one run
+of the rule's eval; a disabled rule records nothing; a mistake in a rule is a 400 naming it."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from azure.ai.projects import AIProjectClient
+from azure.ai.projects.models import ContinuousEvaluationRuleAction, EvaluationRule, EvaluationRuleFilter
+from azure.core.exceptions import HttpResponseError
+
+from assay.store import Store
+from tests.api.test_foundry_sdk import StaticToken, release
+from tests.examples.test_support_agent import AGENT, JUDGES
+from tests.support.fixtures import poll
+from tests.support.servers import start_assay_server, start_support_agent
+
+QUESTIONS = ["Where is my order 1042?", "Was order 3107 delivered?", "Can I return a kettle?"]
+
+
+@pytest.fixture
+def served(tmp_path, llm, monkeypatch):
+    llm.reset()
+    llm.script(rules=JUDGES + AGENT)
+    agent, url = start_support_agent(llm.base_url, tmp_path / "agent.log")
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"models:\n  judge: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n"
+        f"agents:\n  support-agent: {{endpoint: '{url}', protocol: responses}}\n"
+    )
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
+    key = store.create_key("shop")
+    store.close()
+    monkeypatch.setenv("ASSAY_RULE_WINDOW_SECONDS", "1")
+    process, client = start_assay_server(tmp_path, models, tls=True, key=key)
+    cert = tmp_path / "tls" / "cert.pem"
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))
+    endpoint = f"https://127.0.0.1:{client.base_url.port}/api/projects/shop"
+    try:
+        with AIProjectClient(endpoint=endpoint, credential=StaticToken(key)) as project:
+            yield project
+    finally:
+        gc.collect()
+        client.close()
+        process.terminate()
+        process.wait(timeout=20)
+        agent.terminate()
+        agent.wait(timeout=10)
+
+
+def test_a_rule_scores_agent_responses_by_reference(served):
+    with served.get_openai_client() as openai:
+        scores_agent_responses(served, openai)
+
+
+def scores_agent_responses(project, openai):
+    ev = openai.evals.create(
+        name="support quality",
+        data_source_config={"type": "azure_ai_source", "scenario": "responses"},
+        testing_criteria=[
+            {
+                "type": "azure_ai_evaluator",
+                "name": "coherence",
+                "evaluator_name": "builtin.coherence",
+                "initialization_parameters": {"model": "judge"},
+            },
+        ],
+    )
+    rule = EvaluationRule(
+        display_name="support quality",
+        action=ContinuousEvaluationRuleAction(eval_id=ev.id, max_hourly_runs=10, sampling_rate=100),
+        filter=EvaluationRuleFilter(agent_name="support-agent"),
+        event_type="responseCompleted",
+        enabled=True,
+    )
+    created = project.evaluation_rules.create_or_update(id="support-quality", evaluation_rule=rule)
+    assert created.id == "support-quality" and created.action.eval_id == ev.id
+    assert project.evaluation_rules.get("support-quality").filter.agent_name == "support-agent"
+    assert [r.id for r in project.evaluation_rules.list(agent_name="support-agent")] == ["support-quality"]
+    assert list(project.evaluation_rules.list(agent_name="another-agent")) == []
+
+    answered = [
+        openai.responses.create(
+            input=[{"role": "user", "content": question}],
+            extra_body={"agent": {"name": "support-agent", "type": "agent_reference"}},
+        )
+        for question in QUESTIONS
+    ]
+    assert "DHL" in answered[0].output_text  # the agent answered (it looked the order up first)
+
+    def scored():
+        runs = list(openai.evals.runs.list(eval_id=ev.id))
+        return [r for r in runs if r.status == "completed"]
+
+    (run,) = poll(scored, lambda runs: len(runs) == 1, seconds=120)  # one run for the window, not three
+    assert run.result_counts.total == 3 and run.result_counts.passed == 3
+    items = list(openai.evals.runs.output_items.list(run.id, eval_id=ev.id))
+    assert {i.datasource_item["resp_id"] for i in items} == {r.id for r in answered}
+
+
+def test_a_rule_with_a_mistake_is_refused_naming_it(served):
+    project = served
+    rule = {"action": {"type": "continuousEvaluation", "evalId": "eval_nope"}, "eventType": "responseCompleted"}
+    with pytest.raises(HttpResponseError) as missing:
+        project.evaluation_rules.create_or_update(id="r", evaluation_rule=rule)
+    assert missing.value.status_code == 404 and "eval_nope" in str(missing.value)
+    release(missing.value)
+    with project.get_openai_client() as openai:
+        ev = openai.evals.create(
+            name="e",
+            data_source_config={"type": "azure_ai_source", "scenario": "responses"},
+            testing_criteria=[{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"}],
+        )
+    bad = {**rule, "action": {"type": "continuousEvaluation", "evalId": ev.id, "samplingRate": 150}}
+    with pytest.raises(HttpResponseError) as wrong:
+        project.evaluation_rules.create_or_update(id="r", evaluation_rule=bad)
+    assert wrong.value.status_code == 400 and "samplingRate" in str(wrong.value)
+    release(wrong.value)
+    project.evaluation_rules.create_or_update(
+        id="r", evaluation_rule={**bad, "action": {**bad["action"], "samplingRate": 50}}
+    )
+    project.evaluation_rules.delete("r")
+    assert list(project.evaluation_rules.list()) == []
