@@ -7,7 +7,8 @@
     assay eval results compare [--eval NAME] [--baseline RUN] [--treatment RUN]
 
 Each takes azd's ``--no-prompt`` (assay never prompts here) and ``--path`` for a configuration
-outside ``./evals``. They work on the local store (``ASSAY_HOME``), as ``assay run`` does.
+outside ``./evals``. They work on the local store (``ASSAY_HOME``), as ``assay run`` does, or with
+``--project-endpoint`` on a server's project (``assay.evalspec_remote``).
 """
 
 from __future__ import annotations
