@@ -25,6 +25,8 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("DROP TABLE evaluation_taxonomies"))
         conn.execute(sa.text("ALTER TABLE runs DROP COLUMN inputs"))
         conn.execute(sa.text("DROP TABLE item_usage"))
+        conn.execute(sa.text("DROP TABLE rule_events"))
+        conn.execute(sa.text("DROP TABLE evaluation_rules"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -34,5 +36,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(*) FROM evaluation_taxonomies")).scalar_one()
             conn.execute(sa.text("SELECT count(inputs) FROM runs")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM item_usage")).scalar_one()
+            conn.execute(sa.text("SELECT count(*) FROM rule_events")).scalar_one()
     finally:
         store.close()
