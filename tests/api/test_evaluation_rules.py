@@ -125,3 +125,38 @@ def test_a_rule_with_a_mistake_is_refused_naming_it(served):
     )
     project.evaluation_rules.delete("r")
     assert list(project.evaluation_rules.list()) == []
+
+
+def test_a_one_time_schedule_fires_once_and_its_run_completes(served, tmp_path):
+    import datetime as dt
+    import sqlite3
+
+    from azure.ai.projects.models import EvaluationScheduleTask, OneTimeTrigger, Schedule
+
+    project = served
+    rows = [{"item": {"response": "the answer", "ground_truth": "the answer"}} for _ in range(4)]
+    with project.get_openai_client() as openai:
+        ev = openai.evals.create(
+            name="nightly",
+            data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+            testing_criteria=[{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"}],
+        )
+        when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5)
+        task = EvaluationScheduleTask(
+            eval_id=ev.id,
+            eval_run={"data_source": {"type": "jsonl", "source": {"type": "file_content", "content": rows}}},
+        )
+        saved = project.beta.schedules.create_or_update(
+            schedule_id="nightly", schedule=Schedule(enabled=True, trigger=OneTimeTrigger(trigger_at=when), task=task)
+        )
+        assert saved.schedule_id == "nightly" and [s.schedule_id for s in project.beta.schedules.list()] == ["nightly"]
+        (fired,) = poll(lambda: list(project.beta.schedules.list_runs("nightly")), lambda r: len(r) == 1, seconds=60)
+        assert fired.success is True and fired.trigger_time >= when.replace(microsecond=0)
+        run_id = fired.properties["eval_run_id"]
+        run = poll(
+            lambda: openai.evals.runs.retrieve(run_id, eval_id=ev.id), lambda r: r.status == "completed", seconds=60
+        )
+        assert run.result_counts.passed == 4
+    with sqlite3.connect(tmp_path / "assay.db") as conn:  # a one-time trigger, fired: nothing more to fire
+        assert conn.execute("select next_fire from schedules where id = 'nightly'").fetchone() == (None,)
+    assert len(list(project.beta.schedules.list_runs("nightly"))) == 1

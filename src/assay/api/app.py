@@ -22,6 +22,7 @@ from assay.api import (
     routes_redteams,
     routes_rules,
     routes_runs,
+    routes_schedules,
     routes_taxonomies,
     routes_traces,
 )
@@ -85,6 +86,7 @@ def create_app(
     app.include_router(routes_redteams.router, prefix="/api/projects/{project}")
     app.include_router(routes_optimize.router, prefix="/api/projects/{project}")
     app.include_router(routes_rules.router, prefix="/api/projects/{project}")
+    app.include_router(routes_schedules.router, prefix="/api/projects/{project}")
     app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
     app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
     app.include_router(pages.router)

@@ -135,7 +135,8 @@ def responses_source(response_ids: list[str]) -> dict[str, Any]:
 
 
 def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.Thread:
-    """The thread that fires due rules until ``stop`` is set."""
+    """The thread that fires due rules and schedules (``assay.api.schedules``) until ``stop`` is set."""
+    from assay.api import schedules
     from assay.settings import settings
 
     def loop() -> None:
@@ -143,8 +144,9 @@ def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.
             window = settings().rule_window_seconds
             try:
                 fire_due(ctx, name, window)
-            except Exception:  # noqa: BLE001 - a rule that cannot fire now is tried again next time
-                log.exception("evaluation rules: firing failed")
+                schedules.fire_due(ctx)
+            except Exception:  # noqa: BLE001 - what cannot fire now is tried again next time
+                log.exception("evaluation rules and schedules: firing failed")
             stop.wait(min(1.0, window / 2))
 
     thread = threading.Thread(target=loop, name=f"assay-rules-{name}", daemon=True)

@@ -8,14 +8,15 @@ from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
 from assay.store.rules import RulesStore
+from assay.store.schedules import SchedulesStore
 from assay.store.taxonomies import TaxonomyStore
 from assay.store.traces import TracesStore
 
 
-class Store(BlobStore, AssetsStore, CapturedStore, TracesStore, TaxonomyStore, RulesStore):
+class Store(BlobStore, AssetsStore, CapturedStore, TracesStore, TaxonomyStore, RulesStore, SchedulesStore):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
-    custom evaluators, the model-call cache, captured responses, trace spans, red-team taxonomies and
-    evaluation rules with their events."""
+    custom evaluators, the model-call cache, captured responses, trace spans, red-team taxonomies,
+    evaluation rules with their events, and schedules with their firings."""
 
     def save_dataset(self, project: str, name: str, content: bytes) -> dict[str, Any]:
         """``content`` (JSONL) as a new file and the next version of dataset ``name`` (1, 2, ...):

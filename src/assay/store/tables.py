@@ -257,3 +257,30 @@ rule_events = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("run_id", StoreText(64), nullable=True),
 )
+
+# Schedules (Foundry's, the body as the API takes it) and what each firing did. ``next_fire`` moves
+# on with a compare-and-set, so one server fires each trigger (``assay.api.schedules``).
+schedules = sa.Table(
+    "schedules",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("id", StoreText(256), primary_key=True),
+    sa.Column("body", JSON, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("task_type", StoreText(64), nullable=False),
+    sa.Column("next_fire", sa.Float, nullable=True),
+    sa.Column("created_at", sa.Integer, nullable=False),
+    sa.Column("updated_at", sa.Integer, nullable=False),
+)
+schedule_runs = sa.Table(
+    "schedule_runs",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("schedule_id", StoreText(256), primary_key=True),
+    sa.Column("id", StoreText(64), primary_key=True),
+    sa.Column("trigger_time", sa.Float, nullable=False),
+    sa.Column("success", sa.Boolean, nullable=False),
+    sa.Column("error", StoreText(clip=True), nullable=True),
+    sa.Column("eval_run_id", StoreText(64), nullable=True),
+    sa.Column("eval_id", StoreText(64), nullable=True),
+)

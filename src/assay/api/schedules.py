@@ -1,0 +1,108 @@
+"""Schedules: Foundry's ``project_client.beta.schedules``. A schedule has a trigger (``OneTime``,
+``Recurrence``, ``Cron``; ``assay.triggers`` says when) and an ``Evaluation`` task (``evalId`` and
+``evalRun``, the body of a run create). The firer thread of ``assay serve`` (beside the evaluation
+rules') fires each due schedule through the same door as an API run (``queue_run``) and records the
+firing (``list_runs``: success, error, the eval run).
+
+One firing per trigger: the store moves ``next_fire`` on with a compare-and-set, so of several
+servers on one database exactly one fires it. A trigger missed while no server ran fires once when
+one starts, then the schedule goes on from the present (no burst of catch-up runs).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import ConfigError
+from assay.triggers import check as check_trigger
+from assay.triggers import next_fire
+
+if TYPE_CHECKING:
+    from assay.api.context import ApiContext
+    from assay.store import Store
+
+TASKS = ("Evaluation",)
+
+
+def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
+    """Foundry's ``Schedule`` body, checked (each mistake named by its field) and kept as given."""
+    check_trigger(body.get("trigger"))
+    task = body.get("task")
+    if not isinstance(task, dict) or task.get("type") not in TASKS:
+        raise ConfigError(
+            "task: expected {type: Evaluation, evalId, evalRun}", hint="Insight tasks are not supported yet"
+        )
+    eval_id = task.get("evalId")
+    if not isinstance(eval_id, str) or not eval_id:
+        raise ConfigError("task.evalId: name the eval the schedule runs")
+    store.get_eval_in(project, eval_id)  # a NotFoundError (404) names it
+    run = task.get("evalRun")
+    if not isinstance(run, dict) or not isinstance(run.get("data_source"), dict):
+        raise ConfigError("task.evalRun: the run to create each time, {name?, data_source: {...}}")
+    enabled = body.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError("enabled: true or false")
+    kept = ("displayName", "description", "trigger", "task", "tags", "properties")
+    return {**{k: body[k] for k in kept if k in body}, "enabled": enabled}
+
+
+def first_fire(body: dict[str, Any], now: float) -> float | None:
+    """When a saved schedule first fires; a one-time trigger already past is refused, not fired."""
+    found = next_fire(body["trigger"], now)
+    if found is None and body["trigger"].get("type") == "OneTime":
+        raise ConfigError("trigger.triggerAt: the time has passed", hint="give a time to come")
+    return found
+
+
+def schedule_object(row: dict[str, Any]) -> dict[str, Any]:
+    system = {"createdAt": _iso(row["created_at"]), "lastModifiedAt": _iso(row["updated_at"])}
+    shown = {**row["body"], "id": row["id"], "enabled": row["enabled"], "provisioningStatus": "Succeeded"}
+    return {**shown, "systemData": system}
+
+
+def schedule_run_object(row: dict[str, Any]) -> dict[str, Any]:
+    properties = {k: str(row[k]) for k in ("eval_id", "eval_run_id") if row.get(k)}
+    found = {
+        "id": row["id"],
+        "scheduleId": row["schedule_id"],
+        "success": row["success"],
+        "triggerTime": _iso(row["trigger_time"]),
+        "properties": properties,
+    }
+    return {**found, "error": row["error"]} if row["error"] else found
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def fire_due(ctx: ApiContext, clock: float | None = None) -> list[dict[str, Any]]:
+    """Fire every schedule whose time has come (once each across servers); the firings recorded."""
+    from assay.api.routes_runs import queue_run
+
+    store, clock = ctx.store, time.time() if clock is None else clock
+    fired = []
+    for row in store.due_schedules(clock):
+        following = next_fire(row["body"]["trigger"], clock)  # missed firings are not caught up on
+        if not store.claim_firing(row["project"], row["id"], row["next_fire"], following):
+            continue  # another server fired it
+        task = row["body"]["task"]
+        run_id, error = None, None
+        try:
+            stored = store.get_eval_in(row["project"], str(task["evalId"]))
+            body = {"name": f"schedule {row['id']}", **task["evalRun"]}
+            run_id = str(queue_run(ctx, row["project"], stored, body)["id"])
+        except Exception as exc:  # noqa: BLE001 - the firing records why it failed; the schedule goes on
+            error = getattr(exc, "message", None) or str(exc)
+        fired.append(
+            store.add_schedule_run(
+                row["project"],
+                row["id"],
+                row["next_fire"],
+                eval_id=str(task.get("evalId")),
+                eval_run_id=run_id,
+                error=error,
+            )
+        )
+    return fired
