@@ -61,7 +61,7 @@ class Settings(BaseModel):
     sandbox_max_output_bytes: int = Field(default=1024 * 1024, gt=0)
     """The most output a sandboxed call may print."""
     evaluator_endpoints: str = ""
-    """Hosts endpoint evaluators may call from ``assay serve`` and ``assay worker``, comma-separated
+    """Hosts endpoint evaluators and alert webhooks may call from ``assay serve`` and ``assay worker``, comma-separated
     (``host``, ``host:port``, ``*.example.com``); none by default, and loopback or link-local
     addresses only when named exactly. A local ``assay run`` calls what its evaluators name."""
     rule_window_seconds: float = Field(default=10.0, gt=0)

@@ -29,6 +29,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("DROP TABLE evaluation_rules"))
         conn.execute(sa.text("DROP TABLE schedule_runs"))
         conn.execute(sa.text("DROP TABLE schedules"))
+        conn.execute(sa.text("DROP TABLE alerts"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -40,5 +41,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(*) FROM item_usage")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM rule_events")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM schedule_runs")).scalar_one()
+            conn.execute(sa.text("SELECT count(*) FROM alerts")).scalar_one()
     finally:
         store.close()

@@ -21,6 +21,7 @@ import uuid
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from assay.api.alerts import check_alert
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ LEASE_SECONDS = 60.0
 
 def check_rule(rule_id: str, body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
     """Foundry's ``EvaluationRule`` body, checked (each mistake named by its field) and kept as given."""
+    alert = check_alert(body.get("alert"))  # first: a refused URL is named before anything is looked up
     action = body.get("action")
     if not isinstance(action, dict) or action.get("type") not in ACTIONS:
         raise ConfigError(
@@ -62,7 +64,7 @@ def check_rule(rule_id: str, body: dict[str, Any], store: Store, project: str) -
     if not isinstance(enabled, bool):
         raise ConfigError("enabled: true or false")
     kept = ("displayName", "description", "action", "filter", "eventType", "enabled")
-    return {**{k: body[k] for k in kept if k in body}, "enabled": enabled}
+    return {**{k: body[k] for k in kept if k in body}, "enabled": enabled, **({"alert": alert} if alert else {})}
 
 
 def rule_object(row: dict[str, Any]) -> dict[str, Any]:
@@ -135,8 +137,9 @@ def responses_source(response_ids: list[str]) -> dict[str, Any]:
 
 
 def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.Thread:
-    """The thread that fires due rules and schedules (``assay.api.schedules``) until ``stop`` is set."""
-    from assay.api import schedules
+    """The thread that fires due rules and schedules (``assay.api.schedules``) and checks the runs
+    they made for alerts (``assay.api.alerts``) until ``stop`` is set."""
+    from assay.api import alerts, schedules
     from assay.settings import settings
 
     def loop() -> None:
@@ -145,6 +148,7 @@ def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.
             try:
                 fire_due(ctx, name, window)
                 schedules.fire_due(ctx)
+                alerts.check_finished(ctx.store)
             except Exception:  # noqa: BLE001 - what cannot fire now is tried again next time
                 log.exception("evaluation rules and schedules: firing failed")
             stop.wait(min(1.0, window / 2))

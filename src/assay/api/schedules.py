@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from assay.api.alerts import check_alert
 from assay.errors import ConfigError
 from assay.triggers import check as check_trigger
 from assay.triggers import next_fire
@@ -27,6 +28,7 @@ TASKS = ("Evaluation",)
 
 def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
     """Foundry's ``Schedule`` body, checked (each mistake named by its field) and kept as given."""
+    alert = check_alert(body.get("alert"))  # first: a refused URL is named before anything is looked up
     check_trigger(body.get("trigger"))
     task = body.get("task")
     if not isinstance(task, dict) or task.get("type") not in TASKS:
@@ -44,7 +46,7 @@ def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str
     if not isinstance(enabled, bool):
         raise ConfigError("enabled: true or false")
     kept = ("displayName", "description", "trigger", "task", "tags", "properties")
-    return {**{k: body[k] for k in kept if k in body}, "enabled": enabled}
+    return {**{k: body[k] for k in kept if k in body}, "enabled": enabled, **({"alert": alert} if alert else {})}
 
 
 def first_fire(body: dict[str, Any], now: float) -> float | None:

@@ -132,6 +132,17 @@ class RulesStore(StoreBase):
         with self.engine.begin() as conn:
             conn.execute(t.rule_events.update().where(mine).values(run_id=run_id))
 
+    def rule_run_ids(self, project: str, rule_id: str) -> list[str]:
+        """The runs the rule made."""
+        events = t.rule_events.c
+        query = (
+            sa.select(events.run_id)
+            .where(events.project == project, events.rule_id == rule_id, events.run_id.in_(sa.select(t.runs.c.id)))
+            .distinct()
+        )
+        with self.engine.connect() as conn:
+            return [str(row[0]) for row in conn.execute(query)]
+
     def release_rule(self, project: str, rule_id: str, worker: str) -> None:
         rules = t.evaluation_rules.c
         mine = sa.and_(rules.project == project, rules.id == rule_id, rules.holder == worker)

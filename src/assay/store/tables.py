@@ -284,3 +284,20 @@ schedule_runs = sa.Table(
     sa.Column("eval_run_id", StoreText(64), nullable=True),
     sa.Column("eval_id", StoreText(64), nullable=True),
 )
+
+# What each run an evaluation rule or a schedule made was found to need: an alert (its webhook's
+# delivery, recorded) or none; one row per run, so no run is alerted on twice (``assay.api.alerts``).
+alerts = sa.Table(
+    "alerts",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("run_key", StoreText(64), primary_key=True),
+    sa.Column("source", StoreText(16), nullable=False),
+    sa.Column("source_id", StoreText(256), nullable=False),
+    sa.Column("kind", StoreText(32), nullable=False),
+    sa.Column("payload", JSON, nullable=True),
+    sa.Column("delivered", sa.Boolean, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("status", sa.Integer, nullable=True),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)

@@ -1,7 +1,8 @@
-"""Continuous evaluation with Foundry's SDK (``azure-ai-projects``, unchanged) over ``assay serve
---tls``, the example support agent registered: an evaluation rule created, read and listed; three
-agent responses by reference (``extra_body={"agent": {...}}``) are sampled and scored in one run
-of the rule's eval; a disabled rule records nothing; a mistake in a rule is a 400 naming it."""
+"""The production loop with Foundry's SDK (``azure-ai-projects``, unchanged) over ``assay serve
+--tls``, the example support agent registered: an evaluation rule created, read and listed, and
+three agent responses by reference (``extra_body={"agent": {...}}``) scored in one run of its eval;
+a one-time schedule that fires once and whose run completes; a webhook that gets one signed alert
+for a real drop and none for noise; mistakes in a rule refused naming them."""
 
 from __future__ import annotations
 
@@ -22,7 +23,32 @@ QUESTIONS = ["Where is my order 1042?", "Was order 3107 delivered?", "Can I retu
 
 
 @pytest.fixture
-def served(tmp_path, llm, monkeypatch):
+def receiver():
+    """A webhook receiver on a free loopback port: the alerts it got, (headers, body) each."""
+    import http.server
+    import threading
+
+    got: list[tuple[dict[str, str], bytes]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append((dict(self.headers), self.rfile.read(int(self.headers["content-length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hook", got
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def served(tmp_path, llm, monkeypatch, receiver):
     llm.reset()
     llm.script(rules=JUDGES + AGENT)
     agent, url = start_support_agent(llm.base_url, tmp_path / "agent.log")
@@ -35,6 +61,7 @@ def served(tmp_path, llm, monkeypatch):
     key = store.create_key("shop")
     store.close()
     monkeypatch.setenv("ASSAY_RULE_WINDOW_SECONDS", "1")
+    monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", receiver[0].split("/")[2])  # the one outbound policy
     process, client = start_assay_server(tmp_path, models, tls=True, key=key)
     cert = tmp_path / "tls" / "cert.pem"
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
@@ -160,3 +187,56 @@ def test_a_one_time_schedule_fires_once_and_its_run_completes(served, tmp_path):
     with sqlite3.connect(tmp_path / "assay.db") as conn:  # a one-time trigger, fired: nothing more to fire
         assert conn.execute("select next_fire from schedules where id = 'nightly'").fetchone() == (None,)
     assert len(list(project.beta.schedules.list_runs("nightly"))) == 1
+
+
+def test_a_real_drop_sends_one_signed_alert_and_noise_none(served, receiver, tmp_path):
+    import datetime as dt
+    import hashlib
+    import hmac
+    import json
+    import sqlite3
+
+    project, (url, got) = served, receiver
+    alert = {"url": url, "secret": "s3cret", "passRate": 0.8}
+    with project.get_openai_client() as openai:
+        ev = openai.evals.create(
+            name="watched",
+            data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+            testing_criteria=[{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"}],
+        )
+    when = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3)).isoformat()
+    for name, passing in (("drop", 15), ("noise", 22)):  # of 30: 50% (interval wholly below 0.8) and 73% (not)
+        rows = [
+            {"item": {"response": "the answer", "ground_truth": "the answer" if i < passing else "x"}}
+            for i in range(30)
+        ]
+        task = {
+            "type": "Evaluation",
+            "evalId": ev.id,
+            "evalRun": {"data_source": {"type": "jsonl", "source": {"type": "file_content", "content": rows}}},
+        }
+        body = {"enabled": True, "trigger": {"type": "OneTime", "triggerAt": when}, "task": task, "alert": alert}
+        project.beta.schedules.create_or_update(schedule_id=name, schedule=body)
+
+    def checked():
+        with sqlite3.connect(tmp_path / "assay.db") as conn:
+            return dict(conn.execute("select source_id, kind from alerts").fetchall())
+
+    assert poll(checked, lambda found: len(found) == 2 and "pending" not in found.values(), seconds=90) == {
+        "drop": "pass_rate_below",
+        "noise": "none",
+    }
+    ((headers, raw),) = got  # one alert: the drop's
+    sent = json.loads(raw)
+    assert sent["sourceId"] == "drop" and sent["criteria"][0]["passRate"] == 0.5
+    signature = hmac.new(b"s3cret", raw, hashlib.sha256).hexdigest()
+    assert {k.lower(): v for k, v in headers.items()}["x-assay-signature"] == f"sha256={signature}"
+
+
+def test_an_alert_url_the_operator_did_not_allow_is_refused(served):
+    body = {"url": "http://169.254.169.254/latest", "passRate": 0.8}
+    rule = {"action": {"type": "continuousEvaluation", "evalId": "e"}, "eventType": "responseCompleted", "alert": body}
+    with pytest.raises(HttpResponseError) as refused:
+        served.evaluation_rules.create_or_update(id="r", evaluation_rule=rule)
+    release(refused.value)
+    assert refused.value.status_code == 400 and "ASSAY_EVALUATOR_ENDPOINTS" in str(refused.value)
