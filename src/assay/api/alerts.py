@@ -2,7 +2,7 @@
 
     "alert": {"url": "https://hooks.example.com/evals", "secret": "...", "passRate": 0.8, "criterion": "coherence"}
 
-When a run it made ends, the run is checked once (across servers: one row per run): a pass rate
+When a run it made since it was saved ends, the run is checked once (across servers: one row per run): a pass rate
 whose Wilson 95% interval lies wholly below ``passRate`` (each criterion, or the one named) is an
 alert, so a dip within noise is not; a run that failed, or a firing that could not make its run,
 is an alert too. The webhook gets the JSON, signed with HMAC-SHA256 of the body under ``secret``
@@ -66,12 +66,14 @@ def check_finished(store: Store) -> list[dict[str, Any]]:
 
     for rule in store.list_rules(None):
         alert = rule["body"].get("alert")
-        for run_id in store.rule_run_ids(rule["project"], rule["id"]) if alert else []:
+        # Runs made since the rule was saved with its alert: not every run it ever made.
+        for run_id in store.rule_run_ids(rule["project"], rule["id"], since=rule["updated_at"]) if alert else []:
             if run_id not in done(rule["project"]):
                 sent += _check(store, rule["project"], "rule", rule["id"], alert, run_id, None)
     for schedule in store.list_schedules(None):
         alert = schedule["body"].get("alert")
-        for firing in store.schedule_runs(schedule["project"], schedule["id"]) if alert else []:
+        firings = store.schedule_runs(schedule["project"], schedule["id"]) if alert else []
+        for firing in (f for f in firings if f["trigger_time"] >= schedule["updated_at"]):
             run_key = firing["eval_run_id"] or firing["id"]
             if run_key not in done(schedule["project"]):
                 sent += _check(store, schedule["project"], "schedule", schedule["id"], alert, run_key, firing["error"])

@@ -132,12 +132,13 @@ class RulesStore(StoreBase):
         with self.engine.begin() as conn:
             conn.execute(t.rule_events.update().where(mine).values(run_id=run_id))
 
-    def rule_run_ids(self, project: str, rule_id: str) -> list[str]:
-        """The runs the rule made."""
+    def rule_run_ids(self, project: str, rule_id: str, since: float = 0) -> list[str]:
+        """The runs the rule made (those created at ``since`` or later)."""
         events = t.rule_events.c
+        made = sa.select(t.runs.c.id).where(t.runs.c.created_at >= since)
         query = (
             sa.select(events.run_id)
-            .where(events.project == project, events.rule_id == rule_id, events.run_id.in_(sa.select(t.runs.c.id)))
+            .where(events.project == project, events.rule_id == rule_id, events.run_id.in_(made))
             .distinct()
         )
         with self.engine.connect() as conn:
