@@ -14,7 +14,7 @@ import pytest
 from assay.store import Store
 from tests.api.conftest import wait_for
 from tests.examples.test_support_agent import AGENT, EXAMPLE
-from tests.support.fixtures import free_port
+from tests.support.fixtures import free_port, poll
 from tests.support.servers import start_assay_server
 
 JUDGES = [
@@ -170,3 +170,49 @@ def test_instrumented_agent_traces_evaluated_by_turn_and_by_conversation(traced)
 
     with pytest.raises(openai.BadRequestError, match="no stored traces match"):
         client.evals.runs.create(eval_id=turn_eval.id, data_source={"type": "azure_ai_traces", "agent_id": "nobody:1"})
+
+
+@pytest.fixture
+def traced_with_rules(monkeypatch, request):
+    monkeypatch.setenv("ASSAY_RULE_WINDOW_SECONDS", "1")
+    return request.getfixturevalue("traced")
+
+
+def test_an_agents_traces_trigger_its_evaluation_rule(traced_with_rules):
+    """Turns that arrive as OTLP traces are completed responses for a rule on their agent: the
+    rule's eval gets one trace run over them."""
+    import json
+    import urllib.request
+
+    client, user, store = traced_with_rules
+    ev = client.evals.create(
+        name="support traces",
+        data_source_config={"type": "azure_ai_source", "scenario": "traces"},
+        testing_criteria=[
+            {
+                "type": "azure_ai_evaluator",
+                "name": "coherence",
+                "evaluator_name": "builtin.coherence",
+                "initialization_parameters": {"model": "judge"},
+            },
+        ],
+    )
+    rule = {
+        "action": {"type": "continuousEvaluation", "evalId": ev.id},
+        "filter": {"agentName": "support-agent"},
+        "eventType": "responseCompleted",
+    }
+    url = f"{str(client.base_url).removesuffix('/v1/')}/api/projects/default/evaluationrules/traces"
+    put = urllib.request.Request(url, data=json.dumps(rule).encode(), method="PUT")
+    put.add_header("content-type", "application/json")
+    put.add_header("authorization", "Bearer local")
+    with urllib.request.urlopen(put, timeout=10) as created:
+        assert created.status == 201
+    _talk(user)
+
+    def completed():
+        return [r for r in client.evals.runs.list(eval_id=ev.id) if r.status == "completed"]
+
+    runs = poll(completed, lambda found: sum(r.result_counts.total for r in found) >= 3, seconds=120)
+    assert sum(r.result_counts.total for r in runs) == 3  # three turns, each evaluated once
+    assert all(r.data_source.type == "azure_ai_trace_data_source" for r in runs)

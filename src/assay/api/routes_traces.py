@@ -18,6 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from starlette.datastructures import Headers
 
 from assay.api.context import Owner, context
+from assay.api.rules import TRACE_EVENT, record_response
 from assay.settings import settings
 from assay.store import Store
 from assay.traces.otlp import Decoded, OtlpError, decode, decompress
@@ -54,6 +55,9 @@ def _decode_and_store(store: Store, owner: str, body: bytes, headers: Headers) -
     raw = decompress(body, headers.get("content-encoding"), settings().otlp_max_bytes)
     decoded = decode(raw, headers.get("content-type"))
     store.add_spans(owner, decoded.spans)
+    # An agent's turn arriving as a trace is a completed response for the rules on that agent.
+    for trace_id, agent in {(s.trace_id, s.agent_name) for s in decoded.spans if s.operation == "invoke_agent"}:
+        record_response(store, owner, agent, TRACE_EVENT + trace_id)
     return decoded
 
 

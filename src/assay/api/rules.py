@@ -4,7 +4,8 @@ A rule says: when an agent's response completes (``eventType: responseCompleted`
 {agentName}``), sample it (``samplingRate``, a percentage in (0, 100]) and evaluate it in runs of
 the eval ``action.evalId`` (``action.type: continuousEvaluation``), at most ``maxHourlyRuns`` an
 hour. The pass-through records each sampled response as an event of the rule
-(``record_response``); the firer (a thread of ``assay serve``, beside its workers) gathers a rule's events for
+(``record_response``; an agent turn that arrives as an OTLP trace counts too, evaluated in a
+trace run); the firer (a thread of ``assay serve``, beside its workers) gathers a rule's events for
 ``ASSAY_RULE_WINDOW_SECONDS`` and queues one run for them, through the same door as an API run
 (``queue_run``): an ``azure_ai_responses`` data source over the stored responses. Events live in
 the store, so a restarted server evaluates what it had not; a rule's lease makes two servers on
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 ACTIONS = ("continuousEvaluation",)
 EVENTS = ("responseCompleted", "manual")
 LEASE_SECONDS = 60.0
+TRACE_EVENT = "trace:"
+"""An event's id when the agent's turn arrived as a trace (OTLP), not through the pass-through."""
 
 
 def check_rule(rule_id: str, body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
@@ -115,10 +118,17 @@ def fire_due(ctx: ApiContext, worker: str, window: float) -> list[str]:
             continue
         try:
             stored = store.get_eval_in(project, str(action.get("evalId")))
-            body = {"name": f"rule {rule_id}", "data_source": responses_source(taken), "metadata": {"rule": rule_id}}
-            run = queue_run(ctx, project, stored, body)
-            store.relabel_events(project, rule_id, marker, str(run["id"]))
-            queued.append(str(run["id"]))
+            traces = [i.removeprefix(TRACE_EVENT) for i in taken if i.startswith(TRACE_EVENT)]
+            responses = [i for i in taken if not i.startswith(TRACE_EVENT)]
+            for ids, source, events in (
+                (responses, responses_source, responses),
+                (traces, traces_source, [TRACE_EVENT + t for t in traces]),
+            ):
+                if ids:
+                    body = {"name": f"rule {rule_id}", "data_source": source(ids), "metadata": {"rule": rule_id}}
+                    run = queue_run(ctx, project, stored, body)
+                    store.relabel_events(project, rule_id, marker, str(run["id"]), events)
+                    queued.append(str(run["id"]))
         finally:
             store.release_rule(project, rule_id, worker)
     return queued
@@ -134,6 +144,11 @@ def responses_source(response_ids: list[str]) -> dict[str, Any]:
             "source": {"type": "file_content", "content": [{"item": {"resp_id": rid}} for rid in response_ids]},
         },
     }
+
+
+def traces_source(trace_ids: list[str]) -> dict[str, Any]:
+    """A trace data source over stored traces, by id."""
+    return {"type": "azure_ai_trace_data_source", "trace_source": {"type": "trace_id_source", "trace_ids": trace_ids}}
 
 
 def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.Thread:

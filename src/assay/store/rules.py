@@ -125,10 +125,12 @@ class RulesStore(StoreBase):
                 conn.execute(t.rule_events.update().where(pending).values(run_id=run_id))
         return taken
 
-    def relabel_events(self, project: str, rule_id: str, marker: str, run_id: str) -> None:
-        """The events ``take_events`` marked, now the made run's."""
+    def relabel_events(self, project: str, rule_id: str, marker: str, run_id: str, ids: list[str]) -> None:
+        """Events ``take_events`` marked (these of them), now the made run's."""
         events = t.rule_events.c
-        mine = sa.and_(events.project == project, events.rule_id == rule_id, events.run_id == marker)
+        mine = sa.and_(
+            events.project == project, events.rule_id == rule_id, events.run_id == marker, events.response_id.in_(ids)
+        )
         with self.engine.begin() as conn:
             conn.execute(t.rule_events.update().where(mine).values(run_id=run_id))
 
