@@ -129,7 +129,10 @@ def test_the_command_writes_the_files_and_takes_an_id_prefix(home):
     )
     assert result.returncode == 0, result.stderr
     assert f"run `{after}`" in result.stdout and "wrote" in result.stdout
-    assert html.read_text(encoding="utf-8").startswith("<!doctype html>") and junit.exists()
+    page = html.read_text(encoding="utf-8")
+    assert page.startswith("<!doctype html>") and junit.exists()
+    # --baseline reaches the HTML report too: the comparison's table and its chart.
+    assert f"<h2>Against {before}</h2>" in page and "<td>exact</td><td>12</td><td>75%</td><td>50%</td>" in page
     ambiguous = assay("report", "", "--junit", str(junit), home=tmp_path)
     assert ambiguous.returncode == 2 and "is the start of several run ids" in ambiguous.stderr
     missing = assay("report", "evalrun_ffff", "--junit", str(junit), home=tmp_path)

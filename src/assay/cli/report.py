@@ -30,7 +30,7 @@ from assay.cli.common import open_store, out
     type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
     help="A pull-request comment ('-' prints it).",
 )
-@click.option("--baseline", metavar="RUN", help="With --markdown: compare with this run, item by item.")
+@click.option("--baseline", metavar="RUN", help="With --html or --markdown: compare with this run, item by item.")
 def report_command(
     run_id: str, html_file: Path | None, junit_file: Path | None, markdown_file: Path | None, baseline: str | None
 ) -> None:
@@ -39,17 +39,18 @@ def report_command(
 
     if not (html_file or junit_file or markdown_file):
         raise click.UsageError("say what to write: --html FILE, --junit FILE or --markdown FILE ('-' prints it)")
-    if baseline and not markdown_file:
-        raise click.UsageError("--baseline goes with --markdown")
+    if baseline and not (markdown_file or html_file):
+        raise click.UsageError("--baseline goes with --html or --markdown")
     store = open_store()
     run_id = store.run_id_for(run_id)
+    baseline = store.run_id_for(baseline) if baseline else None
     written = []
     if html_file is not None:
-        written.append(_write(html_file, html_report(store, run_id)))
+        written.append(_write(html_file, html_report(store, run_id, baseline)))
     if junit_file is not None:
         written.append(_write(junit_file, junit_report(store, run_id)))
     if markdown_file is not None:
-        text = markdown_report(store, run_id, store.run_id_for(baseline) if baseline else None)
+        text = markdown_report(store, run_id, baseline)
         if str(markdown_file) == "-":
             sys.stdout.write(text)
         else:

@@ -35,7 +35,8 @@ HTML_ITEMS = 5_000
 """Items written into the HTML file; past that it says how many more the store holds."""
 
 
-def html_report(store: Any, run_id: str) -> str:
+def html_report(store: Any, run_id: str, baseline: str | None = None) -> str:
+    """One self-contained page; with ``baseline``, the paired comparison with that run too."""
     run = store.get_run(run_id)
     summary = RunSummary.model_validate(run["summary"] or {})
     criteria = criterion_names(store, run, summary)
@@ -63,7 +64,28 @@ def html_report(store: Any, run_id: str) -> str:
         configuration=json.dumps(configuration, indent=2, default=str),
         written=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         duration=duration_of(run),
+        **_comparison(store, baseline, run_id),
     )
+
+
+def _comparison(store: Any, baseline: str | None, run_id: str) -> dict[str, Any]:
+    """The comparison with ``baseline`` and its chart of B − A per criterion, for the page."""
+    if baseline is None:
+        return {"comparison": None, "comparison_chart": ""}
+    from assay.compare import compare_runs
+    from assay.report.charts import difference_bars
+
+    found = compare_runs(store, baseline, run_id)
+    rows = [
+        (
+            f"{c.name} (B − A)",
+            c.delta * 100,
+            (c.interval[0] * 100, c.interval[1] * 100) if c.interval else None,
+            f"n={c.n}",
+        )
+        for c in found.criteria
+    ]
+    return {"comparison": found, "comparison_chart": difference_bars(rows)}
 
 
 def _pretty(value: Any) -> str:
