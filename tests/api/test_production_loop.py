@@ -240,3 +240,53 @@ def test_an_alert_url_the_operator_did_not_allow_is_refused(served):
         served.evaluation_rules.create_or_update(id="r", evaluation_rule=rule)
     release(refused.value)
     assert refused.value.status_code == 400 and "ASSAY_EVALUATOR_ENDPOINTS" in str(refused.value)
+
+
+def test_a_cluster_insight_labels_a_runs_failures_with_their_samples(served, llm):
+    import json
+
+    from azure.ai.projects.models import EvaluationRunClusterInsightRequest, Insight, InsightModelConfiguration
+
+    project = served
+    named = {"label": "Missing order details", "description": "d", "suggestion_title": "t", "suggestion": "s"}
+    llm.script(
+        rules=[
+            {"match": "# Failed results in one group", "reply": {"content": json.dumps(named)}},
+            {
+                "match": "tracking number please",
+                "reply": {"content": '{"reason": "it gives no tracking number", "score": 1}'},
+            },
+            {"match": "you are annoying", "reply": {"content": '{"reason": "it is rude to the customer", "score": 1}'}},
+        ],
+        default={"content": '{"reason": "fine", "score": 5}'},
+    )
+    texts = ["tracking number please"] * 6 + ["you are annoying"] * 6 + ["all good"] * 4
+    rows = [{"item": {"query": f"question {i}", "response": f"{t} ({i})"}} for i, t in enumerate(texts)]
+    with project.get_openai_client() as openai:
+        ev = openai.evals.create(
+            name="support",
+            data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+            testing_criteria=[
+                {
+                    "type": "azure_ai_evaluator",
+                    "name": "relevance",
+                    "evaluator_name": "builtin.relevance",
+                    "initialization_parameters": {"model": "judge"},
+                },
+            ],
+        )
+        run = openai.evals.runs.create(
+            eval_id=ev.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": rows}}
+        )
+        poll(lambda: openai.evals.runs.retrieve(run.id, eval_id=ev.id), lambda r: r.status == "completed", seconds=60)
+    request = EvaluationRunClusterInsightRequest(
+        eval_id=ev.id, run_ids=[run.id], model_configuration=InsightModelConfiguration(model_deployment_name="judge")
+    )
+    insight = project.beta.insights.generate(insight=Insight(display_name="why it fails", request=request))
+    assert insight.state == "Succeeded"
+    found = project.beta.insights.get(insight.insight_id).result.cluster_insight
+    assert found.summary.sample_count == 12 and found.summary.unique_cluster_count == 2
+    for group in found.clusters:
+        reasons = {sample.features["reason"] for sample in group.samples}
+        assert group.label == "Missing order details" and len(group.samples) == 6 and len(reasons) == 1
+    assert [i.insight_id for i in project.beta.insights.list()] == [insight.insight_id]

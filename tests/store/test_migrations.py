@@ -30,6 +30,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("DROP TABLE schedule_runs"))
         conn.execute(sa.text("DROP TABLE schedules"))
         conn.execute(sa.text("DROP TABLE alerts"))
+        conn.execute(sa.text("DROP TABLE insights"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -42,5 +43,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(*) FROM rule_events")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM schedule_runs")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM alerts")).scalar_one()
+            conn.execute(sa.text("SELECT count(*) FROM insights")).scalar_one()
     finally:
         store.close()

@@ -18,6 +18,7 @@ from assay.api import (
     routes_evals,
     routes_evaluators,
     routes_files,
+    routes_insights,
     routes_optimize,
     routes_redteams,
     routes_rules,
@@ -87,6 +88,7 @@ def create_app(
     app.include_router(routes_optimize.router, prefix="/api/projects/{project}")
     app.include_router(routes_rules.router, prefix="/api/projects/{project}")
     app.include_router(routes_schedules.router, prefix="/api/projects/{project}")
+    app.include_router(routes_insights.router, prefix="/api/projects/{project}")
     app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
     app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
     app.include_router(pages.router)

@@ -301,3 +301,13 @@ alerts = sa.Table(
     sa.Column("status", sa.Integer, nullable=True),
     sa.Column("created_at", sa.Integer, nullable=False),
 )
+
+# Insights (Foundry's ``/insights``): the request and its result, as the API returns them.
+insights = sa.Table(
+    "insights",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("id", StoreText(64), primary_key=True),
+    sa.Column("body", JSON, nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)

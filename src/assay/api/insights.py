@@ -1,0 +1,175 @@
+"""Insights: Foundry's ``project_client.beta.insights`` for ``EvaluationRunClusterInsight``.
+
+The failed results of the runs named (``evalId``, ``runIds``) are clustered by their judges'
+reasons and responses (``assay.insights``); with ``modelConfiguration.modelDeploymentName`` (a
+model of the server's ``--models``) each cluster is named by that model with a suggestion (a JSON
+schema, parsing as the fallback), else by the terms that set it apart. Each cluster keeps its
+samples (the result, the item's id and run). The insight is made at once and stored (``GET
+/insights/{id}``, ``list``); its ``state`` is ``Succeeded``, or ``Failed`` with the reason.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import ConfigError
+from assay.insights import cluster
+
+if TYPE_CHECKING:
+    from assay.api.context import ApiContext
+
+SAMPLES_PER_CLUSTER = 10
+NAME_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "label": {"type": "string"},
+        "description": {"type": "string"},
+        "suggestion_title": {"type": "string"},
+        "suggestion": {"type": "string"},
+    },
+    "required": ["label", "description", "suggestion_title", "suggestion"],
+    "additionalProperties": False,
+}
+
+
+def generate(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Make and store the insight a ``POST /insights`` asks for."""
+    request = body.get("request")
+    if not isinstance(request, dict) or request.get("type") != "EvaluationRunClusterInsight":
+        raise ConfigError(
+            "request: expected {type: EvaluationRunClusterInsight, evalId, runIds}",
+            hint="EvaluationComparison and AgentClusterInsight are not supported yet",
+        )
+    eval_id, run_ids = request.get("evalId"), request.get("runIds")
+    if not isinstance(eval_id, str) or not isinstance(run_ids, list) or not run_ids:
+        raise ConfigError("request: evalId and a non-empty runIds are required")
+    for run_id in run_ids:
+        ctx.store.get_run_in(project, eval_id, str(run_id))  # a NotFoundError (404) names it
+    started = time.time()
+    samples = _failures(ctx, eval_id, [str(r) for r in run_ids])
+    model_name = (request.get("modelConfiguration") or {}).get("modelDeploymentName")
+    clusters = [
+        _cluster_object(ctx, model_name, samples, found, n)
+        for n, found in enumerate(cluster([s["text"] for s in samples]))
+    ]
+    insight_id = f"insight_{uuid.uuid4().hex[:24]}"
+    insight: dict[str, Any] = {
+        "id": insight_id,
+        "displayName": body.get("displayName") or f"clusters of {', '.join(map(str, run_ids))}",
+        "request": request,
+        "state": "Succeeded",
+        "metadata": {"createdAt": _iso(started), "completedAt": _iso(time.time())},
+        "result": {
+            "type": "EvaluationRunClusterInsight",
+            "clusterInsight": {
+                "summary": {
+                    "sampleCount": len(samples),
+                    "uniqueClusterCount": len(clusters),
+                    "uniqueSubclusterCount": 0,
+                    "method": "tfidf-kmeans" + ("+model-labels" if model_name else ""),
+                },
+                "clusters": clusters,
+            },
+        },
+    }
+    ctx.store.put_insight(project, insight_id, insight)
+    return insight
+
+
+def _failures(ctx: ApiContext, eval_id: str, run_ids: list[str]) -> list[dict[str, Any]]:
+    """Every failed result of the runs, with the text it is clustered by."""
+    found = []
+    for run_id in run_ids:
+        for row in ctx.store.iter_output_items(run_id):
+            response = (row.get("sample") or {}).get("output_text") or row["datasource_item"].get("response") or ""
+            for result in row["results"]:
+                if result.get("status") != "completed" or result.get("passed") is not False:
+                    continue
+                text = f"{result.get('reason') or ''} {response if isinstance(response, str) else ''}"
+                found.append(
+                    {
+                        "id": f"{run_id}:{row['datasource_item_id']}:{result['name']}",
+                        "text": text,
+                        "run_id": run_id,
+                        "item": row["datasource_item_id"],
+                        "result": result,
+                        "eval_id": eval_id,
+                    }
+                )
+    return found
+
+
+def _cluster_object(
+    ctx: ApiContext, model_name: str | None, samples: list[dict[str, Any]], found: Any, number: int
+) -> dict[str, Any]:
+    members = [samples[i] for i in found.members]
+    named = _named(ctx, model_name, members) if model_name else None
+    label = (named or {}).get("label") or ", ".join(found.terms) or "failures"
+    return {
+        "id": f"cluster-{number + 1}",
+        "label": label,
+        "description": (named or {}).get("description") or f"{len(members)} failed results about {label}",
+        "suggestionTitle": (named or {}).get("suggestion_title") or f"Look at the failures about {label}",
+        "suggestion": (named or {}).get("suggestion") or "Read the samples' reasons and fix what they have in common.",
+        "weight": len(members),
+        "samples": [_sample(s) for s in members[:SAMPLES_PER_CLUSTER]],
+    }
+
+
+def _sample(sample: dict[str, Any]) -> dict[str, Any]:
+    result = sample["result"]
+    return {
+        "id": sample["id"],
+        "type": "EvaluationResultSample",
+        "features": {"criterion": result["name"], "reason": result.get("reason")},
+        "correlationInfo": {
+            "eval_id": sample["eval_id"],
+            "run_id": sample["run_id"],
+            "datasource_item_id": sample["item"],
+        },
+        "evaluationResult": {
+            "name": result["name"],
+            "type": result.get("type"),
+            "score": result.get("score"),
+            "passed": False,
+        },
+    }
+
+
+def _named(ctx: ApiContext, model_name: str, members: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The model's name, description and suggestion for a cluster; None when it gives none."""
+    from assay.llm import ModelError
+    from assay.llm.structured import ask_structured
+    from assay.sync import run_sync
+
+    shown = "\n".join(f"- [{m['result']['name']}] {m['text'][:300]}" for m in members[:15])
+    messages = [
+        {
+            "role": "system",
+            "content": "You summarise groups of failed evaluation results for the team that owns the AI system.",
+        },
+        {
+            "role": "user",
+            "content": f"# Failed results in one group\n{shown}\n\n# Task\nName what these failures have in common "
+            "(a short label), describe it in one sentence, and suggest one fix with a short title. Reply with "
+            '{"label": "...", "description": "...", "suggestion_title": "...", "suggestion": "..."}.',
+        },
+    ]
+    model = ctx.models().get(model_name)
+
+    async def ask() -> dict[str, Any] | None:
+        try:
+            answer, _ = await ask_structured(model, messages, "insight_cluster", NAME_SCHEMA, temperature=0)
+            return answer
+        except ModelError:
+            return None
+        finally:
+            await model.aclose()
+
+    return run_sync(ask())
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
