@@ -290,3 +290,39 @@ def test_a_cluster_insight_labels_a_runs_failures_with_their_samples(served, llm
         reasons = {sample.features["reason"] for sample in group.samples}
         assert group.label == "Missing order details" and len(group.samples) == 6 and len(reasons) == 1
     assert [i.insight_id for i in project.beta.insights.list()] == [insight.insight_id]
+
+
+def test_a_comparison_insight_gives_each_treatment_its_effect(served):
+    from azure.ai.projects.models import EvaluationComparisonInsightRequest, Insight
+
+    project = served
+
+    def rows(passing: int) -> list[dict]:
+        return [
+            {"item": {"response": "the answer", "ground_truth": "the answer" if i < passing else "x"}}
+            for i in range(40)
+        ]
+
+    with project.get_openai_client() as openai:
+        ev = openai.evals.create(
+            name="versions",
+            data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+            testing_criteria=[{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"}],
+        )
+        runs = []
+        for passing in (36, 36, 12):  # baseline 90%; a treatment alike; one that drops to 30%
+            source = {"type": "jsonl", "source": {"type": "file_content", "content": rows(passing)}}
+            created = openai.evals.runs.create(eval_id=ev.id, data_source=source)
+            poll(
+                lambda: openai.evals.runs.retrieve(created.id, eval_id=ev.id),
+                lambda r: r.status == "completed",
+                seconds=60,
+            )
+            runs.append(created.id)
+    request = EvaluationComparisonInsightRequest(eval_id=ev.id, baseline_run_id=runs[0], treatment_run_ids=runs[1:])
+    insight = project.beta.insights.generate(insight=Insight(display_name="versions", request=request))
+    (f1,) = project.beta.insights.get(insight.insight_id).result.comparisons
+    assert f1.testing_criteria == "f1" and f1.baseline_run_summary.average == 0.9
+    same, worse = f1.compare_items
+    assert (same.treatment_effect, same.delta_estimate) == ("Inconclusive", 0.0)
+    assert worse.treatment_effect == "Degraded" and worse.delta_estimate == -0.6 and worse.p_value < 0.001

@@ -1,4 +1,5 @@
-"""Insights: Foundry's ``project_client.beta.insights`` for ``EvaluationRunClusterInsight``.
+"""Insights: Foundry's ``project_client.beta.insights`` for ``EvaluationRunClusterInsight`` and
+``EvaluationComparison`` (the latter: ``assay runs compare`` per treatment, in Foundry's result shape).
 
 The failed results of the runs named (``evalId``, ``runIds``) are clustered by their judges'
 reasons and responses (``assay.insights``); with ``modelConfiguration.modelDeploymentName`` (a
@@ -37,10 +38,14 @@ NAME_SCHEMA = {
 def generate(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, Any]:
     """Make and store the insight a ``POST /insights`` asks for."""
     request = body.get("request")
-    if not isinstance(request, dict) or request.get("type") != "EvaluationRunClusterInsight":
+    kind = request.get("type") if isinstance(request, dict) else None
+    if isinstance(request, dict) and kind == "EvaluationComparison":
+        return _stored(ctx, project, body, comparison(ctx, project, request))
+    if not isinstance(request, dict) or kind != "EvaluationRunClusterInsight":
         raise ConfigError(
-            "request: expected {type: EvaluationRunClusterInsight, evalId, runIds}",
-            hint="EvaluationComparison and AgentClusterInsight are not supported yet",
+            "request: expected {type: EvaluationRunClusterInsight, evalId, runIds} or "
+            "{type: EvaluationComparison, evalId, baselineRunId, treatmentRunIds}",
+            hint="AgentClusterInsight is not supported yet",
         )
     eval_id, run_ids = request.get("evalId"), request.get("runIds")
     if not isinstance(eval_id, str) or not isinstance(run_ids, list) or not run_ids:
@@ -54,28 +59,90 @@ def generate(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, A
         _cluster_object(ctx, model_name, samples, found, n)
         for n, found in enumerate(cluster([s["text"] for s in samples]))
     ]
+    result = {
+        "type": "EvaluationRunClusterInsight",
+        "clusterInsight": {
+            "summary": {
+                "sampleCount": len(samples),
+                "uniqueClusterCount": len(clusters),
+                "uniqueSubclusterCount": 0,
+                "method": "tfidf-kmeans" + ("+model-labels" if model_name else ""),
+            },
+            "clusters": clusters,
+        },
+    }
+    return _stored(ctx, project, body, result, started)
+
+
+def _stored(
+    ctx: ApiContext, project: str, body: dict[str, Any], result: dict[str, Any], started: float | None = None
+) -> dict[str, Any]:
+    """The insight with its result, kept for ``get`` and ``list``."""
     insight_id = f"insight_{uuid.uuid4().hex[:24]}"
     insight: dict[str, Any] = {
         "id": insight_id,
-        "displayName": body.get("displayName") or f"clusters of {', '.join(map(str, run_ids))}",
-        "request": request,
+        "displayName": body.get("displayName") or str(body["request"]["type"]),
+        "request": body["request"],
         "state": "Succeeded",
-        "metadata": {"createdAt": _iso(started), "completedAt": _iso(time.time())},
-        "result": {
-            "type": "EvaluationRunClusterInsight",
-            "clusterInsight": {
-                "summary": {
-                    "sampleCount": len(samples),
-                    "uniqueClusterCount": len(clusters),
-                    "uniqueSubclusterCount": 0,
-                    "method": "tfidf-kmeans" + ("+model-labels" if model_name else ""),
-                },
-                "clusters": clusters,
-            },
-        },
+        "metadata": {"createdAt": _iso(started or time.time()), "completedAt": _iso(time.time())},
+        "result": result,
     }
     ctx.store.put_insight(project, insight_id, insight)
     return insight
+
+
+EFFECTS = {
+    "too few samples": "TooFewSamples",
+    "inconclusive": "Inconclusive",
+    "changed": "Changed",
+    "improved": "Improved",
+    "degraded": "Degraded",
+}
+
+
+def comparison(ctx: ApiContext, project: str, request: dict[str, Any]) -> dict[str, Any]:
+    """``EvaluationComparison``: each criterion's pass rate, baseline against each treatment, with
+    ``assay runs compare``'s tests (McNemar mid-p, Holm) and verdicts in Foundry's words."""
+    from assay.compare import compare_runs
+
+    eval_id, baseline, treatments = request.get("evalId"), request.get("baselineRunId"), request.get("treatmentRunIds")
+    if (
+        not isinstance(eval_id, str)
+        or not isinstance(baseline, str)
+        or not isinstance(treatments, list)
+        or not treatments
+    ):
+        raise ConfigError("request: evalId, baselineRunId and a non-empty treatmentRunIds are required")
+    for run_id in [baseline, *treatments]:
+        ctx.store.get_run_in(project, eval_id, str(run_id))  # a NotFoundError (404) names it
+    rows: dict[str, dict[str, Any]] = {}
+    for treatment in map(str, treatments):
+        for c in compare_runs(ctx.store, baseline, treatment).criteria:
+            row = rows.setdefault(
+                c.name,
+                {
+                    "testingCriteria": c.name,
+                    "metric": "pass_rate",
+                    "evaluator": c.name,
+                    "baselineRunSummary": _summary(baseline, c.n, c.passed_a),
+                    "compareItems": [],
+                },
+            )
+            row["compareItems"].append(
+                {
+                    "treatmentRunId": treatment,
+                    "treatmentRunSummary": _summary(treatment, c.n, c.passed_b),
+                    "deltaEstimate": c.delta,
+                    "pValue": c.p_holm,
+                    "treatmentEffect": EFFECTS[c.verdict],
+                }
+            )
+    return {"type": "EvaluationComparison", "comparisons": list(rows.values()), "method": "mcnemar-mid-p-holm"}
+
+
+def _summary(run_id: str, n: int, passed: int) -> dict[str, Any]:
+    rate = passed / n if n else 0.0
+    return {"runId": run_id, "sampleCount": n, "average": rate, "standardDeviation": (rate * (1 - rate)) ** 0.5}
 
 
 def _failures(ctx: ApiContext, eval_id: str, run_ids: list[str]) -> list[dict[str, Any]]:
