@@ -312,13 +312,14 @@ def test_a_comparison_insight_gives_each_treatment_its_effect(served):
         runs = []
         for passing in (36, 36, 12):  # baseline 90%; a treatment alike; one that drops to 30%
             source = {"type": "jsonl", "source": {"type": "file_content", "content": rows(passing)}}
-            created = openai.evals.runs.create(eval_id=ev.id, data_source=source)
-            poll(
-                lambda: openai.evals.runs.retrieve(created.id, eval_id=ev.id),
+            runs.append(openai.evals.runs.create(eval_id=ev.id, data_source=source).id)
+        for run_id in runs:
+            finished = poll(
+                lambda r=run_id: openai.evals.runs.retrieve(r, eval_id=ev.id),
                 lambda r: r.status == "completed",
                 seconds=60,
             )
-            runs.append(created.id)
+            assert finished.status == "completed"
     request = EvaluationComparisonInsightRequest(eval_id=ev.id, baseline_run_id=runs[0], treatment_run_ids=runs[1:])
     insight = project.beta.insights.generate(insight=Insight(display_name="versions", request=request))
     (f1,) = project.beta.insights.get(insight.insight_id).result.comparisons
