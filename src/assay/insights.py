@@ -74,11 +74,11 @@ def _kmeans(vectors: object, k: int, seed: int, rounds: int = 50) -> list[int]:
         total = distance.sum()
         chosen = rng.choice(len(data), p=distance / total) if total > 0 else rng.integers(len(data))
         centres.append(data[chosen])
-    labels = np.zeros(len(data), dtype=int)
-    for _ in range(rounds):
-        labels_next = np.argmax(data @ np.array(centres).T, axis=1)
-        if (labels_next == labels).all() and _ > 0:
-            break
-        labels = labels_next
+    labels = np.argmax(data @ np.array(centres).T, axis=1)
+    for _ in range(rounds):  # move each centre to its members' mean until no text changes cluster
         centres = [data[labels == c].mean(axis=0) if (labels == c).any() else centres[c] for c in range(k)]
+        moved = np.argmax(data @ np.array(centres).T, axis=1)
+        if (moved == labels).all():
+            break
+        labels = moved
     return [int(label) for label in labels]

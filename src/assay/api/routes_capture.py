@@ -21,9 +21,9 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.errors import error
 from assay.api.rules import record_response
-from assay.errors import ConfigError, NotFoundError
+from assay.errors import ConfigError, ItemError, NotFoundError
 from assay.llm import ModelError
-from assay.targets.agents import find_agent
+from assay.targets.agents import find_agent, post_json
 
 router = APIRouter()
 Api = Literal["chat", "responses"]
@@ -138,7 +138,9 @@ async def _to_agent(ctx: ApiContext, owner: str, body: dict[str, Any]) -> Respon
         base_url=agent.endpoint, api_key="agent", timeout=agent.timeout, default_headers=agent.headers, max_retries=2
     )
     try:
-        reply: Any = await client.post("/responses", body=forwarded, cast_to=object)
+        reply = await post_json(client, "/responses", forwarded)
+    except ItemError as exc:
+        return error(502, f"agent {agent.name}@{agent.version}: {exc}", "upstream_error")
     except openai.APIStatusError as exc:
         return error(
             502, f"agent {agent.name}@{agent.version} answered {exc.status_code}: {exc.message}", "upstream_error"
@@ -147,10 +149,6 @@ async def _to_agent(ctx: ApiContext, owner: str, body: dict[str, Any]) -> Respon
         return error(502, f"agent {agent.name}@{agent.version} is unreachable: {exc}", "upstream_error")
     finally:
         await client.close()
-    if not isinstance(reply, dict):
-        return error(
-            502, f"agent {agent.name} answered {type(reply).__name__}, not a response object", "upstream_error"
-        )
     await _keep(ctx, owner, "responses", body, reply, body.get("store") is not False, agent=agent.name)
     return JSONResponse(reply)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ def init_command(
     elif not dataset_file.is_file():
         raise ConfigError(f"--dataset {dataset_file}: no such file")
     dataset = dataset_file.stem
-    relative = Path(_relative(dataset_file.resolve(), out_dir.resolve()))
+    relative = Path(os.path.relpath(dataset_file.resolve(), out_dir.resolve()))
     entry: dict[str, Any] = {
         "name": eval_name or f"{target or dataset}-dataset-turn-eval",
         "dataset": dataset,
@@ -114,12 +115,6 @@ def init_command(
     config.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     out.print(f"wrote {config}")
     out.print(f"next: assay eval create --path {config}; then assay eval run start --eval {entry['name']}")
-
-
-def _relative(path: Path, base: Path) -> str:
-    import os
-
-    return os.path.relpath(path, base)
 
 
 @click.command("create")

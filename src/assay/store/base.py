@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, NotFoundError
 from assay.settings import settings
 from assay.store import values
 
@@ -90,6 +90,25 @@ class StoreBase:
         return self.engine.dialect.name == "postgresql" and isinstance(
             exc, sa.exc.OperationalError | sa.exc.InterfaceError
         )
+
+    def _put_row(self, table: sa.Table, project: str, row_id: str, values: dict[str, Any]) -> bool:
+        """Create or replace the row ``(project, id)`` of ``table`` (its ``created_at`` kept when it
+        exists, set to ``values["updated_at"]`` when it does not); whether it is new."""
+        mine = sa.and_(table.c.project == project, table.c.id == row_id)
+        with self.engine.begin() as conn:
+            if conn.execute(table.update().where(mine).values(**values)).rowcount:
+                return False
+            conn.execute(table.insert().values(project=project, id=row_id, created_at=values["updated_at"], **values))
+        return True
+
+    def _get_row(self, table: sa.Table, project: str, row_id: str, what: str) -> dict[str, Any]:
+        """The row ``(project, id)`` of ``table``; a NotFoundError naming ``what`` when there is none."""
+        query = sa.select(table).where(table.c.project == project, table.c.id == row_id)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no {what} {row_id!r}")
+        return dict(row)
 
     def _insert(self, table: sa.Table) -> Any:
         dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite

@@ -13,7 +13,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.errors import NotFoundError
 from assay.store import tables as t
 from assay.store.base import StoreBase, now
 
@@ -21,32 +20,18 @@ from assay.store.base import StoreBase, now
 class RulesStore(StoreBase):
     def put_rule(self, project: str, rule_id: str, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Create or replace a rule; (its row, whether it is new)."""
-        table = t.evaluation_rules
-        action = body.get("action") or {}
         values = {
             "body": body,
             "enabled": bool(body.get("enabled", True)),
             "agent_name": (body.get("filter") or {}).get("agentName"),
-            "action_type": str(action.get("type") or ""),
+            "action_type": str((body.get("action") or {}).get("type") or ""),
             "updated_at": now(),
         }
-        mine = sa.and_(table.c.project == project, table.c.id == rule_id)
-        with self.engine.begin() as conn:
-            changed = conn.execute(table.update().where(mine).values(**values)).rowcount
-            if not changed:
-                conn.execute(
-                    table.insert().values(project=project, id=rule_id, created_at=values["updated_at"], **values)
-                )
-        return self.get_rule(project, rule_id), not changed
+        created = self._put_row(t.evaluation_rules, project, rule_id, values)
+        return self.get_rule(project, rule_id), created
 
     def get_rule(self, project: str, rule_id: str) -> dict[str, Any]:
-        table = t.evaluation_rules
-        query = sa.select(table).where(table.c.project == project, table.c.id == rule_id)
-        with self.engine.connect() as conn:
-            row = conn.execute(query).mappings().first()
-        if row is None:
-            raise NotFoundError(f"no evaluation rule {rule_id!r}")
-        return dict(row)
+        return self._get_row(t.evaluation_rules, project, rule_id, "evaluation rule")
 
     def list_rules(
         self,

@@ -12,7 +12,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.errors import NotFoundError
 from assay.store import tables as t
 from assay.store.base import StoreBase, now
 
@@ -22,7 +21,6 @@ class SchedulesStore(StoreBase):
         self, project: str, schedule_id: str, body: dict[str, Any], next_fire: float | None
     ) -> tuple[dict[str, Any], bool]:
         """Create or replace a schedule; (its row, whether it is new)."""
-        table = t.schedules
         values = {
             "body": body,
             "enabled": bool(body.get("enabled", True)),
@@ -30,23 +28,11 @@ class SchedulesStore(StoreBase):
             "next_fire": next_fire,
             "updated_at": now(),
         }
-        mine = sa.and_(table.c.project == project, table.c.id == schedule_id)
-        with self.engine.begin() as conn:
-            changed = conn.execute(table.update().where(mine).values(**values)).rowcount
-            if not changed:
-                conn.execute(
-                    table.insert().values(project=project, id=schedule_id, created_at=values["updated_at"], **values)
-                )
-        return self.get_schedule(project, schedule_id), not changed
+        created = self._put_row(t.schedules, project, schedule_id, values)
+        return self.get_schedule(project, schedule_id), created
 
     def get_schedule(self, project: str, schedule_id: str) -> dict[str, Any]:
-        table = t.schedules
-        query = sa.select(table).where(table.c.project == project, table.c.id == schedule_id)
-        with self.engine.connect() as conn:
-            row = conn.execute(query).mappings().first()
-        if row is None:
-            raise NotFoundError(f"no schedule {schedule_id!r}")
-        return dict(row)
+        return self._get_row(t.schedules, project, schedule_id, "schedule")
 
     def list_schedules(
         self, project: str | None, *, task_type: str | None = None, enabled: bool | None = None
@@ -119,58 +105,3 @@ class SchedulesStore(StoreBase):
         )
         with self.engine.connect() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
-
-    # alerts ----------------------------------------------------------------------------------
-
-    def claim_alert(self, project: str, run_key: str, source: str, source_id: str) -> bool:
-        """Take a finished run for checking; False when some server already did (one row per run)."""
-        row = {
-            "project": project,
-            "run_key": run_key,
-            "source": source,
-            "source_id": source_id,
-            "kind": "pending",
-            "payload": None,
-            "delivered": False,
-            "attempts": 0,
-            "status": None,
-            "created_at": now(),
-        }
-        with self.engine.begin() as conn:
-            return bool(conn.execute(self._insert(t.alerts).on_conflict_do_nothing(), [row]).rowcount)
-
-    def record_alert(self, project: str, run_key: str, **values: Any) -> None:
-        """What the check found (``kind``: an alert's, or ``none``) and how its delivery went."""
-        alerts = t.alerts.c
-        with self.engine.begin() as conn:
-            conn.execute(t.alerts.update().where(alerts.project == project, alerts.run_key == run_key).values(**values))
-
-    def alerts_of(self, project: str, source_id: str) -> list[dict[str, Any]]:
-        alerts = t.alerts.c
-        query = sa.select(t.alerts).where(alerts.project == project, alerts.source_id == source_id)
-        with self.engine.connect() as conn:
-            return [dict(row) for row in conn.execute(query.order_by(alerts.created_at)).mappings()]
-
-    def checked_runs(self, project: str) -> set[str]:
-        query = sa.select(t.alerts.c.run_key).where(t.alerts.c.project == project)
-        with self.engine.connect() as conn:
-            return {str(row[0]) for row in conn.execute(query)}
-
-    # insights --------------------------------------------------------------------------------
-
-    def put_insight(self, project: str, insight_id: str, body: dict[str, Any]) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(t.insights.insert().values(project=project, id=insight_id, body=body, created_at=now()))
-
-    def get_insight(self, project: str, insight_id: str) -> dict[str, Any]:
-        query = sa.select(t.insights.c.body).where(t.insights.c.project == project, t.insights.c.id == insight_id)
-        with self.engine.connect() as conn:
-            found = conn.execute(query).scalar()
-        if found is None:
-            raise NotFoundError(f"no insight {insight_id!r}")
-        return dict(found)
-
-    def list_insights(self, project: str) -> list[dict[str, Any]]:
-        query = sa.select(t.insights.c.body).where(t.insights.c.project == project).order_by(t.insights.c.created_at)
-        with self.engine.connect() as conn:
-            return [dict(row[0]) for row in conn.execute(query)]

@@ -4,19 +4,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay.store.alerts import AlertsStore
 from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
+from assay.store.insights import InsightsStore
 from assay.store.rules import RulesStore
 from assay.store.schedules import SchedulesStore
 from assay.store.taxonomies import TaxonomyStore
 from assay.store.traces import TracesStore
 
 
-class Store(BlobStore, AssetsStore, CapturedStore, TracesStore, TaxonomyStore, RulesStore, SchedulesStore):
+class Store(
+    BlobStore,
+    AssetsStore,
+    CapturedStore,
+    TracesStore,
+    TaxonomyStore,
+    RulesStore,
+    SchedulesStore,
+    AlertsStore,
+    InsightsStore,
+):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
     custom evaluators, the model-call cache, captured responses, trace spans, red-team taxonomies,
-    evaluation rules with their events, and schedules with their firings."""
+    evaluation rules with their events, schedules with their firings, alerts and insights."""
 
     def save_dataset(self, project: str, name: str, content: bytes) -> dict[str, Any]:
         """``content`` (JSONL) as a new file and the next version of dataset ``name`` (1, 2, ...):

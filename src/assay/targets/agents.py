@@ -143,13 +143,13 @@ class AgentTarget:
         try:
             if self.free_form is not None:
                 sent = self.free_form.render(item, None)
-                reply = await _post(self._client(), "/invocations", sent)
+                reply = await post_json(self._client(), "/invocations", sent)
                 output_items: list[Any] = reply["output"] if isinstance(reply.get("output"), list) else []
                 text = str(reply.get("output_text") or reply.get("message") or "")
             else:
                 sent = to_response_input(self.inputs.render_messages(item))
                 body = {"model": agent.name, "input": sent, **self._candidate_body()}
-                reply = await _post(self._client(), "/responses", body)
+                reply = await post_json(self._client(), "/responses", body)
                 output_items = list(reply.get("output") or [])
                 text = "".join(
                     p.get("text", "")
@@ -201,7 +201,8 @@ CANDIDATE_HEADER = "x-optimization-candidate-id"
 CONFIG_HEADER = "x-optimization-config"
 
 
-async def _post(client: openai.AsyncOpenAI, path: str, body: Any) -> dict[str, Any]:
+async def post_json(client: openai.AsyncOpenAI, path: str, body: Any) -> dict[str, Any]:
+    """POST to an agent; its answer, which must be a JSON object (ItemError otherwise)."""
     raw: Any = await client.post(path, body=body, cast_to=object)
     if not isinstance(raw, dict):
         raise ItemError(f"the agent answered {type(raw).__name__}, not a JSON object")
