@@ -52,7 +52,7 @@ def judged_criteria(store: Store, run_id: str) -> dict[str, tuple[str, str]]:
     return {name: (fingerprint(criteria.get(name) or {"name": name}), model) for name, model in models.items()}
 
 
-def save(store: Store, run_id: str, figures: list[dict[str, Any]], labels: Path) -> list[dict[str, Any]]:
+def save(store: Store, run_id: str, figures: list[dict[str, Any]], labels: str) -> list[dict[str, Any]]:
     """Record the agreement figures of the run's judged criteria (a newer record replaces one for the
     same definition and model)."""
     judged = judged_criteria(store, run_id)
@@ -69,7 +69,7 @@ def save(store: Store, run_id: str, figures: list[dict[str, Any]], labels: Path)
             "kappa": figure["kappa"],
             "kappa_ci": figure.get("kappa_ci"),
             "n": figure["n"],
-            "labels": str(labels),
+            "labels": labels,
             "run_id": run_id,
             "created_at": int(time.time()),
         }

@@ -68,6 +68,10 @@ class Settings(BaseModel):
     """How long an evaluation rule gathers the responses it sampled before one run evaluates them
     all (a run per window, not one per response)."""
 
+    evaluation_events_endpoint: str | None = None
+    """An OTLP/HTTP logs endpoint (``http://collector:4318/v1/logs``) sent each completed run's verdicts
+    as ``gen_ai.evaluation.result`` events, parented to the span judged when the item came from one."""
+
     @classmethod
     def variables(cls) -> dict[str, str]:
         """Each variable's name and what it does."""

@@ -17,34 +17,16 @@ from assay.store import Store
 from tests.api.test_foundry_sdk import StaticToken, release
 from tests.examples.test_support_agent import AGENT, JUDGES
 from tests.support.fixtures import poll
-from tests.support.servers import start_assay_server, start_support_agent
+from tests.support.servers import post_receiver, start_assay_server, start_support_agent
 
 QUESTIONS = ["Where is my order 1042?", "Was order 3107 delivered?", "Can I return a kettle?"]
 
 
 @pytest.fixture
 def receiver():
-    """A webhook receiver on a free loopback port: the alerts it got, (headers, body) each."""
-    import http.server
-    import threading
-
-    got: list[tuple[dict[str, str], bytes]] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            got.append((dict(self.headers), self.rfile.read(int(self.headers["content-length"]))))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/hook", got
-    server.shutdown()
-    server.server_close()
+    """A webhook receiver: the alerts it got, (headers, body) each."""
+    with post_receiver("/hook") as found:
+        yield found
 
 
 @pytest.fixture
@@ -327,3 +309,46 @@ def test_a_comparison_insight_gives_each_treatment_its_effect(served):
     same, worse = f1.compare_items
     assert (same.treatment_effect, same.delta_estimate) == ("Inconclusive", 0.0)
     assert worse.treatment_effect == "Degraded" and worse.delta_estimate == -0.6 and worse.p_value < 0.001
+
+
+def test_an_insight_schedule_clusters_the_evals_newest_run(served):
+    import datetime as dt
+
+    from azure.ai.projects.models import (
+        EvaluationRunClusterInsightRequest,
+        Insight,
+        InsightScheduleTask,
+        OneTimeTrigger,
+        Schedule,
+    )
+
+    project = served
+    rows = [
+        {"item": {"response": "the answer", "ground_truth": "the answer" if i < 4 else f"refund policy {i}"}}
+        for i in range(10)
+    ]
+    with project.get_openai_client() as openai:
+        ev = openai.evals.create(
+            name="daily insight",
+            data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+            testing_criteria=[{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"}],
+        )
+        source = {"type": "jsonl", "source": {"type": "file_content", "content": rows}}
+        run = openai.evals.runs.create(eval_id=ev.id, data_source=source)
+        poll(lambda: openai.evals.runs.retrieve(run.id, eval_id=ev.id), lambda r: r.status == "completed", seconds=60)
+    # No runIds: each firing reads the eval's newest completed run.
+    task = InsightScheduleTask(
+        insight=Insight(
+            display_name="what failed today", request=EvaluationRunClusterInsightRequest(eval_id=ev.id, run_ids=[])
+        )
+    )
+    when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3)
+    project.beta.schedules.create_or_update(
+        schedule_id="insight", schedule=Schedule(enabled=True, trigger=OneTimeTrigger(trigger_at=when), task=task)
+    )
+    (fired,) = poll(lambda: list(project.beta.schedules.list_runs("insight")), lambda r: len(r) == 1, seconds=60)
+    assert fired.success is True and "eval_run_id" not in fired.properties
+    insight = project.beta.insights.get(fired.properties["insight_id"])
+    assert insight.state == "Succeeded" and insight.display_name == "what failed today"
+    assert insight.request.run_ids == [run.id]
+    assert insight.result.cluster_insight.summary.sample_count == 6

@@ -27,10 +27,13 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("DROP TABLE item_usage"))
         conn.execute(sa.text("DROP TABLE rule_events"))
         conn.execute(sa.text("DROP TABLE evaluation_rules"))
-        conn.execute(sa.text("DROP TABLE schedule_runs"))
+        conn.execute(sa.text("DROP TABLE schedule_runs"))  # its insight_id column (0016) goes with it
         conn.execute(sa.text("DROP TABLE schedules"))
         conn.execute(sa.text("DROP TABLE alerts"))
         conn.execute(sa.text("DROP TABLE insights"))
+        conn.execute(sa.text("DROP TABLE labels"))
+        conn.execute(sa.text("DROP TABLE review_items"))
+        conn.execute(sa.text("DROP TABLE review_queues"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -44,5 +47,8 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(*) FROM schedule_runs")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM alerts")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM insights")).scalar_one()
+            conn.execute(sa.text("SELECT count(*) FROM labels")).scalar_one()
+            conn.execute(sa.text("SELECT count(*) FROM review_items")).scalar_one()
+            conn.execute(sa.text("SELECT count(insight_id) FROM schedule_runs")).scalar_one()
     finally:
         store.close()

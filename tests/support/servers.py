@@ -150,3 +150,31 @@ def start_support_agent(base_url: str, log_path: Path, *extra: str) -> tuple[sub
         return process, f"http://127.0.0.1:{port}"
     process.kill()
     raise RuntimeError(f"the support agent did not start (see {log_path})")
+
+
+@contextlib.contextmanager
+def post_receiver(path: str, status: int = 204) -> Iterator[tuple[str, list[tuple[dict[str, str], bytes]]]]:
+    """An HTTP receiver on a free loopback port answering each POST with ``status``: its URL (at
+    ``path``) and what it got, (headers, body) each (a webhook's alerts, an OTLP exporter's requests)."""
+    import http.server
+
+    got: list[tuple[dict[str, str], bytes]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append((dict(self.headers), self.rfile.read(int(self.headers["content-length"]))))
+            self.send_response(status)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{path}", got
+    finally:
+        server.shutdown()
+        server.server_close()

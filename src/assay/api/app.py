@@ -32,7 +32,7 @@ from assay.api.limits import BodyLimit
 from assay.api.readcache import CachedReads
 from assay.api.readonly import ReadOnly
 from assay.api.responses import WireJSON
-from assay.api.ui import access, pages, traces
+from assay.api.ui import access, insights_pages, pages, reviews, traces
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
 from assay.store import Store
@@ -90,7 +90,9 @@ def create_app(
     app.include_router(routes_schedules.router, prefix="/api/projects/{project}")
     app.include_router(routes_insights.router, prefix="/api/projects/{project}")
     app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
-    app.include_router(routes_traces.router)  # OTLP's own path, /v1/traces, beside the OpenAI ones
+    app.include_router(routes_traces.router)  # OTLP's own paths, /v1/traces and /v1/logs, beside the OpenAI ones
     app.include_router(pages.router)
     app.include_router(traces.router)
+    app.include_router(reviews.router)
+    app.include_router(insights_pages.router)
     return app

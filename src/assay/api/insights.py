@@ -162,6 +162,7 @@ def _failures(ctx: ApiContext, eval_id: str, run_ids: list[str]) -> list[dict[st
                         "run_id": run_id,
                         "item": row["datasource_item_id"],
                         "result": result,
+                        "response": response if isinstance(response, str) else "",
                         "eval_id": eval_id,
                     }
                 )
@@ -190,7 +191,7 @@ def _sample(sample: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": sample["id"],
         "type": "EvaluationResultSample",
-        "features": {"criterion": result["name"], "reason": result.get("reason")},
+        "features": {"criterion": result["name"], "reason": result.get("reason"), "response": sample["response"][:300]},
         "correlationInfo": {
             "eval_id": sample["eval_id"],
             "run_id": sample["run_id"],

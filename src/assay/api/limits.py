@@ -16,7 +16,7 @@ MB = 1024 * 1024
 
 
 def _limit_for(path: str) -> int | None:
-    if path.endswith("/v1/traces"):
+    if path.endswith(("/v1/traces", "/v1/logs")):
         return None  # the receiver reads with its own (decompressed) limit
     if path.endswith("/files") or "/datasets/" in path or path.startswith("/blobs/"):
         return int(settings().max_upload_mb * MB)

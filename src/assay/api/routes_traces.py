@@ -1,4 +1,6 @@
-"""OTLP/HTTP trace receiver: ``POST /v1/traces`` (and per project), protobuf or JSON, gzip or deflate.
+"""OTLP/HTTP receivers: ``POST /v1/traces`` and ``POST /v1/logs`` (and per project), protobuf or
+JSON, gzip or deflate. Traces are stored as spans; of logs, the ``gen_ai.evaluation.result``
+events are kept, as labels (human feedback), and so are such events on spans.
 
 Answers as the OTLP spec asks: 200 with an empty ``ExportTraceServiceResponse`` (or
 ``partial_success`` naming how many spans were rejected and why); 400 for a body that is not OTLP;
@@ -11,17 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from starlette.datastructures import Headers
 
 from assay.api.context import Owner, context
 from assay.api.rules import TRACE_EVENT, record_response
+from assay.review.labels import EVENT_NAME, from_event
 from assay.settings import settings
 from assay.store import Store
 from assay.traces.otlp import Decoded, OtlpError, decode, decompress
+from assay.traces.otlp_logs import DecodedLogs, decode_logs
 
 router = APIRouter()
 RPC_INVALID_ARGUMENT, RPC_RESOURCE_EXHAUSTED = 3, 8
@@ -30,6 +36,16 @@ RPC_INVALID_ARGUMENT, RPC_RESOURCE_EXHAUSTED = 3, 8
 @router.post("/v1/traces")
 @router.post("/api/projects/{project}/v1/traces")
 async def receive_traces(request: Request, owner: Owner) -> Response:
+    return await _receive(request, owner, _decode_and_store)
+
+
+@router.post("/v1/logs")
+@router.post("/api/projects/{project}/v1/logs")
+async def receive_logs(request: Request, owner: Owner) -> Response:
+    return await _receive(request, owner, _decode_logs_and_store)
+
+
+async def _receive(request: Request, owner: str, store_body: Callable[..., Decoded | DecodedLogs]) -> Response:
     ctx = context(request)
     as_json = (request.headers.get("content-type") or "").startswith("application/json")
     try:
@@ -43,12 +59,13 @@ async def receive_traces(request: Request, owner: Owner) -> Response:
     ctx.ingest_pending += 1
     try:
         # Decoding and writing both happen off the event loop, which keeps serving reads meanwhile.
-        decoded = await asyncio.to_thread(_decode_and_store, ctx.store, owner, body, request.headers)
+        decoded = await asyncio.to_thread(store_body, ctx.store, owner, body, request.headers)
     except OtlpError as exc:
         return _status(exc.status, str(exc), as_json)
     finally:
         ctx.ingest_pending -= 1
-    return _success(decoded.rejected, "; ".join(decoded.problems[:5]), as_json)
+    logs = isinstance(decoded, DecodedLogs)
+    return _success(decoded.rejected, "; ".join(decoded.problems[:5]), as_json, logs)
 
 
 def _decode_and_store(store: Store, owner: str, body: bytes, headers: Headers) -> Decoded:
@@ -58,6 +75,26 @@ def _decode_and_store(store: Store, owner: str, body: bytes, headers: Headers) -
     # An agent's turn arriving as a trace is a completed response for the rules on that agent.
     for trace_id, agent in {(s.trace_id, s.agent_name) for s in decoded.spans if s.operation == "invoke_agent"}:
         record_response(store, owner, agent, TRACE_EVENT + trace_id)
+    labels = [
+        from_event(event["attributes"], trace_id=span.trace_id, span_id=span.span_id, source="otlp")
+        for span in decoded.spans
+        for event in span.events
+        if event["name"] == EVENT_NAME
+    ]
+    store.add_labels(owner, [label for label in labels if label is not None])
+    return decoded
+
+
+def _decode_logs_and_store(store: Store, owner: str, body: bytes, headers: Headers) -> DecodedLogs:
+    """Logs: the ``gen_ai.evaluation.result`` events become labels; other records are not kept."""
+    raw = decompress(body, headers.get("content-encoding"), settings().otlp_max_bytes)
+    decoded = decode_logs(raw, headers.get("content-type"))
+    labels = [
+        from_event(r.attributes, trace_id=r.trace_id, span_id=r.span_id, source="otlp")
+        for r in decoded.records
+        if r.event_name == EVENT_NAME
+    ]
+    store.add_labels(owner, [label for label in labels if label is not None])
     return decoded
 
 
@@ -71,13 +108,17 @@ async def _read_capped(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _success(rejected: int, message: str, as_json: bool) -> Response:
+def _success(rejected: int, message: str, as_json: bool, logs: bool = False) -> Response:
+    counted = "rejectedLogRecords" if logs else "rejectedSpans"
     if as_json:
-        payload = {"partialSuccess": {"rejectedSpans": str(rejected), "errorMessage": message}} if rejected else {}
+        payload = {"partialSuccess": {counted: str(rejected), "errorMessage": message}} if rejected else {}
         return Response(json.dumps(payload), media_type="application/json")
-    reply = ExportTraceServiceResponse()
+    reply = ExportLogsServiceResponse() if logs else ExportTraceServiceResponse()
     if rejected:
-        reply.partial_success.rejected_spans = rejected
+        if isinstance(reply, ExportLogsServiceResponse):
+            reply.partial_success.rejected_log_records = rejected
+        else:
+            reply.partial_success.rejected_spans = rejected
         reply.partial_success.error_message = message
     return Response(reply.SerializeToString(), media_type="application/x-protobuf")
 

@@ -1,6 +1,8 @@
 """Schedules: Foundry's ``project_client.beta.schedules``. A schedule has a trigger (``OneTime``,
-``Recurrence``, ``Cron``; ``assay.triggers`` says when) and an ``Evaluation`` task (``evalId`` and
-``evalRun``, the body of a run create). The firer thread of ``assay serve`` (beside the evaluation
+``Recurrence``, ``Cron``; ``assay.triggers`` says when) and a task: ``Evaluation`` (``evalId`` and
+``evalRun``, the body of a run create) or ``Insight`` (``insight``, the body of an insight
+generate; a cluster insight without ``runIds`` takes its eval's newest completed run each time, so a
+daily insight groups the latest failures). The firer thread of ``assay serve`` (beside the evaluation
 rules') fires each due schedule through the same door as an API run (``queue_run``) and records the
 firing (``list_runs``: success, error, the eval run).
 
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from assay.api.context import ApiContext
     from assay.store import Store
 
-TASKS = ("Evaluation",)
+TASKS = ("Evaluation", "Insight")
 
 
 def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
@@ -32,9 +34,35 @@ def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str
     check_trigger(body.get("trigger"))
     task = body.get("task")
     if not isinstance(task, dict) or task.get("type") not in TASKS:
+        raise ConfigError("task: expected {type: Evaluation, evalId, evalRun} or {type: Insight, insight: {request}}")
+    if task["type"] == "Insight":
+        _check_insight_task(task, store, project)
+    else:
+        _check_evaluation_task(task, store, project)
+    enabled = body.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError("enabled: true or false")
+    kept = ("displayName", "description", "trigger", "task", "tags", "properties")
+    return {**{k: body[k] for k in kept if k in body}, "enabled": enabled, **({"alert": alert} if alert else {})}
+
+
+def _check_insight_task(task: dict[str, Any], store: Store, project: str) -> None:
+    insight = task.get("insight")
+    request = insight.get("request") if isinstance(insight, dict) else None
+    if not isinstance(request, dict) or request.get("type") not in (
+        "EvaluationRunClusterInsight",
+        "EvaluationComparison",
+    ):
         raise ConfigError(
-            "task: expected {type: Evaluation, evalId, evalRun}", hint="Insight tasks are not supported yet"
+            "task.insight.request: expected {type: EvaluationRunClusterInsight, evalId, runIds?} "
+            "or {type: EvaluationComparison, ...}"
         )
+    if not isinstance(request.get("evalId"), str):
+        raise ConfigError("task.insight.request.evalId: name the eval whose runs the insight reads")
+    store.get_eval_in(project, request["evalId"])  # a NotFoundError (404) names it
+
+
+def _check_evaluation_task(task: dict[str, Any], store: Store, project: str) -> None:
     eval_id = task.get("evalId")
     if not isinstance(eval_id, str) or not eval_id:
         raise ConfigError("task.evalId: name the eval the schedule runs")
@@ -42,11 +70,6 @@ def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str
     run = task.get("evalRun")
     if not isinstance(run, dict) or not isinstance(run.get("data_source"), dict):
         raise ConfigError("task.evalRun: the run to create each time, {name?, data_source: {...}}")
-    enabled = body.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ConfigError("enabled: true or false")
-    kept = ("displayName", "description", "trigger", "task", "tags", "properties")
-    return {**{k: body[k] for k in kept if k in body}, "enabled": enabled, **({"alert": alert} if alert else {})}
 
 
 def first_fire(body: dict[str, Any], now: float) -> float | None:
@@ -64,7 +87,7 @@ def schedule_object(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def schedule_run_object(row: dict[str, Any]) -> dict[str, Any]:
-    properties = {k: str(row[k]) for k in ("eval_id", "eval_run_id") if row.get(k)}
+    properties = {k: str(row[k]) for k in ("eval_id", "eval_run_id", "insight_id") if row.get(k)}
     found = {
         "id": row["id"],
         "scheduleId": row["schedule_id"],
@@ -90,21 +113,31 @@ def fire_due(ctx: ApiContext, clock: float | None = None) -> list[dict[str, Any]
         if not store.claim_firing(row["project"], row["id"], row["next_fire"], following):
             continue  # another server fired it
         task = row["body"]["task"]
-        run_id, error = None, None
+        made: dict[str, str | None] = {"eval_run_id": None, "insight_id": None}
+        eval_id, error = str(task.get("evalId") or (task.get("insight") or {}).get("request", {}).get("evalId")), None
         try:
-            stored = store.get_eval_in(row["project"], str(task["evalId"]))
-            body = {"name": f"schedule {row['id']}", **task["evalRun"]}
-            run_id = str(queue_run(ctx, row["project"], stored, body)["id"])
+            if task["type"] == "Insight":
+                made["insight_id"] = _fire_insight(ctx, row["project"], task["insight"])
+            else:
+                stored = store.get_eval_in(row["project"], eval_id)
+                body = {"name": f"schedule {row['id']}", **task["evalRun"]}
+                made["eval_run_id"] = str(queue_run(ctx, row["project"], stored, body)["id"])
         except Exception as exc:  # noqa: BLE001 - the firing records why it failed; the schedule goes on
             error = getattr(exc, "message", None) or str(exc)
         fired.append(
-            store.add_schedule_run(
-                row["project"],
-                row["id"],
-                row["next_fire"],
-                eval_id=str(task.get("evalId")),
-                eval_run_id=run_id,
-                error=error,
-            )
+            store.add_schedule_run(row["project"], row["id"], row["next_fire"], eval_id=eval_id, error=error, **made)
         )
     return fired
+
+
+def _fire_insight(ctx: ApiContext, project: str, insight: dict[str, Any]) -> str:
+    """Generate the task's insight; a cluster insight naming no runs reads the eval's newest completed run."""
+    from assay.api.insights import generate
+
+    request = dict(insight["request"])
+    if request["type"] == "EvaluationRunClusterInsight" and not request.get("runIds"):
+        done = [r for r in ctx.store.list_runs_of(request["evalId"]) if r["status"] == "completed"]
+        if not done:
+            raise ConfigError(f"eval {request['evalId']} has no completed run to read yet")
+        request["runIds"] = [done[0]["id"]]
+    return str(generate(ctx, project, {**insight, "request": request})["id"])

@@ -18,17 +18,11 @@ from rich.table import Table
 
 from assay.cli.common import CACHE_OPTION, dumps, open_store, out, percent
 from assay.errors import ConfigError
-from assay.stats import (
-    bootstrap_statistic,
-    cohen_kappa,
-    cohen_kappa_interval,
-    icc_2_1,
-    krippendorff_alpha_nominal,
-    spearman,
-)
+from assay.review.agreement import agreement, judged_results
 
 if TYPE_CHECKING:
     from assay.llm import CacheMode, ModelRegistry
+    from assay.store import Store
 
 
 @click.group("judges")
@@ -38,31 +32,34 @@ def judges_group() -> None:
 
 @judges_group.command("agreement")
 @click.argument("run_id")
-@click.option("--labels", "labels_file", required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--criterion", help="The criterion the labels are for, when they do not say.")
+@click.option(
+    "--labels",
+    "labels_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="A JSONL file of labels; without it, the labels in the store (review queues, OpenTelemetry feedback).",
+)
+@click.option("--criterion", help="The criterion the file's labels are for, when they do not say.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--save", is_flag=True, help="Keep the figures as these judges' calibration (for --require-calibrated).")
-def agreement_command(run_id: str, labels_file: Path, criterion: str | None, as_json: bool, save: bool) -> None:
-    """Agreement of RUN's judges with the human labels in a JSONL file."""
-    labels = read_labels(labels_file, criterion)
+def agreement_command(run_id: str, labels_file: Path | None, criterion: str | None, as_json: bool, save: bool) -> None:
+    """Agreement of RUN's judges with human labels (a JSONL file, or the store's)."""
+    from_file = None if labels_file is None else read_labels(labels_file, criterion)  # its mistakes first
     store = open_store()
     run_id = store.run_id_for(run_id)
-    judged: dict[tuple[str, int], dict[str, Any]] = {}
-    for row in store.iter_output_items(run_id):
-        for result in row["results"]:
-            if result.get("status") == "completed" and result.get("passed") is not None:
-                judged[(result["name"], row["datasource_item_id"])] = result
+    labels = stored_labels(store, run_id) if from_file is None else from_file
+    source = "the labels in the store" if labels_file is None else labels_file.name
+    judged = judged_results(store.iter_output_items(run_id))
     figures = [agreement(name, pairs, judged) for name, pairs in sorted(labels.items())]
     if save:
         from assay.calibration import save as save_calibration
 
-        for record in save_calibration(store, run_id, figures, labels_file):
+        for record in save_calibration(store, run_id, figures, str(labels_file or "store")):
             saved = f"calibration saved: {record['criterion']} ({record['model']}) κ {record['kappa']:.2f}"
             click.echo(saved, err=True)  # stderr: --json keeps stdout to the figures
     if as_json:
         out.print_json(dumps(figures))
         return
-    table = Table(title=f"judges of {run_id} against {labels_file.name}", title_justify="left")
+    table = Table(title=f"judges of {run_id} against {source}", title_justify="left")
     for column in ("criterion", "n", "agree", "κ", "α", "TPR", "TNR", "ρ", "ICC"):
         table.add_column(column, justify="left" if column == "criterion" else "right", no_wrap=True)
     for f in figures:
@@ -88,6 +85,19 @@ def _fmt(value: float | None) -> str:
 
 def _with_interval(value: float | None, interval: tuple[float, float] | None) -> str:
     return _fmt(value) if value is None or interval is None else f"{value:.2f} [{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
+def stored_labels(store: Store, run_id: str) -> dict[str, dict[int, dict[str, Any]]]:
+    """criterion → item → {passed, score}: the people's verdicts on the run's items in the store."""
+    from assay.review.labels import human_verdicts
+
+    found = human_verdicts(store, store.get_run(run_id))
+    if not found:
+        raise ConfigError(
+            f"no human labels on {run_id}'s items",
+            hint="review it (assay review create RUN), send gen_ai.evaluation.result events, or pass --labels FILE",
+        )
+    return found
 
 
 def read_labels(path: Path, default_criterion: str | None) -> dict[str, dict[int, dict[str, Any]]]:
@@ -119,36 +129,6 @@ def read_labels(path: Path, default_criterion: str | None) -> dict[str, dict[int
     if not found:
         raise ConfigError(f"{path}: no labels")
     return found
-
-
-def agreement(
-    name: str, labels: dict[int, dict[str, Any]], judged: dict[tuple[str, int], dict[str, Any]]
-) -> dict[str, Any]:
-    pairs = [(labels[item], judged[(name, item)]) for item in sorted(labels) if (name, item) in judged]
-    human = [p[0]["passed"] for p in pairs]
-    judge = [bool(p[1]["passed"]) for p in pairs]
-    matched = list(zip(human, judge, strict=True))
-    positives = [j for h, j in matched if h]
-    negatives = [j for h, j in matched if not h]
-    scored = [
-        (float(h["score"]), float(j["score"]))
-        for h, j in pairs
-        if h["score"] is not None and j.get("score") is not None
-    ]
-    return {
-        "criterion": name,
-        "n": len(pairs),
-        "agreement": sum(h == j for h, j in matched) / len(pairs) if pairs else None,
-        "kappa": cohen_kappa(human, judge),
-        "kappa_ci": cohen_kappa_interval(human, judge),
-        "alpha": krippendorff_alpha_nominal([[h, j] for h, j in matched]),
-        "alpha_ci": bootstrap_statistic([[h, j] for h, j in matched], krippendorff_alpha_nominal),
-        "tpr": sum(positives) / len(positives) if positives else None,
-        "tnr": (len(negatives) - sum(negatives)) / len(negatives) if negatives else None,
-        "spearman": spearman([h for h, _ in scored], [j for _, j in scored]),
-        "icc": icc_2_1([[h, j] for h, j in scored]),
-        "icc_ci": bootstrap_statistic([[h, j] for h, j in scored], icc_2_1) if len(scored) > 2 else None,
-    }
 
 
 @judges_group.command("bias")

@@ -51,6 +51,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "results",
         "Write a run's output items as JSONL (full) or CSV (one column per criterion field).",
     ),
+    "review": (
+        "assay.cli.review",
+        "review_group",
+        "Human review: queues of a run's items for people to judge, and their labels.",
+    ),
     "run": (
         "assay.cli.run",
         "run_command",

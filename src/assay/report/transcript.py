@@ -38,3 +38,43 @@ def _text(value: Any) -> str:
 
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+def exchange(item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
+    """What an item asked and what came back, for a reader: ``{asked, steps, answer}``. ``steps`` are an
+    agent's tool calls with their results (``{name, arguments, result}``), from the sample's
+    ``output_items`` (Responses shape) or the item's own ``tool_calls``; ``answer`` the final text."""
+    sample = sample or {}
+    asked = next((item[k] for k in ("query", "question", "input", "prompt") if isinstance(item.get(k), str)), None)
+    if asked is None:
+        chat = transcript(item)
+        users = [m["text"] for m in (chat or {}).get("messages", []) if m["role"] == "user"]
+        asked = users[-1] if users else json.dumps(item, ensure_ascii=False, default=str)
+    outputs = sample.get("output_items") if isinstance(sample.get("output_items"), list) else None
+    steps: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    for entry in outputs or _item_calls(item):
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("type") in ("function_call", "tool_call"):
+            step: dict[str, Any] | None = {
+                "name": str(entry.get("name")),
+                "arguments": _text(entry.get("arguments") or ""),
+                "result": None,
+            }
+            assert step is not None
+            steps.append(step)
+            by_call[str(entry.get("call_id") or entry.get("tool_call_id") or len(by_call))] = step
+        elif entry.get("type") in ("function_call_output", "tool_result"):
+            step = by_call.get(str(entry.get("call_id") or entry.get("tool_call_id")))
+            if step is not None:
+                step["result"] = _text(entry.get("output", entry.get("tool_result", "")))
+    answer = sample.get("output_text")
+    if not isinstance(answer, str) or not answer:
+        answer = item.get("response") if isinstance(item.get("response"), str) else None
+    return {"asked": _clip(str(asked)), "steps": steps, "answer": None if answer is None else _clip(answer)}
+
+
+def _item_calls(item: dict[str, Any]) -> list[Any]:
+    calls = item.get("tool_calls")
+    return calls if isinstance(calls, list) else []

@@ -26,6 +26,7 @@ from assay.llm import ModelRegistry
 from assay.redteam.summary import add_red_team
 from assay.results import RunSummary
 from assay.results.records import SimulationSummary
+from assay.review.events import export_run_verdicts
 from assay.run.attack_criteria import AttackCriterion, attack_criteria
 from assay.run.clusters import cluster_intervals
 from assay.run.criteria import BoundCriterion, bind_criteria
@@ -34,6 +35,7 @@ from assay.run.targets import build_run_target, supplied_fields
 from assay.run.tasks import PREFIX as TASK_PREFIX
 from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_criteria
 from assay.run.trials import summarize_trials
+from assay.settings import settings
 from assay.store import Store
 from assay.store.base import LOCAL_PREFIX
 from assay.sync import run_sync
@@ -261,6 +263,9 @@ def finish_run(
             close("failed", {"code": type(exc).__name__, "message": str(exc)})
             raise
     summary = close("canceled" if canceled else "completed")
+    events_endpoint = settings().evaluation_events_endpoint
+    if events_endpoint and not canceled:
+        export_run_verdicts(store, run["id"], events_endpoint)
     return RunOutcome(store.get_run(run["id"]), summary, evaluated)
 
 

@@ -16,15 +16,20 @@ class InsightsStore(StoreBase):
         with self.engine.begin() as conn:
             conn.execute(t.insights.insert().values(project=project, id=insight_id, body=body, created_at=now()))
 
-    def get_insight(self, project: str, insight_id: str) -> dict[str, Any]:
-        query = sa.select(t.insights.c.body).where(t.insights.c.project == project, t.insights.c.id == insight_id)
+    def get_insight(self, project: str | None, insight_id: str) -> dict[str, Any]:
+        """The insight (of any project when ``project`` is None: the UI of a server without keys)."""
+        query = sa.select(t.insights.c.body).where(t.insights.c.id == insight_id)
+        if project is not None:
+            query = query.where(t.insights.c.project == project)
         with self.engine.connect() as conn:
             found = conn.execute(query).scalar()
         if found is None:
             raise NotFoundError(f"no insight {insight_id!r}")
         return dict(found)
 
-    def list_insights(self, project: str) -> list[dict[str, Any]]:
-        query = sa.select(t.insights.c.body).where(t.insights.c.project == project).order_by(t.insights.c.created_at)
+    def list_insights(self, project: str | None) -> list[dict[str, Any]]:
+        query = sa.select(t.insights.c.body).order_by(t.insights.c.created_at)
+        if project is not None:
+            query = query.where(t.insights.c.project == project)
         with self.engine.connect() as conn:
             return [dict(row[0]) for row in conn.execute(query)]

@@ -105,10 +105,11 @@ class RulesStore(StoreBase):
             pending = sa.and_(
                 events.project == project, events.rule_id == rule_id, sa.or_(events.run_id.is_(None), orphaned)
             )
-            taken = [str(r[0]) for r in conn.execute(sa.select(events.response_id).where(pending))]
-            if taken:
-                conn.execute(t.rule_events.update().where(pending).values(run_id=run_id))
-        return taken
+            # One statement marks and returns the events: a separate select, then update, would mark
+            # an event another server added between the two (PostgreSQL's read committed sees it)
+            # without returning it, and that event would never be evaluated.
+            marked = t.rule_events.update().where(pending).values(run_id=run_id).returning(events.response_id)
+            return [str(r[0]) for r in conn.execute(marked)]
 
     def relabel_events(self, project: str, rule_id: str, marker: str, run_id: str, ids: list[str]) -> None:
         """Events ``take_events`` marked (these of them), now the made run's."""

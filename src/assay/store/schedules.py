@@ -80,6 +80,7 @@ class SchedulesStore(StoreBase):
         eval_id: str | None,
         eval_run_id: str | None,
         error: str | None,
+        insight_id: str | None = None,
     ) -> dict[str, Any]:
         row = {
             "project": project,
@@ -90,6 +91,7 @@ class SchedulesStore(StoreBase):
             "error": error,
             "eval_id": eval_id,
             "eval_run_id": eval_run_id,
+            "insight_id": insight_id,
         }
         with self.engine.begin() as conn:
             conn.execute(t.schedule_runs.insert().values(**row))

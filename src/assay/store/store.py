@@ -9,6 +9,7 @@ from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
 from assay.store.insights import InsightsStore
+from assay.store.reviews import ReviewsStore
 from assay.store.rules import RulesStore
 from assay.store.schedules import SchedulesStore
 from assay.store.taxonomies import TaxonomyStore
@@ -25,10 +26,12 @@ class Store(
     SchedulesStore,
     AlertsStore,
     InsightsStore,
+    ReviewsStore,
 ):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
     custom evaluators, the model-call cache, captured responses, trace spans, red-team taxonomies,
-    evaluation rules with their events, schedules with their firings, alerts and insights."""
+    evaluation rules with their events, schedules with their firings, alerts, insights, and human
+    review's labels and queues."""
 
     def save_dataset(self, project: str, name: str, content: bytes) -> dict[str, Any]:
         """``content`` (JSONL) as a new file and the next version of dataset ``name`` (1, 2, ...):

@@ -283,6 +283,7 @@ schedule_runs = sa.Table(
     sa.Column("error", StoreText(clip=True), nullable=True),
     sa.Column("eval_run_id", StoreText(64), nullable=True),
     sa.Column("eval_id", StoreText(64), nullable=True),
+    sa.Column("insight_id", StoreText(64), nullable=True),
 )
 
 # What each run an evaluation rule or a schedule made was found to need: an alert (its webhook's
@@ -310,4 +311,50 @@ insights = sa.Table(
     sa.Column("id", StoreText(64), primary_key=True),
     sa.Column("body", JSON, nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
+)
+
+# Human review. A label is what someone (or something) said of a result: entered in the review
+# queue, received as an OpenTelemetry ``gen_ai.evaluation.result`` event, or read from a file.
+# Labels are only ever added: a second answer is a new row, the newest of an annotator counting.
+labels = sa.Table(
+    "labels",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("id", StoreText(64), primary_key=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("annotator", StoreText(256, clip=True), nullable=False),
+    sa.Column("actor_type", StoreText(32, clip=True), nullable=False),
+    sa.Column("source", StoreText(16), nullable=False),
+    sa.Column("criterion", StoreText(256, clip=True), nullable=False),
+    sa.Column("label", StoreText(clip=True), nullable=True),
+    sa.Column("passed", sa.Boolean, nullable=True),
+    sa.Column("score", sa.Float, nullable=True),
+    sa.Column("explanation", StoreText(clip=True), nullable=True),
+    sa.Column("run_id", StoreText(64, clip=True), nullable=True),
+    sa.Column("datasource_item_id", sa.Integer, nullable=True),
+    sa.Column("queue_id", StoreText(64, clip=True), nullable=True),
+    sa.Column("trace_id", StoreText(32, clip=True), nullable=True),
+    sa.Column("span_id", StoreText(16, clip=True), nullable=True),
+    sa.Column("response_id", StoreText(256, clip=True), nullable=True),
+    sa.Index("labels_by_run", "project", "run_id"),
+    sa.Index("labels_by_trace", "project", "trace_id"),
+)
+
+# A review queue (what is reviewed, how, by whom) and its items, each with its reviewer.
+review_queues = sa.Table(
+    "review_queues",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("id", StoreText(64), primary_key=True),
+    sa.Column("body", JSON, nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)
+review_items = sa.Table(
+    "review_items",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("queue_id", StoreText(64), primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("datasource_item_id", sa.Integer, nullable=False),
+    sa.Column("assignee", StoreText(256), nullable=True),
 )

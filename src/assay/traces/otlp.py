@@ -92,7 +92,7 @@ def _from_protobuf(body: bytes) -> Decoded:
         raise OtlpError(f"body is not an OTLP ExportTraceServiceRequest: {exc}") from None
     out = Decoded()
     for resource_spans in request.resource_spans:
-        resource = {a.key: _pb_value(a.value) for a in resource_spans.resource.attributes}
+        resource = {a.key: pb_value(a.value) for a in resource_spans.resource.attributes}
         for scope_spans in resource_spans.scope_spans:
             for s in scope_spans.spans:
                 trace_id, span_id = s.trace_id.hex(), s.span_id.hex()
@@ -111,12 +111,12 @@ def _from_protobuf(body: bytes) -> Decoded:
                     end_ns=s.end_time_unix_nano,
                     status_code=s.status.code,
                     status_message=s.status.message,
-                    attributes={a.key: _pb_value(a.value) for a in s.attributes},
+                    attributes={a.key: pb_value(a.value) for a in s.attributes},
                     events=[
                         {
                             "name": e.name,
                             "time_ns": e.time_unix_nano,
-                            "attributes": {a.key: _pb_value(a.value) for a in e.attributes},
+                            "attributes": {a.key: pb_value(a.value) for a in e.attributes},
                         }
                         for e in s.events
                     ],
@@ -131,14 +131,14 @@ def _from_protobuf(body: bytes) -> Decoded:
     return out
 
 
-def _pb_value(value: AnyValue) -> Any:
+def pb_value(value: AnyValue) -> Any:
     which = value.WhichOneof("value")
     if which is None:
         return None
     if which == "array_value":
-        return [_pb_value(v) for v in value.array_value.values]
+        return [pb_value(v) for v in value.array_value.values]
     if which == "kvlist_value":
-        return {kv.key: _pb_value(kv.value) for kv in value.kvlist_value.values}
+        return {kv.key: pb_value(kv.value) for kv in value.kvlist_value.values}
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode()
     return getattr(value, which)
@@ -160,7 +160,7 @@ def _from_json(body: bytes) -> Decoded:
         _object(resource_spans, where)
         resource_doc = _object(resource_spans.get("resource") or {}, f"{where}.resource")
         try:
-            resource = _json_attributes(resource_doc.get("attributes"))
+            resource = json_attributes(resource_doc.get("attributes"))
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             raise OtlpError(f"{where}.resource.attributes: {exc}") from None
         for s, scope_spans in enumerate(_list(resource_spans, "scopeSpans", where)):
@@ -225,7 +225,7 @@ def _json_span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
         {
             "name": str(e.get("name") or ""),
             "time_ns": int(e.get("timeUnixNano") or 0),
-            "attributes": _json_attributes(e.get("attributes")),
+            "attributes": json_attributes(e.get("attributes")),
         }
         for e in raw.get("events") or []
     ]
@@ -239,7 +239,7 @@ def _json_span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
         end_ns=int(raw.get("endTimeUnixNano") or 0),
         status_code=_enum(status.get("code"), STATUS_NAMES),
         status_message=str(status.get("message") or ""),
-        attributes=_json_attributes(raw.get("attributes")),
+        attributes=json_attributes(raw.get("attributes")),
         events=events,
         resource=resource,
         dropped_attributes=int(raw.get("droppedAttributesCount") or 0),
@@ -264,7 +264,7 @@ def _enum(value: Any, names: dict[str, int]) -> int:
     return int(value or 0)
 
 
-def _json_attributes(raw: Any) -> dict[str, Any]:
+def json_attributes(raw: Any) -> dict[str, Any]:
     if not isinstance(raw or [], list):
         raise TypeError(f"attributes must be an array, not {type(raw).__name__}")
     return {str(a["key"]): _json_value(a.get("value") or {}) for a in raw or []}

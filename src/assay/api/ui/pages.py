@@ -135,7 +135,7 @@ def run_page(
     page: int = 0,
 ) -> str:
     store = context(request).store
-    run = _visible_run(store, run_id, viewer)
+    run = visible_run(store, run_id, viewer)
     summary = RunSummary.model_validate(run["summary"] or {})
     final = finished_summary(run, summary)
     criteria = criterion_names(store, run, summary)
@@ -187,7 +187,7 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
     """One item in full: its data, what the target said, every criterion's verdict with the judge's
     own answer, tokens and latency."""
     store = context(request).store
-    run = _visible_run(store, run_id, viewer)
+    run = visible_run(store, run_id, viewer)
     row = store.get_output_item(run_id, item_id)
     return TEMPLATES.get_template("item.html").render(
         title=f"{run['name'] or run_id} · item {item_id}",
@@ -201,7 +201,7 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
     )
 
 
-def _visible_run(store: Any, run_id: str, viewer: str | None) -> dict[str, Any]:
+def visible_run(store: Any, run_id: str, viewer: str | None) -> dict[str, Any]:
     run: dict[str, Any] = store.get_run(run_id)
     if viewer is not None and run["project"] != viewer:
         raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
