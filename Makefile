@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean browser sandbox
+.PHONY: demo install test lint bench clean browser sandbox
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,20 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed
 	ASSAY_HOME=.assay $(BIN)/assay run examples/quickstart/eval.yaml
 	ASSAY_HOME=.assay $(BIN)/assay run examples/quickstart/agent_eval.yaml
+	@echo "assay is installed in $(VENV): call it as $(BIN)/assay, or 'source $(BIN)/activate' first,"
+	@echo "or run 'make install' to put 'assay' on your PATH (~/.local/bin)."
+
+# `assay` for this user, as pipx would: a venv of its own under ~/.local/share, linked from ~/.local/bin.
+TOOL_HOME ?= $(HOME)/.local/share/assay
+TOOL_BIN ?= $(HOME)/.local/bin
+install:
+	$(PYTHON) -m venv $(TOOL_HOME)/venv
+	$(TOOL_HOME)/venv/bin/pip install -q --upgrade pip
+	$(TOOL_HOME)/venv/bin/pip install -q .
+	mkdir -p $(TOOL_BIN)
+	ln -sf $(TOOL_HOME)/venv/bin/assay $(TOOL_BIN)/assay
+	@echo "installed: $(TOOL_BIN)/assay ($$($(TOOL_BIN)/assay --version))"
+	@case ":$$PATH:" in *":$(TOOL_BIN):"*) ;; *) echo "add $(TOOL_BIN) to your PATH to call it as 'assay'";; esac
 
 # The UI test drives Debian's Chromium; install it when missing and we may (CI runs as root).
 browser:

@@ -94,3 +94,26 @@ def test_tools_a_request_may_not_give_are_refused(with_tools, tools, message):
     with pytest.raises(openai.BadRequestError) as refused:
         create_run(client, tools)
     assert message in str(refused.value)
+
+
+def test_an_agent_runs_page_shows_its_answers_and_tool_calls(with_tools, llm, browser, tmp_path):
+    script(llm)
+    client = with_tools.client()
+    created, run = create_run(client, ["orders"])
+    finished = wait_for(client, created.id, run.id)
+    page = browser.new_page()
+    page.goto(finished.report_url)
+    answers = page.locator("#items td.answer")
+    assert answers.count() == 2 and "Your order 42 shipped on 2026-11-30." in answers.first.inner_text()
+    assert "1 tool call:" in answers.first.locator("details.tools summary").inner_text()
+    page.screenshot(path=str(tmp_path / "agent-run.png"), full_page=True)
+    page.locator("#items a.item-link").first.click()
+    steps = page.locator("#answer details.steps")
+    assert "1 tool call" in steps.locator("summary").first.inner_text()
+    call = page.locator("#answer details.tool-call").first
+    call.locator("summary").click()
+    assert "←" in call.inner_text() and "42" in call.inner_text()  # the call's arguments and its result
+    assert page.locator("#next-item").count() == 1 and page.locator("#previous-item").count() == 0
+    page.screenshot(path=str(tmp_path / "agent-item.png"), full_page=True)
+    page.locator("#next-item").click()
+    assert page.locator("h1").inner_text().startswith("Item 1") and page.locator("#previous-item").count() == 1

@@ -12,7 +12,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from assay.report.causes import error_causes
 from assay.report.charts import histogram, pass_rate_bars
-from assay.report.transcript import transcript
+from assay.report.transcript import exchange, transcript
 from assay.results import CriterionSummary, RunSummary
 
 TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
@@ -79,6 +79,7 @@ def item_row(row: dict[str, Any], criteria: list[str]) -> dict[str, Any]:
         "preview": preview,
         "traces": [str(t) for t in traces],
         "transcript": transcript(item),
+        "exchange": exchange(item, row.get("sample")),
     }
 
 

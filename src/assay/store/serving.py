@@ -290,3 +290,12 @@ class ServingStore(RunsStore):
         if row is None:
             raise NotFoundError(f"No output item {index} in run '{run_id}'.")
         return dict(row)
+
+    def adjacent_items(self, run_id: str, index: int) -> tuple[int | None, int | None]:
+        """The run's items just before and just after item ``index`` (None at either end)."""
+        items = t.output_items.c
+        mine = items.run_id == run_id
+        before = sa.select(sa.func.max(items.datasource_item_id)).where(mine, items.datasource_item_id < index)
+        after = sa.select(sa.func.min(items.datasource_item_id)).where(mine, items.datasource_item_id > index)
+        with self.engine.connect() as conn:
+            return conn.execute(before).scalar(), conn.execute(after).scalar()

@@ -30,6 +30,7 @@ from assay.report.run_view import (
     summary_bars,
     top_causes,
 )
+from assay.report.transcript import exchange
 from assay.results import RunSummary
 
 PAGE_SIZE = 50
@@ -189,12 +190,16 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
     store = context(request).store
     run = visible_run(store, run_id, viewer)
     row = store.get_output_item(run_id, item_id)
+    previous_item, next_item = store.adjacent_items(run_id, item_id)
     return TEMPLATES.get_template("item.html").render(
         title=f"{run['name'] or run_id} · item {item_id}",
         run=run,
         row=row,
         viewer=viewer,
         item=item_row(row, [r["name"] for r in row["results"]]),
+        exchange=exchange(row["datasource_item"], row["sample"]),
+        previous_item=previous_item,
+        next_item=next_item,
         results=[result_view(r) for r in row["results"]],
         data=json.dumps(row["datasource_item"], indent=2, ensure_ascii=False, default=str),
         sample=None if not row["sample"] else json.dumps(row["sample"], indent=2, ensure_ascii=False, default=str),
