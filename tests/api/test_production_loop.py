@@ -66,8 +66,9 @@ def test_a_rule_scores_agent_responses_by_reference(served):
         scores_agent_responses(served, openai)
 
 
-def scores_agent_responses(project, openai):
-    ev = openai.evals.create(
+def responses_eval(openai):
+    """An eval of an agent's responses (``azure_ai_source``, scenario ``responses``), judged for coherence."""
+    return openai.evals.create(
         name="support quality",
         data_source_config={"type": "azure_ai_source", "scenario": "responses"},
         testing_criteria=[
@@ -79,6 +80,10 @@ def scores_agent_responses(project, openai):
             },
         ],
     )
+
+
+def scores_agent_responses(project, openai):
+    ev = responses_eval(openai)
     rule = EvaluationRule(
         display_name="support quality",
         action=ContinuousEvaluationRuleAction(eval_id=ev.id, max_hourly_runs=10, sampling_rate=100),

@@ -10,6 +10,7 @@ import httpx2 as httpx
 import pytest
 
 from assay.store import Store
+from tests.api.test_production_loop import responses_eval
 from tests.conftest import PG_URL, postgres_database
 from tests.examples.test_support_agent import AGENT, JUDGES
 from tests.support.fixtures import poll
@@ -46,18 +47,7 @@ def test_two_servers_fire_a_schedule_once_and_evaluate_each_response_once(tmp_pa
             for home in ("a", "b"):
                 servers.append(start_assay_server(tmp_path / home, models, database_url=url, key=key))
             (_, a), (_, b) = servers
-            watched = a.evals.create(
-                name="support quality",
-                data_source_config={"type": "azure_ai_source", "scenario": "responses"},
-                testing_criteria=[
-                    {
-                        "type": "azure_ai_evaluator",
-                        "name": "coherence",
-                        "evaluator_name": "builtin.coherence",
-                        "initialization_parameters": {"model": "judge"},
-                    }
-                ],
-            )
+            watched = responses_eval(a)
             rule = {
                 "displayName": "support quality",
                 "action": {"type": "continuousEvaluation", "evalId": watched.id, "samplingRate": 100},
