@@ -11,12 +11,12 @@ import json
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from assay.api.context import context
 from assay.api.ui.access import KEY_COOKIE, Viewer, back_into_the_ui
-from assay.errors import NotFoundError
+from assay.errors import ConfigError, NotFoundError
 from assay.report.charts import difference_bars
 from assay.report.redteam_view import red_team_section
 from assay.report.run_view import (
@@ -34,6 +34,8 @@ from assay.report.transcript import exchange
 from assay.results import RunSummary
 
 PAGE_SIZE = 50
+FLIPS_SHOWN = 200
+"""Flipped items shown side by side on the compare page."""
 KEY_COOKIE_SECONDS = 7 * 24 * 3600
 router = APIRouter()
 
@@ -97,14 +99,28 @@ def runs_page(request: Request, viewer: Viewer) -> str:
 
 
 @router.get("/ui/compare", response_class=HTMLResponse, include_in_schema=False)
-def compare_page(request: Request, viewer: Viewer, a: str, b: str, margin: float = 0.0) -> str:
-    """Run ``b`` against run ``a``, item by item: intervals, tests and the flipped items."""
+def compare_page(
+    request: Request,
+    viewer: Viewer,
+    a: str = "",
+    b: str = "",
+    margin: float = 0.0,
+    pick: Annotated[list[str] | None, Query()] = None,
+) -> str:
+    """Run ``b`` against run ``a`` (whole ids or any unique start; or two runs ``pick``ed in the runs
+    list, the older the baseline), item by item: intervals, tests, and the flipped items with both
+    runs' answers side by side."""
     from assay.compare import compare_runs
 
     store = context(request).store
-    for run_id in (a, b):
-        if viewer is not None and store.get_run(run_id)["project"] != viewer:
-            raise NotFoundError(f"no run with id {run_id!r}")
+    if pick:
+        if len(pick) != 2:
+            raise ConfigError(f"pick two runs to compare, not {len(pick)}", hint="tick two runs in the list")
+        older, newer = sorted((visible_run(store, store.run_id_for(p), viewer) for p in pick), key=_created)
+        a, b = older["id"], newer["id"]
+    if not a or not b:
+        raise ConfigError("name two runs: /ui/compare?a=BASELINE&b=RUN", hint="or tick two runs in the runs list")
+    a, b = (visible_run(store, store.run_id_for(r), viewer)["id"] for r in (a, b))
     found = compare_runs(store, a, b, margin=margin)
     rows = [
         (
@@ -115,12 +131,29 @@ def compare_page(request: Request, viewer: Viewer, a: str, b: str, margin: float
         )
         for c in found.criteria
     ]
+    flipped = sorted({f.item for c in found.criteria for f in c.flips})[:FLIPS_SHOWN]
+    sides = {item: [_answer(store, run_id, item) for run_id in (a, b)] for item in flipped}
     return TEMPLATES.get_template("compare.html").render(
         title=f"{b} against {a}",
         viewer=viewer,
         comparison=found,
         chart=difference_bars(rows),
+        sides=sides,
+        names={run_id: store.get_run(run_id)["name"] or run_id for run_id in (a, b)},
     )
+
+
+def _created(run: dict[str, Any]) -> tuple[int, str]:
+    return run["created_at"], run["id"]
+
+
+def _answer(store: Any, run_id: str, item_id: int) -> dict[str, Any] | None:
+    """What a run answered for an item (None when it has no such item)."""
+    try:
+        row = store.get_output_item(run_id, item_id)
+    except NotFoundError:
+        return None
+    return exchange(row["datasource_item"], row["sample"])
 
 
 @router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
@@ -137,6 +170,7 @@ def run_page(
 ) -> str:
     store = context(request).store
     run = visible_run(store, run_id, viewer)
+    run_id = run["id"]
     summary = RunSummary.model_validate(run["summary"] or {})
     final = finished_summary(run, summary)
     criteria = criterion_names(store, run, summary)
@@ -180,7 +214,28 @@ def run_page(
         next_link=link(page + 1) if (page + 1) * PAGE_SIZE < total else None,
         previous_link=link(page - 1) if page else None,
         red_team=red_team_section(store, run_id) if summary.red_team is not None else None,
+        source=(run.get("data_source") or {}).get("type") or "–",
+        options=json.dumps(run["options"], indent=2, ensure_ascii=False, default=str) if run.get("options") else None,
     )
+
+
+@router.get("/ui/runs/{run_id}/report.html", response_class=HTMLResponse, include_in_schema=False)
+def run_report(request: Request, viewer: Viewer, run_id: str) -> str:
+    """The run's self-contained HTML report (``assay report RUN --html``)."""
+    from assay.report.export import html_report
+
+    store = context(request).store
+    return html_report(store, visible_run(store, run_id, viewer)["id"])
+
+
+@router.get("/ui/runs/{run_id}/export.jsonl", include_in_schema=False)
+def run_export(request: Request, viewer: Viewer, run_id: str) -> StreamingResponse:
+    """The run's output items as JSON lines (``assay results RUN --format jsonl``)."""
+    store = context(request).store
+    run_id = visible_run(store, run_id, viewer)["id"]
+    lines = (json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in store.iter_output_items(run_id))
+    headers = {"content-disposition": f'attachment; filename="{run_id}.jsonl"'}
+    return StreamingResponse(lines, media_type="application/x-ndjson", headers=headers)
 
 
 @router.get("/ui/runs/{run_id}/items/{item_id}", response_class=HTMLResponse, include_in_schema=False)
@@ -189,6 +244,7 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
     own answer, tokens and latency."""
     store = context(request).store
     run = visible_run(store, run_id, viewer)
+    run_id = run["id"]
     row = store.get_output_item(run_id, item_id)
     previous_item, next_item = store.adjacent_items(run_id, item_id)
     return TEMPLATES.get_template("item.html").render(
@@ -207,7 +263,7 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
 
 
 def visible_run(store: Any, run_id: str, viewer: str | None) -> dict[str, Any]:
-    run: dict[str, Any] = store.get_run(run_id)
+    run: dict[str, Any] = store.get_run(store.run_id_for(run_id))  # a whole id or any unique start
     if viewer is not None and run["project"] != viewer:
         raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
     return run
