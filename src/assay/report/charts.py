@@ -31,10 +31,12 @@ def pass_rate_bars(
             f'height="{BAR_HEIGHT - 6}" fill="{colour}"><title>{escape(name)}: {shown}</title></rect>'
         )
         bounds = (intervals or {}).get(name)
+        right = label_width + length  # the label goes past the bar and its whisker, never across them
         if bounds:
             low, high = (label_width + (WIDTH - label_width - 50) * v for v in bounds)
             parts.append(whisker(low, high, y + BAR_HEIGHT / 2, f"95% interval {bounds[0]:.0%}–{bounds[1]:.0%}"))
-        parts.append(f'<text x="{label_width + length + 6:.1f}" y="{y + 15}" class="value">{shown}</text>')
+            right = max(right, high)
+        parts.append(f'<text x="{right + 6:.1f}" y="{y + 15}" class="value">{shown}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -92,6 +94,8 @@ def histogram(
             # A value on a discrete scale labels its bar; a continuous bin is labelled at its lower edge.
             at = index * bar + bar / 2 if integer else max(index * bar, 8)
             parts.append(f'<text x="{at:.1f}" y="{height + 14}" class="tick">{label}</text>')
+    if not integer:  # the scale's top too, so the axis reads to the end (1.0, not 0.8)
+        parts.append(f'<text x="{width - 4}" y="{height + 14}" class="tick" style="text-anchor: end">{high:.1f}</text>')
     if threshold is not None and low <= threshold <= high:
         x = (threshold - low) * bar + bar / 2 if integer else (threshold - low) / (high - low) * width
         parts.append(

@@ -127,6 +127,8 @@ def score_histograms(store: Any, run_id: str, summary: RunSummary | None = None)
     charts = []
     for name, counted in sorted(steps.items()):
         values, weights = [value for value, _ in counted], [count for _, count in counted]
+        if set(values) <= {0.0, 1.0}:
+            continue  # a pass/fail criterion: its pass-rate bar says all a histogram of 0s and 1s would
         low, high = min(0.0, min(values)), max(1.0, max(values))
         if high > 1 and high <= 7:
             low, high = (1.0, 5.0) if min(values) >= 1 and high <= 5 else (0.0, 7.0)

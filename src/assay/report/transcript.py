@@ -29,7 +29,13 @@ def transcript(item: dict[str, Any]) -> dict[str, Any] | None:
         calls = [f"{c.name}({_text(c.arguments)})" for c in message.tool_calls]
         shown.append({"role": message.role, "text": _clip(message.text), "calls": calls, "results": results})
     ended = item.get("termination_reason")
-    return {"messages": shown, "ended": ended if isinstance(ended, str) else None, "count": len(messages)}
+    answers = [m["text"] for m in shown if m["role"] == "assistant" and m["text"]]
+    return {
+        "messages": shown,
+        "ended": ended if isinstance(ended, str) else None,
+        "count": len(messages),
+        "final": answers[-1] if answers else None,
+    }
 
 
 def _text(value: Any) -> str:
