@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo install test lint bench clean browser sandbox
+.PHONY: demo install docs test lint bench clean browser sandbox
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ demo: $(VENV)/.installed
 	ASSAY_HOME=.assay $(BIN)/assay run examples/quickstart/agent_eval.yaml
 	@echo "assay is installed in $(VENV): call it as $(BIN)/assay, or 'source $(BIN)/activate' first,"
 	@echo "or run 'make install' to put 'assay' on your PATH (~/.local/bin)."
+
+# The docs site, built strictly (a warning fails it) into site/; the CLI reference regenerated first.
+docs: $(VENV)/.installed-dev
+	$(BIN)/python tools/cli_doc.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # `assay` for this user, as pipx would: a venv of its own under ~/.local/share, linked from ~/.local/bin.
 TOOL_HOME ?= $(HOME)/.local/share/assay

@@ -16,14 +16,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = {"README.md": README} | {
+    str(path.relative_to(ROOT)): path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").rglob("*.md"))
+}
+"""The manual: the README and the docs site's pages."""
+
+
+def section_of(page: str, section: str) -> str | None:
+    start = page.find(f"\n## {section}\n")
+    if start < 0:
+        return None
+    end = page.find("\n## ", start + 1)
+    return page[start : end if end > 0 else None]
 
 
 def blocks(section: str, language: str) -> list[str]:
-    """The ``language`` code blocks under the README heading ``section`` (up to the next ``## ``)."""
-    start = README.index(f"\n## {section}\n")
-    end = README.find("\n## ", start + 1)
-    body = README[start : end if end > 0 else None]
-    return re.findall(rf"```{language}\n(.*?)```", body, re.S)
+    """The ``language`` code blocks under the heading ``## section`` (up to the next ``## ``) of the
+    page of the manual that has it (the docs' getting-started page repeats the README's tour)."""
+    found = {text for page in PAGES.values() if (text := section_of(page, section)) is not None}
+    assert len(found) == 1, f"## {section}: on no page, or on several pages with different text"
+    return re.findall(rf"```{language}\n(.*?)```", found.pop(), re.S)
 
 
 @pytest.fixture

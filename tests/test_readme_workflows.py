@@ -17,7 +17,7 @@ import pytest
 
 from tests.simulate.test_conversations import TWO_TURNS
 from tests.support.fixtures import free_port, poll
-from tests.test_readme_snippets import README, blocks
+from tests.test_readme_snippets import PAGES, README, blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -320,8 +320,8 @@ def test_the_agent_commands_run_as_written(shell, llm):
     assert "baseline" in optimized.stdout
 
 
-# Every code block of the README, by section and language, and the test that runs it: a block added
-# without a test fails here.
+# Every code block of the manual (the README and docs/), by section and language, and the test that
+# runs it: a block added without a test fails here.
 RUN_BY = {
     ("", "sh"): "test_make_demo_and_the_quickstart_block_run_as_written (make test is CI itself)",
     (
@@ -354,16 +354,19 @@ RUN_BY = {
     ("Server: the OpenAI Evals API", "python"): "tests/api/test_readme_server_snippets.py, test_the_tls_commands_...",
     ("Server: the OpenAI Evals API", "json"): "tests/api/test_readme_server_snippets.py",
     ("Scale out: one run on a Ray cluster", "sh"): "tests/ray/test_readme_ray.py",
+    ("docs/migrating-from-azure-ai-evaluation.md:", "python"): "tests/test_docs.py::test_the_docs_python_blocks_run",
+    ("Your own evaluators", "python"): "tests/test_docs.py::test_the_docs_python_blocks_run",
 }
 
 
-def test_every_readme_code_block_is_run_by_a_test():
+def test_every_code_block_of_the_manual_is_run_by_a_test():
     found = set()
-    section = ""
-    for line in README.splitlines():
-        if line.startswith("## "):
-            section = line[3:]
-        elif re.fullmatch(r"```[a-z]+", line):
-            found.add((section, line[3:]))
-    assert found - set(RUN_BY) == set(), "a README block no test runs: add one, and name it in RUN_BY"
-    assert set(RUN_BY) - found == set(), "RUN_BY names a block the README no longer has"
+    for name, page in PAGES.items():
+        section = "" if name == "README.md" else f"{name}:"  # the text above a page's first section
+        for line in page.splitlines():
+            if line.startswith("## "):
+                section = line[3:]
+            elif re.fullmatch(r"```[a-z]+", line):
+                found.add((section, line[3:]))
+    assert found - set(RUN_BY) == set(), "a block of the manual no test runs: add one, and name it in RUN_BY"
+    assert set(RUN_BY) - found == set(), "RUN_BY names a block the manual no longer has"
