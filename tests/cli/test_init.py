@@ -80,3 +80,17 @@ def test_the_commented_judges_run_once_a_model_is_named(tmp_path, llm, monkeypat
     assert names == ["f1_score", "rougeL", "names_the_product", "relevance", "coherence"]
     judged = [r for item in items for r in item["results"] if r["name"] in ("relevance", "coherence")]
     assert len(judged) == 10 and all(r["status"] == "completed" and r["score"] == 4 for r in judged)
+
+
+def test_the_next_step_is_printed_as_the_user_can_type_it(tmp_path):
+    """Run by its path with no ``assay`` on PATH (right after ``make demo``), the hint names that path."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    program = Path(sys.prefix) / "bin" / "assay"
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "ASSAY_HOME": str(tmp_path / ".assay")}
+    made = subprocess.run([program, "init", "proj"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    assert f"next: {program} run proj/eval.yaml" in made.stdout

@@ -113,3 +113,21 @@ def counted(count: int, one: str, many: str | None = None) -> str:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def invoked_as() -> str:
+    """``assay`` as the user can type it again: the path they ran (``.venv/bin/assay``) when their
+    PATH would not find that same program, else ``assay``. Hints printed for the next step use it."""
+    import os
+    import shutil
+    import sys
+    from pathlib import Path
+
+    ran = Path(sys.argv[0])
+    if ran.name != "assay":
+        return "assay"  # python -m assay, or a test calling the commands in its own process
+    on_path = shutil.which("assay")
+    if on_path is not None and Path(on_path).resolve() == ran.resolve():
+        return "assay"
+    shown = os.path.relpath(ran) if not ran.is_absolute() or ran.is_relative_to(Path.cwd()) else str(ran)
+    return shown if "/" in shown else f"./{shown}"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from assay.cli.common import out
+from assay.cli.common import invoked_as, out
 
 TEMPLATE_NAMES = ("qa", "rag", "agent-tools", "conversation")  # assay.scaffold.TEMPLATES, named without importing it
 
@@ -30,7 +30,7 @@ def init_command(folder: Path, template: str, force: bool) -> None:
     out.print(f"wrote {', '.join(str(p) for p in written)} ({TEMPLATES[template].summary})", soft_wrap=True)
     config = written[0] if folder != Path(".") else Path("eval.yaml")
     out.print(
-        f"next: assay run {config}   (offline; uncomment models: and the judges to add LLM judges)",
+        f"next: {invoked_as()} run {config}   (offline; uncomment models: and the judges to add LLM judges)",
         markup=False,
         soft_wrap=True,
     )

@@ -14,6 +14,7 @@ import click
 from rich.table import Table
 
 from assay.cli.common import DEFAULT_PROJECT, dumps, open_store, out
+from assay.cli.summary import short_id
 
 
 @click.group("review")
@@ -99,12 +100,15 @@ def list_command(as_json: bool) -> None:
     if as_json:
         out.print_json(dumps(rows))
         return
-    table = Table(title="review queues", title_justify="left")
-    for column in ("queue", "run", "kind", "answered"):
-        table.add_column(column, overflow="fold")
+    table = Table(box=None, pad_edge=False)
+    table.add_column("queue", no_wrap=True)  # whole: it is what the UI's address takes
+    table.add_column("name", overflow="fold", max_width=28)
+    for column in ("run", "kind", "answered"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "answered" else "left")
     for row in rows:
-        table.add_row(f"{row['name']}\n{row['id']}", row["run_id"], row["mode"], f"{row['answered']}/{row['items']}")
-    out.print(table)
+        answered = f"{row['answered']}/{row['items']}"
+        table.add_row(row["id"], row["name"], short_id(row["run_id"]), row["mode"], answered)
+    out.print(table if rows else "no review queue yet: assay review create RUN")
 
 
 @review_group.command("labels")

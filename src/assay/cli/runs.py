@@ -207,25 +207,34 @@ def parse_margins(given: tuple[str, ...]) -> float | dict[str, float]:
 
 
 def score_table(found: Comparison) -> Table:
-    table = Table(title="scores (beyond pass/fail)", title_justify="left", box=None, pad_edge=False)
-    for column in ("criterion", "kind", "n", "A", "B", "B−A [95%]", "test", "p Holm", "verdict"):
+    """Criteria with scores beyond pass/fail; the test's name is in the caption (``--json`` has it per
+    row), so the table fits 80 columns."""
+    tests = sorted({f"{c.test} ({c.kind})" for c in found.scores})
+    table = Table(
+        title="scores (beyond pass/fail)",
+        title_justify="left",
+        caption=f"p: {', '.join(tests)}, Holm-adjusted",
+        caption_justify="left",
+        box=None,
+        pad_edge=False,
+    )
+    for column in ("criterion", "n", "A", "B", "B−A [95%]", "p Holm", "verdict"):
         wrap = column in ("criterion", "verdict")
         table.add_column(
             column,
-            justify="left" if column in ("criterion", "kind", "test", "verdict") else "right",
+            justify="left" if column in ("criterion", "verdict") else "right",
             no_wrap=not wrap,
+            overflow="fold",
             min_width=len(column),
         )
     for c in found.scores:
         low, high = c.interval or (0.0, 0.0)
         table.add_row(
             c.name,
-            c.kind,
             str(c.n),
             f"{c.mean_a:.3g}",
             f"{c.mean_b:.3g}",
             f"{c.mean_b - c.mean_a:+.3g} [{low:+.3g}, {high:+.3g}]",
-            c.test,
             f"{c.p_holm:.3f}",
             c.verdict,
             style=VERDICT_STYLES.get(c.verdict),

@@ -10,7 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from assay.api.announce import server_for
-from assay.cli.common import counted, out, percent
+from assay.cli.common import counted, invoked_as, out, percent
 from assay.results import RunSummary
 from assay.results.records import RoleUsage, TrialSummary
 
@@ -74,12 +74,13 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
     out.print(f"run id: [bold]{run['id']}[/]")
     out.print(f"store: {store_url}")
     short = short_id(run["id"])
-    out.print(f"details: assay runs show {short} · results: assay results {short} --format jsonl|csv", soft_wrap=True)
+    me = invoked_as()
+    out.print(f"details: {me} runs show {short} · results: {me} results {short} --format jsonl|csv", soft_wrap=True)
     served = server_for(store_url)
     if served is not None:
         out.print(f"view: {served}/ui/runs/{run['id']}", soft_wrap=True)
     else:
-        out.print(f"view: assay view {short} · report: assay report {short} --html report.html", soft_wrap=True)
+        out.print(f"view: {me} view {short} · report: {me} report {short} --html report.html", soft_wrap=True)
 
 
 def short_id(run_id: str) -> str:
