@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from assay.cli.common import open_store, out
+from assay.cli.common import dumps, open_store, out
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -67,10 +67,14 @@ def add(name: str, file: Path, version: str) -> None:
 
 
 @dataset_group.command("list")
-def list_datasets() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the datasets as JSON.")
+def list_datasets(as_json: bool) -> None:
     """Registered datasets, by name and version."""
     store = open_store()
     records = store.list_datasets()
+    if as_json:
+        out.print_json(dumps(records))
+        return
     for record in records:
         out.print(f"{record['name']}@{record['version']}  {record['uri']}")
     if not records:

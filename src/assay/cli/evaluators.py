@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -22,8 +22,13 @@ def evaluators_group() -> None:
 @evaluators_group.command("list")
 @click.option("--category", help="Only this category (nlp, agents, rag, graders, ...).")
 @click.option("--wide", is_flag=True, help="Every column (version, evaluation levels), however wide.")
-def list_evaluators(category: str | None, wide: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the evaluators as JSON.")
+def list_evaluators(category: str | None, wide: bool, as_json: bool) -> None:
     """Every evaluator with its inputs and primary metric."""
+    if as_json:
+        specs = [s for s in catalog().specs() if not category or s.category == category]
+        out.print_json(dumps([_listed(spec) for spec in specs]))
+        return
     table = Table(box=None, pad_edge=False)
     table.add_column("name", no_wrap=True)  # names are what a user copies: never cut
     if wide:
@@ -63,6 +68,20 @@ def list_evaluators(category: str | None, wide: bool) -> None:
         return
     out.print(table)
     out.print("[dim]assay evaluators show NAME: one in full; --wide: every column[/]")
+
+
+def _listed(spec: Any) -> dict[str, Any]:
+    metric = spec.primary
+    return {
+        "name": spec.name,
+        "version": spec.version,
+        "category": spec.category,
+        "inputs": list(spec.required_inputs),
+        "metric": metric.name,
+        "threshold": metric.threshold,
+        "desirable_direction": metric.desirable_direction,
+        "evaluation_levels": list(spec.supported_evaluation_levels),
+    }
 
 
 @evaluators_group.command("add")

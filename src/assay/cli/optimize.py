@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import CACHE_OPTION, open_store, out
+from assay.cli.common import CACHE_OPTION, dumps, open_store, out
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -278,11 +278,26 @@ def status_command(job: str | None, output: str, project: Path) -> None:
 
 @optimize_group.command("list")
 @PROJECT
-def list_command(project: Path) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the jobs as JSON.")
+def list_command(project: Path, as_json: bool) -> None:
     """The optimization jobs of this project."""
     from assay.optimize.search import State
 
     found = sorted((project / JOBS).glob("*/state.json"), key=lambda p: p.stat().st_mtime)
+    if as_json:
+        jobs = [State.load(path) for path in found]
+        listed = [
+            {
+                "id": s.id,
+                "status": s.status,
+                "candidates": len(s.accepted),
+                "best": (s.result or {}).get("best"),
+                "stop_reason": s.stop_reason,
+            }
+            for s in jobs
+        ]
+        out.print_json(dumps(listed))
+        return
     if not found:
         out.print(f"no optimization jobs in {project / JOBS}")
     for path in found:

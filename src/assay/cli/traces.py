@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import open_store, out
+from assay.cli.common import dumps, open_store, out
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -69,10 +69,14 @@ def _documents(path: Path) -> list[tuple[int, str]]:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10_000))
 @click.option("--project", default="default", show_default=True)
 @click.option("--wide", is_flag=True, help="Whole trace ids, however wide.")
-def list_traces(agent: str | None, limit: int, project: str, wide: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the traces as JSON.")
+def list_traces(agent: str | None, limit: int, project: str, wide: bool, as_json: bool) -> None:
     """The newest traces with an agent span (ids shortened: any unique start works in traces show)."""
     store = open_store()
     rows = store.list_traces(project, agent_name=agent, limit=limit)
+    if as_json:
+        out.print_json(dumps(rows))
+        return
     table = Table(title_justify="left", box=None, pad_edge=False)
     for column in ("trace id", "agent", "conversation", "started (UTC)", "spans"):
         table.add_column(column, no_wrap=column not in ("agent", "conversation"), min_width=len(column))
