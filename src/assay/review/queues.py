@@ -97,9 +97,12 @@ def progress(store: Store, queue: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def next_position(entries: list[dict[str, Any]], reviewer: str, after: int = -1) -> int | None:
-    """The first item after ``after`` this reviewer may answer and has not; else the first before it."""
+    """The first item after ``after`` this reviewer may answer and has not; else the first before it
+    (never ``after`` itself: the item on screen is not its own next)."""
     open_to_them: list[int] = [
-        e["position"] for e in entries if e["assignee"] in (None, reviewer) and reviewer not in e["answers"]
+        e["position"]
+        for e in entries
+        if e["assignee"] in (None, reviewer) and reviewer not in e["answers"] and e["position"] != after
     ]
     later = [p for p in open_to_them if p > after]
     return (later or open_to_them or [None])[0]  # type: ignore[list-item]

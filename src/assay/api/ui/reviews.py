@@ -65,13 +65,12 @@ def new_queue(
     """A queue over a run's items, made from the run page's form."""
     store = context(request).store
     run = visible_run(store, run_id, viewer)
-    if against.strip():
-        visible_run(store, against.strip(), viewer)
+    other = visible_run(store, against.strip(), viewer)["id"] if against.strip() else None
     queue = create_queue(
         store,
         run["project"],
-        run_id,
-        against=against.strip() or None,
+        run["id"],
+        against=other,
         reviewers=reviewers.split(","),
         which=items,
         limit=max(1, limit),
