@@ -157,7 +157,7 @@ def test_the_support_agent_commands_run_as_written(shell, llm):
     agent = subprocess.Popen(
         ["bash", "-c", "exec " + start_agent.replace("8765", str(port)).replace(local, llm.base_url)],
         cwd=folder,
-        env=env,
+        env={**env, "PATH": "/usr/bin:/bin"},  # a new user's PATH: the block names the venv's Python itself
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
