@@ -253,3 +253,31 @@ def test_results_are_named_by_their_criterions_id_as_openai_names_them(served):
     assert sorted(r.testing_criteria for r in finished.per_testing_criteria_results) == ["exact", "mine-1"]
     (item,) = client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)
     assert sorted(r.name for r in item.results) == ["exact", "mine-1"]
+
+
+def test_a_skipped_result_is_null_on_foundrys_paths_and_zero_on_openais(served, llm):
+    """Foundry gives a result that was not scored a null score and verdict; OpenAI's spec requires a
+    number and a boolean, so its paths keep 0 and false (``status`` says skipped on both)."""
+    llm.script(default={"content": '{"reason": "no question was asked", "score": null, "status": "skipped"}'})
+    client = served.client()
+    judged = [
+        {
+            "type": "azure_ai_evaluator",
+            "name": "relevance",
+            "evaluator_name": "builtin.relevance",
+            "initialization_parameters": {"model": "judge"},
+        }
+    ]
+    created = make_eval(client, criteria=judged)
+    source = {"type": "jsonl", "source": {"type": "file_content", "content": [{"item": ROWS[0]}]}}
+    run = wait_for(client, created.id, client.evals.runs.create(created.id, data_source=source).id)
+    assert run.result_counts.skipped == 1
+    (openai_item,) = list(client.evals.runs.output_items.list(run.id, eval_id=created.id))
+    foundry = served.client(prefix="/api/projects/default/openai/v1")
+    (foundry_item,) = list(foundry.evals.runs.output_items.list(run.id, eval_id=created.id))
+    (on_openai,), (on_foundry,) = openai_item.results, foundry_item.results
+    assert on_openai.model_extra["status"] == on_foundry.model_extra["status"] == "skipped"
+    assert (on_openai.score, on_openai.passed) == (0.0, False)
+    assert (on_foundry.score, on_foundry.passed) == (None, None)
+    again = foundry.evals.runs.output_items.retrieve(foundry_item.id, eval_id=created.id, run_id=run.id)
+    assert again.results[0].score is None

@@ -169,6 +169,12 @@ def delete_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dic
     return {"object": "eval.run.deleted", "deleted": True, "run_id": run_id}
 
 
+def on_foundry_path(request: Request) -> bool:
+    """Whether the call came through a Foundry project's path (``/api/projects/{p}/...``), whose
+    wire differs from OpenAI's where Foundry's does."""
+    return request.url.path.startswith("/api/projects/")
+
+
 @router.get("/evals/{eval_id}/runs/{run_id}/output_items")
 async def list_output_items(
     request: Request,
@@ -192,7 +198,9 @@ async def list_output_items(
             run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc", batch=limit + 1
         )
         ids = criterion_ids(ctx.store.get_eval(eval_id)["testing_criteria"])
-        return page([output_item_object(r, eval_id, ids) for r in rows], limit), run["status"] in FINAL_STATUSES
+        foundry = on_foundry_path(request)
+        listed = [output_item_object(r, eval_id, ids, foundry=foundry) for r in rows]
+        return page(listed, limit), run["status"] in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 
@@ -207,7 +215,8 @@ async def retrieve_output_item(request: Request, eval_id: str, run_id: str, item
         if index is None or output_item_id(run_id, index) != item_id:
             raise NotFoundError(f"No output item found with id '{item_id}'.")
         ids = criterion_ids(ctx.store.get_eval(eval_id)["testing_criteria"])
-        item = output_item_object(ctx.store.get_output_item(run_id, index), eval_id, ids)
+        row = ctx.store.get_output_item(run_id, index)
+        item = output_item_object(row, eval_id, ids, foundry=on_foundry_path(request))
         return item, run["status"] in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)

@@ -178,14 +178,20 @@ def item_index(item_id: str) -> int | None:
     return int(tail) if tail.isascii() and tail.isdigit() and len(tail) <= 18 else None
 
 
-def result_object(result: dict[str, Any], ids: dict[str, str] | None = None) -> dict[str, Any]:
-    """The spec types ``score`` as a number and ``passed`` as a boolean: a result that errored, was
-    skipped or has no threshold says so in ``status`` / ``label`` and carries 0 and false there.
-    ``name`` is the criterion's id, as OpenAI names results (the id is the name unless given)."""
+def result_object(
+    result: dict[str, Any], ids: dict[str, str] | None = None, *, foundry: bool = False
+) -> dict[str, Any]:
+    """OpenAI's spec types ``score`` as a number and ``passed`` as a boolean: on its paths a result
+    that errored, was skipped or has no threshold says so in ``status`` / ``label`` and carries 0
+    and false there. Foundry's paths (``foundry``) give a skipped result a null score and verdict, as
+    Foundry does (it was not scored; 0 would read as the worst score). ``name`` is the criterion's
+    id, as OpenAI names results (the id is the name unless given)."""
     score, passed = result.get("score"), result.get("passed")
     name = result.get("name")
     if ids and isinstance(name, str):
         name = ids.get(name, name)
+    if foundry and result.get("status") == "skipped":
+        return {**result, "name": name, "score": None, "passed": None, "sample": None}
     return {**result, "name": name, "score": 0.0 if score is None else score, "passed": bool(passed), "sample": None}
 
 
@@ -194,8 +200,10 @@ def criterion_ids(criteria: list[dict[str, Any]]) -> dict[str, str]:
     return {c["name"]: str(c["id"]) for c in criteria if isinstance(c.get("name"), str) and c.get("id")}
 
 
-def output_item_object(row: dict[str, Any], eval_id: str, ids: dict[str, str] | None = None) -> dict[str, Any]:
-    results = [result_object(result, ids) for result in row["results"]]
+def output_item_object(
+    row: dict[str, Any], eval_id: str, ids: dict[str, str] | None = None, *, foundry: bool = False
+) -> dict[str, Any]:
+    results = [result_object(result, ids, foundry=foundry) for result in row["results"]]
     status = {"pass": "pass", "fail": "fail"}.get(row["status"], row["status"])
     item, sample = dict(row["datasource_item"]), row["sample"] or {}
     if "output_text" in sample or sample.get("error"):
