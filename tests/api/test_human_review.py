@@ -269,3 +269,21 @@ def test_an_answer_the_queue_does_not_ask_for_is_refused(served):
         urllib.request.urlopen(f"{served.url}/ui/reviews/{queue['id']}/items/0", data=form)  # noqa: S310 - loopback
     assert refused.value.code == 400 and "'maybe' is not one of fail, pass" in refused.value.read().decode()
     assert served.store.labels_of(None, queue_id=queue["id"]) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "status", "said"),
+    [
+        (b"\xff\xff\xff", "application/x-protobuf", 400, "not an OTLP ExportLogsServiceRequest"),
+        (b"[1, 2]", "application/json", 400, "expected {resourceLogs: [...]}"),
+        (b"{}", "text/plain", 415, "is not OTLP"),
+    ],
+)
+def test_a_logs_body_that_is_not_otlp_is_refused_naming_why(served, body, content_type, status, said):
+    import urllib.error
+    import urllib.request
+
+    sent = urllib.request.Request(f"{served.url}/v1/logs", data=body, headers={"content-type": content_type})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(sent)  # noqa: S310 - loopback
+    assert refused.value.code == status and said in refused.value.read().decode(errors="replace")

@@ -11,15 +11,16 @@ import base64
 import json
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from assay.traces.spans import Span
 
 MAX_DECOMPRESSED = 64 * 1024 * 1024
+M = TypeVar("M", bound=Message)
 
 
 class OtlpError(ValueError):
@@ -84,12 +85,17 @@ def decode(body: bytes, content_type: str | None) -> Decoded:
 # protobuf ---------------------------------------------------------------------------------------
 
 
-def _from_protobuf(body: bytes) -> Decoded:
-    request = ExportTraceServiceRequest()
+def parse_request(request: M, body: bytes) -> M:
+    """``request`` read from ``body``; an OtlpError (400) naming the message when it is not one."""
     try:
         request.ParseFromString(body)
     except DecodeError as exc:
-        raise OtlpError(f"body is not an OTLP ExportTraceServiceRequest: {exc}") from None
+        raise OtlpError(f"body is not an OTLP {type(request).__name__}: {exc}") from None
+    return request
+
+
+def _from_protobuf(body: bytes) -> Decoded:
+    request = parse_request(ExportTraceServiceRequest(), body)
     out = Decoded()
     for resource_spans in request.resource_spans:
         resource = {a.key: pb_value(a.value) for a in resource_spans.resource.attributes}

@@ -10,10 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from assay.traces.otlp import OtlpError, json_attributes, pb_value
+from assay.traces.otlp import OtlpError, json_attributes, parse_request, pb_value
 
 
 @dataclass
@@ -46,11 +45,7 @@ def _record(event_name: str, attributes: dict[str, Any], trace_id: str, span_id:
 
 
 def _from_protobuf(body: bytes) -> DecodedLogs:
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(body)
-    except DecodeError as exc:
-        raise OtlpError(f"body is not an OTLP ExportLogsServiceRequest: {exc}") from None
+    request = parse_request(ExportLogsServiceRequest(), body)
     out = DecodedLogs()
     for resource_logs in request.resource_logs:
         for scope_logs in resource_logs.scope_logs:
