@@ -57,6 +57,7 @@ def test_the_compare_page_is_reached_from_the_runs_list_and_a_run_with_answers_s
     a, b = runs
     page = browser.new_page()
     page.goto(f"{served.url}/ui")
+    assert page.locator("#runs").inner_text().count(a.id) == 1  # a run without a name: its id, once
     for run in (b, a):  # ticked newest first: the older is still the baseline
         page.check(f"#runs input[value={run.id}]")
     page.click("#pick-two button")
@@ -77,6 +78,8 @@ def test_the_compare_page_is_reached_from_the_runs_list_and_a_run_with_answers_s
     page.goto(f"{served.url}/ui/runs/{b.id.removeprefix('evalrun_')[:10]}")
     header = page.locator("#run-header").inner_text()
     assert b.id in header and created.id in header and "jsonl" in header
+    page.click("#only-failed")  # the filters start at the top of the page
+    assert page.locator("#matching").inner_text().startswith("10 matching")
     page.fill("#compare-with input[name=a]", a.id.removeprefix("evalrun_")[:8])
     page.click("#compare-with button")
     assert page.locator("section.flipped").count() == 6
