@@ -10,6 +10,7 @@ network, and what is checked here is assay's own wheel: its code, templates, mig
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,7 @@ def test_a_wheel_in_a_fresh_venv_works_from_an_empty_folder(tmp_path):
     subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", dist, source], check=True, timeout=300)
     (wheel,) = dist.glob("assay-*.whl")
 
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the fresh venv sees only its own
     env_dir = tmp_path / "fresh"
     venv.create(env_dir, with_pip=False)
     fresh = env_dir / "bin" / "python"
@@ -42,9 +44,11 @@ def test_a_wheel_in_a_fresh_venv_works_from_an_empty_folder(tmp_path):
         capture_output=True,
         text=True,
         check=True,
+        env=bare,
     ).stdout.strip()
     (Path(site) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([*pip, "--python", fresh, "install", "--no-deps", "--no-index", wheel], check=True, timeout=300)
+    install = [*pip, "--python", fresh, "install", "--no-deps", "--no-index", wheel]
+    subprocess.run(install, check=True, timeout=300, env=bare)  # else pip finds assay on PYTHONPATH, installed
     assay = env_dir / "bin" / "assay"
 
     folder = tmp_path / "elsewhere"
@@ -56,12 +60,14 @@ def test_a_wheel_in_a_fresh_venv_works_from_an_empty_folder(tmp_path):
 
     version = run("--version")
     assert version.returncode == 0 and version.stdout.startswith("assay, version ")
-    located = subprocess.run([fresh, "-c", "import assay; print(assay.__file__)"], capture_output=True, text=True)
+    located = subprocess.run(
+        [fresh, "-c", "import assay; print(assay.__file__)"], capture_output=True, text=True, env=bare
+    )
     assert located.stdout.startswith(site), "the wheel's assay, not the checkout's"
     # Data files travel in the wheel: the red-team catalog, the report's templates, the migrations.
     data = "from assay.redteam.objectives import catalog; from assay.report.run_view import TEMPLATES; "
     data += "TEMPLATES.get_template('review_item.html'); print(len(catalog()))"
-    found = subprocess.run([fresh, "-c", data], capture_output=True, text=True)
+    found = subprocess.run([fresh, "-c", data], capture_output=True, text=True, env=bare)
     assert found.returncode == 0 and int(found.stdout) > 0, found.stderr
     made = run("init", "demo")
     assert made.returncode == 0, made.stderr

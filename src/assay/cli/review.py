@@ -14,7 +14,6 @@ import click
 from rich.table import Table
 
 from assay.cli.common import DEFAULT_PROJECT, dumps, open_store, out
-from assay.cli.summary import short_id
 
 
 @click.group("review")
@@ -81,6 +80,7 @@ def create_command(
 @click.option("--json", "as_json", is_flag=True, help="Print the queues as JSON.")
 def list_command(as_json: bool) -> None:
     """The review queues, with how many items have an answer."""
+    from assay.cli.summary import short_id
     from assay.review.queues import progress
 
     store = open_store()
