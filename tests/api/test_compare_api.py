@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx2 as httpx
 
+from assay.store import tables
 from tests.api.conftest import wait_for
 
 EXACT = [
@@ -55,6 +56,10 @@ def test_the_compare_page_is_reached_from_the_runs_list_and_a_run_with_answers_s
         source = {"type": "jsonl", "source": {"type": "file_content", "content": rows(passing)[:20]}}
         runs.append(wait_for(client, created.id, client.evals.runs.create(created.id, data_source=source).id))
     a, b = runs
+    with served.store.engine.begin() as conn:  # timestamps are seconds: a is made the older beyond a tie
+        conn.execute(
+            tables.runs.update().where(tables.runs.c.id == a.id).values(created_at=tables.runs.c.created_at - 10)
+        )
     page = browser.new_page()
     page.goto(f"{served.url}/ui")
     assert page.locator("#runs").inner_text().count(a.id) == 1  # a run without a name: its id, once
