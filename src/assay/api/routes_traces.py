@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -75,13 +76,10 @@ def _decode_and_store(store: Store, owner: str, body: bytes, headers: Headers) -
     # An agent's turn arriving as a trace is a completed response for the rules on that agent.
     for trace_id, agent in {(s.trace_id, s.agent_name) for s in decoded.spans if s.operation == "invoke_agent"}:
         record_response(store, owner, agent, TRACE_EVENT + trace_id)
-    labels = [
-        from_event(event["attributes"], trace_id=span.trace_id, span_id=span.span_id, source="otlp")
-        for span in decoded.spans
-        for event in span.events
-        if event["name"] == EVENT_NAME
+    events = [
+        (e["attributes"], s.trace_id, s.span_id) for s in decoded.spans for e in s.events if e["name"] == EVENT_NAME
     ]
-    store.add_labels(owner, [label for label in labels if label is not None])
+    _keep_labels(store, owner, events)
     return decoded
 
 
@@ -89,13 +87,16 @@ def _decode_logs_and_store(store: Store, owner: str, body: bytes, headers: Heade
     """Logs: the ``gen_ai.evaluation.result`` events become labels; other records are not kept."""
     raw = decompress(body, headers.get("content-encoding"), settings().otlp_max_bytes)
     decoded = decode_logs(raw, headers.get("content-type"))
-    labels = [
-        from_event(r.attributes, trace_id=r.trace_id, span_id=r.span_id, source="otlp")
-        for r in decoded.records
-        if r.event_name == EVENT_NAME
-    ]
-    store.add_labels(owner, [label for label in labels if label is not None])
+    _keep_labels(
+        store, owner, [(r.attributes, r.trace_id, r.span_id) for r in decoded.records if r.event_name == EVENT_NAME]
+    )
     return decoded
+
+
+def _keep_labels(store: Store, owner: str, events: Sequence[tuple[dict[str, Any], str | None, str | None]]) -> None:
+    """The labels ``gen_ai.evaluation.result`` events carry (attributes, trace id, span id each)."""
+    labels = [from_event(attributes, trace_id=trace, span_id=span, source="otlp") for attributes, trace, span in events]
+    store.add_labels(owner, [label for label in labels if label is not None])
 
 
 async def _read_capped(request: Request, limit: int) -> bytes:

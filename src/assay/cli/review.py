@@ -81,7 +81,7 @@ def create_command(
 def list_command(as_json: bool) -> None:
     """The review queues, with how many items have an answer."""
     from assay.cli.summary import short_id
-    from assay.review.queues import progress
+    from assay.review.queues import answered, progress
 
     store = open_store()
     rows = []
@@ -94,7 +94,7 @@ def list_command(as_json: bool) -> None:
                 "run_id": queue["body"]["run_id"],
                 "mode": queue["body"]["mode"],
                 "items": len(entries),
-                "answered": sum(1 for e in entries if e["answers"]),
+                "answered": answered(entries),
             }
         )
     if as_json:
@@ -106,8 +106,8 @@ def list_command(as_json: bool) -> None:
     for column in ("run", "kind", "answered"):
         table.add_column(column, no_wrap=True, justify="right" if column == "answered" else "left")
     for row in rows:
-        answered = f"{row['answered']}/{row['items']}"
-        table.add_row(row["id"], row["name"], short_id(row["run_id"]), row["mode"], answered)
+        done = f"{row['answered']}/{row['items']}"
+        table.add_row(row["id"], row["name"], short_id(row["run_id"]), row["mode"], done)
     out.print(table if rows else "no review queue yet: assay review create RUN")
 
 

@@ -96,6 +96,11 @@ def progress(store: Store, queue: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def answered(entries: list[dict[str, Any]]) -> int:
+    """How many of a queue's items (``progress``) someone has answered."""
+    return sum(1 for entry in entries if entry["answers"])
+
+
 def next_position(entries: list[dict[str, Any]], reviewer: str, after: int = -1) -> int | None:
     """The first item after ``after`` this reviewer may answer and has not; else the first before it
     (never ``after`` itself: the item on screen is not its own next)."""

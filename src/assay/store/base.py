@@ -101,9 +101,12 @@ class StoreBase:
             conn.execute(table.insert().values(project=project, id=row_id, created_at=values["updated_at"], **values))
         return True
 
-    def _get_row(self, table: sa.Table, project: str, row_id: str, what: str) -> dict[str, Any]:
-        """The row ``(project, id)`` of ``table``; a NotFoundError naming ``what`` when there is none."""
-        query = sa.select(table).where(table.c.project == project, table.c.id == row_id)
+    def _get_row(self, table: sa.Table, project: str | None, row_id: str, what: str) -> dict[str, Any]:
+        """The row ``(project, id)`` of ``table`` (of any project when ``project`` is None: the UI of
+        a server without keys); a NotFoundError naming ``what`` when there is none."""
+        query = sa.select(table).where(table.c.id == row_id)
+        if project is not None:
+            query = query.where(table.c.project == project)
         with self.engine.connect() as conn:
             row = conn.execute(query).mappings().first()
         if row is None:

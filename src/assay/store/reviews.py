@@ -12,7 +12,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.errors import NotFoundError
 from assay.store import tables as t
 from assay.store.base import StoreBase, now
 
@@ -89,14 +88,7 @@ class ReviewsStore(StoreBase):
         return row
 
     def get_queue(self, project: str | None, queue_id: str) -> dict[str, Any]:
-        if project is not None:
-            return self._get_row(t.review_queues, project, queue_id, "review queue")
-        query = sa.select(t.review_queues).where(t.review_queues.c.id == queue_id)
-        with self.engine.connect() as conn:
-            row = conn.execute(query).mappings().first()
-        if row is None:
-            raise NotFoundError(f"no review queue {queue_id!r}")
-        return dict(row)
+        return self._get_row(t.review_queues, project, queue_id, "review queue")
 
     def list_queues(self, project: str | None) -> list[dict[str, Any]]:
         query = sa.select(t.review_queues).order_by(t.review_queues.c.created_at.desc(), t.review_queues.c.id)

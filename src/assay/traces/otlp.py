@@ -73,13 +73,18 @@ def decompress(body: bytes, encoding: str | None, limit: int = MAX_DECOMPRESSED)
     raise OtlpError(f"body is not valid {encoding} data")
 
 
-def decode(body: bytes, content_type: str | None) -> Decoded:
+def is_json(content_type: str | None) -> bool:
+    """Whether an OTLP body is JSON (else protobuf); an OtlpError (415) for any other content type."""
     kind = (content_type or "application/x-protobuf").split(";", 1)[0].strip().lower()
     if kind == "application/json":
-        return _from_json(body)
+        return True
     if kind in ("application/x-protobuf", "application/protobuf", "application/octet-stream"):
-        return _from_protobuf(body)
+        return False
     raise OtlpError(f"Content-Type {kind!r} is not OTLP; send application/x-protobuf or application/json", 415)
+
+
+def decode(body: bytes, content_type: str | None) -> Decoded:
+    return _from_json(body) if is_json(content_type) else _from_protobuf(body)
 
 
 # protobuf ---------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from assay.traces.otlp import OtlpError, json_attributes, parse_request, pb_value
+from assay.traces.otlp import OtlpError, is_json, json_attributes, parse_request, pb_value
 
 
 @dataclass
@@ -31,12 +31,7 @@ class DecodedLogs:
 
 
 def decode_logs(body: bytes, content_type: str | None) -> DecodedLogs:
-    kind = (content_type or "application/x-protobuf").split(";", 1)[0].strip().lower()
-    if kind == "application/json":
-        return _from_json(body)
-    if kind in ("application/x-protobuf", "application/protobuf", "application/octet-stream"):
-        return _from_protobuf(body)
-    raise OtlpError(f"Content-Type {kind!r} is not OTLP; send application/x-protobuf or application/json", 415)
+    return _from_json(body) if is_json(content_type) else _from_protobuf(body)
 
 
 def _record(event_name: str, attributes: dict[str, Any], trace_id: str, span_id: str) -> LogRecord:

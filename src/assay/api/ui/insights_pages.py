@@ -62,9 +62,9 @@ def insight_csv(request: Request, viewer: Viewer, insight_id: str) -> Response:
     """One row per sample of each cluster (a comparison: one per criterion and treatment)."""
     insight = context(request).store.get_insight(viewer, insight_id)
     buffer = io.StringIO()
+    writer = csv.writer(buffer)
     result = insight.get("result") or {}
     if result.get("type") == "EvaluationComparison":
-        writer = csv.writer(buffer)
         writer.writerow(
             [
                 "criterion",
@@ -92,7 +92,6 @@ def insight_csv(request: Request, viewer: Viewer, insight_id: str) -> Response:
                     ]
                 )
     else:
-        writer = csv.writer(buffer)
         writer.writerow(CSV_COLUMNS)
         for c in _clusters(insight):
             for sample in c.get("samples") or []:

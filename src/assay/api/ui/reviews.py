@@ -22,7 +22,7 @@ from assay.report.run_view import TEMPLATES, result_view
 from assay.report.transcript import exchange
 from assay.review.agreement import agreement, judged_results
 from assay.review.labels import human_verdicts
-from assay.review.queues import a_on_the_left, answer, create_queue, next_position, progress
+from assay.review.queues import a_on_the_left, answer, answered, create_queue, next_position, progress
 
 REVIEWER_COOKIE = "assay_reviewer"
 router = APIRouter()
@@ -47,8 +47,7 @@ def queues_page(request: Request, viewer: Viewer) -> str:
     queues = []
     for queue in store.list_queues(viewer):
         entries = progress(store, queue)
-        answered = sum(1 for e in entries if e["answers"])
-        queues.append({**queue, "size": len(entries), "answered": answered})
+        queues.append({**queue, "size": len(entries), "answered": answered(entries)})
     return TEMPLATES.get_template("reviews.html").render(title="Review", queues=queues, viewer=viewer)
 
 
