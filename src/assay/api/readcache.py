@@ -55,8 +55,8 @@ class ReadCache:
     async def answer(
         self, request: Request, eval_id: str, run_id: str, compute: Callable[[], tuple[Any, bool]]
     ) -> Response:
-        """The kept bytes for this request, or ``compute()`` (sync, run in a thread: the answer and
-        whether the run has finished) encoded, and kept if it has."""
+        """The kept bytes for this request, or ``compute()`` (sync, run in a thread: the answer, or
+        its bytes, and whether the run has finished) encoded, and kept if it has."""
         key = key_of(request.scope)
         kept = self.fresh(key)
         if kept is not None:
@@ -96,7 +96,9 @@ FINAL_STATUSES = frozenset({"completed", "failed", "canceled"})
 
 
 def _encoded(answer: tuple[Any, bool]) -> tuple[bytes, bool]:
-    return bytes(WireJSON(answer[0]).body), answer[1]
+    """The answer's bytes: encoded here, or already (a page of output items splices stored JSON)."""
+    body = answer[0] if isinstance(answer[0], bytes) else bytes(WireJSON(answer[0]).body)
+    return body, answer[1]
 
 
 def key_of(scope: Scope) -> Key:

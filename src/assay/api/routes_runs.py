@@ -12,7 +12,15 @@ from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.ratelimit import limited
 from assay.api.readcache import FINAL_STATUSES
 from assay.api.routes_evals import check_eval
-from assay.api.wire import criterion_ids, item_index, output_item_id, output_item_object, page, run_object
+from assay.api.wire import (
+    criterion_ids,
+    item_index,
+    output_item_id,
+    output_item_object,
+    output_item_page,
+    page,
+    run_object,
+)
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import attacked_risks, check_judged
@@ -188,19 +196,18 @@ async def list_output_items(
 ) -> Response:
     ctx = context(request)
 
-    def compute() -> tuple[dict[str, Any], bool]:
+    def compute() -> tuple[bytes, bool]:
         run = ctx.store.get_run_in(owner, eval_id, run_id)
         cursor = item_index(after) if after else None
         if after and cursor is None:
             raise ConfigError(f"after: '{after}' is not an output item id")
         wanted = "fail" if status == "failed" else status
-        rows = ctx.store.iter_output_items(
-            run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc", batch=limit + 1
+        texts = ctx.store.output_item_texts(
+            run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc"
         )
         ids = criterion_ids(ctx.store.get_eval(eval_id)["testing_criteria"])
-        foundry = on_foundry_path(request)
-        listed = [output_item_object(r, eval_id, ids, foundry=foundry) for r in rows]
-        return page(listed, limit), run["status"] in FINAL_STATUSES
+        body = output_item_page(texts, eval_id, limit, ids, foundry=on_foundry_path(request))
+        return body, run["status"] in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
+from assay import jsonfast
+from assay.api.responses import WireJSON
 from assay.results import RunSummary
+from assay.store import values
 
 NO_ERROR = {"code": "", "message": ""}
 """What ``error`` holds when nothing went wrong. The SDK types ``error`` as an ``EvalAPIError``
@@ -205,11 +210,13 @@ def output_item_object(
 ) -> dict[str, Any]:
     results = [result_object(result, ids, foundry=foundry) for result in row["results"]]
     status = {"pass": "pass", "fail": "fail"}.get(row["status"], row["status"])
-    item, sample = dict(row["datasource_item"]), row["sample"] or {}
-    if "output_text" in sample or sample.get("error"):
+    item, sample = row["datasource_item"], row["sample"] or {}
+    if _shown_in_item(sample):
         # Foundry shows what a target generated inside the item too, under these literal keys.
-        item["sample.output_text"] = sample.get("output_text")
+        item = {**item, "sample.output_text": sample.get("output_text")}
         item["sample.output_items"] = sample.get("output_items") or []
+    elif isinstance(item, dict):
+        item = dict(item)
     return {
         "id": output_item_id(row["run_id"], row["datasource_item_id"]),
         "object": "eval.run.output_item",
@@ -222,6 +229,42 @@ def output_item_object(
         "results": results,
         "sample": sample_object(sample),
     }
+
+
+def _shown_in_item(sample: dict[str, Any]) -> bool:
+    return "output_text" in sample or bool(sample.get("error"))
+
+
+JSON_COLUMNS = ("datasource_item", "sample", "results")
+
+
+def output_item_page(
+    texts: list[dict[str, Any]], eval_id: str, limit: int, ids: dict[str, str] | None = None, *, foundry: bool = False
+) -> bytes:
+    """A page of output items (``Store.output_item_texts``: JSON columns as stored text) as the
+    answer's bytes. Each item's ``datasource_item``, often most of its size, is spliced in as stored
+    (an ``orjson.Fragment``) unless its sample adds to it; only results and samples are decoded. A
+    page holding what the store tagged, or what orjson cannot write (an integer past 64 bits), is
+    decoded whole and encoded with care."""
+    marker = f'"{values.TAG}"'
+    if not any(row[name] is not None and marker in row[name] for row in texts for name in JSON_COLUMNS):
+        listed = []
+        for row in texts:
+            sample = None if row["sample"] is None else jsonfast.loads(row["sample"])
+            spliced = sample is None or not _shown_in_item(sample)
+            item = orjson.Fragment(row["datasource_item"]) if spliced else jsonfast.loads(row["datasource_item"])
+            decoded = {**row, "datasource_item": item, "sample": sample, "results": jsonfast.loads(row["results"])}
+            listed.append(output_item_object(decoded, eval_id, ids, foundry=foundry))
+        try:
+            return orjson.dumps(page(listed, limit))
+        except orjson.JSONEncodeError:
+            pass
+    rows = [{**row, **{name: _decoded(row[name]) for name in JSON_COLUMNS}} for row in texts]
+    return bytes(WireJSON(page([output_item_object(row, eval_id, ids, foundry=foundry) for row in rows], limit)).body)
+
+
+def _decoded(text: str | None) -> Any:
+    return None if text is None else values.loads(text)
 
 
 def sample_object(sample: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay import jsonfast
 from assay.errors import ConfigError, DataIssue
 
 
@@ -65,7 +66,7 @@ def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
 def parse_json(text: str | bytes) -> tuple[Any, str | None]:
     """A JSON value and None, or None and what is wrong (bad syntax, too deep, a number too long)."""
     try:
-        value = json.loads(text)
+        value = jsonfast.loads(text)
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON ({exc.msg}, column {exc.colno})"
     except RecursionError:

@@ -14,6 +14,9 @@ from assay.dataset.schema import ItemSchema
 from assay.errors import ConfigError, DataError, DataIssue
 
 MAX_ISSUES_KEPT = 1000
+PARSED_ONCE_BYTES = 8 * 1024 * 1024
+"""A dataset file at most this large is parsed once and its rows kept: a run reads its dataset at
+least twice (the check before anything is stored, then the run), and most datasets are small."""
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class Dataset:
     @classmethod
     def from_path(cls, path: str | Path) -> Dataset:
         path = Path(path)
-        return cls(name=str(path), open_rows=lambda: read_path(path), path=path)
+        return cls(name=str(path), open_rows=_parsed_once(path), path=path)
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str) -> Dataset:
@@ -86,6 +89,31 @@ class ScanReport:
     def raise_if_invalid(self) -> None:
         if not self.ok:
             raise DataError(self.issues, total_issues=self.issue_count)
+
+
+def _parsed_once(path: Path) -> Callable[[], Iterator[Row]]:
+    """Read ``path``'s rows; a small file's are kept once a reading has gone through all of them."""
+    kept: list[Row] | None = None
+
+    def keeping(rows: Iterator[Row]) -> Iterator[Row]:
+        nonlocal kept
+        seen = []
+        for row in rows:
+            seen.append(row)
+            yield row
+        kept = seen
+
+    def open_rows() -> Iterator[Row]:
+        if kept is not None:
+            return iter(kept)
+        rows = read_path(path)  # raises at once when the file is not there
+        try:
+            small = path.is_file() and path.stat().st_size <= PARSED_ONCE_BYTES
+        except OSError:
+            small = False
+        return keeping(rows) if small else rows
+
+    return open_rows
 
 
 def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 import sqlalchemy as sa
 
+from assay import jsonfast
 from assay.errors import UserError
 
 TAG = "$assay"
@@ -107,10 +108,7 @@ def loads(text: str | bytes) -> Any:
     if isinstance(text, bytes):
         text = text.decode()
     if f'"{TAG}"' not in text:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:  # an integer past 64 bits: the standard library reads it
-            return json.loads(text)
+        return jsonfast.loads(text)
     return json.loads(text, object_hook=_decode)
 
 

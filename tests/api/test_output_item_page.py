@@ -1,0 +1,69 @@
+"""A page of output items spliced from stored JSON text reads exactly as the decoded path writes it,
+on both databases, whatever the store had to tag (NaN, NUL, lone surrogates) or orjson cannot hold."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from assay.api.responses import WireJSON
+from assay.api.wire import output_item_object, output_item_page, page
+from assay.results import OutputItem, Result
+
+ITEMS = {
+    "plain": {"query": "what is 2+2", "context": "arithmetic " * 200},
+    "big integer": {"query": "id", "n": 123456789012345678901234567890},
+    "nan": {"query": "x", "score": math.nan},
+    "nul": {"query": "a\x00b"},
+    "surrogate": {"query": "\ud800"},
+}
+
+
+def _stored(store, item: dict, sample: dict | None) -> tuple[str, str]:
+    stored = store.create_eval(name="page", data_source_config={"type": "custom"}, testing_criteria=[])
+    run = store.create_run(eval_id=stored["id"], data_source={"type": "jsonl"})
+    result = Result(name="exact", metric="string_check", score=1.0, passed=True, label="pass")
+    skipped = Result(name="judge", metric="coherence", status="skipped", reason="Not applicable")
+    items = [
+        OutputItem(datasource_item_id=i, datasource_item=item, sample=sample, results=[result, skipped], status="pass")
+        for i in range(3)
+    ]
+    store.add_output_items(run["id"], items)
+    return stored["id"], run["id"]
+
+
+def _decoded_page(store, eval_id: str, run_id: str, limit: int, foundry: bool) -> object:
+    rows = list(store.iter_output_items(run_id, limit=limit + 1))
+    listed = [output_item_object(row, eval_id, {"exact": "exact-1"}, foundry=foundry) for row in rows]
+    return json.loads(WireJSON(page(listed, limit)).body)
+
+
+@pytest.mark.parametrize("kind", list(ITEMS))
+@pytest.mark.parametrize("sample", [None, {"output_text": "4", "model": "m"}])
+@pytest.mark.parametrize("foundry", [False, True])
+def test_a_spliced_page_reads_as_the_decoded_one(store, kind, sample, foundry):
+    eval_id, run_id = _stored(store, ITEMS[kind], sample)
+    texts = store.output_item_texts(run_id, after=None, limit=3)
+    body = output_item_page(texts, eval_id, 2, {"exact": "exact-1"}, foundry=foundry)
+    got = json.loads(body)
+    assert got == _decoded_page(store, eval_id, run_id, 2, foundry)
+    assert got["has_more"] is True and len(got["data"]) == 2
+    first = got["data"][0]
+    assert first["results"][0]["name"] == "exact-1"
+    if kind == "big integer":
+        assert first["datasource_item"]["n"] == 123456789012345678901234567890
+    if sample is not None:
+        assert first["datasource_item"]["sample.output_text"] == "4"
+    else:
+        assert "sample.output_text" not in first["datasource_item"]
+
+
+def test_pages_follow_the_keyset_both_ways(store):
+    eval_id, run_id = _stored(store, ITEMS["plain"], None)
+    ascending = store.output_item_texts(run_id, after=0, limit=5)
+    descending = store.output_item_texts(run_id, after=2, limit=5, descending=True)
+    assert [r["datasource_item_id"] for r in ascending] == [1, 2]
+    assert [r["datasource_item_id"] for r in descending] == [1, 0]
+    assert store.output_item_texts(run_id, after=None, limit=5, status="fail") == []
