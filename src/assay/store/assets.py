@@ -30,14 +30,14 @@ class AssetsStore(StoreBase):
         answer unless ``replace`` (``--cache refresh``)."""
         stamp = now()
         rows = [{"key": key, "model": model, "response": answer, "created_at": stamp} for key, model, answer in entries]
+        if not replace:  # the common case, through the driver's executemany (a run writes every answer)
+            with self.engine.begin() as conn:
+                self._insert_new(conn, t.llm_cache, rows)
+            return
         insert = self._insert(t.llm_cache)
-        if replace:
-            fresh = {name: insert.excluded[name] for name in ("model", "response", "created_at")}
-            statement = insert.on_conflict_do_update(index_elements=[t.llm_cache.c.key], set_=fresh)
-        else:
-            statement = insert.on_conflict_do_nothing()
+        fresh = {name: insert.excluded[name] for name in ("model", "response", "created_at")}
         with self.engine.begin() as conn:
-            conn.execute(statement, rows)
+            conn.execute(insert.on_conflict_do_update(index_elements=[t.llm_cache.c.key], set_=fresh), rows)
 
     # custom evaluators ---------------------------------------------------------------------
 

@@ -151,6 +151,12 @@ def _bind_encoder(column: sa.Column[Any], dialect: sa.Dialect) -> Callable[[Any]
 _JSON_CODEC: dict[str, Any] = {"json_serializer": values.dumps, "json_deserializer": values.loads}
 
 
+# Connections kept open: a server answers reads from up to 40 threads (the framework's pool), and a
+# connection past the kept ones is closed on return, so busy reads would reconnect (and, on SQLite,
+# set the pragmas again) for every request.
+_POOL: dict[str, Any] = {"pool_size": 16, "max_overflow": 32}
+
+
 def _make_engine(url: str) -> Engine:
     engine = _engine_for(url)
 
@@ -165,7 +171,9 @@ def _make_engine(url: str) -> Engine:
 
 def _engine_for(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **_JSON_CODEC)
+        engine = sa.create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, **_POOL, **_JSON_CODEC
+        )
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -181,7 +189,7 @@ def _engine_for(url: str) -> Engine:
     # session once it has idled inside a transaction this long. Our transactions never wait on a person.
     options = f"-c idle_in_transaction_session_timeout={_idle_in_transaction_ms()}"
     try:
-        return sa.create_engine(url, pool_pre_ping=True, connect_args={"options": options}, **_JSON_CODEC)
+        return sa.create_engine(url, pool_pre_ping=True, connect_args={"options": options}, **_POOL, **_JSON_CODEC)
     except ModuleNotFoundError as exc:  # the URL names a driver this environment lacks
         hint = "pip install 'assay[postgres]'" if url.startswith("postgres") else f"install {exc.name}"
         raise ConfigError(f"the database driver for {url.split(':')[0]} is not installed", hint=hint) from None
