@@ -232,9 +232,9 @@ def main() -> None:
         count = max(128 * 8, int(limit * args.seconds))
         steadies, wholes, cpu, errors = in_flight_figures(server, count, 128, args.repeats, cache=True)
         print(
-            f"\n128 in flight, cache on (the default; all misses, each looked up and stored): steady "
-            f"{statistics.median(steadies) / limit:.2f} of the limit, whole run {statistics.median(wholes) / limit:.2f}, "
-            f"CPU {cpu:.2f} ms/call, {errors} errors"
+            "\n128 in flight, cache on (the default; all misses, each looked up and stored): "
+            f"steady {statistics.median(steadies) / limit:.2f} of the limit, "
+            f"whole run {statistics.median(wholes) / limit:.2f}, CPU {cpu:.2f} ms/call, {errors} errors"
         )
 
         server.reset()

@@ -171,9 +171,7 @@ def _make_engine(url: str) -> Engine:
 
 def _engine_for(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = sa.create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": 30}, **_POOL, **_JSON_CODEC
-        )
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **_POOL, **_JSON_CODEC)
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
