@@ -60,6 +60,18 @@ def test_a_spliced_page_reads_as_the_decoded_one(store, kind, sample, foundry):
         assert "sample.output_text" not in first["datasource_item"]
 
 
+def test_a_bare_nan_an_older_store_wrote_goes_out_as_valid_json(store):
+    eval_id, run_id = _stored(store, ITEMS["plain"], None)
+    texts = store.output_item_texts(run_id, after=None, limit=1)
+    texts[0]["datasource_item"] = '{"query": "x", "score": NaN}'  # json.dumps' default, before the tags
+    got = json.loads(output_item_page(texts, eval_id, 1), parse_constant=_refuse)
+    assert got["data"][0]["datasource_item"] == {"query": "x", "score": "NaN"}
+
+
+def _refuse(name: str) -> None:
+    raise AssertionError(f"{name} is not JSON")
+
+
 def test_pages_follow_the_keyset_both_ways(store):
     eval_id, run_id = _stored(store, ITEMS["plain"], None)
     ascending = store.output_item_texts(run_id, after=0, limit=5)

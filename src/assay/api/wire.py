@@ -246,8 +246,7 @@ def output_item_page(
     (an ``orjson.Fragment``) unless its sample adds to it; only results and samples are decoded. A
     page holding what the store tagged, or what orjson cannot write (an integer past 64 bits), is
     decoded whole and encoded with care."""
-    marker = f'"{values.TAG}"'
-    if not any(row[name] is not None and marker in row[name] for row in texts for name in JSON_COLUMNS):
+    if not any(_needs_care(row[name]) for row in texts for name in JSON_COLUMNS):
         listed = []
         for row in texts:
             sample = None if row["sample"] is None else jsonfast.loads(row["sample"])
@@ -261,6 +260,15 @@ def output_item_page(
             pass
     rows = [{**row, **{name: _decoded(row[name]) for name in JSON_COLUMNS}} for row in texts]
     return bytes(WireJSON(page([output_item_object(row, eval_id, ids, foundry=foundry) for row in rows], limit)).body)
+
+
+_TAGGED = f'"{values.TAG}"'
+
+
+def _needs_care(text: str | None) -> bool:
+    """Whether stored JSON text holds what the store tagged, or a non-finite number written bare
+    (as stores older than the tags did): neither may be spliced into an answer as it is."""
+    return text is not None and (_TAGGED in text or "NaN" in text or "Infinity" in text)
 
 
 def _decoded(text: str | None) -> Any:
