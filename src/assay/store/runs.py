@@ -262,11 +262,15 @@ class RunsStore(StoreBase):
         """A page of output items as ``iter_output_items`` gives them, but with the JSON columns
         as the JSON text stored (``values.TAG`` marks what must be decoded before use): an API page
         splices the text into its answer instead of decoding and encoding every item again."""
-        c = t.output_items.c
+        # The page is chosen first and only its rows are cast: a planner working from stale
+        # statistics (a run just written) may read every row past the cursor before its LIMIT.
+        chosen = _item_page(sa.select(t.output_items), run_id, after, limit, status, descending).subquery()
+        c = chosen.c
         texts = [sa.cast(column, sa.Text).label(column.name) for column in (c.datasource_item, c.sample, c.results)]
-        columns = sa.select(c.run_id, c.datasource_item_id, c.status, c.created_at, *texts)
+        order = c.datasource_item_id.desc() if descending else c.datasource_item_id
+        query = sa.select(c.run_id, c.datasource_item_id, c.status, c.created_at, *texts).order_by(order)
         with self.engine.connect() as conn:
-            found = conn.execute(_item_page(columns, run_id, after, limit, status, descending))
+            found = conn.execute(query)
             names = list(found.keys())
             return [dict(zip(names, row, strict=True)) for row in found.all()]
 
