@@ -73,7 +73,8 @@ def parse_json(text: str | bytes) -> tuple[Any, str | None]:
         return None, f"invalid JSON (nested deeper than {MAX_DEPTH} levels)"
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         return None, f"invalid JSON ({exc})"
-    return value, depth_problem(value)
+    too_deep = depth_problem(value)
+    return value, None if too_deep is None else f"invalid JSON ({too_deep})"
 
 
 def not_utf8(lines: Iterable[bytes], source: str) -> ConfigError | None:
