@@ -215,8 +215,6 @@ def output_item_object(
         # Foundry shows what a target generated inside the item too, under these literal keys.
         item = {**item, "sample.output_text": sample.get("output_text")}
         item["sample.output_items"] = sample.get("output_items") or []
-    elif isinstance(item, dict):
-        item = dict(item)
     return {
         "id": output_item_id(row["run_id"], row["datasource_item_id"]),
         "object": "eval.run.output_item",
