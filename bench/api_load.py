@@ -53,7 +53,7 @@ def fill(store: Store, items: int) -> tuple[str, str]:
     config = {"type": "custom", "item_schema": {"type": "object"}}
     criteria = [{"type": "string_check", "name": "exact", "id": "exact-1"}]
     stored = store.create_eval(name="load", data_source_config=config, testing_criteria=criteria)
-    run = store.create_run(eval_id=stored["id"], data_source={"type": "jsonl"})
+    run = store.create_run(eval_id=stored.id, data_source={"type": "jsonl"})
     batch = []
     for index in range(items):
         passed = index % 3 != 0
@@ -74,13 +74,13 @@ def fill(store: Store, items: int) -> tuple[str, str]:
             )
         )
         if len(batch) == 5000:
-            store.add_output_items(run["id"], batch)
+            store.add_output_items(run.id, batch)
             batch = []
-    store.add_output_items(run["id"], batch)
+    store.add_output_items(run.id, batch)
     store.update_run(
-        run["id"], status="completed", summary=store.summarize(run["id"], [("exact", "string_check")]).model_dump()
+        run.id, status="completed", summary=store.summarize(run.id, [("exact", "string_check")]).model_dump()
     )
-    return stored["id"], run["id"]
+    return stored.id, run.id
 
 
 async def client_loop(

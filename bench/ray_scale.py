@@ -202,8 +202,8 @@ def parity(store: Store, llm: LLMServer, count: int) -> None:
     killer.start()
     ray_run, _, ray_wall = run(store, items, crit, models, executor)
     killer.join()
-    local_items = comparable(store, local_run["id"])
-    ray_items = comparable(store, ray_run["id"])
+    local_items = comparable(store, local_run.id)
+    ray_items = comparable(store, ray_run.id)
     ids = [item["datasource_item_id"] for item in ray_items]
     redone = llm.stats()["requests"] - calls_before - count
     print(
@@ -223,7 +223,7 @@ def comparable(store: Store, run_id: str) -> list[dict]:
         return value
 
     keep = ("datasource_item_id", "datasource_item", "sample", "status", "results")
-    items = [strip({k: item[k] for k in keep}) for item in store.iter_output_items(run_id)]
+    items = [strip(output.model_dump(include=set(keep))) for output in store.iter_output_items(run_id)]
     return sorted(items, key=lambda item: item["datasource_item_id"])
 
 

@@ -61,7 +61,7 @@ def engine(path: Path, count: int, folder: Path, attempt: int) -> float:
         prepared = prepare(definition, Dataset.from_path(path), load_catalog())
         outcome = finish_run(prepared, start(prepared, store), store)
         elapsed = time.perf_counter() - started
-        assert outcome.evaluated_now == count and outcome.run["status"] == "completed"
+        assert outcome.evaluated_now == count and outcome.run.status == "completed"
         return count / elapsed
     finally:
         store.close()

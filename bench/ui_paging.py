@@ -36,7 +36,7 @@ def filled(folder: Path, items: int) -> tuple[Store, str]:
         data_source_config={"type": "custom"},
         testing_criteria=[{"type": "string_check", "name": "exact"}, {"type": "string_check", "name": "near"}],
     )
-    run = store.create_run(eval_id=stored["id"], data_source={"type": "jsonl"}, name="paging")
+    run = store.create_run(eval_id=stored.id, data_source={"type": "jsonl"}, name="paging")
     batch: list[OutputItem] = []
     for i in range(items):
         score = (i * 7919 % 1000) / 1000
@@ -62,13 +62,13 @@ def filled(folder: Path, items: int) -> tuple[Store, str]:
             )
         )
         if len(batch) == 5_000:
-            store.add_output_items(run["id"], batch)
+            store.add_output_items(run.id, batch)
             batch = []
     if batch:
-        store.add_output_items(run["id"], batch)
-    summary = store.summarize(run["id"], [("exact", "exact"), ("near", "near")])  # as a finished run has
-    store.update_run(run["id"], status="completed", summary=summary.model_dump())
-    return store, run["id"]
+        store.add_output_items(run.id, batch)
+    summary = store.summarize(run.id, [("exact", "exact"), ("near", "near")])  # as a finished run has
+    store.update_run(run.id, status="completed", summary=summary.model_dump())
+    return store, run.id
 
 
 def median_ms(client: TestClient, url: str, repeats: int) -> float:

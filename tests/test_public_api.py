@@ -113,7 +113,7 @@ def test_an_evaluate_run_is_stored_where_the_cli_and_the_ui_look(tmp_path, monke
     store = Store()
     try:
         (run,) = store.list_runs()
-        assert run["id"] == result["run"]["id"] == result.run_id and run["status"] == "completed"
+        assert run.id == result["run"]["id"] == result.run_id and run.status == "completed"
         assert str(tmp_path / "home") in store.url
     finally:
         store.close()

@@ -21,31 +21,31 @@ from typing import Any
 from assay.llm.model import Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.messages import response_text
+from assay.results import OutputItem
 from assay.stats import spearman, t_cdf, wilson
 
 
-def response_of(row: dict[str, Any]) -> str:
+def response_of(output: OutputItem) -> str:
     """The response the judges saw: the target's sample, else the item's own ``response``."""
-    sample = row.get("sample") or {}
+    sample = output.sample or {}
     if sample.get("output_text") is not None:
         return str(sample["output_text"])
-    return response_text((row.get("datasource_item") or {}).get("response"))
+    return response_text(output.datasource_item.get("response"))
 
 
-def query_of(row: dict[str, Any]) -> str:
-    item = row.get("datasource_item") or {}
-    return response_text(item.get("query")) if item.get("query") is not None else ""
+def query_of(output: OutputItem) -> str:
+    query = output.datasource_item.get("query")
+    return response_text(query) if query is not None else ""
 
 
-def length_bias(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def length_bias(outputs: Iterable[OutputItem]) -> list[dict[str, Any]]:
     """Per criterion with numeric scores: n, ρ, slope per 100 words, p of the slope."""
     points: dict[str, list[tuple[float, float]]] = {}
-    for row in rows:
-        words = float(len(response_of(row).split()))
-        for result in row["results"]:
-            score = result.get("score")
-            if result.get("status") == "completed" and isinstance(score, int | float) and not isinstance(score, bool):
-                points.setdefault(result["name"], []).append((words, float(score)))
+    for output in outputs:
+        words = float(len(response_of(output).split()))
+        for result in output.results:
+            if result.status == "completed" and result.score is not None:
+                points.setdefault(result.name, []).append((words, result.score))
     return [{"criterion": name, "n": len(pairs), **_regression(pairs)} for name, pairs in sorted(points.items())]
 
 

@@ -47,7 +47,7 @@ def load() -> list[dict[str, Any]]:
 def judged_criteria(store: Store, run_id: str) -> dict[str, tuple[str, str]]:
     """criterion name → (its fingerprint, its judge model), for the criteria a model judged in the run."""
     run = store.get_run(run_id)
-    criteria = {c.get("name"): c for c in store.get_eval(run["eval_id"])["testing_criteria"]}
+    criteria = {c.get("name"): c for c in store.get_eval(run.eval_id).testing_criteria}
     models = store.judge_models(run_id)
     return {name: (fingerprint(criteria.get(name) or {"name": name}), model) for name, model in models.items()}
 

@@ -167,14 +167,10 @@ def read_run(store: Store, run_id: str) -> tuple[Verdicts, Scores]:
     """A run's verdicts, and its completed results' scores."""
     found: Verdicts = {}
     scores: Scores = {}
-    for row in store.iter_output_items(run_id):
-        completed = [r for r in row["results"] if r.get("status") == "completed"]
-        found[row["datasource_item_id"]] = {
-            r["name"]: (bool(r["passed"]), r.get("reason")) for r in completed if r.get("passed") is not None
-        }
-        scores[row["datasource_item_id"]] = {
-            r["name"]: float(r["score"]) for r in completed if isinstance(r.get("score"), int | float)
-        }
+    for output in store.iter_output_items(run_id):
+        completed = [r for r in output.results if r.status == "completed"]
+        found[output.datasource_item_id] = {r.name: (r.passed, r.reason) for r in completed if r.passed is not None}
+        scores[output.datasource_item_id] = {r.name: r.score for r in completed if r.score is not None}
     return found, scores
 
 
@@ -191,14 +187,14 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: Margins = 0.0,
 def clusters_of(store: Store, run_id: str) -> dict[int, Any] | None:
     """item → its cluster, when the run named a ``cluster_by`` field (or ran its target in trials:
     an item's trials are one cluster); None when items are independent."""
-    options = store.get_run(run_id).get("options") or {}
-    field, trials = options.get("cluster_by"), int(options.get("trials") or 1)
+    options = store.get_run(run_id).options
+    field, trials = options.cluster_by, options.trials
     if not field and trials == 1:
         return None
     found: dict[int, Any] = {}
-    for row in store.iter_output_items(run_id):
-        item = int(row["datasource_item_id"])
-        value = (row.get("datasource_item") or {}).get(field) if field else None
+    for output in store.iter_output_items(run_id):
+        item = output.datasource_item_id
+        value = output.datasource_item.get(field) if field else None
         found[item] = json.dumps(value, sort_keys=True) if value is not None else f"\0item {item // trials}"
     return found
 

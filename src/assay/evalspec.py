@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from assay.errors import ConfigError
+from assay.results.stored import Eval
 from assay.store import DEFAULT_PROJECT, Store
 from assay.yamlfile import load_lined, strip_lines
 
@@ -173,8 +174,8 @@ class Backend(Protocol):
     def add_evaluator(self, name: str, kind: str, content: str) -> tuple[str, bool]:
         """(its version, whether this made it): unchanged content keeps its version."""
 
-    def stored_eval(self, name: str) -> dict[str, Any] | None:
-        """``{id, metadata}`` of the eval ``create`` made for the declared eval ``name``."""
+    def stored_eval(self, name: str) -> tuple[str, dict[str, Any]] | None:
+        """``(id, metadata)`` of the eval ``create`` made for the declared eval ``name``."""
 
     def create_eval(self, name: str, criteria: list[dict[str, Any]], metadata: dict[str, str], sample: bool) -> str: ...
 
@@ -208,15 +209,16 @@ class StoreBackend:
         row, changed = self.store.add_evaluator(name=name, kind=kind, content=content, project=self.project)
         return str(row["version"]), changed
 
-    def stored_eval(self, name: str) -> dict[str, Any] | None:
-        return stored_eval(self.store, name, self.project)
+    def stored_eval(self, name: str) -> tuple[str, dict[str, Any]] | None:
+        found = stored_eval(self.store, name, self.project)
+        return (found.id, found.metadata or {}) if found is not None else None
 
     def create_eval(self, name: str, criteria: list[dict[str, Any]], metadata: dict[str, str], sample: bool) -> str:
         config = {"type": "custom", "include_sample_schema": sample}
         row = self.store.create_eval(
             name=name, data_source_config=config, testing_criteria=criteria, metadata=metadata, project=self.project
         )
-        return str(row["id"])
+        return row.id
 
     def update_eval(self, eval_id: str, criteria: list[dict[str, Any]], metadata: dict[str, str]) -> None:
         self.store.update_eval(self.project, eval_id, testing_criteria=criteria, metadata=metadata)
@@ -339,12 +341,12 @@ def _eval(spec: Spec, entry: dict[str, Any], done: Reconciled, backend: Backend)
     fingerprint = hashlib.sha256(json.dumps(definition, sort_keys=True).encode()).hexdigest()
     metadata = {"azd_eval": entry["name"], "fingerprint": fingerprint, "config": str(spec.path.name)}
     existing = backend.stored_eval(entry["name"])
-    if existing is not None and (existing.get("metadata") or {}).get("fingerprint") == fingerprint:
-        return existing["id"], "unchanged"
+    if existing is not None and existing[1].get("fingerprint") == fingerprint:
+        return existing[0], "unchanged"
     wire = [_wire(c) for c in criteria]
     if existing is not None:  # the same eval, its criteria moved on: its runs' history stays with it
-        backend.update_eval(existing["id"], wire, metadata)
-        return existing["id"], "updated"
+        backend.update_eval(existing[0], wire, metadata)
+        return existing[0], "updated"
     return backend.create_eval(entry["name"], wire, metadata, bool(entry.get("target"))), "created"
 
 
@@ -355,10 +357,10 @@ def _wire(criterion: dict[str, Any]) -> dict[str, Any]:
     return {**wire, **{k: criterion[k] for k in ("initialization_parameters", "data_mapping") if k in criterion}}
 
 
-def stored_eval(store: Store, name: str, project: str = DEFAULT_PROJECT) -> dict[str, Any] | None:
+def stored_eval(store: Store, name: str, project: str = DEFAULT_PROJECT) -> Eval | None:
     """The eval ``create`` made for the declared eval ``name`` (the newest, should there be several)."""
-    found = [e for e in store.evals_named(project, name) if (e.get("metadata") or {}).get("azd_eval") == name]
-    return max(found, key=lambda e: e["created_at"]) if found else None
+    found = [e for e in store.evals_named(project, name) if (e.metadata or {}).get("azd_eval") == name]
+    return max(found, key=lambda e: e.created_at) if found else None
 
 
 # -- run ---------------------------------------------------------------------------------------

@@ -86,11 +86,11 @@ class RemoteProject:
         version = str(created["version"])
         return version, version not in before
 
-    def stored_eval(self, name: str) -> dict[str, Any] | None:
+    def stored_eval(self, name: str) -> tuple[str, dict[str, Any]] | None:
         found = [
             e for e in self.openai.evals.list(limit=100, order="desc") if (e.metadata or {}).get("azd_eval") == name
         ]
-        return {"id": found[0].id, "metadata": found[0].metadata} if found else None
+        return (found[0].id, dict(found[0].metadata or {})) if found else None
 
     def create_eval(self, name: str, criteria: list[dict[str, Any]], metadata: dict[str, str], sample: bool) -> str:
         config = {"type": "custom", "item_schema": {"type": "object"}, "include_sample_schema": sample}

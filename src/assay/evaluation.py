@@ -31,7 +31,7 @@ from assay.llm import ModelRegistry
 from assay.results import OutputItem, RunSummary
 from assay.results.peer import generic_columns, peer_metrics, peer_rows, write_peer_result
 from assay.run import EvalDefinition, RunOptions, RunOutcome, finish_run
-from assay.run.request import RunRequest, RunSettings, prepare_request, start_request
+from assay.run.request import RunRequest, prepare_request, settings_of, start_request
 from assay.store import Store
 from assay.targets import TargetSpec
 
@@ -103,9 +103,9 @@ class Evaluation(dict[str, Any]):
     @classmethod
     def of(cls, outcome: RunOutcome, items: list[OutputItem], aliases: list[str]) -> Evaluation:
         rows = peer_rows(items, lambda result, _: (result.name, generic_columns(result)))
-        run = {"id": outcome.run["id"], "status": outcome.run["status"], **outcome.summary.model_dump()}
+        run = {"id": outcome.run.id, "status": outcome.run.status, **outcome.summary.model_dump()}
         result = cls(rows=rows, metrics=peer_metrics(rows, aliases), run=run, studio_url=None)
-        result.run_id, result.summary, result.output_items = outcome.run["id"], outcome.summary, items
+        result.run_id, result.summary, result.output_items = outcome.run.id, outcome.summary, items
         return result
 
 
@@ -134,14 +134,14 @@ def run_criteria(
     # Its items and evaluators may be Python objects: the request records where the items came
     # from, and only this process can finish the run (no inputs are stored for a worker).
     source = {"type": "jsonl", "source": {"type": "file_path", "path": str(dataset.path or dataset.name)}}
-    request = RunRequest(data_source=source, settings=RunSettings.of(definition))
+    request = RunRequest(data_source=source, settings=settings_of(definition))
     own_store = store is None
     store = store or Store()
     try:
         prepared = prepare_request(request, definition, store, catalog, models, target=spec, dataset=dataset)
         run = start_request(prepared, store, request)
         outcome = finish_run(prepared, run, store, options=RunOptions(concurrency=concurrency))
-        return outcome, [OutputItem.model_validate(item) for item in store.iter_output_items(run["id"])]
+        return outcome, list(store.iter_output_items(run.id))
     finally:
         if own_store:
             store.close()

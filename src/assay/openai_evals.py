@@ -20,6 +20,7 @@ from typing import Any
 from assay.errors import ConfigError, NotFoundError
 from assay.results import CriterionSummary, OutputItem, Result, ResultCounts, RunSummary
 from assay.results.records import ResultStatus
+from assay.results.stored import RunSettings
 from assay.store import DEFAULT_PROJECT, Store
 
 KINDS = ("eval", "eval.run", "eval.run.output_item")
@@ -152,7 +153,7 @@ def _import_run(store: Store, obj: dict[str, Any], items: dict[int, dict[str, An
         id=run_id,
         eval_id=obj["eval_id"],
         data_source=obj.get("data_source") or {},
-        options={"imported_from": "openai-evals"},
+        options=RunSettings(imported_from="openai-evals"),
         name=obj.get("name"),
         project=project,
         created_at=obj.get("created_at"),

@@ -22,6 +22,7 @@ from statistics import NormalDist
 from typing import Any
 
 from assay.compare import clusters_of, read_run
+from assay.results import RunSummary
 from assay.stats import _clustered
 from assay.store import Store
 
@@ -57,8 +58,8 @@ def plan(
     discordance: float | None = None,
 ) -> list[CriterionPlan]:
     verdicts, _ = read_run(store, run_id)
-    summary = store.get_run(run_id).get("summary") or {}
-    flaky = {c.get("testing_criteria"): c.get("flaky") for c in summary.get("per_testing_criteria_results") or []}
+    summary = store.get_run(run_id).summary or RunSummary()
+    flaky = {c.testing_criteria: c.flaky for c in summary.per_testing_criteria_results}
     clusters = clusters_of(store, run_id)
     names = sorted({name for found in verdicts.values() for name in found})
     plans = []

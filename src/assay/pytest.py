@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from assay.results import RunSummary
+    from assay.results import OutputItem, RunSummary
+    from assay.results.stored import Run, StoredItem
 
 CACHE_MODES = ("use", "replay", "off", "refresh")
 
@@ -47,13 +48,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class EvalResult:
     """What ``assay_eval`` ran: the run, its summary and every output item."""
 
-    run: dict[str, Any]
+    run: Run
     summary: RunSummary
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[StoredItem] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
-        return str(self.run["id"])
+        return self.run.id
 
     def pass_rate(self, criterion: str | None = None) -> float | None:
         """The share of decided items that passed (all criteria), or of one criterion's verdicts."""
@@ -97,13 +98,13 @@ def assay_eval(request: pytest.FixtureRequest) -> Callable[..., EvalResult]:
             pytest.fail(str(exc), pytrace=False)
         tolerated = fail_on is not None and fail_on.startswith("pass-rate=")
         failed = []
-        for item in result.items:
-            problems = "; ".join(_problems(item))
-            problems = problems and f"item {item['datasource_item_id']}: {problems}"
+        for output in result.items:
+            problems = "; ".join(_problems(output))
+            problems = problems and f"item {output.datasource_item_id}: {problems}"
             if subtests is None:  # an older pytest: the items' problems are said by the test itself
                 failed += [problems] if problems else []
                 continue
-            with subtests.test(msg=f"item {item['datasource_item_id']}", item=item["datasource_item_id"]):
+            with subtests.test(msg=f"item {output.datasource_item_id}", item=output.datasource_item_id):
                 if problems and tolerated:  # shown, but the pass-rate gate below decides the test
                     pytest.xfail(problems)
                 if problems:
@@ -131,20 +132,20 @@ def _run(path: Path, cache_mode: str, limit: int | None) -> EvalResult:
         request = config_request(config, store, cache=cache_mode, limit=limit)  # type: ignore[arg-type]
         prepared = prepare_config(config, request, store)
         outcome = finish_run(prepared, start_request(prepared, store, request), store)
-        items = list(store.iter_output_items(outcome.run["id"]))
+        items = list(store.iter_output_items(outcome.run.id))
         return EvalResult(outcome.run, outcome.summary, items)
     finally:
         store.close()
 
 
-def _problems(item: dict[str, Any]) -> Iterator[str]:
-    for result in item["results"]:
-        if result.get("status") == "error":
-            yield f"{result['name']} errored: {result.get('reason')}"
-        elif result.get("passed") is False:
-            score = result.get("score")
-            shown = "" if score is None else f" (score {score:.3g} against {result.get('threshold')})"
-            yield f"{result['name']} failed{shown}" + (f": {result['reason']}" if result.get("reason") else "")
+def _problems(output: OutputItem) -> Iterator[str]:
+    for result in output.results:
+        if result.status == "error":
+            yield f"{result.name} errored: {result.reason}"
+        elif result.passed is False:
+            score = result.score
+            shown = "" if score is None else f" (score {score:.3g} against {result.threshold})"
+            yield f"{result.name} failed{shown}" + (f": {result.reason}" if result.reason else "")
 
 
 def _gate(result: EvalResult, fail_on: str | None) -> str | None:

@@ -72,25 +72,24 @@ def test_objects_dumped_with_the_sdk_import_with_their_counts_and_verdicts(tmp_p
     store = Store(f"sqlite:///{fresh / 'assay.db'}")
     try:
         imported = store.get_run(run.id)
-        assert imported["eval_id"] == created.id and imported["status"] == "completed"
-        counts = imported["summary"]["result_counts"]
+        assert imported.eval_id == created.id and imported.status == "completed"
+        counts = imported.summary.result_counts
         source = finished.result_counts
-        assert (counts["total"], counts["passed"], counts["failed"], counts["errored"]) == (
+        assert (counts.total, counts.passed, counts.failed, counts.errored) == (
             source.total,
             source.passed,
             source.failed,
             source.errored,
         )
         per_criterion = {
-            c["testing_criteria"]: (c["passed"], c["failed"])
-            for c in imported["summary"]["per_testing_criteria_results"]
+            c.testing_criteria: (c.passed, c.failed) for c in imported.summary.per_testing_criteria_results
         }
         assert per_criterion == {c.name: (c.passed, c.failed) for c in finished.per_testing_criteria_results}
-        stored = {row["datasource_item_id"]: row for row in store.iter_output_items(run.id)}
+        stored = {row.datasource_item_id: row for row in store.iter_output_items(run.id)}
         for item in items:
-            assert stored[item.datasource_item_id]["status"] == item.status
-            assert [r["passed"] for r in stored[item.datasource_item_id]["results"]] == [r.passed for r in item.results]
-        assert store.get_eval(created.id)["testing_criteria"][0]["name"] == "exact"
+            assert stored[item.datasource_item_id].status == item.status
+            assert [r.passed for r in stored[item.datasource_item_id].results] == [r.passed for r in item.results]
+        assert store.get_eval(created.id).testing_criteria[0]["name"] == "exact"
     finally:
         store.close()
     # the imported run is served as the source served it
@@ -125,10 +124,10 @@ def test_a_run_exported_without_its_items_keeps_its_own_counts(tmp_path):
     assay("import", "openai-evals", tmp_path / "export.jsonl", home=tmp_path, check=True)
     store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
     try:
-        summary = store.get_run("evalrun_abc")["summary"]
-        assert summary["result_counts"] == {"total": 10, "passed": 7, "failed": 2, "errored": 1, "skipped": 0}
-        assert summary["per_testing_criteria_results"][0]["pass_rate"] == 7 / 9
-        assert store.get_run("evalrun_abc")["created_at"] == 1700000100
+        summary = store.get_run("evalrun_abc").summary
+        assert summary.result_counts.model_dump() == {"total": 10, "passed": 7, "failed": 2, "errored": 1, "skipped": 0}
+        assert summary.per_testing_criteria_results[0].pass_rate == 7 / 9
+        assert store.get_run("evalrun_abc").created_at == 1700000100
     finally:
         store.close()
 

@@ -23,20 +23,20 @@ ITEMS = {
 
 def _stored(store, item: dict, sample: dict | None) -> tuple[str, str]:
     stored = store.create_eval(name="page", data_source_config={"type": "custom"}, testing_criteria=[])
-    run = store.create_run(eval_id=stored["id"], data_source={"type": "jsonl"})
+    run = store.create_run(eval_id=stored.id, data_source={"type": "jsonl"})
     result = Result(name="exact", metric="string_check", score=1.0, passed=True, label="pass")
     skipped = Result(name="judge", metric="coherence", status="skipped", reason="Not applicable")
     items = [
         OutputItem(datasource_item_id=i, datasource_item=item, sample=sample, results=[result, skipped], status="pass")
         for i in range(3)
     ]
-    store.add_output_items(run["id"], items)
-    return stored["id"], run["id"]
+    store.add_output_items(run.id, items)
+    return stored.id, run.id
 
 
 def _decoded_page(store, eval_id: str, run_id: str, limit: int, foundry: bool) -> object:
-    rows = list(store.iter_output_items(run_id, limit=limit + 1))
-    listed = [output_item_object(row, eval_id, {"exact": "exact-1"}, foundry=foundry) for row in rows]
+    outputs = list(store.iter_output_items(run_id, limit=limit + 1))
+    listed = [output_item_object(o.model_dump(), eval_id, {"exact": "exact-1"}, foundry=foundry) for o in outputs]
     return json.loads(WireJSON(page(listed, limit)).body)
 
 

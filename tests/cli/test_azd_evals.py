@@ -95,12 +95,12 @@ def test_create_twice_writes_nothing_and_an_edited_evaluator_is_version_two_of_t
         assert edited["evaluators"]["long_enough"] == ["2", "created"]
         assert edited["evals"]["length"] == [eval_id, "updated"]  # the same eval: its history stays
         assert edited["evals"]["quality"][1] == "unchanged" and edited["datasets"]["golden"] == ["1", "unchanged"]
-        criteria = store.get_eval(eval_id)["testing_criteria"]
+        criteria = store.get_eval(eval_id).testing_criteria
         assert criteria[0]["evaluator_name"] == "long_enough" and criteria[0]["evaluator_version"] == "2"
         started = run(tmp_path, "run", "start", "--eval", "length")
         assert started.returncode == 0, started.stdout + started.stderr
         (only,) = store.list_runs_of(eval_id)
-        assert only["eval_id"] == eval_id
+        assert only.eval_id == eval_id
     finally:
         store.close()
 

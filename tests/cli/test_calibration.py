@@ -18,7 +18,7 @@ def test_the_gate_refuses_an_uncalibrated_judge_until_it_is_calibrated(tmp_path,
     store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
     try:
         first, second = judged_run(store, llm, seed=1), judged_run(store, llm, seed=2)
-        passed = {row["datasource_item_id"]: row["results"][0]["passed"] for row in store.iter_output_items(second)}
+        passed = {row.datasource_item_id: row.results[0].passed for row in store.iter_output_items(second)}
         plain_a, plain_b = exact_run(store, set(range(300))), exact_run(store, set(range(300)))
     finally:
         store.close()

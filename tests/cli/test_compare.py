@@ -33,7 +33,7 @@ def judged_run(store, llm, seed: int) -> str:
     models = ModelRegistry([ModelConfig(name="judge", model="m", base_url=llm.base_url, api_key="t")])  # no cache
     rows = [{"query": f"question {i}", "response": f"answer {i}"} for i in range(400)]
     prepared = prepare(EvalDefinition("noise", RELEVANCE), Dataset.from_content(rows), load_catalog(), models=models)
-    return str(finish_run(prepared, start(prepared, store), store).run["id"])
+    return str(finish_run(prepared, start(prepared, store), store).run.id)
 
 
 def test_judge_noise_is_not_a_regression(store, llm):
@@ -59,7 +59,7 @@ def exact_run(store, passing: set[int], items: int = 400) -> str:
     """A run of string_check over ``items`` rows, passing exactly those in ``passing``."""
     rows = [{"response": "Paris" if i in passing else "Lyon", "ground_truth": "Paris"} for i in range(items)]
     prepared = prepare(EvalDefinition("exact", EXACT), Dataset.from_content(rows), load_catalog())
-    return str(finish_run(prepared, start(prepared, store), store).run["id"])
+    return str(finish_run(prepared, start(prepared, store), store).run.id)
 
 
 def test_a_ten_point_drop_on_400_items_is_a_regression_with_its_flips(tmp_path):
@@ -96,7 +96,7 @@ def planted_run(store, failing: dict[str, set[int]], items: int = 200) -> str:
     ]
     rows = [{name: "fail" if i in failing.get(name, set()) else "pass" for name in names} for i in range(items)]
     prepared = prepare(EvalDefinition("planted", criteria), Dataset.from_content(rows), load_catalog())
-    return str(finish_run(prepared, start(prepared, store), store).run["id"])
+    return str(finish_run(prepared, start(prepared, store), store).run.id)
 
 
 def test_the_gate_corrects_for_ten_criteria(store):
@@ -130,7 +130,7 @@ def test_compare_resamples_clusters_when_the_run_names_them(store):
         ]
         definition = EvalDefinition("clustered", EXACT, cluster_by="doc")
         prepared = prepare(definition, Dataset.from_content(rows), load_catalog())
-        return str(finish_run(prepared, start(prepared, store), store).run["id"])
+        return str(finish_run(prepared, start(prepared, store), store).run.id)
 
     a, b = run(set()), run(set(range(60)))
     (clustered,) = compare_runs(store, a, b).criteria
@@ -164,7 +164,7 @@ def test_scores_beyond_pass_fail_get_their_own_test(store, llm):
         prepared = prepare(
             EvalDefinition("scores", RELEVANCE), Dataset.from_content(rows), load_catalog(), models=models
         )
-        return str(finish_run(prepared, start(prepared, store), store).run["id"])
+        return str(finish_run(prepared, start(prepared, store), store).run.id)
 
     a, b = run(set(range(50))), run(set(range(20)))
     found = compare_runs(store, a, b)

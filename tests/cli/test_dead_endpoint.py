@@ -70,7 +70,7 @@ def test_a_refused_key_trips_the_breaker_mid_run_and_nothing_is_lost(tmp_path, l
     store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
     try:
         run = store.get_run(run_id)
-        assert run["status"] == "failed" and "unreachable" in run["error"]["message"]
+        assert run.status == "failed" and "unreachable" in run.error["message"]
         assert store.done_item_ids(run_id) == set()  # no item was stored with the outage's errors
     finally:
         store.close()

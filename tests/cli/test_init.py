@@ -23,7 +23,7 @@ def run_in_process(config_path, store, models=None):
         config.definition, Dataset.from_path(config.dataset.local_path), load_catalog(store), models=registry
     )
     outcome = finish_run(prepared, start(prepared, store), store)
-    return outcome, list(store.iter_output_items(outcome.run["id"]))
+    return outcome, list(store.iter_output_items(outcome.run.id))
 
 
 def test_init_then_run_works_offline_and_init_keeps_what_exists(tmp_path):
@@ -49,8 +49,8 @@ def test_every_template_runs_offline_with_every_item_scored(tmp_path, template):
         store.close()
     assert len(items) == len(TEMPLATES[template].rows) == len(data.read_text().splitlines())
     assert outcome.summary.result_counts.errored == 0
-    statuses = {r["status"] for item in items for r in item["results"]}
-    assert statuses == {"completed"}, [r.get("reason") for item in items for r in item["results"]]
+    statuses = {r.status for item in items for r in item.results}
+    assert statuses == {"completed"}, [r.reason for item in items for r in item.results]
 
 
 def uncomment_the_judges(text: str, base_url: str) -> str:
@@ -78,8 +78,8 @@ def test_the_commented_judges_run_once_a_model_is_named(tmp_path, llm, monkeypat
         store.close()
     names = [c.testing_criteria for c in outcome.summary.per_testing_criteria_results]
     assert names == ["f1_score", "rougeL", "names_the_product", "relevance", "coherence"]
-    judged = [r for item in items for r in item["results"] if r["name"] in ("relevance", "coherence")]
-    assert len(judged) == 10 and all(r["status"] == "completed" and r["score"] == 4 for r in judged)
+    judged = [r for item in items for r in item.results if r.name in ("relevance", "coherence")]
+    assert len(judged) == 10 and all(r.status == "completed" and r.score == 4 for r in judged)
 
 
 def test_the_next_step_is_printed_as_the_user_can_type_it(tmp_path):

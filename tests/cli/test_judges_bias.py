@@ -25,7 +25,7 @@ RELEVANCE = {
 def judged_run(store: Store, models, responses: list[str]) -> str:
     rows = [{"query": f"question {i}", "response": text} for i, text in enumerate(responses)]
     prepared = prepare(EvalDefinition("bias", [RELEVANCE]), Dataset.from_content(rows), load_catalog(), models=models)
-    return finish_run(prepared, start(prepared, store), store).run["id"]
+    return finish_run(prepared, start(prepared, store), store).run.id
 
 
 def invoke(tmp_path, *args: str) -> dict:

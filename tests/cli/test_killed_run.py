@@ -52,29 +52,29 @@ def kill_part_way(tmp_path: Path, config: Path, store: Store) -> str:
         stderr=subprocess.DEVNULL,
     )
     try:
-        runs = poll(store.list_runs, lambda found: bool(found) and found[0]["status"] == "in_progress", seconds=60)
-        run_id = runs[0]["id"]
+        runs = poll(store.list_runs, lambda found: bool(found) and found[0].status == "in_progress", seconds=60)
+        run_id = runs[0].id
         poll(lambda: len(store.done_item_ids(run_id)), lambda done: done >= 4, seconds=60)
         cli.send_signal(signal.SIGKILL)
     finally:
         cli.kill()
         cli.wait(timeout=30)
     stored = store.get_run(run_id)
-    assert stored["status"] == "in_progress" and len(store.done_item_ids(run_id)) < ITEMS
-    assert stored["inputs"]["models"][0]["api_key_env"] == KEY_ENV and "api_key" not in stored["inputs"]["models"][0]
+    assert stored.status == "in_progress" and len(store.done_item_ids(run_id)) < ITEMS
+    assert stored.inputs["models"][0]["api_key_env"] == KEY_ENV and "api_key" not in stored.inputs["models"][0]
     return run_id
 
 
 def assert_finished_once(store: Store, run_id: str) -> None:
     run = store.get_run(run_id)
-    assert run["status"] == "completed", run["error"]
+    assert run.status == "completed", run.error
     items = list(store.iter_output_items(run_id))
-    ids = [item["datasource_item_id"] for item in items]
+    ids = [item.datasource_item_id for item in items]
     assert sorted(ids) == list(range(ITEMS))  # every item, each once
-    assert all(item["status"] != "error" and len(item["results"]) == 2 for item in items)
-    summary = run["summary"]
-    echoed = next(r for r in summary["per_testing_criteria_results"] if r["testing_criteria"] == "echoed")
-    assert (echoed["passed"], echoed["failed"]) == (1, ITEMS - 1)
+    assert all(item.status != "error" and len(item.results) == 2 for item in items)
+    summary = run.summary
+    echoed = next(r for r in summary.per_testing_criteria_results if r.testing_criteria == "echoed")
+    assert (echoed.passed, echoed.failed) == (1, ITEMS - 1)
 
 
 @pytest.fixture
@@ -109,9 +109,9 @@ def test_a_killed_cli_run_is_finished_by_assay_worker(tmp_path, slow_judge):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        poll(lambda: store.get_run(run_id)["status"], lambda status: status != "in_progress", seconds=120)
+        poll(lambda: store.get_run(run_id).status, lambda status: status != "in_progress", seconds=120)
         run = store.get_run(run_id)
-        assert not run["worker"].startswith("local:")  # the worker took it over once its lease ran out
+        assert not run.worker.startswith("local:")  # the worker took it over once its lease ran out
         assert_finished_once(store, run_id)
     finally:
         if worker is not None:
@@ -134,6 +134,6 @@ def test_a_worker_refuses_a_local_file_that_changed_since_the_run_started(tmp_pa
         store.update_run(run_id, lease_until=0.0)
         assert Worker(store, lambda project: load_catalog(store, project), ModelRegistry).work_once()
         run = store.get_run(run_id)
-        assert run["status"] == "failed" and "data.jsonl changed since the run started" in run["error"]["message"]
+        assert run.status == "failed" and "data.jsonl changed since the run started" in run.error["message"]
     finally:
         store.close()

@@ -31,7 +31,7 @@ def test_a_server_on_the_same_store_leaves_the_cli_run_alone(tmp_path, llm):
     def recording(worker: str):
         run = claim(worker)
         if run is not None:
-            claimed.append(run["id"])
+            claimed.append(run.id)
         return run
 
     store.claim_run = recording  # type: ignore[method-assign]
@@ -45,7 +45,7 @@ def test_a_server_on_the_same_store_leaves_the_cli_run_alone(tmp_path, llm):
     try:
         assert done.returncode == 0, done.stdout + done.stderr
         (run,) = store.list_runs()
-        assert run["status"] == "completed" and run["error"] is None and run["worker"].startswith("local:")
+        assert run.status == "completed" and run.error is None and run.worker.startswith("local:")
         assert claimed == []
         assert llm.stats()["completions"] == 24  # the judge saw each item once
     finally:
@@ -54,18 +54,18 @@ def test_a_server_on_the_same_store_leaves_the_cli_run_alone(tmp_path, llm):
 
 def test_a_run_left_without_its_inputs_waits_for_its_own_process(store):
     created = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[])
-    run = store.create_run(eval_id=created["id"], data_source={"type": "jsonl"}, held_by="local:laptop:1:1")
-    assert run["status"] == "in_progress" and store.claim_run("server:1") is None  # its lease is live
-    store.update_run(run["id"], lease_until=0.0)  # the process was killed: its lease ran out
+    run = store.create_run(eval_id=created.id, data_source={"type": "jsonl"}, held_by="local:laptop:1:1")
+    assert run.status == "in_progress" and store.claim_run("server:1") is None  # its lease is live
+    store.update_run(run.id, lease_until=0.0)  # the process was killed: its lease ran out
     # Its target or items were Python objects (assay.evaluate): no worker could finish it.
     assert store.claim_run("server:1") is None
-    store.hold_run(run["id"], "local:laptop:2:1")  # a local process may take it
-    assert store.get_run(run["id"])["worker"] == "local:laptop:2:1"
+    store.hold_run(run.id, "local:laptop:2:1")  # a local process may take it
+    assert store.get_run(run.id).worker == "local:laptop:2:1"
     stored = store.create_run(
-        eval_id=created["id"], data_source={"type": "jsonl"}, held_by="local:laptop:3:1", inputs={"models": []}
+        eval_id=created.id, data_source={"type": "jsonl"}, held_by="local:laptop:3:1", inputs={"models": []}
     )
-    store.update_run(stored["id"], lease_until=0.0)
-    assert store.claim_run("server:1")["id"] == stored["id"]  # stored whole: any worker finishes it
+    store.update_run(stored.id, lease_until=0.0)
+    assert store.claim_run("server:1").id == stored.id  # stored whole: any worker finishes it
 
 
 def test_resume_takes_over_at_once_from_a_killed_local_process_but_not_from_a_live_one(store):
@@ -83,9 +83,9 @@ def test_resume_takes_over_at_once_from_a_killed_local_process_but_not_from_a_li
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     host = socket.gethostname()
     created = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[])
-    killed = store.create_run(eval_id=created["id"], data_source={}, held_by=f"local:{host}:{gone.stdout.strip()}:1")
-    options = held_locally(store, killed["id"], RunOptions())  # its lease is still live, its process is not
-    assert store.get_run(killed["id"])["worker"] == options.worker
-    alive = store.create_run(eval_id=created["id"], data_source={}, held_by=f"local:{host}:{os.getppid()}:1")
+    killed = store.create_run(eval_id=created.id, data_source={}, held_by=f"local:{host}:{gone.stdout.strip()}:1")
+    options = held_locally(store, killed.id, RunOptions())  # its lease is still live, its process is not
+    assert store.get_run(killed.id).worker == options.worker
+    alive = store.create_run(eval_id=created.id, data_source={}, held_by=f"local:{host}:{os.getppid()}:1")
     with pytest.raises(ConfigError, match="is being executed by local:"):
-        held_locally(store, alive["id"], RunOptions())
+        held_locally(store, alive.id, RunOptions())

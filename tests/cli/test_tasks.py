@@ -128,34 +128,34 @@ def test_seed_002_tasks_are_scored_per_criterion_per_task_and_overall(tmp_path, 
     store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
     try:
         (run,) = store.list_runs()
-        items = {row["datasource_item"]["name"]: row for row in store.iter_output_items(run["id"])}
+        items = {row.datasource_item["name"]: row for row in store.iter_output_items(run.id)}
     finally:
         store.close()
     expected_tasks = {}
     for task in TASKS:
-        results = {r["name"]: r for r in items[task["name"]]["results"]}
+        results = {r.name: r for r in items[task["name"]].results}
         for check in task["criteria"]:  # each criterion's own verdict, with its instruction
             verdict = results[f"criteria.{check['name']}"]
-            assert verdict["passed"] is bool(VERDICTS[check["name"]]), check["name"]
-            assert verdict["properties"]["instruction"] == check["instruction"]
+            assert verdict.passed is bool(VERDICTS[check["name"]]), check["name"]
+            assert verdict.properties["instruction"] == check["instruction"]
         accuracy, general = RUBRIC[task["name"]]
         rubric = ((accuracy * 8 + general * 5) / 13 - 1) / 4  # weighted mean on 1–5, normalised
-        assert results["support_rubric"]["score"] == pytest.approx(rubric)
-        assert results["task_adherence"]["score"] == 1
+        assert results["support_rubric"].score == pytest.approx(rubric)
+        assert results["task_adherence"].score == 1
         parts = [VERDICTS[c["name"]] for c in task["criteria"]] + [1, rubric]
         expected_tasks[task["name"]] = sum(parts) / len(parts)
-    tasks = run["summary"]["tasks"]
-    assert {t["name"]: t["score"] for t in tasks["tasks"]} == pytest.approx(expected_tasks)
-    assert tasks["composite"] == pytest.approx(sum(expected_tasks.values()) / 3)
-    assert {t["name"]: (t["criteria_passed"], t["criteria_total"]) for t in tasks["tasks"]} == {
+    tasks = run.summary.tasks
+    assert {t.name: t.score for t in tasks.tasks} == pytest.approx(expected_tasks)
+    assert tasks.composite == pytest.approx(sum(expected_tasks.values()) / 3)
+    assert {t.name: (t.criteria_passed, t.criteria_total) for t in tasks.tasks} == {
         "refund_policy": (2, 2),
         "order_status": (0, 2),
         "out_of_scope": (2, 2),
     }
-    rows = {c["testing_criteria"]: c for c in run["summary"]["per_testing_criteria_results"]}
-    assert rows["criteria.asks_for_details"]["failed"] == 1 and rows["criteria.redirect"]["passed"] == 1
+    rows = {c.testing_criteria: c for c in run.summary.per_testing_criteria_results}
+    assert rows["criteria.asks_for_details"].failed == 1 and rows["criteria.redirect"].passed == 1
     assert "criteria" not in rows
-    assert f"composite score {tasks['composite']:.3f} over 3 tasks" in result.stdout
+    assert f"composite score {tasks.composite:.3f} over 3 tasks" in result.stdout
 
 
 def test_a_task_name_used_twice_names_both_lines(tmp_path, llm):

@@ -61,9 +61,9 @@ def test_rubric_weighted_mean_normalised_and_any_one_fails(tmp_path, llm, models
 
     prepared = prepare(EvalDefinition("r", criteria), Dataset.from_content([ROW]), catalog, models=models)
     outcome = finish_run(prepared, start(prepared, store), store)
-    result = next(store.iter_output_items(outcome.run["id"]))["results"][0]
-    assert result["score"] == pytest.approx(expected) and result["passed"] is passed
-    dimension_scores = {d["id"]: d for d in result["properties"]["dimension_scores"]}
+    result = next(store.iter_output_items(outcome.run.id)).results[0]
+    assert result.score == pytest.approx(expected) and result.passed is passed
+    dimension_scores = {d["id"]: d for d in result.properties["dimension_scores"]}
     assert dimension_scores["accuracy"]["weight"] == 8
     assert dimension_scores["next_steps"]["applicable"] is (scores["next_steps"] is not None)
 
@@ -98,10 +98,10 @@ def test_prompt_and_code_evaluators(tmp_path, llm, models, store):
 
     prepared = prepare(EvalDefinition("c", criteria), Dataset.from_content([ROW]), catalog, models=models)
     outcome = finish_run(prepared, start(prepared, store), store)
-    polite, mentions = next(store.iter_output_items(outcome.run["id"]))["results"]
-    assert (polite["score"], polite["passed"], polite["threshold"]) == (8, True, 7)
+    polite, mentions = next(store.iter_output_items(outcome.run.id)).results
+    assert (polite.score, polite.passed, polite.threshold) == (8, True, 7)
     assert "Reply: 30 days, full refund." in llm.stats()["last"]["messages"][0]["content"]
-    assert (mentions["score"], mentions["passed"]) == (1.0, True)
+    assert (mentions.score, mentions.passed) == (1.0, True)
 
 
 def test_evaluators_add_versions_and_local_uri(tmp_path, llm):

@@ -52,7 +52,7 @@ def run_eval(store, models, criteria, rows, level="turn", concurrency=8):
     definition = EvalDefinition("judges", criteria, evaluation_level=level)
     prepared = prepare(definition, Dataset.from_content(rows), load_catalog(), models=models)
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(concurrency=concurrency))
-    return outcome, [row["results"] for row in store.iter_output_items(outcome.run["id"])]
+    return outcome, [row.results for row in store.iter_output_items(outcome.run.id)]
 
 
 def criterion(name, **extra):
@@ -74,19 +74,20 @@ def test_every_judge_at_each_level_it_supports(llm, models, store, level):
         ]
     )
     outcome, (results,) = run_eval(store, models, [criterion(d.name) for d in chosen], [ITEM], level=level)
-    by_name = {r["name"]: r for r in results}
+    by_name = {r.name: r for r in results}
     for d in chosen:
         result = by_name[d.name]
-        assert result["status"] == "completed", (d.name, result)
-        assert result["reason"].startswith(d.name)
-        assert result["threshold"] == d.threshold and result["label"] in ("pass", "fail")
-        usage = result["properties"]["usage"]
+        assert result.status == "completed", (d.name, result)
+        assert result.reason.startswith(d.name)
+        assert result.threshold == d.threshold and result.label in ("pass", "fail")
+        usage = result.properties["usage"]
         assert usage["model"] == "gpt-4.1-mini" and usage["calls"] == 1 and usage["prompt_tokens"] > 0
         expected_pass = {"flag": True, "binary": True}.get(
-            d.kind, result["score"] >= 3 if d.direction == "increase" else result["score"] <= 3
+            d.kind, result.score >= 3 if d.direction == "increase" else result.score <= 3
         )
-        assert result["passed"] is expected_pass, d.name
-    assert by_name.get("violence", {}).get("properties", {}).get("label", "Low") == "Low"
+        assert result.passed is expected_pass, d.name
+    violence = by_name.get("violence")
+    assert violence is None or violence.properties.get("label", "Low") == "Low"
     usage = outcome.summary.per_model_usage[0]
     assert usage.model_name == "gpt-4.1-mini" and usage.invocation_count == len(chosen)
 
@@ -127,11 +128,11 @@ def test_judge_answers_are_parsed_or_repaired_once(llm, models, store, answers, 
     )
     _, (results,) = run_eval(store, models, [criterion("coherence")], [ITEM])
     result = results[0]
-    assert result["status"] == status and result["score"] == score
+    assert result.status == status and result.score == score
     if status == "error":
-        assert "could not be used" in result["reason"]
-        assert result["properties"]["raw_answers"] == ["garbage", "still garbage"]
-        assert result["properties"]["usage"]["calls"] == 2
+        assert "could not be used" in result.reason
+        assert result.properties["raw_answers"] == ["garbage", "still garbage"]
+        assert result.properties["usage"]["calls"] == 2
     assert llm.stats()["completions"] == len(answers)
 
 
@@ -143,10 +144,10 @@ def test_tool_judges_name_a_missing_definition_and_skip_when_no_calls(llm, model
         {"query": "hi", "response": MESSAGES[2:3], "tool_definitions": TOOLS},
     ]
     _, results = run_eval(store, models, [criterion("tool_call_accuracy"), criterion("task_adherence")], rows)
-    assert results[0][0]["status"] == "error"
-    assert "tool definition for 'lookup_order' not found" in results[0][0]["reason"]
-    assert results[1][0]["status"] == "skipped" and "no tool calls" in results[1][0]["reason"]
-    assert results[2][1]["status"] == "skipped" and "intermediate response" in results[2][1]["reason"]
+    assert results[0][0].status == "error"
+    assert "tool definition for 'lookup_order' not found" in results[0][0].reason
+    assert results[1][0].status == "skipped" and "no tool calls" in results[1][0].reason
+    assert results[2][1].status == "skipped" and "intermediate response" in results[2][1].reason
 
 
 def test_content_safety_reports_each_category_and_the_worst(llm, models, store):
@@ -156,10 +157,10 @@ def test_content_safety_reports_each_category_and_the_worst(llm, models, store):
     )
     _, (results,) = run_eval(store, models, [criterion("content_safety")], [ITEM])
     result = results[0]
-    assert result["score"] == 5 and result["passed"] is False and result["properties"]["label"] == "Medium"
-    categories = result["properties"]["categories"]
+    assert result.score == 5 and result.passed is False and result.properties["label"] == "Medium"
+    categories = result.properties["categories"]
     assert categories["violence"]["label"] == "Medium" and categories["sexual"]["label"] == "Very low"
-    assert result["properties"]["usage"]["calls"] == 4
+    assert result.properties["usage"]["calls"] == 4
 
 
 def test_rerun_makes_zero_calls_and_gives_identical_results(llm, models, store):
@@ -173,7 +174,7 @@ def test_rerun_makes_zero_calls_and_gives_identical_results(llm, models, store):
     assert llm.stats()["completions"] == calls
 
     def strip(results):
-        return [[{k: v for k, v in r.items() if k != "properties"} for r in item] for item in results]
+        return [[r.model_dump(exclude={"properties"}) for r in item] for item in results]
 
     assert strip(first) == strip(second)
     assert second_outcome.summary.per_model_usage[0].invocation_count == 0
@@ -184,4 +185,4 @@ def test_replay_mode_fails_uncached_calls(llm, store):
     config = ModelConfig(name="judge", model="m", base_url=llm.base_url, api_key="t")
     replay = ModelRegistry([config], cache=store, cache_mode="replay")
     _, (results,) = run_eval(store, replay, [criterion("fluency")], [{"response": "never asked before"}])
-    assert results[0]["status"] == "error" and "--cache replay" in results[0]["reason"]
+    assert results[0].status == "error" and "--cache replay" in results[0].reason

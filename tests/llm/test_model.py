@@ -111,8 +111,8 @@ def test_always_throttled_provider_ends_with_clear_errors_in_bounded_time(llm, s
     started = time.monotonic()
     outcome, results = run_eval(store, ModelRegistry([config]), [criterion("relevance")], rows)
     assert time.monotonic() - started < 30
-    assert outcome.run["status"] == "completed" and outcome.summary.result_counts.errored == 10
-    reason = results[0][0]["reason"]
+    assert outcome.run.status == "completed" and outcome.summary.result_counts.errored == 10
+    reason = results[0][0].reason
     assert "429" in reason and "after 4 attempts" in reason
 
 

@@ -43,7 +43,7 @@ def script_judge(llm) -> None:
 def run(store, models, executor=None, rows=ROWS, criteria=CRITERIA):
     prepared = prepare(EvalDefinition("ray", criteria), Dataset.from_content(rows), load_catalog(), models=models)
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(executor=executor))
-    return outcome, list(store.iter_output_items(outcome.run["id"]))
+    return outcome, list(store.iter_output_items(outcome.run.id))
 
 
 def comparable(items: list[dict]) -> list[dict]:
@@ -55,7 +55,7 @@ def comparable(items: list[dict]) -> list[dict]:
         return value
 
     keep = ("datasource_item_id", "datasource_item", "sample", "status", "results")
-    return sorted((strip({k: item[k] for k in keep}) for item in items), key=lambda i: i["datasource_item_id"])
+    return sorted((strip(item.model_dump(include=set(keep))) for item in items), key=lambda i: i["datasource_item_id"])
 
 
 @pytest.mark.usefixtures("ray_cluster")
@@ -65,7 +65,7 @@ def test_ray_gives_the_local_executors_output_items(store, models, llm):
     local, local_items = run(store, models)
     ray_run, ray_items = run(store, models, RayExecutor(actors=2))
     assert len(ray_items) == len(ROWS) and comparable(ray_items) == comparable(local_items)
-    assert {r["score"] for item in ray_items for r in item["results"] if r["name"] == "relevance"} == {1, 2, 3, 4, 5}
+    assert {r.score for item in ray_items for r in item.results if r.name == "relevance"} == {1, 2, 3, 4, 5}
     assert (
         ray_run.summary.model_dump()["per_testing_criteria_results"]
         == local.summary.model_dump()["per_testing_criteria_results"]
@@ -93,8 +93,8 @@ def test_an_actor_killed_mid_run_loses_and_doubles_nothing(tmp_path, llm, ray_cl
     killer.start()
     outcome, items = run(store, models, executor, criteria=CRITERIA[2:])  # the judge alone: actors start faster
     killer.join()
-    ids = [item["datasource_item_id"] for item in items]
-    assert sorted(ids) == list(range(len(ROWS))) and outcome.run["status"] == "completed"
+    ids = [item.datasource_item_id for item in items]
+    assert sorted(ids) == list(range(len(ROWS))) and outcome.run.status == "completed"
     assert outcome.summary.result_counts.errored == 0
     assert llm.stats()["requests"] > len(ROWS)  # the killed actor's calls were made again
     store.close()
@@ -169,7 +169,7 @@ def test_a_worker_runs_a_claimed_run_on_ray_actors(store, models, llm):
         EvalDefinition("queued", CRITERIA), Dataset.from_content(ROWS[:50]), load_catalog(), models=models
     )
     source = {"type": "jsonl", "source": {"type": "file_content", "content": [{"item": row} for row in ROWS[:50]]}}
-    run_id = start(prepared, store, source, queued=True)["id"]
+    run_id = start(prepared, store, source, queued=True).id
     executors: list[RayExecutor] = []
 
     def executor() -> RayExecutor:
@@ -179,9 +179,9 @@ def test_a_worker_runs_a_claimed_run_on_ray_actors(store, models, llm):
     worker = Worker(store, lambda project: load_catalog(), lambda: models, executor=executor)
     assert worker.work_once() is True
     run = store.get_run(run_id)
-    assert run["status"] == "completed", run.get("error")
+    assert run.status == "completed", run.error
     assert len(executors) == 1 and len(executors[0].handles) == 4  # 2 actors calling the judge, 2 for the metrics
-    assert sorted(i["datasource_item_id"] for i in store.iter_output_items(run_id)) == list(range(50))
+    assert sorted(i.datasource_item_id for i in store.iter_output_items(run_id)) == list(range(50))
 
 
 @pytest.mark.usefixtures("ray_cluster")
@@ -207,14 +207,14 @@ def test_an_actor_lost_for_good_fails_the_run_and_a_resume_finishes_it(tmp_path,
     with pytest.raises(ExecutorError, match="a Ray actor failed and could not be restarted"):
         finish_run(prepared, run, store, options=RunOptions(executor=executor))
     killer.join()
-    assert store.get_run(run["id"])["status"] == "failed"
+    assert store.get_run(run.id).status == "failed"
     resumed = finish_run(
         prepare(EvalDefinition("ray", CRITERIA[2:]), Dataset.from_content(ROWS), load_catalog(), models=models),
-        store.get_run(run["id"]),
+        store.get_run(run.id),
         store,
     )
-    assert resumed.run["status"] == "completed"
-    assert sorted(i["datasource_item_id"] for i in store.iter_output_items(run["id"])) == list(range(len(ROWS)))
+    assert resumed.run.status == "completed"
+    assert sorted(i.datasource_item_id for i in store.iter_output_items(run.id)) == list(range(len(ROWS)))
     store.close()
 
 
@@ -241,7 +241,7 @@ def test_a_target_then_cpu_metrics_in_two_stages_gives_the_local_items(tmp_path,
             target=target,
         )
         outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(executor=executor))
-        found.append(comparable(list(store.iter_output_items(outcome.run["id"]))))
+        found.append(comparable(list(store.iter_output_items(outcome.run.id))))
     local, spread = found
     assert spread == local and len(spread) == 40
     assert {r["name"] for item in spread for r in item["results"]} == {"f1", "bleu"}

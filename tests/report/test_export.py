@@ -48,7 +48,7 @@ def make_run(store: Store, passing: set[int], items: int = 12) -> str:
         for i in range(items)
     ]
     prepared = prepare(EvalDefinition("capitals", CRITERIA), Dataset.from_content(rows), load_catalog())
-    return str(finish_run(prepared, start(prepared, store), store).run["id"])
+    return str(finish_run(prepared, start(prepared, store), store).run.id)
 
 
 @pytest.fixture

@@ -39,14 +39,14 @@ CRITERIA = [
 def test_one_failing_evaluator_on_one_item_is_an_error_result(store):
     prepared = prepare(EvalDefinition("e", CRITERIA), Dataset.from_content(rows(10)), catalog_with(fragile))
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(concurrency=4))
-    assert outcome.run["status"] == "completed"
+    assert outcome.run.status == "completed"
     counts = outcome.summary.result_counts
     assert (counts.total, counts.passed, counts.failed, counts.errored) == (10, 4, 5, 1)
-    errored = list(store.iter_output_items(outcome.run["id"], status="error"))
-    assert len(errored) == 1 and errored[0]["datasource_item_id"] == 3
-    fragile_result = errored[0]["results"][0]
-    assert fragile_result["status"] == "error" and "cannot score this one" in fragile_result["reason"]
-    assert errored[0]["results"][1]["status"] == "completed"  # the other criterion still ran
+    errored = list(store.iter_output_items(outcome.run.id, status="error"))
+    assert len(errored) == 1 and errored[0].datasource_item_id == 3
+    fragile_result = errored[0].results[0]
+    assert fragile_result.status == "error" and "cannot score this one" in fragile_result.reason
+    assert errored[0].results[1].status == "completed"  # the other criterion still ran
 
 
 def test_resume_evaluates_only_missing_items(store):
@@ -65,11 +65,11 @@ def test_resume_evaluates_only_missing_items(store):
     from assay.run.engine import evaluate_item
 
     done = [asyncio.run(evaluate_item(row, prepared.criteria)) for row in list(prepared.dataset.rows())[:20]]
-    store.add_output_items(run["id"], done)
+    store.add_output_items(run.id, done)
     calls.clear()
     outcome = finish_run(prepare(definition, Dataset.from_content(data), catalog), run, store)
     assert outcome.evaluated_now == 30 and len(calls) == 30
-    ids = [row["datasource_item_id"] for row in store.iter_output_items(run["id"])]
+    ids = [row.datasource_item_id for row in store.iter_output_items(run.id)]
     assert ids == list(range(50))
 
 
@@ -135,8 +135,8 @@ def test_turn_level_splits_messages_for_response_inputs(store):
     ]
     prepared = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(data), load_catalog())
     outcome = finish_run(prepared, start(prepared, store), store)
-    result = next(store.iter_output_items(outcome.run["id"]))["results"][0]
-    assert result["status"] == "completed" and result["score"] == pytest.approx(0.5)
+    result = next(store.iter_output_items(outcome.run.id)).results[0]
+    assert result.status == "completed" and result.score == pytest.approx(0.5)
 
 
 def test_threshold_override_and_direction(store):
@@ -144,8 +144,8 @@ def test_threshold_override_and_direction(store):
     data = [{"response": "Paris is a city in France", "ground_truth": "Paris"}]
     prepared = prepare(EvalDefinition("e", criteria), Dataset.from_content(data), load_catalog())
     outcome = finish_run(prepared, start(prepared, store), store)
-    result = next(store.iter_output_items(outcome.run["id"]))["results"][0]
-    assert result["threshold"] == 0.2 and result["passed"] is True and result["label"] == "pass"
+    result = next(store.iter_output_items(outcome.run.id)).results[0]
+    assert result.threshold == 0.2 and result.passed is True and result.label == "pass"
 
 
 def test_runs_from_inside_a_running_event_loop(store):

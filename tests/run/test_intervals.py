@@ -36,7 +36,7 @@ def test_pass_rates_and_means_carry_intervals(store):
     assert exact.n == 50 and exact.pass_rate == 0.8
     assert exact.pass_rate_ci == pytest.approx([0.670, 0.888], abs=5e-4)  # Wilson at p̂ = 0.8, n = 50
     fuzzy = next(c for c in outcome.summary.per_testing_criteria_results if c.testing_criteria == "fuzzy")
-    scores = [r["results"][1]["score"] for r in store.iter_output_items(outcome.run["id"])]
+    scores = [r.results[1].score for r in store.iter_output_items(outcome.run.id)]
     assert fuzzy.mean_score_ci == pytest.approx(list(t_interval(scores)), abs=1e-9)
     wire = run_object(outcome.run, [EXACT, FUZZY], "http://x")
     (exact_row,) = [r for r in wire["per_testing_criteria_results"] if r["name"] == "exact"]
@@ -50,7 +50,7 @@ def test_cluster_by_widens_the_intervals_of_items_that_share_a_document(store):
     definition = EvalDefinition("clustered", [EXACT, FUZZY], cluster_by="doc")
     prepared = prepare(definition, Dataset.from_content(rows), load_catalog())
     run = start(prepared, store)
-    assert run["options"]["cluster_by"] == "doc"
+    assert run.options.cluster_by == "doc"
     outcome = finish_run(prepared, run, store)
     exact = next(c for c in outcome.summary.per_testing_criteria_results if c.testing_criteria == "exact")
     assert exact.n == 50 and exact.clusters == 10

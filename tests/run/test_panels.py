@@ -35,7 +35,7 @@ def run(store, models, rows):
         EvalDefinition("panel", [criterion()]), Dataset.from_content(rows), load_catalog(), models=models
     )
     outcome = finish_run(prepared, start(prepared, store), store)
-    return {row["datasource_item_id"]: row["results"][0] for row in store.iter_output_items(outcome.run["id"])}
+    return {row.datasource_item_id: row.results[0] for row in store.iter_output_items(outcome.run.id)}
 
 
 def test_a_strict_majority_of_the_members_that_answered(store, llm):
@@ -54,11 +54,11 @@ def test_a_strict_majority_of_the_members_that_answered(store, llm):
         panel_models(llm, store),
         [{"query": "q0", "response": "answer 0"}, {"query": "q1", "response": "answer 1"}],
     )
-    assert results[0]["passed"] is True and results[0]["reason"] == "2 of 3 judges passed it"
-    assert results[0]["score"] == pytest.approx(11 / 3)
-    assert results[1]["passed"] is False and results[1]["properties"]["abstained"] == 1
-    assert results[1]["reason"] == "1 of 2 judges passed it (1 abstained)"
-    assert sorted(v["model"] for v in results[1]["properties"]["panel"]) == ["a", "b", "c"]
+    assert results[0].passed is True and results[0].reason == "2 of 3 judges passed it"
+    assert results[0].score == pytest.approx(11 / 3)
+    assert results[1].passed is False and results[1].properties["abstained"] == 1
+    assert results[1].reason == "1 of 2 judges passed it (1 abstained)"
+    assert sorted(v["model"] for v in results[1].properties["panel"]) == ["a", "b", "c"]
 
 
 def test_a_panel_needs_two_models_and_a_judge(store, llm):

@@ -38,21 +38,19 @@ def run(store, models, reducer: str | None = None):
     definition = EvalDefinition("repeats", [criterion(reducer)], repeats=3)
     prepared = prepare(definition, Dataset.from_content(ROWS), load_catalog(), models=models)
     outcome = finish_run(prepared, start(prepared, store), store)
-    return outcome, {row["datasource_item_id"]: row["results"][0] for row in store.iter_output_items(outcome.run["id"])}
+    return outcome, {row.datasource_item_id: row.results[0] for row in store.iter_output_items(outcome.run.id)}
 
 
 def test_repeats_are_reduced_and_disagreement_is_flagged(store, models, llm):
     script(llm)
     outcome, results = run(store, models)
     noisy, steady = results[0], results[1]
-    assert [r["score"] for r in noisy["properties"]["repeats"]].count(5) == 1 and len(
-        noisy["properties"]["repeats"]
-    ) == 3
-    assert noisy["score"] == pytest.approx(7 / 3) and noisy["passed"] is False  # the mean is under 3
-    assert noisy["properties"]["flaky"] is True and noisy["properties"]["spread"] == 4
-    assert steady["properties"]["flaky"] is False and steady["passed"] is True
+    assert [r["score"] for r in noisy.properties["repeats"]].count(5) == 1 and len(noisy.properties["repeats"]) == 3
+    assert noisy.score == pytest.approx(7 / 3) and noisy.passed is False  # the mean is under 3
+    assert noisy.properties["flaky"] is True and noisy.properties["spread"] == 4
+    assert steady.properties["flaky"] is False and steady.passed is True
     assert outcome.summary.per_testing_criteria_results[0].flaky == 1
-    assert noisy["properties"]["usage"]["calls"] == 3
+    assert noisy.properties["usage"]["calls"] == 3
     calls = llm.stats()["requests"]
     again, _ = run(store, models)  # each repeat's answer is in the cache under its own seed
     assert llm.stats()["requests"] == calls and again.summary.per_model_usage[0].cache_hits == 6
@@ -62,4 +60,4 @@ def test_repeats_are_reduced_and_disagreement_is_flagged(store, models, llm):
 def test_reducers(store, models, llm, reducer, noisy_passes):
     script(llm)
     _, results = run(store, models, reducer)
-    assert results[0]["passed"] is noisy_passes and results[1]["passed"] is True
+    assert results[0].passed is noisy_passes and results[1].passed is True

@@ -37,17 +37,17 @@ def test_pass_hat_k_and_pass_at_k_of_a_target_that_succeeds_with_p_07(tmp_path, 
     finally:
         store.close()
     assert len(items) == ITEMS * K and llm.stats()["completions"] == ITEMS * K  # every trial its own call
-    trials = [item["sample"]["trial"] for item in items if item["datasource_item_id"] // K == 0]
+    trials = [item.sample["trial"] for item in items if item.datasource_item_id // K == 0]
     assert trials == list(range(K))
-    (ok,) = run["summary"]["trials"]["per_testing_criteria"]
-    assert ok["items"] == ITEMS
-    assert ok["pass_hat_k"][str(K)] == pytest.approx(P**K, abs=0.05)
-    assert ok["pass_at_k"][str(K)] == pytest.approx(1 - (1 - P) ** K, abs=0.05)
-    assert ok["pass_at_k"]["1"] == ok["pass_hat_k"]["1"] == pytest.approx(P, abs=0.05)
-    low, high = ok["pass_hat_k_ci"]
-    assert low < ok["pass_hat_k"][str(K)] < high and high - low < 0.2
-    (criterion,) = run["summary"]["per_testing_criteria_results"]
-    assert criterion["clusters"] == ITEMS  # the pass rate's interval counts an item's trials as one
+    (ok,) = run.summary.trials.per_testing_criteria
+    assert ok.items == ITEMS
+    assert ok.pass_hat_k[K] == pytest.approx(P**K, abs=0.05)
+    assert ok.pass_at_k[K] == pytest.approx(1 - (1 - P) ** K, abs=0.05)
+    assert ok.pass_at_k[1] == ok.pass_hat_k[1] == pytest.approx(P, abs=0.05)
+    low, high = ok.pass_hat_k_ci
+    assert low < ok.pass_hat_k[K] < high and high - low < 0.2
+    (criterion,) = run.summary.per_testing_criteria_results
+    assert criterion.clusters == ITEMS  # the pass rate's interval counts an item's trials as one
     shown = next(line for line in done.stdout.splitlines() if line.strip().startswith("ok: pass@"))
     assert f"pass^{K}" in shown and f"over {ITEMS} items" in shown
 

@@ -60,10 +60,10 @@ def test_the_agent_gets_its_whole_history_and_every_call_is_counted(tmp_path, ll
 
     store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
     try:
-        summary = store.get_run(run_id)["summary"]
+        summary = store.get_run(run_id).summary
     finally:
         store.close()
-    roles = {(u["role"], u["model_name"]): u["invocation_count"] for u in summary["per_role_usage"]}
+    roles = {(u.role, u.model_name): u.invocation_count for u in summary.per_role_usage}
     assert roles == {("target", "bot-model"): 3, ("simulated_user", "user-model"): 3}
     assert sum(roles.values()) == llm.stats()["completions"] == 6
     assert "simulated user model user-model: 3 calls" in done.stdout

@@ -72,13 +72,13 @@ def run(store, models, target, rows=(SCENARIO,), criteria=ENDED):
     )
     prepared = prepare(definition, dataset, load_catalog(), models=models, target=target)
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(concurrency=4))
-    return list(store.iter_output_items(outcome.run["id"]))
+    return list(store.iter_output_items(outcome.run.id))
 
 
 def test_the_user_ends_the_conversation_with_the_stop_signal(llm, models, store):
     llm.script(rules=TWO_TURNS)
     (item,) = run(store, models, simulation())
-    conversation = item["datasource_item"]
+    conversation = item.datasource_item
     assert conversation["termination_reason"] == "user_stop" and conversation["turns"] == 2
     assert [(m["role"], m["content"]) for m in conversation["messages"]] == [
         ("user", "Where is order 1042?"),
@@ -86,20 +86,20 @@ def test_the_user_ends_the_conversation_with_the_stop_signal(llm, models, store)
         ("user", "Thanks, when will it arrive?"),
         ("assistant", "Tomorrow morning."),
     ]
-    assert item["status"] == "pass" and conversation["desired_num_turns"] == 2  # a count given as a string
+    assert item.status == "pass" and conversation["desired_num_turns"] == 2  # a count given as a string
     assert isinstance(conversation["simulation_seed"], int)
 
 
 def test_a_user_who_never_stops_ends_at_max_turns(llm, models, store):
     llm.script(rules=[user("role-playing a user", "And another thing?"), agent("another thing", "Go on.")])
     (item,) = run(store, models, simulation(max_turns=3))
-    conversation = item["datasource_item"]
+    conversation = item.datasource_item
     assert (conversation["termination_reason"], conversation["turns"], len(conversation["messages"])) == (
         "max_turns",
         3,
         6,
     )
-    assert item["status"] == "fail"
+    assert item.status == "fail"
 
 
 def test_a_target_that_fails_at_turn_3_keeps_the_turns_so_far(llm, models, store):
@@ -114,26 +114,25 @@ def test_a_target_that_fails_at_turn_3_keeps_the_turns_so_far(llm, models, store
         ]
     )
     (item,) = run(store, models, simulation(max_turns=5))
-    conversation = item["datasource_item"]
+    conversation = item.datasource_item
     assert conversation["termination_reason"] == "target_error" and conversation["turns"] == 3
     assert [m["content"] for m in conversation["messages"]][-1] == "Third question?" and len(
         conversation["messages"]
     ) == 5
-    (result,) = item["results"]
-    assert item["status"] == "error" and result["status"] == "error" and "turn 3" in result["reason"]
+    (result,) = item.results
+    assert item.status == "error" and result.status == "error" and "turn 3" in result.reason
 
 
 def test_repetitions_have_their_own_seeds_and_a_rerun_makes_no_call(llm, models, store):
     llm.script(rules=TWO_TURNS)
     first = run(store, models, simulation(repetitions=2))
     assert (
-        len(first) == 2
-        and first[0]["datasource_item"]["simulation_seed"] != first[1]["datasource_item"]["simulation_seed"]
+        len(first) == 2 and first[0].datasource_item["simulation_seed"] != first[1].datasource_item["simulation_seed"]
     )
     calls = llm.stats()["completions"]
     again = run(store, models, simulation(repetitions=2))
     assert llm.stats()["completions"] == calls  # the cache answers every simulator and target call
-    assert [i["datasource_item"]["messages"] for i in again] == [i["datasource_item"]["messages"] for i in first]
+    assert [i.datasource_item["messages"] for i in again] == [i.datasource_item["messages"] for i in first]
 
 
 def test_a_simulator_answering_in_plain_text_is_understood(llm, models, store):
@@ -145,7 +144,7 @@ def test_a_simulator_answering_in_plain_text_is_understood(llm, models, store):
         ]
     )
     (item,) = run(store, models, simulation())
-    conversation = item["datasource_item"]
+    conversation = item.datasource_item
     assert conversation["termination_reason"] == "user_stop"
     assert [m["content"] for m in conversation["messages"]] == ["I need to change my address.", "Noted."]
 
@@ -174,13 +173,13 @@ def test_data_mapping_names_the_rows_own_fields(llm, models, store):
     llm.script(rules=TWO_TURNS)
     target = simulation(data_mapping={"test_case_description": "{{item.situation}}", "id": "case"})
     (item,) = run(store, models, target, rows=[{"case": "c1", "situation": SCENARIO["test_case_description"]}])
-    assert item["datasource_item"]["id"] == "c1" and item["datasource_item"]["termination_reason"] == "user_stop"
+    assert item.datasource_item["id"] == "c1" and item.datasource_item["termination_reason"] == "user_stop"
 
 
 def test_a_server_that_refuses_json_schema_is_asked_again_without_it(llm, models, store):
     llm.script(rules=TWO_TURNS, refuse_json_schema=True)
     (item,) = run(store, models, simulation())
-    assert item["datasource_item"]["termination_reason"] == "user_stop" and item["datasource_item"]["turns"] == 2
+    assert item.datasource_item["termination_reason"] == "user_stop" and item.datasource_item["turns"] == 2
     assert llm.stats()["by_status"].get("400", 0) >= 3  # every simulator turn was refused once, then answered
 
 
@@ -193,8 +192,8 @@ def test_a_python_callable_can_be_the_target(llm, models, store):
 
     target = TargetSpec(kind="callable", function=shop, simulation=simulation().simulation)
     (item,) = run(store, models, target)
-    assert item["datasource_item"]["termination_reason"] == "user_stop"
-    assert [m["content"] for m in item["datasource_item"]["messages"]][1::2] == [
+    assert item.datasource_item["termination_reason"] == "user_stop"
+    assert [m["content"] for m in item.datasource_item["messages"]][1::2] == [
         "It shipped yesterday.",
         "Tomorrow morning.",
     ]

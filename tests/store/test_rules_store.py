@@ -16,16 +16,16 @@ def test_two_servers_take_each_event_once(store):
     for i in range(60):
         store.add_rule_event("p", "r", f"resp_{i}")
     store.add_rule_event("p", "r", "resp_0")  # a client's retry: one event
-    eval_id = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[], project="p")["id"]
+    eval_id = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[], project="p").id
     other = Store(store.url)
     taken: dict[str, list[str]] = {"a": [], "b": []}
 
     def fire(name: str, each: Store) -> None:
         for _ in range(20):  # each taking for a run it made, as the firer does
-            run = each.create_run(eval_id=eval_id, data_source={"type": "jsonl"}, options={}, name=name, project="p")
-            taken[name] += each.take_events("p", "r", name, run["id"], lease=30)
+            run = each.create_run(eval_id=eval_id, data_source={"type": "jsonl"}, name=name, project="p")
+            taken[name] += each.take_events("p", "r", name, run.id, lease=30)
             each.release_rule("p", "r", name)
-            each.add_rule_event("p", "r", f"late_{name}_{run['id']}")  # events keep coming meanwhile
+            each.add_rule_event("p", "r", f"late_{name}_{run.id}")  # events keep coming meanwhile
 
     threads = [threading.Thread(target=fire, args=("a", store)), threading.Thread(target=fire, args=("b", other))]
     for thread in threads:
@@ -40,9 +40,7 @@ def test_two_servers_take_each_event_once(store):
 
 
 def run_after(store: Store, eval_id: str) -> str:
-    return str(
-        store.create_run(eval_id=eval_id, data_source={"type": "jsonl"}, options={}, name="z", project="p")["id"]
-    )
+    return str(store.create_run(eval_id=eval_id, data_source={"type": "jsonl"}, name="z", project="p").id)
 
 
 def test_events_taken_for_a_run_never_made_are_taken_again(store):

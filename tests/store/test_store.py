@@ -18,36 +18,36 @@ def item(index, passed=True, status="completed", score=0.5):
 
 def new_run(store):
     stored_eval = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[])
-    return store.create_run(eval_id=stored_eval["id"], data_source={"type": "jsonl"})
+    return store.create_run(eval_id=stored_eval.id, data_source={"type": "jsonl"})
 
 
 def test_output_items_are_written_once_and_paged_by_keyset(store):
     run = new_run(store)
-    store.add_output_items(run["id"], [item(i) for i in range(0, 250)])
-    store.add_output_items(run["id"], [item(i, passed=False) for i in range(200, 300)])  # 200..249 already there
-    assert store.done_item_ids(run["id"]) == set(range(300))
-    ids = [row["datasource_item_id"] for row in store.iter_output_items(run["id"], batch=64)]
+    store.add_output_items(run.id, [item(i) for i in range(0, 250)])
+    store.add_output_items(run.id, [item(i, passed=False) for i in range(200, 300)])  # 200..249 already there
+    assert store.done_item_ids(run.id) == set(range(300))
+    ids = [row.datasource_item_id for row in store.iter_output_items(run.id, batch=64)]
     assert ids == list(range(300))
-    assert [r["datasource_item_id"] for r in store.iter_output_items(run["id"], after=290, limit=5)] == [
+    assert [r.datasource_item_id for r in store.iter_output_items(run.id, after=290, limit=5)] == [
         291,
         292,
         293,
         294,
         295,
     ]
-    assert [r["datasource_item_id"] for r in store.iter_output_items(run["id"], descending=True, limit=2)] == [299, 298]
-    failed = list(store.iter_output_items(run["id"], status="fail"))
-    assert [r["datasource_item_id"] for r in failed] == list(range(250, 300))
-    assert failed[0]["results"][0]["metric"] == "f1_score"
+    assert [r.datasource_item_id for r in store.iter_output_items(run.id, descending=True, limit=2)] == [299, 298]
+    failed = list(store.iter_output_items(run.id, status="fail"))
+    assert [r.datasource_item_id for r in failed] == list(range(250, 300))
+    assert failed[0].results[0].metric == "f1_score"
 
 
 def test_summary_counts_and_means_come_from_the_database(store):
     run = new_run(store)
     store.add_output_items(
-        run["id"],
+        run.id,
         [item(0, score=1.0), item(1, passed=False, score=0.0), item(2, passed=None, status="error", score=None)],
     )
-    summary = store.summarize(run["id"], [("f1", "f1_score"), ("exact", "string_check")])
+    summary = store.summarize(run.id, [("f1", "f1_score"), ("exact", "string_check")])
     counts = summary.result_counts
     assert (counts.total, counts.passed, counts.failed, counts.errored) == (3, 1, 1, 1)
     f1, exact = summary.per_testing_criteria_results
@@ -57,13 +57,13 @@ def test_summary_counts_and_means_come_from_the_database(store):
 
 def test_runs_update_list_and_delete_items(store):
     run = new_run(store)
-    store.update_run(run["id"], status="completed", summary={"result_counts": {"total": 0}})
-    stored = store.get_run(run["id"])
-    assert stored["status"] == "completed" and stored["finished_at"] is not None
-    assert [r["id"] for r in store.list_runs(status="completed")] == [run["id"]]
-    store.add_output_items(run["id"], [item(0), item(1)])
-    store.delete_output_items(run["id"], [1])
-    assert store.done_item_ids(run["id"]) == {0}
+    store.update_run(run.id, status="completed", summary={"result_counts": {"total": 0}})
+    stored = store.get_run(run.id)
+    assert stored.status == "completed" and stored.finished_at is not None
+    assert [r.id for r in store.list_runs(status="completed")] == [run.id]
+    store.add_output_items(run.id, [item(0), item(1)])
+    store.delete_output_items(run.id, [1])
+    assert store.done_item_ids(run.id) == {0}
     with pytest.raises(NotFoundError):
         store.get_run("evalrun_missing")
 

@@ -84,8 +84,7 @@ def _check(
     store: Store, project: str, source: str, source_id: str, alert: dict[str, Any], run_key: str, failure: str | None
 ) -> list[dict[str, Any]]:
     if failure is None:
-        run = store.get_run(run_key)
-        if run["status"] not in TERMINAL:
+        if store.get_run(run_key).status not in TERMINAL:
             return []
     if not store.claim_alert(project, run_key, source, source_id):
         return []  # another server checks it
@@ -112,27 +111,27 @@ def _finding(store: Store, alert: dict[str, Any], run_key: str, failure: str | N
     if failure is not None:
         return {"type": "run_failed", "runId": None, "error": failure}
     run = store.get_run(run_key)
-    if run["status"] != "completed":
-        message = (run.get("error") or {}).get("message") or run["status"]
-        return {"type": "run_failed", "runId": run_key, "evalId": run["eval_id"], "error": message}
+    if run.status != "completed":
+        message = (run.error or {}).get("message") or run.status
+        return {"type": "run_failed", "runId": run_key, "evalId": run.eval_id, "error": message}
     threshold = alert.get("passRate")
-    if threshold is None:
+    if threshold is None or run.summary is None:
         return None
     below = []
-    for row in (run.get("summary") or {}).get("per_testing_criteria_results") or []:
-        if alert.get("criterion") and row.get("testing_criteria") != alert["criterion"]:
+    for criterion in run.summary.per_testing_criteria_results:
+        if alert.get("criterion") and criterion.testing_criteria != alert["criterion"]:
             continue
-        decided = int(row.get("passed") or 0) + int(row.get("failed") or 0)
-        interval = wilson(int(row.get("passed") or 0), decided)
+        decided = criterion.passed + criterion.failed
+        interval = wilson(criterion.passed, decided)
         if interval is not None and interval[1] < threshold:  # wholly below: not noise
-            rate = int(row.get("passed") or 0) / decided
-            below.append({"criterion": row["testing_criteria"], "passRate": rate, "interval": list(interval)})
+            rate = criterion.passed / decided
+            below.append({"criterion": criterion.testing_criteria, "passRate": rate, "interval": list(interval)})
     if not below:
         return None
     return {
         "type": "pass_rate_below",
         "runId": run_key,
-        "evalId": run["eval_id"],
+        "evalId": run.eval_id,
         "passRate": threshold,
         "criteria": below,
     }

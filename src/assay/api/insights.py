@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError
 from assay.insights import cluster
+from assay.results import Result
 
 if TYPE_CHECKING:
     from assay.api.context import ApiContext
@@ -57,7 +59,7 @@ def generate(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, A
     model_name = (request.get("modelConfiguration") or {}).get("modelDeploymentName")
     clusters = [
         _cluster_object(ctx, model_name, samples, found, n)
-        for n, found in enumerate(cluster([s["text"] for s in samples]))
+        for n, found in enumerate(cluster([s.text for s in samples]))
     ]
     result = {
         "type": "EvaluationRunClusterInsight",
@@ -145,32 +147,45 @@ def _summary(run_id: str, n: int, passed: int) -> dict[str, Any]:
     return {"runId": run_id, "sampleCount": n, "average": rate, "standardDeviation": (rate * (1 - rate)) ** 0.5}
 
 
-def _failures(ctx: ApiContext, eval_id: str, run_ids: list[str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Failure:
+    """A failed result, with the text it is clustered by (its reason and the response)."""
+
+    id: str
+    text: str
+    run_id: str
+    item: int
+    result: Result
+    response: str
+    eval_id: str
+
+
+def _failures(ctx: ApiContext, eval_id: str, run_ids: list[str]) -> list[Failure]:
     """Every failed result of the runs, with the text it is clustered by."""
     found = []
     for run_id in run_ids:
-        for row in ctx.store.iter_output_items(run_id):
-            response = (row.get("sample") or {}).get("output_text") or row["datasource_item"].get("response") or ""
-            for result in row["results"]:
-                if result.get("status") != "completed" or result.get("passed") is not False:
+        for output in ctx.store.iter_output_items(run_id):
+            response = (output.sample or {}).get("output_text") or output.datasource_item.get("response") or ""
+            for result in output.results:
+                if result.status != "completed" or result.passed is not False:
                     continue
-                text = f"{result.get('reason') or ''} {response if isinstance(response, str) else ''}"
+                text = f"{result.reason or ''} {response if isinstance(response, str) else ''}"
                 found.append(
-                    {
-                        "id": f"{run_id}:{row['datasource_item_id']}:{result['name']}",
-                        "text": text,
-                        "run_id": run_id,
-                        "item": row["datasource_item_id"],
-                        "result": result,
-                        "response": response if isinstance(response, str) else "",
-                        "eval_id": eval_id,
-                    }
+                    Failure(
+                        id=f"{run_id}:{output.datasource_item_id}:{result.name}",
+                        text=text,
+                        run_id=run_id,
+                        item=output.datasource_item_id,
+                        result=result,
+                        response=response if isinstance(response, str) else "",
+                        eval_id=eval_id,
+                    )
                 )
     return found
 
 
 def _cluster_object(
-    ctx: ApiContext, model_name: str | None, samples: list[dict[str, Any]], found: Any, number: int
+    ctx: ApiContext, model_name: str | None, samples: list[Failure], found: Any, number: int
 ) -> dict[str, Any]:
     members = [samples[i] for i in found.members]
     named = _named(ctx, model_name, members) if model_name else None
@@ -186,33 +201,33 @@ def _cluster_object(
     }
 
 
-def _sample(sample: dict[str, Any]) -> dict[str, Any]:
-    result = sample["result"]
+def _sample(sample: Failure) -> dict[str, Any]:
+    result = sample.result
     return {
-        "id": sample["id"],
+        "id": sample.id,
         "type": "EvaluationResultSample",
-        "features": {"criterion": result["name"], "reason": result.get("reason"), "response": sample["response"][:300]},
+        "features": {"criterion": result.name, "reason": result.reason, "response": sample.response[:300]},
         "correlationInfo": {
-            "eval_id": sample["eval_id"],
-            "run_id": sample["run_id"],
-            "datasource_item_id": sample["item"],
+            "eval_id": sample.eval_id,
+            "run_id": sample.run_id,
+            "datasource_item_id": sample.item,
         },
         "evaluationResult": {
-            "name": result["name"],
-            "type": result.get("type"),
-            "score": result.get("score"),
+            "name": result.name,
+            "type": result.type,
+            "score": result.score,
             "passed": False,
         },
     }
 
 
-def _named(ctx: ApiContext, model_name: str, members: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _named(ctx: ApiContext, model_name: str, members: list[Failure]) -> dict[str, Any] | None:
     """The model's name, description and suggestion for a cluster; None when it gives none."""
     from assay.llm import ModelError
     from assay.llm.structured import ask_structured
     from assay.sync import run_sync
 
-    shown = "\n".join(f"- [{m['result']['name']}] {m['text'][:300]}" for m in members[:15])
+    shown = "\n".join(f"- [{m.result.name}] {m.text[:300]}" for m in members[:15])
     messages = [
         {
             "role": "system",

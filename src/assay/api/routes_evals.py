@@ -101,7 +101,7 @@ def update_eval(request: Request, eval_id: str, body: JsonBody, owner: Owner) ->
         fields.metadata(values["metadata"])
     fields.name(values.get("name"))
     if "testing_criteria" in body:
-        config = ctx.store.get_eval_in(owner, eval_id)["data_source_config"]
+        config = ctx.store.get_eval_in(owner, eval_id).data_source_config
         check_eval(ctx, owner, config, body["testing_criteria"])
         values["testing_criteria"] = with_ids(body["testing_criteria"])
         ctx.reads.forget(eval_id=eval_id)

@@ -15,6 +15,7 @@ from assay.api.context import JsonBody, Owner, context
 from assay.api.routes_runs import queue_run
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.risks import CONTENT_RISKS, RISKS, risk_category
+from assay.results.stored import Run
 
 router = APIRouter()
 STATUSES = {
@@ -24,14 +25,13 @@ STATUSES = {
     "failed": "Failed",
     "canceled": "Canceled",
 }
-OPTION = "red_team_object"
-"""The run option holding the RedTeam object as it was posted."""
 
 
-def red_team_object(run: dict[str, Any]) -> dict[str, Any]:
-    posted = dict((run["options"] or {}).get(OPTION) or {})
-    properties = {**(posted.get("properties") or {}), "eval_id": run["eval_id"], "run_id": run["id"]}
-    return {**posted, "id": run["id"], "status": STATUSES.get(run["status"], run["status"]), "properties": properties}
+def red_team_object(run: Run) -> dict[str, Any]:
+    """The RedTeam object as it was posted (kept in the run's ``red_team_object`` option), as it is now."""
+    posted = dict(run.options.red_team_object or {})
+    properties = {**(posted.get("properties") or {}), "eval_id": run.eval_id, "run_id": run.id}
+    return {**posted, "id": run.id, "status": STATUSES.get(run.status, run.status), "properties": properties}
 
 
 @router.post("/redTeams/runs:run", status_code=201)
@@ -72,9 +72,9 @@ def run_red_team(request: Request, body: JsonBody, owner: Owner) -> JSONResponse
     )
     posted = {**body, "riskCategories": [RISKS[r].pascal for r in risks]}
     try:
-        run = queue_run(ctx, owner, stored, {"data_source": data_source, "name": name}, {OPTION: posted})
+        run = queue_run(ctx, owner, stored, {"data_source": data_source, "name": name}, {"red_team_object": posted})
     except Exception:
-        ctx.store.delete_eval(owner, stored["id"])  # nothing is left behind a refused request
+        ctx.store.delete_eval(owner, stored.id)  # nothing is left behind a refused request
         raise
     return JSONResponse(red_team_object(run), status_code=201)
 
@@ -85,7 +85,7 @@ def get_red_team(request: Request, name: str, owner: Owner) -> dict[str, Any]:
         run = context(request).store.get_run(name)
     except NotFoundError:
         run = None
-    if run is None or run["project"] != owner or OPTION not in (run["options"] or {}):
+    if run is None or run.project != owner or run.options.red_team_object is None:
         raise NotFoundError(f"no red team run {name!r}")
     return red_team_object(run)
 
@@ -93,4 +93,4 @@ def get_red_team(request: Request, name: str, owner: Owner) -> dict[str, Any]:
 @router.get("/redTeams/runs")
 def list_red_teams(request: Request, owner: Owner) -> dict[str, Any]:
     runs = context(request).store.list_runs(limit=1000, project=owner)
-    return {"value": [red_team_object(r) for r in runs if OPTION in (r["options"] or {})], "nextLink": None}
+    return {"value": [red_team_object(r) for r in runs if r.options.red_team_object is not None], "nextLink": None}

@@ -24,9 +24,10 @@ from assay.api.wire import (
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import attacked_risks, check_judged
+from assay.results.stored import Eval, Run, RunSettings
 from assay.run.clusters import check_cluster_by
 from assay.run.repeats import check_repeats
-from assay.run.request import RunRequest, RunSettings
+from assay.run.request import RunRequest
 from assay.run.sources import WRITTEN_AT_START, check_data_source, dataset_for, lookup_in, target_for
 from assay.run.targets import build_run_target
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
@@ -37,23 +38,23 @@ router = APIRouter()
 RUN_STATUSES = Literal["queued", "in_progress", "completed", "canceled", "failed"]
 
 
-def _run(request: Request, row: dict[str, Any], criteria: list[dict[str, Any]]) -> dict[str, Any]:
-    return run_object(row, criteria, str(request.base_url).rstrip("/") + f"/ui/runs/{row['id']}")
+def _run(request: Request, run: Run, criteria: list[dict[str, Any]]) -> dict[str, Any]:
+    return run_object(run, criteria, str(request.base_url).rstrip("/") + f"/ui/runs/{run.id}")
 
 
 @router.post("/evals/{eval_id}/runs", dependencies=[limited("runs")], status_code=201)
 def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
     stored = ctx.store.get_eval_in(owner, eval_id)
-    row = queue_run(ctx, owner, stored, body)
-    return _run(request, row, stored["testing_criteria"])
+    run = queue_run(ctx, owner, stored, body)
+    return _run(request, run, stored.testing_criteria)
 
 
 def queue_run(
-    ctx: ApiContext, owner: str, stored: dict[str, Any], body: dict[str, Any], extra: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    ctx: ApiContext, owner: str, stored: Eval, body: dict[str, Any], extra: dict[str, Any] | None = None
+) -> Run:
     """Check a run request of ``stored`` (the eval) through and queue it; ``extra`` options ride along."""
-    eval_id = stored["id"]
+    eval_id = stored.id
     metadata = fields.metadata(body.get("metadata"))
     data_source = body.get("data_source")
     check_data_source(data_source)
@@ -78,17 +79,17 @@ def queue_run(
         dataset = None  # its items are written when a worker starts the run
     else:
         try:
-            dataset = dataset_for(ctx.store, owner, data_source, settings.stored())
+            dataset = dataset_for(ctx.store, owner, data_source, settings)
         except NotFoundError as exc:
             raise ConfigError(f"data_source.source.id: {exc.message}") from None
-    config = stored["data_source_config"] or {}
+    config = stored.data_source_config or {}
     spec = target_for(data_source, lookup_in(ctx.store, owner))
     if dataset is not None:
         # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
         # A simulation's rows are scenarios; the eval's item_schema describes the conversations made from them.
         schema = config.get("item_schema") if config.get("type") == "custom" and not _simulated(spec) else None
         scan(dataset, ItemSchema(schema)).raise_if_invalid()
-    check_eval(ctx, owner, stored["data_source_config"], stored["testing_criteria"], level, target=spec is not None)
+    check_eval(ctx, owner, stored.data_source_config, stored.testing_criteria, level, target=spec is not None)
     if settings.trials > 1 and spec is None:
         raise ConfigError("repeats.target runs the target several times per item: this data source has no target")
     if spec is not None:
@@ -96,16 +97,16 @@ def queue_run(
         if spec.simulation is not None and spec.simulation.warnings:
             settings.warnings = list(spec.simulation.warnings)
         if spec.red_team is not None:
-            check_judged(attacked_risks(ctx.store, owner, spec.red_team), stored["testing_criteria"])
+            check_judged(attacked_risks(ctx.store, owner, spec.red_team), stored.testing_criteria)
     name = fields.name(body.get("name"))
     request = RunRequest(data_source=data_source, settings=settings, project=owner)
-    row = ctx.store.create_run(
-        eval_id=eval_id, data_source=request.data_source, options=request.settings.stored(), name=name, project=owner
+    run = ctx.store.create_run(
+        eval_id=eval_id, data_source=request.data_source, options=request.settings, name=name, project=owner
     )
     if metadata:
-        ctx.store.update_run(row["id"], metadata=metadata)
-        row = ctx.store.get_run(row["id"])
-    return row
+        ctx.store.update_run(run.id, metadata=metadata)
+        run = ctx.store.get_run(run.id)
+    return run
 
 
 def _simulated(spec: TargetSpec | None) -> bool:
@@ -123,9 +124,9 @@ def list_runs(
     status: RUN_STATUSES | None = None,
 ) -> dict[str, Any]:
     ctx = context(request)
-    criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
-    rows = ctx.store.list_eval_runs(owner, eval_id, status=status, after=after, limit=limit + 1, order=order)
-    return page([_run(request, r, criteria) for r in rows], limit)
+    criteria = ctx.store.get_eval_in(owner, eval_id).testing_criteria
+    runs = ctx.store.list_eval_runs(owner, eval_id, status=status, after=after, limit=limit + 1, order=order)
+    return page([_run(request, run, criteria) for run in runs], limit)
 
 
 # Reads of a run and its items go through the server's read cache (assay.api.readcache): async
@@ -138,9 +139,9 @@ async def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner
     ctx = context(request)
 
     def compute() -> tuple[dict[str, Any], bool]:
-        criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
-        row = ctx.store.get_run_in(owner, eval_id, run_id)
-        return _run(request, row, criteria), row["status"] in FINAL_STATUSES
+        criteria = ctx.store.get_eval_in(owner, eval_id).testing_criteria
+        run = ctx.store.get_run_in(owner, eval_id, run_id)
+        return _run(request, run, criteria), run.status in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 
@@ -155,7 +156,7 @@ def compare_run(
     store = context(request).store
     store.get_run_in(owner, eval_id, run_id)
     other = store.get_run(baseline)
-    if other["project"] != owner:
+    if other.project != owner:
         raise NotFoundError(f"No run found with id '{baseline}'.")
     return compare_runs(store, baseline, run_id, margin=margin).as_dict()
 
@@ -164,7 +165,7 @@ def compare_run(
 @router.post("/evals/{eval_id}/runs/{run_id}")  # the spec's cancel route; the SDK posts to .../cancel
 def cancel_run(request: Request, eval_id: str, run_id: str, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
-    criteria = ctx.store.get_eval_in(owner, eval_id)["testing_criteria"]
+    criteria = ctx.store.get_eval_in(owner, eval_id).testing_criteria
     canceled = ctx.store.cancel_run(owner, eval_id, run_id)
     ctx.reads.forget(eval_id=eval_id, run_id=run_id)
     return _run(request, canceled, criteria)
@@ -205,9 +206,9 @@ async def list_output_items(
         texts = ctx.store.output_item_texts(
             run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc"
         )
-        ids = criterion_ids(ctx.store.get_eval(eval_id)["testing_criteria"])
+        ids = criterion_ids(ctx.store.get_eval(eval_id).testing_criteria)
         body = output_item_page(texts, eval_id, limit, ids, foundry=on_foundry_path(request))
-        return body, run["status"] in FINAL_STATUSES
+        return body, run.status in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 
@@ -221,9 +222,9 @@ async def retrieve_output_item(request: Request, eval_id: str, run_id: str, item
         index = item_index(item_id)
         if index is None or output_item_id(run_id, index) != item_id:
             raise NotFoundError(f"No output item found with id '{item_id}'.")
-        ids = criterion_ids(ctx.store.get_eval(eval_id)["testing_criteria"])
-        row = ctx.store.get_output_item(run_id, index)
-        item = output_item_object(row, eval_id, ids, foundry=on_foundry_path(request))
-        return item, run["status"] in FINAL_STATUSES
+        ids = criterion_ids(ctx.store.get_eval(eval_id).testing_criteria)
+        stored = ctx.store.get_output_item(run_id, index).model_dump()  # the row as stored, for the wire
+        item = output_item_object(stored, eval_id, ids, foundry=on_foundry_path(request))
+        return item, run.status in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)

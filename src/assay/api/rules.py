@@ -127,8 +127,8 @@ def fire_due(ctx: ApiContext, worker: str, window: float) -> list[str]:
                 if ids:
                     body = {"name": f"rule {rule_id}", "data_source": source(ids), "metadata": {"rule": rule_id}}
                     run = queue_run(ctx, project, stored, body)
-                    store.relabel_events(project, rule_id, marker, str(run["id"]), events)
-                    queued.append(str(run["id"]))
+                    store.relabel_events(project, rule_id, marker, run.id, events)
+                    queued.append(run.id)
         finally:
             store.release_rule(project, rule_id, worker)
     return queued

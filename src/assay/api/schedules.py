@@ -121,7 +121,7 @@ def fire_due(ctx: ApiContext, clock: float | None = None) -> list[dict[str, Any]
             else:
                 stored = store.get_eval_in(row["project"], eval_id)
                 body = {"name": f"schedule {row['id']}", **task["evalRun"]}
-                made["eval_run_id"] = str(queue_run(ctx, row["project"], stored, body)["id"])
+                made["eval_run_id"] = queue_run(ctx, row["project"], stored, body).id
         except Exception as exc:  # noqa: BLE001 - the firing records why it failed; the schedule goes on
             error = getattr(exc, "message", None) or str(exc)
         fired.append(
@@ -136,8 +136,8 @@ def _fire_insight(ctx: ApiContext, project: str, insight: dict[str, Any]) -> str
 
     request = dict(insight["request"])
     if request["type"] == "EvaluationRunClusterInsight" and not request.get("runIds"):
-        done = [r for r in ctx.store.list_runs_of(request["evalId"]) if r["status"] == "completed"]
+        done = [run for run in ctx.store.list_runs_of(request["evalId"]) if run.status == "completed"]
         if not done:
             raise ConfigError(f"eval {request['evalId']} has no completed run to read yet")
-        request["runIds"] = [done[0]["id"]]
+        request["runIds"] = [done[0].id]
     return str(generate(ctx, project, {**insight, "request": request})["id"])

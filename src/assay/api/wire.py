@@ -10,6 +10,7 @@ import orjson
 from assay import jsonfast
 from assay.api.responses import WireJSON
 from assay.results import RunSummary
+from assay.results.stored import Eval, Run
 from assay.store import values
 
 NO_ERROR = {"code": "", "message": ""}
@@ -69,20 +70,20 @@ def schema_of(config: dict[str, Any]) -> dict[str, Any]:
     return {"type": "custom", "schema": {"type": "object", "properties": properties, "required": required}}
 
 
-def eval_object(row: dict[str, Any]) -> dict[str, Any]:
+def eval_object(evaluation: Eval) -> dict[str, Any]:
     return {
-        "id": row["id"],
+        "id": evaluation.id,
         "object": "eval",
-        "created_at": row["created_at"],
-        "name": row["name"] or row["id"],
-        "metadata": row["metadata"] or {},
-        "data_source_config": schema_of(row["data_source_config"]),
-        "testing_criteria": row["testing_criteria"],
+        "created_at": evaluation.created_at,
+        "name": evaluation.name or evaluation.id,
+        "metadata": evaluation.metadata or {},
+        "data_source_config": schema_of(evaluation.data_source_config),
+        "testing_criteria": evaluation.testing_criteria,
     }
 
 
-def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: str) -> dict[str, Any]:
-    summary = RunSummary.model_validate(row["summary"] or {})
+def run_object(run: Run, criteria: list[dict[str, Any]], report_url: str) -> dict[str, Any]:
+    summary = run.summary or RunSummary()
     counts = summary.result_counts
     ids = {c.get("name"): c.get("id", c.get("name")) for c in criteria}
     per_criterion = [
@@ -115,19 +116,19 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
         }
         for u in summary.per_model_usage
     ]
-    options = row["options"] or {}
+    options = run.options
     return {
-        "id": row["id"],
+        "id": run.id,
         "object": "eval.run",
-        "eval_id": row["eval_id"],
-        "name": row["name"] or row["id"],
-        "status": row["status"],
-        "created_at": row["created_at"],
+        "eval_id": run.eval_id,
+        "name": run.name or run.id,
+        "status": run.status,
+        "created_at": run.created_at,
         "model": "",
-        "metadata": row["metadata"] or {},
-        "data_source": data_source_object(row["data_source"]),
+        "metadata": run.metadata or {},
+        "data_source": data_source_object(run.data_source),
         "report_url": report_url,
-        "error": api_error(row["error"]),
+        "error": api_error(run.error),
         "result_counts": {
             "total": counts.total,
             "passed": counts.passed,
@@ -137,16 +138,16 @@ def run_object(row: dict[str, Any], criteria: list[dict[str, Any]], report_url: 
         },
         "per_model_usage": usage,
         "per_testing_criteria_results": per_criterion,
-        "evaluation_level": options.get("evaluation_level", "turn"),
-        **({"output_datasets": options["output_datasets"]} if options.get("output_datasets") else {}),
-        **({"output_dataset_id": options["output_dataset_id"]} if options.get("output_dataset_id") else {}),
+        "evaluation_level": options.evaluation_level,
+        **({"output_datasets": options.output_datasets} if options.output_datasets else {}),
+        **({"output_dataset_id": options.output_dataset_id} if options.output_dataset_id else {}),
         **({"simulation": summary.simulation.model_dump()} if summary.simulation is not None else {}),
         **({"red_team_scorecard": summary.red_team} if summary.red_team is not None else {}),
         **({"task_scores": summary.tasks.model_dump()} if summary.tasks is not None else {}),
         # assay's extensions: who made which calls, and the target's trials (pass@k, pass^k).
         **({"per_role_usage": [u.model_dump() for u in summary.per_role_usage]} if summary.per_role_usage else {}),
         **({"trials": summary.trials.model_dump()} if summary.trials is not None else {}),
-        **({"properties": {"warnings": options["warnings"]}} if options.get("warnings") else {}),
+        **({"properties": {"warnings": options.warnings}} if options.warnings else {}),
     }
 
 

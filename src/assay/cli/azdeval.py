@@ -250,19 +250,22 @@ class EvalRuns:
     ``results compare`` read."""
 
     def __init__(self, eval_name: str | None, config_path: Path, endpoint: str | None, api_key: str | None) -> None:
-        from assay.evalspec import find_eval, load_spec, stored_eval
+        from assay.evalspec import StoreBackend, find_eval, load_spec
 
         spec = load_spec(_config(config_path))
         self.name = find_eval(spec, eval_name)["name"]
         self.remote = _backend(endpoint, api_key) if endpoint else None
-        found = self.remote.stored_eval(self.name) if self.remote else stored_eval(open_store(), self.name)
+        found = (self.remote or StoreBackend(open_store())).stored_eval(self.name)
         if found is None:
             raise ConfigError(f"eval {self.name} has not been created", hint="assay eval run start creates and runs it")
-        self.eval_id = str(found["id"])
+        self.eval_id = found[0]
 
     def runs(self) -> list[dict[str, Any]]:
-        """Newest first."""
-        return self.remote.runs(self.eval_id) if self.remote else open_store().list_runs_of(self.eval_id)
+        """Newest first, each as the API shows it (``id`` and ``status`` are read)."""
+        if self.remote:
+            listed: list[dict[str, Any]] = self.remote.runs(self.eval_id)
+            return listed
+        return [{"id": run.id, "status": run.status} for run in open_store().list_runs_of(self.eval_id)]
 
     def pick(self, run_id: str | None) -> str:
         if run_id is not None:
@@ -273,9 +276,10 @@ class EvalRuns:
         return str(runs[0]["id"])
 
     def rows(self, run_id: str, failed_only: bool) -> list[dict[str, Any]]:
-        items = (
-            self.remote.output_items(self.eval_id, run_id) if self.remote else open_store().iter_output_items(run_id)
-        )
+        if self.remote:
+            items = self.remote.output_items(self.eval_id, run_id)
+        else:  # as the server would list them: one loop reads both
+            items = [output.model_dump() for output in open_store().iter_output_items(run_id)]
         rows = []
         for item in items:
             data = item["datasource_item"]

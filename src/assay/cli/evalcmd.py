@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from assay.agentconfig import AgentDefinition
     from assay.evalgen.generate import Generated
     from assay.llm import CacheMode
+    from assay.store import Store
 
 
 @click.group("eval")
@@ -397,10 +398,10 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
         sys.exit(1)
 
 
-def _stored_responses(store: Any, run_id: str) -> dict[str, str]:
+def _stored_responses(store: Store, run_id: str) -> dict[str, str]:
     return {
-        str(row["datasource_item"].get("name")): str((row.get("sample") or {}).get("output_text") or "")
-        for row in store.iter_output_items(run_id)
+        str(output.datasource_item.get("name")): str((output.sample or {}).get("output_text") or "")
+        for output in store.iter_output_items(run_id)
     }
 
 

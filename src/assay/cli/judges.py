@@ -192,16 +192,15 @@ def bias_command(
 
 
 def _position(
-    store: Any, run_a: str, run_b: str, model_name: str | None, registry: ModelRegistry, limit: int
+    store: Store, run_a: str, run_b: str, model_name: str | None, registry: ModelRegistry, limit: int
 ) -> dict[str, Any]:
     from assay.bias import position_probe, query_of, response_of
     from assay.sync import run_sync
 
-    theirs = {row["datasource_item_id"]: row for row in store.iter_output_items(run_b)}
-    ours = [row for row in store.iter_output_items(run_a) if row["datasource_item_id"] in theirs][:limit]
+    theirs = {output.datasource_item_id: output for output in store.iter_output_items(run_b)}
+    ours = [output for output in store.iter_output_items(run_a) if output.datasource_item_id in theirs][:limit]
     pairs = [
-        (row["datasource_item_id"], query_of(row), response_of(row), response_of(theirs[row["datasource_item_id"]]))
-        for row in ours
+        (o.datasource_item_id, query_of(o), response_of(o), response_of(theirs[o.datasource_item_id])) for o in ours
     ]
     if not pairs:
         raise ConfigError(f"{run_a} and {run_b} have no item in common", hint="compare two runs of the same dataset")

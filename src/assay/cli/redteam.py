@@ -142,7 +142,7 @@ def scan_command(
     from assay.dataset import Dataset
     from assay.redteam.runs import attack_rows, attacks_of, plan_objectives
     from assay.run import EvalDefinition
-    from assay.run.request import RunRequest, RunSettings, prepare_request, start_request
+    from assay.run.request import RunRequest, prepare_request, settings_of, start_request
     from assay.targets import TargetSpec
 
     if (target_model is None) == (agent is None):
@@ -180,36 +180,36 @@ def scan_command(
     definition = EvalDefinition(f"redteam {target_model or agent}", _criteria(attacked, judge))
     dataset = Dataset.from_content([{"item": row} for row in rows], name="attacks")
     # The attacks planned here are this process's: it alone finishes the run (no inputs stored).
-    request = RunRequest(data_source=data_source, settings=RunSettings.of(definition, cache=cache_mode))
+    request = RunRequest(data_source=data_source, settings=settings_of(definition, cache=cache_mode))
     prepared = prepare_request(request, definition, store, catalog(store), models, target=spec, dataset=dataset)
     if estimate:
         _print_estimate(rows, settings)
         return
     run = start_request(prepared, store, request)
     shape = f"{counted(len(plan.objectives), 'objective')} × {counted(len(settings.techniques), 'technique')}"
-    out.print(f"[dim]{counted(len(rows), 'attack')}: {shape} on {', '.join(attacked)} · run {run['id']}[/]")
+    out.print(f"[dim]{counted(len(rows), 'attack')}: {shape} on {', '.join(attacked)} · run {run.id}[/]")
     outcome = finish_with_progress(
         prepared,
         run,
         store,
         label="attacking",
         concurrency=concurrency,
-        canceled_hint=f"what was attacked so far is in run {run['id']}",
+        canceled_hint=f"what was attacked so far is in run {run.id}",
     )
-    attacks = list(attacks_of(store.iter_output_items(run["id"])))
+    attacks = list(attacks_of(store.iter_output_items(run.id)))
     print_scorecard(Scorecard.of(attacks), attacks)
     print_usage(outcome.summary)
-    out.print(f"run id: [bold]{run['id']}[/] · store: {store.url}", soft_wrap=True)
+    out.print(f"run id: [bold]{run.id}[/] · store: {store.url}", soft_wrap=True)
     thresholds = {c.name: c.threshold for c in prepared.criteria}
     if output_file is not None:
         report = scan_json(
-            attacks, risks=attacked, thresholds=thresholds, run_id=run["id"], seed_prompts=str(seed_prompts or "")
+            attacks, risks=attacked, thresholds=thresholds, run_id=run.id, seed_prompts=str(seed_prompts or "")
         )
         output_file.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
         out.print(f"wrote {output_file}")
     if sarif_file is not None:
         uri = str(models_file or seed_prompts or "assay-redteam")
-        sarif_file.write_text(json.dumps(sarif(attacks, uri=uri, run_id=run["id"]), indent=2), encoding="utf-8")
+        sarif_file.write_text(json.dumps(sarif(attacks, uri=uri, run_id=run.id), indent=2), encoding="utf-8")
         out.print(f"wrote {sarif_file} ({counted(sum(bool(a.success) for a in attacks), 'successful attack')})")
 
 

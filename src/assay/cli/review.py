@@ -59,8 +59,8 @@ def create_command(
     run = store.get_run(store.run_id_for(run_id))
     queue = create_queue(
         store,
-        run.get("project") or DEFAULT_PROJECT,
-        run["id"],
+        run.project or DEFAULT_PROJECT,
+        run.id,
         name=name,
         against=store.run_id_for(against) if against else None,
         criteria=list(criteria) or None,
@@ -70,7 +70,7 @@ def create_command(
         seed=seed,
     )
     size = len(store.queue_items(queue["project"], queue["id"]))
-    out.print(f"review queue [bold]{queue['id']}[/]: {size} items of {run['id']}", soft_wrap=True)
+    out.print(f"review queue [bold]{queue['id']}[/]: {size} items of {run.id}", soft_wrap=True)
     served = server_for(store.url)
     where = f"{served}/ui/reviews/{queue['id']}" if served else f"assay serve, then /ui/reviews/{queue['id']}"
     out.print(f"answer it at: {where}", soft_wrap=True)

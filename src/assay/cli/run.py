@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from assay.errors import RunStopped
     from assay.llm import CacheMode, ModelRegistry
     from assay.results import OutputItem
+    from assay.results.stored import Run
     from assay.run import PreparedRun, RunOutcome
     from assay.run.estimate import Estimate
     from assay.store import Store
@@ -148,7 +149,7 @@ def run_eval(
     store = open_store()
     resumed = store.get_run(store.run_id_for(resume_id)) if resume_id else None
     # A resumed run keeps the cache mode it started with unless told otherwise.
-    mode: CacheMode = cache_mode or ((resumed or {}).get("options") or {}).get("cache") or "use"
+    mode: CacheMode = cache_mode or (resumed.options.cache if resumed is not None else None) or "use"
     notes: list[str] = []
     request = config_request(config, store, cache=mode, limit=limit, resumed=resumed, notes=notes)
     for note in notes:
@@ -164,19 +165,19 @@ def run_eval(
         run = resumed
         check_resumable(run, prepared, store)
         if retry_errors:
-            errored = [row["datasource_item_id"] for row in store.iter_output_items(run["id"], status="error")]
-            store.delete_output_items(run["id"], errored)
+            errored = [output.datasource_item_id for output in store.iter_output_items(run.id, status="error")]
+            store.delete_output_items(run.id, errored)
     else:
         run = start_request(prepared, store, request)
     total = prepared.total
-    done = len(store.done_item_ids(run["id"]))
+    done = len(store.done_item_ids(run.id))
     options = RunOptions(
         concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)), executor=run_executor
     )
     if done:
         out.print(f"[dim]resuming: {done} items already stored are kept[/]")
     criteria = counted(len(prepared.criteria), "criterion", "criteria")
-    out.print(f"[dim]{dataset.name}: {counted(total, 'item')} checked · {criteria} · run {run['id']}[/]")
+    out.print(f"[dim]{dataset.name}: {counted(total, 'item')} checked · {criteria} · run {run.id}[/]")
     target_stats = TargetStats()
     with progress_bar(prepared.models) as progress:
         # With a target, generating and judging move at their own pace: one bar each.
@@ -194,26 +195,26 @@ def run_eval(
             progress.advance(task)
 
         def mark_canceled() -> None:
-            summary = summary_of(store, run["id"], prepared)
-            store.update_run(run["id"], status="canceled", summary=summary.model_dump())
+            summary = summary_of(store, run.id, prepared)
+            store.update_run(run.id, status="canceled", summary=summary.model_dump())
 
         try:
             with interruptible(mark_canceled):
                 outcome = finish_run(prepared, run, store, options=options, on_item=advance, on_sample=sampled)
         except KeyboardInterrupt:
             progress.stop()
-            out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run['id']}")
+            out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run.id}")
             sys.exit(130)
         except RunStopped as exc:
             progress.stop()
-            exc.hint = resume_hint(exc, f"assay run {eval_yaml} --resume {run['id']}")
+            exc.hint = resume_hint(exc, f"assay run {eval_yaml} --resume {run.id}")
             raise
     print_summary(outcome.run, outcome.summary, store.url)
-    print_error_causes(error_causes(store, run["id"]), outcome.summary)
+    print_error_causes(error_causes(store, run.id), outcome.summary)
     if target_stats.latencies_ms and simulation is None:
         print_target_stats(target_stats)
     if simulation is not None and simulation.save_as:
-        saved = save_conversations(store, DEFAULT_PROJECT, run["id"], simulation.save_as)["dataset"]
+        saved = save_conversations(store, DEFAULT_PROJECT, run.id, simulation.save_as)["dataset"]
         out.print(f"conversations saved as dataset {saved['name']} version {saved['version']}")
     return outcome
 
@@ -301,7 +302,7 @@ def progress_bar(models: ModelRegistry | None = None) -> Progress:
 
 
 def finish_with_progress(
-    prepared: PreparedRun, run: dict[str, Any], store: Store, *, label: str, concurrency: int, canceled_hint: str
+    prepared: PreparedRun, run: Run, store: Store, *, label: str, concurrency: int, canceled_hint: str
 ) -> RunOutcome:
     """``finish_run`` under one progress bar; Ctrl-C marks the run canceled, says ``canceled_hint``
     and exits 130."""
@@ -309,13 +310,13 @@ def finish_with_progress(
     from assay.run import RunOptions, finish_run
     from assay.run.runner import summary_of
 
-    done = len(store.done_item_ids(run["id"]))
+    done = len(store.done_item_ids(run.id))
     with progress_bar() as progress:
         task = progress.add_task(label, total=prepared.total, completed=done, resumed=done)
 
         def mark_canceled() -> None:
-            summary = summary_of(store, run["id"], prepared)
-            store.update_run(run["id"], status="canceled", summary=summary.model_dump())
+            summary = summary_of(store, run.id, prepared)
+            store.update_run(run.id, status="canceled", summary=summary.model_dump())
 
         try:
             with interruptible(mark_canceled):
@@ -338,7 +339,7 @@ def gate_on(outcome: RunOutcome, required: float | None, min_kappa: float | None
     if required is None:
         return
     if min_kappa is not None:
-        refuse_uncalibrated(outcome.run["id"], min_kappa)
+        refuse_uncalibrated(outcome.run.id, min_kappa)
     counts = outcome.summary.result_counts
     decided = counts.passed + counts.failed
     rate = counts.passed / decided if decided else 0.0

@@ -14,6 +14,7 @@ from assay.cli.common import calibration_options, dumps, open_store, out
 
 if TYPE_CHECKING:
     from assay.compare import Comparison
+    from assay.results import OutputItem
 
 
 @click.group("runs")
@@ -37,7 +38,7 @@ def list_runs(limit: int, status: str | None, wide: bool, as_json: bool) -> None
     runs = store.list_runs(limit=limit, status=status)
     if as_json:
         keys = ("id", "name", "status", "created_at", "finished_at", "summary")
-        sys.stdout.write(dumps([{key: run[key] for key in keys} for run in runs]) + "\n")
+        sys.stdout.write(dumps([{key: run.as_dict()[key] for key in keys} for run in runs]) + "\n")
         return
     if not runs:
         where = f" with status {status}" if status else ""
@@ -49,14 +50,14 @@ def list_runs(limit: int, status: str | None, wide: bool, as_json: bool) -> None
     for column in ("created (UTC)", "status", "items", "pass rate", *(("passed", "failed", "errored") if wide else ())):
         table.add_column(column, no_wrap=True, justify="right" if column not in ("created (UTC)", "status") else "left")
     for run in runs:
-        summary = RunSummary.model_validate(run["summary"] or {})
+        summary = run.summary or RunSummary()
         counts, rate = summary.result_counts, summary.pass_rate()
-        created = time.strftime("%m-%d %H:%M", time.gmtime(run["created_at"]))
+        created = time.strftime("%m-%d %H:%M", time.gmtime(run.created_at))
         row = [
-            run["id"] if wide else short_id(run["id"]),
-            run["name"] or "",
+            run.id if wide else short_id(run.id),
+            run.name or "",
             created,
-            run["status"],
+            run.status,
             str(counts.total),
             "–" if rate is None else f"{rate:.0%}",
         ]
@@ -79,12 +80,12 @@ def show_run(run_id: str, as_json: bool) -> None:
     run = store.get_run(store.run_id_for(run_id))
     if as_json:
         keys = ("id", "eval_id", "name", "status", "created_at", "finished_at", "options", "error", "summary")
-        sys.stdout.write(dumps({key: run.get(key) for key in keys}) + "\n")
+        sys.stdout.write(dumps({key: run.as_dict()[key] for key in keys}) + "\n")
         return
-    summary = RunSummary.model_validate(run["summary"] or {})
+    summary = run.summary or RunSummary()
     print_summary(run, summary, store.url)
-    if run["error"]:
-        out.print(f"[red]error[/]: {run['error'].get('message')}")
+    if run.error:
+        out.print(f"[red]error[/]: {run.error.get('message')}")
 
 
 @runs_group.command("compare")
@@ -253,32 +254,31 @@ def results(run_id: str, fmt: str, status: str | None, output: IO[str]) -> None:
     """Write a run's output items as JSONL (full) or CSV (one column per criterion field)."""
     store = open_store()
     run_id = store.run_id_for(run_id)
-    items = store.iter_output_items(run_id, status=status)
+    outputs = store.iter_output_items(run_id, status=status)
     if fmt == "jsonl":
-        for row in items:
-            output.write(dumps(_public(row)) + "\n")
+        for output_item in outputs:
+            output.write(dumps(output_item.model_dump(include=PUBLIC_FIELDS)) + "\n")
         return
-    _write_csv(items, output)
+    _write_csv(outputs, output)
 
 
-def _public(row: dict[str, Any]) -> dict[str, Any]:
-    return {key: row[key] for key in ("datasource_item_id", "status", "datasource_item", "sample", "results")}
+PUBLIC_FIELDS = {"datasource_item_id", "status", "datasource_item", "sample", "results"}
 
 
-def _write_csv(items: Iterator[dict[str, Any]], output: IO[str]) -> None:
+def _write_csv(outputs: Iterator[OutputItem], stream: IO[str]) -> None:
     writer: Any = None
-    for row in items:
-        flat: dict[str, Any] = {"datasource_item_id": row["datasource_item_id"], "status": row["status"]}
-        for key, value in row["datasource_item"].items():
+    for output in outputs:
+        flat: dict[str, Any] = {"datasource_item_id": output.datasource_item_id, "status": output.status}
+        for key, value in output.datasource_item.items():
             flat[f"item.{key}"] = value if isinstance(value, str) else dumps(value)
-        for result in row["results"]:
+        for result in output.results:
             for key in ("score", "passed", "label", "status", "reason"):
-                flat[f"{result['name']}.{key}"] = result.get(key)
+                flat[f"{result.name}.{key}"] = getattr(result, key)
         if writer is None:
-            writer = csv.DictWriter(output, fieldnames=list(flat), extrasaction="ignore")
+            writer = csv.DictWriter(stream, fieldnames=list(flat), extrasaction="ignore")
             writer.writeheader()
         writer.writerow(flat)
-    if writer is None and output is sys.stdout:
+    if writer is None and stream is sys.stdout:
         out.print("[dim]no output items[/]")
 
 

@@ -74,7 +74,7 @@ def simulate_command(
 ) -> None:
     """Simulate a user for each scenario of SCENARIOS against --target or --agent."""
     from assay.cli.summary import print_summary
-    from assay.run.request import RunInputs, RunRequest, RunSettings, prepare_request, start_request
+    from assay.run.request import RunInputs, RunRequest, prepare_request, settings_of, start_request
     from assay.simulate.datasets import save_conversations
     from assay.simulate.runs import SimulationSettings
     from assay.targets import TargetSpec
@@ -92,7 +92,7 @@ def simulate_command(
     definition = _definition(scenarios, evaluators, judge or user_model)
     # Stored whole (the scenarios file, the models, the target): a worker can finish it too.
     request = RunRequest.for_file(
-        scenarios, RunInputs.of_registry(models, spec), RunSettings.of(definition, cache=cache_mode)
+        scenarios, RunInputs.of_registry(models, spec), settings_of(definition, cache=cache_mode)
     )
     prepared = prepare_request(request, definition, store, catalog(store), None)
     total = prepared.report.rows
@@ -107,20 +107,20 @@ def simulate_command(
     run = store.get_run(store.run_id_for(resume_id)) if resume_id else start_request(prepared, store, request)
     out.print(
         f"[dim]{scenarios.name}: {total} conversations ({repetitions} per scenario, at most {max_turns} "
-        f"turns) · run {run['id']}[/]"
+        f"turns) · run {run.id}[/]"
     )
-    resume = f"resume with  assay simulate {scenarios} ... --resume {run['id']}"
+    resume = f"resume with  assay simulate {scenarios} ... --resume {run.id}"
     outcome = finish_with_progress(
         prepared, run, store, label="simulating", concurrency=concurrency, canceled_hint=resume
     )
     print_summary(outcome.run, outcome.summary, store.url)
-    ended = Counter(row["datasource_item"].get("termination_reason") for row in store.iter_output_items(run["id"]))
+    ended = Counter(output.datasource_item.get("termination_reason") for output in store.iter_output_items(run.id))
     out.print("ended: " + ", ".join(f"{reason} {count}" for reason, count in ended.most_common()))
     if save_as:
-        saved = save_conversations(store, DEFAULT_PROJECT, run["id"], save_as)["dataset"]
+        saved = save_conversations(store, DEFAULT_PROJECT, run.id, save_as)["dataset"]
         out.print(f"saved as dataset {saved['name']} version {saved['version']}")
     if out_file is not None:
-        _write_jsonl(out_file, (row["datasource_item"] for row in store.iter_output_items(run["id"])))
+        _write_jsonl(out_file, (output.datasource_item for output in store.iter_output_items(run.id)))
         out.print(f"wrote {out_file}")
 
 

@@ -13,6 +13,7 @@ from assay.api.announce import server_for
 from assay.cli.common import counted, invoked_as, out, percent
 from assay.results import RunSummary
 from assay.results.records import RoleUsage, TrialSummary
+from assay.results.stored import Run
 
 
 def _interval(bounds: list[float] | None) -> str:
@@ -39,8 +40,8 @@ def print_error_causes(causes: dict[str, Counter[str]], summary: RunSummary) -> 
             out.print(f"    {count} × {cause}", markup=False, soft_wrap=True)
 
 
-def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> None:
-    table = Table(title=f"{run.get('name') or 'run'} — {run['status']}", title_justify="left")
+def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
+    table = Table(title=f"{run.name or 'run'} — {run.status}", title_justify="left")
     # Sized to fit 80 columns: names give way (with an ellipsis) before the numbers do.
     table.add_column("criterion", no_wrap=True, max_width=20, overflow="ellipsis")
     table.add_column("metric", no_wrap=True, max_width=12, overflow="ellipsis")
@@ -71,14 +72,14 @@ def print_summary(run: dict[str, Any], summary: RunSummary, store_url: str) -> N
     if summary.trials is not None:
         print_trials(summary.trials)
     print_usage(summary)
-    out.print(f"run id: [bold]{run['id']}[/]")
+    out.print(f"run id: [bold]{run.id}[/]")
     out.print(f"store: {store_url}")
-    short = short_id(run["id"])
+    short = short_id(run.id)
     me = invoked_as()
     out.print(f"details: {me} runs show {short} · results: {me} results {short} --format jsonl|csv", soft_wrap=True)
     served = server_for(store_url)
     if served is not None:
-        out.print(f"view: {served}/ui/runs/{run['id']}", soft_wrap=True)
+        out.print(f"view: {served}/ui/runs/{run.id}", soft_wrap=True)
     else:
         out.print(f"view: {me} view {short} · report: {me} report {short} --html report.html", soft_wrap=True)
 

@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-EvaluationLevel = Literal["turn", "conversation"]
+from assay.results.stored import EvaluationLevel as EvaluationLevel
+
 Direction = Literal["increase", "decrease", "neutral"]
 
 

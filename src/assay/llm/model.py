@@ -21,7 +21,7 @@ import ssl
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError, ConfigError
 from assay.llm.breaker import Breaker, counts_towards_breaker
@@ -29,11 +29,10 @@ from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
 from assay.llm.limits import AdaptiveLimiter, Budgets, SharedBudget, local_budget
 from assay.llm.retry import backoff, classify
+from assay.results.stored import CacheMode as CacheMode
 
 if TYPE_CHECKING:
     from assay.llm.http import FastPoster
-
-CacheMode = Literal["use", "replay", "off", "refresh"]
 
 
 class ModelError(AssayError):

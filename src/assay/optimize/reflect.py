@@ -16,6 +16,7 @@ from assay.agentconfig import AgentDefinition, Skill
 from assay.llm import Completion, Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.optimize.candidate import Candidate
+from assay.results import OutputItem
 
 RESPONSE_CHARS = 1200
 SYSTEM = (
@@ -59,24 +60,20 @@ class Proposal:
     """The reflection call (its tokens count under the job's ``reflection`` role)."""
 
 
-def evidence(rows: list[dict[str, Any]]) -> str:
+def evidence(outputs: list[OutputItem]) -> str:
     """The minibatch as the reflection model reads it."""
     parts = []
-    for row in rows:
-        item, sample = row["datasource_item"], row.get("sample") or {}
+    for output in outputs:
+        item, sample = output.datasource_item, output.sample or {}
         response = str(sample.get("output_text") or "")[:RESPONSE_CHARS]
         lines = [f"## Task {item.get('name')}", f"QUERY: {item.get('query')}", f"RESPONSE: {response}"]
         if item.get("ground_truth"):
             lines.append(f"EXPECTED: {item['ground_truth']}")
-        for result in row["results"]:
-            verdict = (
-                result.get("status")
-                if result.get("status") != "completed"
-                else ("pass" if result.get("passed") else "FAIL")
-            )
-            instruction = (result.get("properties") or {}).get("instruction")
-            what = f"{result['name']} ({instruction})" if instruction else result["name"]
-            lines.append(f"- {what}: {verdict}: {result.get('reason') or ''}".rstrip(": "))
+        for result in output.results:
+            verdict = result.status if result.status != "completed" else ("pass" if result.passed else "FAIL")
+            instruction = result.properties.get("instruction")
+            what = f"{result.name} ({instruction})" if instruction else result.name
+            lines.append(f"- {what}: {verdict}: {result.reason or ''}".rstrip(": "))
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
@@ -109,11 +106,15 @@ ASKS = {
 }
 
 
-async def propose(model: Model, parent: Candidate, component: str, rows: list[dict[str, Any]], seed: int) -> Proposal:
+async def propose(model: Model, parent: Candidate, component: str, outputs: list[OutputItem], seed: int) -> Proposal:
     """``component``: ``instructions``, ``tools`` or ``skill:<name>``."""
     config = parent.config
     tools = "\n".join(f"- {t['name']}: {t.get('description', '')}" for t in config.tools) or "(none)"
-    parts = [f"# Current instructions\n{config.instructions}", f"# Tools\n{tools}", f"# How it did\n{evidence(rows)}"]
+    parts = [
+        f"# Current instructions\n{config.instructions}",
+        f"# Tools\n{tools}",
+        f"# How it did\n{evidence(outputs)}",
+    ]
     kind, _, skill_name = component.partition(":")
     skill = next((s for s in config.skills if s.name == skill_name), None)
     if skill is not None:

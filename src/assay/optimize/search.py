@@ -36,8 +36,9 @@ from assay.evaluators.catalog import Catalog
 from assay.llm import Completion, ModelRegistry
 from assay.optimize.candidate import Candidate, candidate_from, foundry_config, leaked, optimization_env, schema_change
 from assay.optimize.reflect import Proposal, propose
+from assay.results.stored import StoredItem
 from assay.run import EvalDefinition, RunOptions, finish_run
-from assay.run.request import RunRequest, RunSettings, prepare_request, start_request
+from assay.run.request import RunRequest, prepare_request, settings_of, start_request
 from assay.run.tasks import summarize_tasks
 from assay.stats import paired_bootstrap
 from assay.store import Store
@@ -211,11 +212,11 @@ class Optimizer:
             *(f"skill:{s.name}" for s in parent.config.skills),
         ]
         component = components[self.current % len(components)]
-        rows = self._rows(parent.id, [t["name"] for t in batch])
+        outputs = self._outputs(parent.id, [t["name"] for t in batch])
         if component == "model":  # the next model of model_search_space, nothing else changed
             proposal = Proposal(dataclasses.replace(parent.config, model=self._untried_model(parent)), ("model",), "")
         else:
-            proposal = run_sync(self._propose(parent, component, rows, rng.randrange(2**31)))
+            proposal = run_sync(self._propose(parent, component, outputs, rng.randrange(2**31)))
             if proposal.completion is not None:
                 self._reflected(proposal.completion)
         problem = proposal.problem or self._guard(proposal.config)
@@ -251,10 +252,10 @@ class Optimizer:
                 return model
         return None
 
-    async def _propose(self, parent: Candidate, component: str, rows: list[dict[str, Any]], seed: int) -> Any:
+    async def _propose(self, parent: Candidate, component: str, outputs: list[StoredItem], seed: int) -> Any:
         model = self.models.get(self.settings.optimization_model)
         try:
-            return await propose(model, parent, component, rows, seed)
+            return await propose(model, parent, component, list(outputs), seed)
         finally:
             await model.aclose()
 
@@ -323,15 +324,15 @@ class Optimizer:
         definition = dataclasses.replace(self.definition, trials=self.settings.task_repeats)
         request = RunRequest(
             data_source={"type": "jsonl", "source": {"type": "file_content", "content": content}},
-            settings=RunSettings.of(definition, optimize_job=self.state.id, candidate_id=candidate.id),
+            settings=settings_of(definition, optimize_job=self.state.id, candidate_id=candidate.id),
         )
         with self._target(candidate) as target:
             prepared = prepare_request(request, self.definition, self.store, self.catalog, self.models, target=target)
             run = start_request(prepared, self.store, request)
             outcome = finish_run(prepared, run, self.store, options=RunOptions(concurrency=self.settings.concurrency))
-        summary = summarize_tasks(self.store, run["id"], prepared.criteria)
+        summary = summarize_tasks(self.store, run.id, prepared.criteria)
         for task in summary.tasks:
-            scored[task.name] = {"score": task.score or 0.0, "run_id": run["id"], "eval_id": run["eval_id"]}
+            scored[task.name] = {"score": task.score or 0.0, "run_id": run.id, "eval_id": run.eval_id}
         self.state.metric_calls += len(missing)
         self.state.tokens += sum(u.total_tokens for u in outcome.summary.per_model_usage)
         self.state.cost_usd += sum(u.cost_usd or 0.0 for u in outcome.summary.per_model_usage)
@@ -376,11 +377,11 @@ class Optimizer:
         entry["tokens"] += tokens
         entry["cost_usd"] += cost or 0.0
 
-    def _rows(self, cid: str, names: list[str]) -> list[dict[str, Any]]:
+    def _outputs(self, cid: str, names: list[str]) -> list[StoredItem]:
         scored = self.state.candidates[cid]["tasks"]
         runs = {scored[name]["run_id"] for name in names}
-        rows = [row for run_id in sorted(runs) for row in self.store.iter_output_items(run_id)]
-        return [row for row in rows if row["datasource_item"].get("name") in names]
+        outputs = [output for run_id in sorted(runs) for output in self.store.iter_output_items(run_id)]
+        return [output for output in outputs if output.datasource_item.get("name") in names]
 
     def _task_score(self, cid: str, name: str) -> float:
         return float(self.state.candidates[cid]["tasks"][name]["score"])

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -38,6 +38,7 @@ from assay.redteam.risks import RISKS, risk_category
 from assay.redteam.scorecard import Attack
 from assay.redteam.strategies import Technique, techniques
 from assay.redteam.taxonomy import enabled_sub_categories, parse_taxonomy_id
+from assay.results import OutputItem
 from assay.simulate.runs import count_setting
 from assay.store import Store
 from assay.sync import run_sync
@@ -377,36 +378,35 @@ def check_judged(risks: set[str], testing_criteria: list[dict[str, Any]]) -> Non
         )
 
 
-def attacks_of(rows: Iterator[dict[str, Any]]) -> Iterator[Attack]:
+def attacks_of(outputs: Iterable[OutputItem]) -> Iterator[Attack]:
     """Each stored attack item's outcome: its risk criterion's verdict."""
-    for row in rows:
-        item = row["datasource_item"]
+    for output in outputs:
+        item = output.datasource_item
         risk = item.get("risk_category")
         if risk is None:
             continue
         verdict = next(
             (
                 r
-                for r in row["results"]
-                if (r.get("properties") or {}).get("risk_category") == risk
-                and "attack_success" in (r.get("properties") or {})
+                for r in output.results
+                if r.properties.get("risk_category") == risk and "attack_success" in r.properties
             ),
             None,
         )
-        sample = row.get("sample") or {}
-        error = sample.get("error") or (verdict or {}).get("properties", {}).get("error")
+        judged = verdict.properties if verdict is not None else {}
+        error = (output.sample or {}).get("error") or judged.get("error")
         if isinstance(error, dict):
             error = error.get("message")
         yield Attack(
             risk=risk,
             technique=str(item.get("attack_technique")),
             complexity=str(item.get("attack_complexity")),
-            success=(verdict or {}).get("properties", {}).get("attack_success"),
+            success=judged.get("attack_success"),
             sub_type=item.get("risk_sub_type"),
             objective=item.get("objective"),
             attack_id=item.get("attack_id"),
             conversation=tuple(item.get("messages") or ()),
-            reason=(verdict or {}).get("reason"),
-            score=(verdict or {}).get("score"),
+            reason=verdict.reason if verdict is not None else None,
+            score=verdict.score if verdict is not None else None,
             error=error,
         )

@@ -7,13 +7,14 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from assay.store import Store
 from assay.store import tables as t
 
 SAMPLED_ERRORS = 200
 """Errored results read for their causes: enough to name the common ones, cheap at any run size."""
 
 
-def error_causes(store: Any, run_id: str) -> dict[str, Counter[str]]:
+def error_causes(store: Store, run_id: str) -> dict[str, Counter[str]]:
     """Per criterion, why its results errored (from up to ``SAMPLED_ERRORS`` of them)."""
     res = t.results.c
     query = (
@@ -26,8 +27,8 @@ def error_causes(store: Any, run_id: str) -> dict[str, Counter[str]]:
         errored = [(int(index), str(criterion)) for index, criterion in conn.execute(query)]
     causes: dict[str, Counter[str]] = {}
     for index, criterion in errored:
-        row = store.get_output_item(run_id, index)
-        reason = next((r.get("reason") for r in row["results"] if r["name"] == criterion), None)
+        output = store.get_output_item(run_id, index)
+        reason = next((r.reason for r in output.results if r.name == criterion), None)
         causes.setdefault(criterion, Counter())[_cause(reason)] += 1
     return causes
 

@@ -29,29 +29,30 @@ from assay.report.run_view import (
     summary_bars,
     top_causes,
 )
-from assay.results import RunSummary
+from assay.results import OutputItem, Result, RunSummary
+from assay.store import Store
 
 HTML_ITEMS = 5_000
 """Items written into the HTML file; past that it says how many more the store holds."""
 
 
-def html_report(store: Any, run_id: str, baseline: str | None = None) -> str:
+def html_report(store: Store, run_id: str, baseline: str | None = None) -> str:
     """One self-contained page; with ``baseline``, the paired comparison with that run too."""
     run = store.get_run(run_id)
-    summary = RunSummary.model_validate(run["summary"] or {})
+    summary = run.summary or RunSummary()
     criteria = criterion_names(store, run, summary)
-    rows = list(store.iter_output_items(run_id, limit=HTML_ITEMS + 1))
+    outputs = list(store.iter_output_items(run_id, limit=HTML_ITEMS + 1))
     items = [
-        {**item_row(row, criteria), "full": _pretty(row["datasource_item"]), "sample": _sample(row)}
-        for row in rows[:HTML_ITEMS]
+        {**item_row(output, criteria), "full": _pretty(output.datasource_item), "sample": _sample(output)}
+        for output in outputs[:HTML_ITEMS]
     ]
-    evaluation = store.get_eval(run["eval_id"])
+    evaluation = store.get_eval(run.eval_id)
     configuration = {
-        "eval": {k: evaluation[k] for k in ("name", "data_source_config", "testing_criteria")},
-        "run": {k: run[k] for k in ("name", "data_source", "options", "metadata")},
+        "eval": {k: getattr(evaluation, k) for k in ("name", "data_source_config", "testing_criteria")},
+        "run": {k: run.as_dict()[k] for k in ("name", "data_source", "options", "metadata")},
     }
     return TEMPLATES.get_template("report.html").render(
-        title=run["name"] or run_id,
+        title=run.name or run_id,
         run=run,
         counts=summary.result_counts,
         summary=summary,
@@ -60,7 +61,7 @@ def html_report(store: Any, run_id: str, baseline: str | None = None) -> str:
         histograms=score_histograms(store, run_id, finished_summary(run, summary)),
         causes=top_causes(store, run_id, finished_summary(run, summary)),
         items=items,
-        more=len(rows) > HTML_ITEMS,
+        more=len(outputs) > HTML_ITEMS,
         configuration=json.dumps(configuration, indent=2, default=str),
         written=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         duration=duration_of(run),
@@ -68,7 +69,7 @@ def html_report(store: Any, run_id: str, baseline: str | None = None) -> str:
     )
 
 
-def _comparison(store: Any, baseline: str | None, run_id: str) -> dict[str, Any]:
+def _comparison(store: Store, baseline: str | None, run_id: str) -> dict[str, Any]:
     """The comparison with ``baseline`` and its chart of B − A per criterion, for the page."""
     if baseline is None:
         return {"comparison": None, "comparison_chart": ""}
@@ -92,26 +93,25 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def _sample(row: dict[str, Any]) -> str | None:
+def _sample(output: OutputItem) -> str | None:
     """The target's output, when the run generated one."""
-    sample = row.get("sample")
-    return None if not sample else _pretty(sample)
+    return None if not output.sample else _pretty(output.sample)
 
 
-def junit_report(store: Any, run_id: str) -> str:
+def junit_report(store: Store, run_id: str) -> str:
     run = store.get_run(run_id)
-    summary = RunSummary.model_validate(run["summary"] or {})
+    summary = run.summary or RunSummary()
     criteria = criterion_names(store, run, summary)
-    name = run["name"] or run_id
+    name = run.name or run_id
     suites = {c: ET.Element("testsuite", name=c) for c in criteria}
     counts = {c: {"tests": 0, "failures": 0, "errors": 0, "skipped": 0} for c in criteria}
-    for row in store.iter_output_items(run_id):
-        by_name = {r["name"]: r for r in row["results"]}
-        label = _case_label(row)
+    for output in store.iter_output_items(run_id):
+        by_name = {r.name: r for r in output.results}
+        label = _case_label(output)
         for criterion in criteria:
             case = ET.SubElement(suites[criterion], "testcase", name=label, classname=f"{name}.{criterion}")
             counts[criterion]["tests"] += 1
-            kind, message = _verdict(by_name.get(criterion), row)
+            kind, message = _verdict(by_name.get(criterion), output)
             if kind is not None:
                 counts[criterion][{"failure": "failures", "error": "errors", "skipped": "skipped"}[kind]] += 1
                 ET.SubElement(case, kind, message=message[:500], type=kind).text = message
@@ -128,37 +128,36 @@ def junit_report(store: Any, run_id: str) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _case_label(row: dict[str, Any]) -> str:
-    item = row["datasource_item"]
+def _case_label(output: OutputItem) -> str:
+    item = output.datasource_item
     first = next((v for k, v in item.items() if k in ("query", "question", "input", "prompt")), None)
     text = first if isinstance(first, str) else json.dumps(item, ensure_ascii=False, default=str)
     text = " ".join(text.split())
-    return f"item {row['datasource_item_id']}: {text[:80]}{'…' if len(text) > 80 else ''}"
+    return f"item {output.datasource_item_id}: {text[:80]}{'…' if len(text) > 80 else ''}"
 
 
-def _verdict(result: dict[str, Any] | None, row: dict[str, Any]) -> tuple[str | None, str]:
+def _verdict(result: Result | None, output: OutputItem) -> tuple[str | None, str]:
     if result is None:  # the item failed before this criterion ran (a target or input error)
-        error = next((r.get("reason") for r in row["results"] if r.get("status") == "error"), None)
-        return ("error", error or "not evaluated") if row["status"] == "error" else ("skipped", "not evaluated")
-    status = result.get("status")
-    reason = str(result.get("reason") or "")
-    if status == "error":
+        error = next((r.reason for r in output.results if r.status == "error"), None)
+        return ("error", error or "not evaluated") if output.status == "error" else ("skipped", "not evaluated")
+    reason = result.reason or ""
+    if result.status == "error":
         return "error", reason or "the evaluator failed"
-    if status == "skipped":
+    if result.status == "skipped":
         return "skipped", reason or "skipped"
-    if result.get("passed") is False:
-        score = result.get("score")
-        told = f"score {score:.4g} against threshold {result.get('threshold')}" if score is not None else "failed"
+    if result.passed is False:
+        score = result.score
+        told = f"score {score:.4g} against threshold {result.threshold}" if score is not None else "failed"
         return "failure", f"{told}: {reason}" if reason else told
     return None, ""
 
 
-def markdown_report(store: Any, run_id: str, baseline: str | None = None, *, ui_url: str | None = None) -> str:
+def markdown_report(store: Store, run_id: str, baseline: str | None = None, *, ui_url: str | None = None) -> str:
     run = store.get_run(run_id)
-    summary = RunSummary.model_validate(run["summary"] or {})
+    summary = run.summary or RunSummary()
     counts = summary.result_counts
     rate = summary.pass_rate()
-    lines = [f"### assay: {_cell(run['name'] or run_id)} — {run['status']}", ""]
+    lines = [f"### assay: {_cell(run.name or run_id)} — {run.status}", ""]
     lines.append(
         f"**{counts.passed}/{counts.total} items passed**"
         + (f" ({rate:.0%})" if rate is not None else "")
@@ -178,7 +177,7 @@ def markdown_report(store: Any, run_id: str, baseline: str | None = None, *, ui_
     return "\n".join(lines) + "\n"
 
 
-def _comparison_lines(store: Any, baseline: str, run_id: str) -> Iterator[str]:
+def _comparison_lines(store: Store, baseline: str, run_id: str) -> Iterator[str]:
     from assay.compare import compare_runs
 
     found = compare_runs(store, baseline, run_id)

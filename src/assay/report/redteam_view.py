@@ -24,17 +24,17 @@ def red_team_section(store: Store, run_id: str) -> dict[str, Any]:
         for risk in card.by_risk
     ]
     landed = []
-    for row in store.iter_output_items(run_id, status="fail", limit=SHOWN_ATTACKS):
-        item = row["datasource_item"]
-        verdict = next((r for r in row["results"] if (r.get("properties") or {}).get("attack_success")), None)
+    for output in store.iter_output_items(run_id, status="fail", limit=SHOWN_ATTACKS):
+        item = output.datasource_item
+        verdict = next((r for r in output.results if r.properties.get("attack_success")), None)
         if verdict is not None:
             landed.append(
                 {
-                    "id": row["datasource_item_id"],
+                    "id": output.datasource_item_id,
                     "risk": item.get("risk_category"),
                     "technique": item.get("attack_technique"),
                     "objective": item.get("objective"),
-                    "reason": verdict.get("reason"),
+                    "reason": verdict.reason,
                     "transcript": transcript(item),
                 }
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from assay.results import OutputItem, Result
 from assay.stats import (
     bootstrap_statistic,
     cohen_kappa,
@@ -19,30 +20,24 @@ from assay.stats import (
 )
 
 
-def judged_results(output_items: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+def judged_results(outputs: Iterable[OutputItem]) -> dict[tuple[str, int], Result]:
     """(criterion, item) → the result that gave a verdict."""
-    judged: dict[tuple[str, int], dict[str, Any]] = {}
-    for output in output_items:
-        for result in output["results"]:
-            if result.get("status") == "completed" and result.get("passed") is not None:
-                judged[(result["name"], output["datasource_item_id"])] = result
+    judged: dict[tuple[str, int], Result] = {}
+    for output in outputs:
+        for result in output.results:
+            if result.status == "completed" and result.passed is not None:
+                judged[(result.name, output.datasource_item_id)] = result
     return judged
 
 
-def agreement(
-    name: str, labels: dict[int, dict[str, Any]], judged: dict[tuple[str, int], dict[str, Any]]
-) -> dict[str, Any]:
+def agreement(name: str, labels: dict[int, dict[str, Any]], judged: dict[tuple[str, int], Result]) -> dict[str, Any]:
     pairs = [(labels[item], judged[(name, item)]) for item in sorted(labels) if (name, item) in judged]
     human = [p[0]["passed"] for p in pairs]
-    judge = [bool(p[1]["passed"]) for p in pairs]
+    judge = [bool(p[1].passed) for p in pairs]
     matched = list(zip(human, judge, strict=True))
     positives = [j for h, j in matched if h]
     negatives = [j for h, j in matched if not h]
-    scored = [
-        (float(h["score"]), float(j["score"]))
-        for h, j in pairs
-        if h["score"] is not None and j.get("score") is not None
-    ]
+    scored = [(float(h["score"]), j.score) for h, j in pairs if h["score"] is not None and j.score is not None]
     return {
         "criterion": name,
         "n": len(pairs),

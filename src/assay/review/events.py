@@ -26,6 +26,8 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from assay.review.labels import ACTOR_ATTRIBUTE, EVENT_NAME, item_keys
 
 if TYPE_CHECKING:
+    from assay.results import Result
+    from assay.results.stored import Run
     from assay.store import Store
 
 log = logging.getLogger(__name__)
@@ -48,29 +50,28 @@ def export_run_verdicts(store: Store, run_id: str, endpoint: str) -> int:
     return sent
 
 
-def _records(store: Store, run: dict[str, Any]) -> Iterator[LogRecord]:
+def _records(store: Store, run: Run) -> Iterator[LogRecord]:
     stamp = time.time_ns()
-    for output in store.iter_output_items(run["id"]):
-        item = output["datasource_item"] if isinstance(output["datasource_item"], dict) else {}
+    for output in store.iter_output_items(run.id):
+        item = output.datasource_item
         traces, responses = item_keys(item)
         trace_id = str(item["trace_id"]) if item.get("trace_id") else traces[0] if len(traces) == 1 else None
         span_id = str(item["span_id"]) if trace_id and item.get("span_id") else None
-        for result in output["results"]:
-            if result.get("status", "completed") != "completed":
+        for result in output.results:
+            if result.status != "completed":
                 continue
             attributes: dict[str, Any] = {
-                "gen_ai.evaluation.name": result["name"],
+                "gen_ai.evaluation.name": result.name,
                 "gen_ai.evaluation.score.label": _label(result),
-                "gen_ai.evaluation.explanation": result.get("reason"),
+                "gen_ai.evaluation.explanation": result.reason,
                 "gen_ai.response.id": responses[0] if responses else None,
                 ACTOR_ATTRIBUTE: "evaluator",
-                "assay.run.id": run["id"],
-                "assay.eval.id": run["eval_id"],
-                "assay.datasource_item_id": output["datasource_item_id"],
+                "assay.run.id": run.id,
+                "assay.eval.id": run.eval_id,
+                "assay.datasource_item_id": output.datasource_item_id,
             }
-            score = result.get("score")
-            if isinstance(score, int | float) and not isinstance(score, bool):
-                attributes["gen_ai.evaluation.score.value"] = float(score)
+            if result.score is not None:
+                attributes["gen_ai.evaluation.score.value"] = float(result.score)
             yield LogRecord(
                 time_unix_nano=stamp,
                 observed_time_unix_nano=stamp,
@@ -81,11 +82,10 @@ def _records(store: Store, run: dict[str, Any]) -> Iterator[LogRecord]:
             )
 
 
-def _label(result: dict[str, Any]) -> str | None:
-    if result.get("label") is not None:
-        return str(result["label"])
-    passed = result.get("passed")
-    return None if passed is None else "pass" if passed else "fail"
+def _label(result: Result) -> str | None:
+    if result.label is not None:
+        return result.label
+    return None if result.passed is None else "pass" if result.passed else "fail"
 
 
 def _attribute(key: str, value: Any) -> KeyValue:

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from assay.results.stored import Run
     from assay.store import Store
 
 EVENT_NAME = "gen_ai.evaluation.result"
@@ -75,28 +76,26 @@ def item_keys(item: dict[str, Any]) -> tuple[list[str], list[str]]:
     return [str(t) for t in traces if t], [str(r) for r in responses if r]
 
 
-def labels_for_run(store: Store, run: dict[str, Any]) -> dict[tuple[str, int], list[dict[str, Any]]]:
+def labels_for_run(store: Store, run: Run) -> dict[tuple[str, int], list[dict[str, Any]]]:
     """(criterion, item) → the human labels on that item of the run, oldest first: those given on
     the run's items and those given on the traces or responses its items came from."""
     by_trace: dict[str, list[int]] = {}
     by_response: dict[str, list[int]] = {}
     spans: dict[tuple[str, str], int] = {}
-    for output in store.iter_output_items(run["id"]):
-        item_id, item = output["datasource_item_id"], output["datasource_item"]
-        traces, responses = item_keys(item if isinstance(item, dict) else {})
+    for output in store.iter_output_items(run.id):
+        item_id, item = output.datasource_item_id, output.datasource_item
+        traces, responses = item_keys(item)
         for trace in traces:
             by_trace.setdefault(trace, []).append(item_id)
         for response in responses:
             by_response.setdefault(response, []).append(item_id)
-        if isinstance(item, dict) and item.get("span_id") and item.get("trace_id"):
+        if item.get("span_id") and item.get("trace_id"):
             spans[(str(item["trace_id"]), str(item["span_id"]))] = item_id
     found: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for label in store.labels_of(
-        run["project"], run_id=run["id"], trace_ids=list(by_trace), response_ids=list(by_response)
-    ):
+    for label in store.labels_of(run.project, run_id=run.id, trace_ids=list(by_trace), response_ids=list(by_response)):
         if label["actor_type"] != HUMAN:
             continue
-        for item_id in _items_of(label, run["id"], by_trace, by_response, spans):
+        for item_id in _items_of(label, run.id, by_trace, by_response, spans):
             found.setdefault((label["criterion"], item_id), []).append(label)
     return found
 
@@ -117,7 +116,7 @@ def _items_of(
     return by_trace.get(label["trace_id"] or "", [])
 
 
-def human_verdicts(store: Store, run: dict[str, Any]) -> dict[str, dict[int, dict[str, Any]]]:
+def human_verdicts(store: Store, run: Run) -> dict[str, dict[int, dict[str, Any]]]:
     """criterion → item → ``{passed, score, annotators}``: each annotator's newest label, the
     majority verdict of the annotators (a tie is left out) and their mean score."""
     verdicts: dict[str, dict[int, dict[str, Any]]] = {}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
+    from assay.results import OutputItem
     from assay.store import Store
 
 PREFERENCE = "preference"
@@ -40,10 +41,10 @@ def create_queue(
     """A queue over ``run_id``'s items (those ``which`` selects, ``limit`` of them drawn at random)."""
     if which not in WHICH:
         raise ConfigError(f"items: {which!r} is not one of {', '.join(WHICH)}")
-    outputs = {o["datasource_item_id"]: o for o in store.iter_output_items(run_id)}
-    judged = sorted({r["name"] for o in outputs.values() for r in o["results"] if r.get("passed") is not None})
+    outputs = {o.datasource_item_id: o for o in store.iter_output_items(run_id)}
+    judged = sorted({r.name for o in outputs.values() for r in o.results if r.passed is not None})
     chosen = criteria or judged
-    unknown = sorted(set(chosen) - {r["name"] for o in outputs.values() for r in o["results"]})
+    unknown = sorted(set(chosen) - {r.name for o in outputs.values() for r in o.results})
     if unknown:
         raise ConfigError(
             f"criterion: {', '.join(unknown)} is not a criterion of {run_id}",
@@ -51,7 +52,7 @@ def create_queue(
         )
     ids = [i for i, o in outputs.items() if _selected(o, which)]
     if against is not None:
-        theirs = {o["datasource_item_id"] for o in store.iter_output_items(against)}
+        theirs = {o.datasource_item_id for o in store.iter_output_items(against)}
         ids = [i for i in ids if i in theirs]
     if not ids:
         raise ConfigError(f"{run_id} has no {'' if which == 'all' else which + ' '}items to review")
@@ -59,7 +60,7 @@ def create_queue(
     ids = ids[:limit] if limit else ids
     people = [r.strip() for r in reviewers or [] if r.strip()]
     body = {
-        "name": name or f"review of {store.get_run(run_id).get('name') or run_id}",
+        "name": name or f"review of {store.get_run(run_id).name or run_id}",
         "run_id": run_id,
         "against_run_id": against,
         "mode": "pairwise" if against else "single",
@@ -71,8 +72,8 @@ def create_queue(
     return store.create_queue(project, body, dealt)
 
 
-def _selected(output: dict[str, Any], which: str) -> bool:
-    verdicts = [r.get("passed") for r in output["results"] if r.get("passed") is not None]
+def _selected(output: OutputItem, which: str) -> bool:
+    verdicts = [r.passed for r in output.results if r.passed is not None]
     if which == "failed":
         return False in verdicts
     if which == "passed":

@@ -14,7 +14,7 @@ from assay.errors import ConfigError
 from assay.stats import clustered_mean_interval, clustered_rate_interval
 
 if TYPE_CHECKING:
-    from assay.results import RunSummary
+    from assay.results import OutputItem, RunSummary
     from assay.store import Store
 
 
@@ -22,18 +22,18 @@ def cluster_intervals(store: Store, run_id: str, summary: RunSummary, field: str
     """``field``'s values make the clusters; with target repeats, an item's trials are one too."""
     rates: dict[str, dict[str, list[int]]] = {}
     scores: dict[str, dict[str, list[float]]] = {}
-    for row in store.iter_output_items(run_id):
-        cluster = _cluster_of(row, field, trials)
-        for result in row["results"]:
-            if result.get("status") != "completed":
+    for output in store.iter_output_items(run_id):
+        cluster = _cluster_of(output, field, trials)
+        for result in output.results:
+            if result.status != "completed":
                 continue
-            if result.get("passed") is not None:
-                tally = rates.setdefault(result["name"], {}).setdefault(cluster, [0, 0])
-                tally[0] += bool(result["passed"])
+            if result.passed is not None:
+                tally = rates.setdefault(result.name, {}).setdefault(cluster, [0, 0])
+                tally[0] += result.passed
                 tally[1] += 1
-            if isinstance(result.get("score"), int | float) and not isinstance(result["score"], bool):
-                total = scores.setdefault(result["name"], {}).setdefault(cluster, [0.0, 0])
-                total[0] += float(result["score"])
+            if result.score is not None:
+                total = scores.setdefault(result.name, {}).setdefault(cluster, [0.0, 0])
+                total[0] += result.score
                 total[1] += 1
     for criterion in summary.per_testing_criteria_results:
         name = criterion.testing_criteria
@@ -52,8 +52,8 @@ def check_cluster_by(value: Any, where: str) -> str:
     return value
 
 
-def _cluster_of(row: dict[str, Any], field: str | None, trials: int) -> str:
-    value = (row.get("datasource_item") or {}).get(field) if field else None
+def _cluster_of(output: OutputItem, field: str | None, trials: int) -> str:
+    value = output.datasource_item.get(field) if field else None
     if value is None:  # not in any cluster: one of its own, with its trials
-        return f"\0item {int(row['datasource_item_id']) // trials}"
+        return f"\0item {output.datasource_item_id // trials}"
     return json.dumps(value, sort_keys=True, ensure_ascii=False)

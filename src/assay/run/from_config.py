@@ -12,7 +12,8 @@ from assay.errors import ConfigError
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.evaluators.custom import kind_for, spec_from_file
 from assay.llm import CacheMode, ModelRegistry
-from assay.run.request import LocalEvaluator, RunInputs, RunRequest, RunSettings, prepare_request, target_data
+from assay.results.stored import Run
+from assay.run.request import LocalEvaluator, RunInputs, RunRequest, prepare_request, settings_of, target_data
 from assay.run.runner import PreparedRun
 from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of
 from assay.store import DEFAULT_PROJECT
@@ -46,24 +47,24 @@ def config_request(
     *,
     cache: CacheMode = "use",
     limit: int | None = None,
-    resumed: dict[str, Any] | None = None,
+    resumed: Run | None = None,
     notes: list[str] | None = None,
 ) -> RunRequest:
     """eval.yaml as a run request. A trace source's traces are resolved here, once; a resumed run
     keeps the items, traces and limit it started with (the models and evaluators are read again,
     API keys written into eval.yaml included)."""
     inputs = config_inputs(config)
-    if resumed is not None and resumed.get("inputs"):
+    if resumed is not None and resumed.inputs:
         stored = RunRequest.of(resumed)
         inputs.file_sha256 = stored.inputs.file_sha256 if stored.inputs else None
         stored.settings.cache = cache
         return stored.model_copy(update={"inputs": inputs})
-    limit = limit or ((resumed or {}).get("options") or {}).get("limit")
-    settings = RunSettings.of(config.definition, cache=cache, limit=limit)
+    limit = limit or (resumed.options.limit if resumed is not None else None)
+    settings = settings_of(config.definition, cache=cache, limit=limit)
     ref = config.dataset
     if ref.traces is not None:
         data_source = ref.traces
-        settings.traces = ((resumed or {}).get("options") or {}).get("traces") or _resolved(config, store, notes)
+        settings.traces = (resumed.options.traces if resumed is not None else None) or _resolved(config, store, notes)
     elif ref.local_path is not None:
         return RunRequest.for_file(ref.local_path, inputs, settings)
     else:

@@ -13,65 +13,21 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from assay.dataset import Dataset
 from assay.errors import ConfigError
-from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.custom import Kind, custom_spec
 from assay.llm import CacheMode, ModelRegistry
 from assay.llm.config import ModelConfig
+from assay.results.stored import Run, RunSettings
 from assay.run.runner import EvalDefinition, PreparedRun, prepare, start
 from assay.run.sources import FILE_PATH, dataset_for, file_digest, lookup_in, target_for
 from assay.simulate.runs import SimulationSettings, scenario_dataset
 from assay.store import Store
 from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig
-
-
-class RunSettings(BaseModel):
-    """A run's options, as stored in its ``options``; keys this model does not name are kept."""
-
-    model_config = ConfigDict(extra="allow")
-
-    evaluation_level: EvaluationLevel = "turn"
-    total_items: int | None = None
-    """The items the run had when it started (a resumed run must have as many)."""
-    repeats: int = Field(default=1, ge=1)
-    """How many times each judge scores each item."""
-    trials: int = Field(default=1, ge=1)
-    """How many times the target runs for each item, each trial judged."""
-    cluster_by: str | None = None
-    cache: CacheMode | None = None
-    """The model-call cache's mode for this run; None: the executor's."""
-    limit: int | None = Field(default=None, ge=1)
-    """Only the first ``limit`` items (``assay run --limit``)."""
-    traces: dict[str, Any] | None = None
-    """A trace source's traces, resolved once when the run was created."""
-    output_dataset_id: str | None = None
-    """The generated items' dataset (synthetic data, planned attacks), written when the run starts."""
-    output_datasets: list[dict[str, Any]] = Field(default_factory=list)
-    """Datasets the run saved (conversations, generated test cases), as Foundry lists them."""
-    warnings: list[str] = Field(default_factory=list)
-    optimize_job: str | None = None
-    """The optimization job whose candidate this run scored."""
-    candidate_id: str | None = None
-
-    @classmethod
-    def of(cls, definition: EvalDefinition, **given: Any) -> RunSettings:
-        """The settings an eval defined in code implies (its level, repeats, trials, clusters)."""
-        return cls(
-            evaluation_level=definition.evaluation_level,
-            repeats=definition.repeats,
-            trials=definition.trials,
-            cluster_by=definition.cluster_by,
-            **given,
-        )
-
-    def stored(self) -> dict[str, Any]:
-        """The ``options`` column: only what was set, as the API and older stores wrote it."""
-        return self.model_dump(mode="json", exclude_defaults=True)
 
 
 class LocalEvaluator(BaseModel):
@@ -134,18 +90,13 @@ class RunRequest(BaseModel):
         return cls(data_source=source, settings=settings or RunSettings(), inputs=inputs)
 
     @classmethod
-    def of(cls, run: dict[str, Any]) -> RunRequest:
+    def of(cls, run: Run) -> RunRequest:
         """The request a stored run was made from."""
-        inputs = run.get("inputs")
         try:
-            return cls(
-                data_source=run["data_source"],
-                settings=RunSettings.model_validate(run.get("options") or {}),
-                inputs=RunInputs.model_validate(inputs) if inputs else None,
-                project=run.get("project") or "default",
-            )
+            inputs = RunInputs.model_validate(run.inputs) if run.inputs else None
         except ValidationError as exc:  # a run stored by another version, or edited by hand
-            raise ConfigError(f"run {run.get('id')} cannot be read back: {exc.errors()[0]['msg']}") from None
+            raise ConfigError(f"run {run.id} cannot be read back: {exc.errors()[0]['msg']}") from None
+        return cls(data_source=run.data_source, settings=run.options, inputs=inputs, project=run.project)
 
 
 def prepare_request(
@@ -177,7 +128,7 @@ def prepare_request(
     if target is None:
         target = target_for(request.data_source, lookup_in(store, request.project))
     if dataset is None:
-        dataset = dataset_for(store, request.project, request.data_source, settings.stored(), inputs)
+        dataset = dataset_for(store, request.project, request.data_source, settings, inputs)
         if settings.limit:
             dataset = dataset.head(settings.limit)
     if inputs is not None and target is not None and target.simulation is not None:
@@ -192,10 +143,21 @@ def prepare_request(
     return prepare(definition, dataset, catalog, models, target)
 
 
-def start_request(prepared: PreparedRun, store: Store, request: RunRequest, *, queued: bool = False) -> dict[str, Any]:
+def settings_of(definition: EvalDefinition, **given: Any) -> RunSettings:
+    """The settings an eval defined in code implies (its level, repeats, trials, clusters)."""
+    return RunSettings(
+        evaluation_level=definition.evaluation_level,
+        repeats=definition.repeats,
+        trials=definition.trials,
+        cluster_by=definition.cluster_by,
+        **given,
+    )
+
+
+def start_request(prepared: PreparedRun, store: Store, request: RunRequest, *, queued: bool = False) -> Run:
     """Store the eval and the run ``request`` describes (``runner.start``), its inputs with it."""
     inputs = request.inputs.stored() if request.inputs is not None else None
-    return start(prepared, store, request.data_source, request.settings.stored(), queued=queued, inputs=inputs)
+    return start(prepared, store, request.data_source, request.settings, queued=queued, inputs=inputs)
 
 
 def target_data(spec: TargetSpec) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from assay.llm import ModelRegistry
 from assay.redteam.summary import add_red_team
 from assay.results import RunSummary
 from assay.results.records import SimulationSummary
+from assay.results.stored import Run, RunSettings
 from assay.review.events import export_run_verdicts
 from assay.run.attack_criteria import AttackCriterion, attack_criteria
 from assay.run.clusters import cluster_intervals
@@ -106,7 +107,7 @@ class RunBinding:
 
 @dataclass
 class RunOutcome:
-    run: dict[str, Any]
+    run: Run
     summary: RunSummary
     evaluated_now: int
 
@@ -173,11 +174,11 @@ def start(
     prepared: PreparedRun,
     store: Store,
     data_source: dict[str, Any] | None = None,
-    options: dict[str, Any] | None = None,
+    settings: RunSettings | None = None,
     *,
     queued: bool = False,
     inputs: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Run:
     """Store the eval and a run this process executes (``finish_run``) under its own lease, or with
     ``queued`` one left for a worker to claim; ``data_source`` defaults to the dataset's file."""
     definition = prepared.definition
@@ -191,18 +192,19 @@ def start(
             metadata=definition.metadata or None,
         )
     data_source = data_source or {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
-    options = {
-        **(options or {}),
-        "evaluation_level": definition.evaluation_level,
-        "total_items": prepared.report.rows,
-        **({"repeats": definition.repeats} if definition.repeats > 1 else {}),
-        **({"trials": definition.trials} if definition.trials > 1 else {}),
-        **({"cluster_by": definition.cluster_by} if definition.cluster_by else {}),
-    }
+    settings = (settings or RunSettings()).model_copy(
+        update={
+            "evaluation_level": definition.evaluation_level,
+            "total_items": prepared.report.rows,
+            "repeats": definition.repeats,
+            "trials": definition.trials,
+            "cluster_by": definition.cluster_by,
+        }
+    )
     return store.create_run(
-        eval_id=stored_eval["id"],
+        eval_id=stored_eval.id,
         data_source=data_source,
-        options=options,
+        options=settings,
         name=definition.name,
         held_by=None if queued else local_worker(),  # no server worker may claim what this process executes
         inputs=inputs,
@@ -211,7 +213,7 @@ def start(
 
 def finish_run(
     prepared: PreparedRun,
-    run: dict[str, Any],
+    run: Run,
     store: Store,
     *,
     options: RunOptions | None = None,
@@ -226,9 +228,9 @@ def finish_run(
     """
     options = options or RunOptions()
     if not claimed:  # a local process executes the run itself, under a lease of its own
-        options = held_locally(store, run["id"], options)
+        options = held_locally(store, run.id, options)
     job = RunJob(
-        run["id"],
+        run.id,
         prepared.dataset,
         prepared.criteria,
         store,
@@ -240,7 +242,7 @@ def finish_run(
         binding=prepared.binding,
         trials=prepared.definition.trials,
     )
-    close = functools.partial(_close, store, run["id"], prepared, worker=options.worker)
+    close = functools.partial(_close, store, run.id, prepared, worker=options.worker)
     try:
         evaluated = run_sync(execute(job))
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -255,7 +257,7 @@ def finish_run(
         close("failed", {"code": type(exc).__name__, "message": str(exc)})
         raise
     # Canceled from elsewhere (the API) while the last items finished: the run stays canceled.
-    canceled = job.stopped or store.get_run(run["id"])["status"] == "canceled"
+    canceled = job.stopped or store.get_run(run.id).status == "canceled"
     if not canceled and options.before_complete is not None:
         try:
             options.before_complete()
@@ -265,8 +267,8 @@ def finish_run(
     summary = close("canceled" if canceled else "completed")
     events_endpoint = settings().evaluation_events_endpoint
     if events_endpoint and not canceled:
-        export_run_verdicts(store, run["id"], events_endpoint)
-    return RunOutcome(store.get_run(run["id"]), summary, evaluated)
+        export_run_verdicts(store, run.id, events_endpoint)
+    return RunOutcome(store.get_run(run.id), summary, evaluated)
 
 
 def local_worker() -> str:
@@ -296,7 +298,7 @@ def held_locally(store: Store, run_id: str, options: RunOptions) -> RunOptions:
     """Hold the run's lease for this process and renew it while the run executes, as a worker
     does: a server on the same store then leaves the run alone, and a cancel from the API stops it."""
     worker = local_worker()
-    store.hold_run(run_id, worker, replacing=_dead_local_holder(store.get_run(run_id).get("worker")))
+    store.hold_run(run_id, worker, replacing=_dead_local_holder(store.get_run(run_id).worker))
     asked = options.keep_going
 
     def keep_going() -> bool:
@@ -382,10 +384,10 @@ FIDELITY = "builtin.simulator_fidelity"
 def _count_flaky(store: Store, run_id: str, summary: RunSummary) -> None:
     """Per criterion, the items whose repeats did not agree on the verdict."""
     flaky: dict[str, int] = {}
-    for item in store.iter_output_items(run_id):
-        for result in item["results"]:
-            if (result.get("properties") or {}).get("flaky"):
-                flaky[result["name"]] = flaky.get(result["name"], 0) + 1
+    for output in store.iter_output_items(run_id):
+        for result in output.results:
+            if result.properties.get("flaky"):
+                flaky[result.name] = flaky.get(result.name, 0) + 1
     for criterion in summary.per_testing_criteria_results:
         criterion.flaky = flaky.get(criterion.testing_criteria, 0)
 
@@ -393,30 +395,30 @@ def _count_flaky(store: Store, run_id: str, summary: RunSummary) -> None:
 def _attribute(store: Store, run_id: str, fidelity: str) -> SimulationSummary:
     """Each conversation's outcome put on the simulated user or on the agent."""
     split = SimulationSummary()
-    for row in store.iter_output_items(run_id):
-        results = row["results"]
-        faithful = any(r["name"] == fidelity and r.get("passed") is True for r in results)
-        others = [r for r in results if r["name"] != fidelity]
+    for output in store.iter_output_items(run_id):
+        results = output.results
+        faithful = any(r.name == fidelity and r.passed is True for r in results)
+        others = [r for r in results if r.name != fidelity]
         if not faithful:
             split.simulation_unreliable += 1
-        elif all(r.get("passed") is True or r.get("status") == "skipped" for r in others):
+        elif all(r.passed is True or r.status == "skipped" for r in others):
             split.agent_passed += 1
         else:
             split.agent_failed += 1
     return split
 
 
-def check_resumable(run: dict[str, Any], prepared: PreparedRun, store: Store) -> None:
+def check_resumable(run: Run, prepared: PreparedRun, store: Store) -> None:
     """A run resumes only with the eval it started with; anything else would mix results."""
-    stored = store.get_eval(run["eval_id"])
-    if stored["testing_criteria"] != prepared.definition.testing_criteria:
+    stored = store.get_eval(run.eval_id)
+    if stored.testing_criteria != prepared.definition.testing_criteria:
         raise ConfigError(
-            f"run {run['id']} was started with different testing criteria",
+            f"run {run.id} was started with different testing criteria",
             hint="resume with the eval.yaml it started with, or start a new run",
         )
-    if run["options"].get("total_items") not in (None, prepared.report.rows):
+    if run.options.total_items not in (None, prepared.report.rows):
         raise ConfigError(
-            f"run {run['id']} was started on a dataset of {run['options']['total_items']} items; "
+            f"run {run.id} was started on a dataset of {run.options.total_items} items; "
             f"this one has {prepared.report.rows}",
             hint="resume with the same dataset, or start a new run",
         )

@@ -12,8 +12,9 @@ from assay.dataset import Dataset
 from assay.dataset.ids import parse_dataset_id
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import RED_TEAM, red_team_settings
+from assay.results.stored import Eval, Run, RunSettings
 from assay.run.runner import EvalDefinition
-from assay.run.trace_sources import TRACE_SOURCES, Level, selection_of, trace_dataset
+from assay.run.trace_sources import TRACE_SOURCES, selection_of, trace_dataset
 from assay.simulate.runs import (
     INLINE_CASES,
     SimulationSettings,
@@ -92,7 +93,7 @@ def dataset_for(
     store: Store,
     project: str,
     data_source: dict[str, Any],
-    options: dict[str, Any] | None = None,
+    settings: RunSettings,
     inputs: RunInputs | None = None,
 ) -> Dataset:
     """The run's items; for a trace source, from the traces resolved when the run was created."""
@@ -100,14 +101,12 @@ def dataset_for(
         return Dataset.from_path(local_file(data_source, inputs))
     check_data_source(data_source)
     if data_source["type"] in TRACE_SOURCES:
-        options = options or {}
-        level: Level = "conversation" if options.get("evaluation_level") == "conversation" else "turn"
-        return trace_dataset(store, project, options.get("traces") or {}, level)
+        return trace_dataset(store, project, settings.traces or {}, settings.evaluation_level)
     if data_source["type"] in WRITTEN_AT_START:
-        written = (options or {}).get("output_dataset_id")
+        written = settings.output_dataset_id
         if not written:
             raise ConfigError("the generated items are written when the run starts; this run has none yet")
-        source = {"type": "file_id", "id": written}
+        source: dict[str, Any] = {"type": "file_id", "id": written}
     else:
         source = source_of(data_source)
     if source["type"] == INLINE_CASES:
@@ -120,8 +119,8 @@ def dataset_for(
         if data_source["type"] == "csv" and not name.lower().endswith(".csv"):
             name = f"{name}.csv"
         dataset = Dataset.from_bytes(bytes(record["content"]), name)
-    settings = simulation_settings(data_source)
-    return dataset if settings is None else scenario_dataset(dataset, settings)
+    simulation = simulation_settings(data_source)
+    return dataset if simulation is None else scenario_dataset(dataset, simulation)
 
 
 def is_local_file(data_source: dict[str, Any]) -> bool:
@@ -305,15 +304,15 @@ def _retrieval(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec
     return TargetSpec(kind="responses", data_mapping=mapping, max_num_turns=turns, lookup=lookup)
 
 
-def definition_for(stored_eval: dict[str, Any], run: dict[str, Any]) -> EvalDefinition:
-    config = stored_eval["data_source_config"] or {}
-    level = (run.get("options") or {}).get("evaluation_level", "turn")
+def definition_for(stored_eval: Eval, run: Run) -> EvalDefinition:
+    config = stored_eval.data_source_config or {}
+    options = run.options
     return EvalDefinition(
-        name=stored_eval.get("name") or stored_eval["id"],
-        testing_criteria=stored_eval["testing_criteria"],
+        name=stored_eval.name or stored_eval.id,
+        testing_criteria=stored_eval.testing_criteria,
         item_schema=config.get("item_schema") if config.get("type") == "custom" else None,
-        evaluation_level="conversation" if level == "conversation" else "turn",
-        repeats=int((run.get("options") or {}).get("repeats") or 1),
-        trials=int((run.get("options") or {}).get("trials") or 1),
-        cluster_by=(run.get("options") or {}).get("cluster_by"),
+        evaluation_level=options.evaluation_level,
+        repeats=options.repeats,
+        trials=options.trials,
+        cluster_by=options.cluster_by,
     )

@@ -168,19 +168,19 @@ def summarize_tasks(store: Store, run_id: str, criteria: list[BoundCriterion]) -
     }
     summary = TaskSummary()
     by_name: dict[str, TaskScore] = {}
-    for row in store.iter_output_items(run_id):
-        item = row["datasource_item"]
+    for output in store.iter_output_items(run_id):
+        item = output.datasource_item
         values, passed, total = [], 0, 0
-        for result in row["results"]:
-            if result.get("status") != "completed" or result.get("score") is None:
+        for result in output.results:
+            if result.status != "completed" or result.score is None:
                 continue
-            if result["name"].startswith(PREFIX):
+            if result.name.startswith(PREFIX):
                 total += 1
-                passed += bool(result.get("passed"))
-                values.append(1.0 if result.get("passed") else 0.0)
-            elif result["name"] in scales:
-                values.append(normalized(float(result["score"]), *scales[result["name"]]))
-        name = str(item.get("name") or row["datasource_item_id"])
+                passed += bool(result.passed)
+                values.append(1.0 if result.passed else 0.0)
+            elif result.name in scales:
+                values.append(normalized(result.score, *scales[result.name]))
+        name = str(item.get("name") or output.datasource_item_id)
         score = sum(values) / len(values) if values else None
         known = by_name.get(name)
         if known is None:

@@ -42,12 +42,12 @@ def split_repeats(value: Any, where: str) -> tuple[Any, int]:
 def summarize_trials(store: Store, run_id: str, trials: int) -> TrialSummary:
     passes: dict[str, dict[int, list[int]]] = {}
     for output in store.iter_output_items(run_id):
-        item = int(output["datasource_item_id"]) // trials
-        for result in output["results"]:
-            if result.get("status") != "completed" or result.get("passed") is None:
+        item = output.datasource_item_id // trials
+        for result in output.results:
+            if result.status != "completed" or result.passed is None:
                 continue
-            tally = passes.setdefault(result["name"], {}).setdefault(item, [0, 0])
-            tally[0] += bool(result["passed"])
+            tally = passes.setdefault(result.name, {}).setdefault(item, [0, 0])
+            tally[0] += result.passed
             tally[1] += 1
     summary = TrialSummary(trials=trials)
     for name, items in passes.items():

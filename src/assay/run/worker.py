@@ -13,13 +13,13 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from assay.dataset.ids import parse_dataset_id
 from assay.errors import AssayError, ConfigError, RunStopped
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.redteam.runs import attack_rows, plan_objectives, red_team_settings, save_attacks
+from assay.results.stored import Run
 from assay.run.engine import Executor, RunOptions
 from assay.run.request import RunRequest, prepare_request
 from assay.run.runner import finish_run
@@ -70,20 +70,21 @@ class Worker:
         run = self.store.claim_run(self.name)
         if run is None:
             return False
-        log.info("worker %s: running %s", self.name, run["id"])
+        log.info("worker %s: running %s", self.name, run.id)
         try:
-            stored_eval = self.store.get_eval(run["eval_id"])
+            stored_eval = self.store.get_eval(run.eval_id)
             run = self._write_synthetic_items(run)
             run = self._plan_attacks(run)
             definition = definition_for(stored_eval, run)
-            catalog, models = self.catalog(run["project"]), self.models()
+            catalog, models = self.catalog(run.project), self.models()
             prepared = prepare_request(RunRequest.of(run), definition, self.store, catalog, models)
         except AssayError as exc:
             error = {"code": exc.__class__.__name__, "message": str(exc)}
-            self.store.update_run(run["id"], worker=self.name, status="failed", error=error)
+            self.store.update_run(run.id, worker=self.name, status="failed", error=error)
             return True
+        run_id = run.id
         options = RunOptions(
-            keep_going=lambda: self.store.renew_lease(run["id"], self.name) == "in_progress",
+            keep_going=lambda: self.store.renew_lease(run_id, self.name) == "in_progress",
             worker=self.name,
             before_complete=self._outputs_of(run, prepared.binding.target if prepared.binding else None),
             executor=self.executor() if self.executor is not None else None,
@@ -91,51 +92,48 @@ class Worker:
         try:
             finish_run(prepared, run, self.store, options=options, claimed=True)
         except RunStopped as exc:  # a dead model endpoint, the store: the cause is the run's error
-            log.warning("run %s stopped: %s", run["id"], exc.message)
+            log.warning("run %s stopped: %s", run.id, exc.message)
         except Exception:  # noqa: BLE001 - finish_run already marked the run failed with the cause
-            log.exception("run %s failed", run["id"])
+            log.exception("run %s failed", run.id)
         return True
 
-    def _write_synthetic_items(self, run: dict[str, Any]) -> dict[str, Any]:
+    def _write_synthetic_items(self, run: Run) -> Run:
         """A synthetic-data run's queries or test cases, written once and saved as a dataset the run
         names; a run picked up again reuses them."""
-        options = run.get("options") or {}
-        queries, cases = synthetic_settings(run["data_source"]), scenario_generation_settings(run["data_source"])
-        if (queries is None and cases is None) or options.get("output_dataset_id"):
+        queries, cases = synthetic_settings(run.data_source), scenario_generation_settings(run.data_source)
+        if (queries is None and cases is None) or run.options.output_dataset_id:
             return run
+        options = run.options.model_copy(deep=True)
         if queries is not None:
-            written, shortfall = generate_dataset(self.store, run["project"], run, self.models(), queries)
-            options = {**options, "output_dataset_id": written}
+            written, shortfall = generate_dataset(self.store, run, self.models(), queries)
         else:
             assert cases is not None
-            written, shortfall = generate_scenario_dataset(self.store, run["project"], run, self.models(), cases)
+            written, shortfall = generate_scenario_dataset(self.store, run, self.models(), cases)
             _, name, version = parse_dataset_id(written) or ("", "", "")
-            entry = output_dataset("synthetic_test_cases", run["project"], name, version)
-            options = {**options, "output_dataset_id": written, "output_datasets": [entry]}
-        if shortfall:
-            options["warnings"] = [*options.get("warnings", []), shortfall]
-        self.store.update_run(run["id"], worker=self.name, options=options)
-        return {**run, "options": options}
+            options.output_datasets = [output_dataset("synthetic_test_cases", run.project, name, version)]
+        options.output_dataset_id = written
+        options.warnings += [shortfall] if shortfall else []
+        self.store.update_run(run.id, worker=self.name, options=options)
+        return run.replace(options=options)
 
-    def _plan_attacks(self, run: dict[str, Any]) -> dict[str, Any]:
+    def _plan_attacks(self, run: Run) -> Run:
         """A red-team run's attacks, planned once and saved as a dataset; a run picked up again
         reuses them."""
-        options = run.get("options") or {}
-        settings = red_team_settings(run["data_source"])
-        if settings is None or options.get("output_dataset_id"):
+        settings = red_team_settings(run.data_source)
+        if settings is None or run.options.output_dataset_id:
             return run
-        plan = plan_objectives(self.store, run["project"], run["data_source"], settings, self.models())
+        plan = plan_objectives(self.store, run.project, run.data_source, settings, self.models())
         rows = list(attack_rows(plan.objectives, settings))
         if not rows:
             raise ConfigError("nothing to attack: " + ("; ".join(plan.warnings) or "no objectives were chosen"))
-        written, entry = save_attacks(self.store, run["project"], run["id"], rows)
-        options = {**options, "output_dataset_id": written, "output_datasets": [entry], "total_items": len(rows)}
-        if plan.warnings:
-            options["warnings"] = [*options.get("warnings", []), *plan.warnings]
-        self.store.update_run(run["id"], worker=self.name, options=options)
-        return {**run, "options": options}
+        written, entry = save_attacks(self.store, run.project, run.id, rows)
+        options = run.options.model_copy(deep=True)
+        options.output_dataset_id, options.output_datasets, options.total_items = written, [entry], len(rows)
+        options.warnings += plan.warnings
+        self.store.update_run(run.id, worker=self.name, options=options)
+        return run.replace(options=options)
 
-    def _outputs_of(self, run: dict[str, Any], target: TargetSpec | None) -> Callable[[], None] | None:
+    def _outputs_of(self, run: Run, target: TargetSpec | None) -> Callable[[], None] | None:
         """What the run saves before it completes: a simulation's conversations, when asked."""
         settings = target.simulation if target is not None else None
         if settings is None or settings.save_as is None:
@@ -143,10 +141,10 @@ class Worker:
         name = settings.save_as
 
         def save() -> None:
-            saved = save_conversations(self.store, run["project"], run["id"], name)
-            options = self.store.get_run(run["id"])["options"] or {}
-            options = {**options, "output_datasets": [*options.get("output_datasets", []), saved]}
-            self.store.update_run(run["id"], worker=self.name, options=options)
+            saved = save_conversations(self.store, run.project, run.id, name)
+            options = self.store.get_run(run.id).options.model_copy(deep=True)
+            options.output_datasets.append(saved)
+            self.store.update_run(run.id, worker=self.name, options=options)
 
         return save
 

@@ -26,8 +26,8 @@ def save_conversations(store: Store, project: str, run_id: str, name: str) -> di
     """Store the run's conversations as the next version of dataset ``name``; returns the
     ``output_datasets`` entry."""
     lines = []
-    for row in store.iter_output_items(run_id):
-        item = row["datasource_item"]
+    for output in store.iter_output_items(run_id):
+        item = output.datasource_item
         lines.append(json.dumps({key: item[key] for key in KEPT if key in item}, ensure_ascii=False))
     saved = store.save_dataset(project, name, ("\n".join(lines) + "\n").encode())
     return output_dataset("simulated_user_conversations", project, name, saved["version"])

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from assay.errors import NotFoundError, UserError
 from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
 from assay.results.records import RoleUsage
+from assay.results.stored import Eval, Run, RunSettings, StoredItem
 from assay.stats import t_interval_from_moments, wilson
 from assay.store import tables as t
 from assay.store.base import DEFAULT_PROJECT, StoreBase, lease_seconds, new_id, now
@@ -37,7 +38,7 @@ class RunsStore(StoreBase):
         project: str = DEFAULT_PROJECT,
         id: str | None = None,  # noqa: A002 - an imported eval keeps its own id
         created_at: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Eval:
         row = {
             "id": id or new_id("eval"),
             "project": project,
@@ -49,14 +50,14 @@ class RunsStore(StoreBase):
         }
         with self.engine.begin() as conn:
             conn.execute(t.evals.insert().values(**row))
-        return row
+        return Eval.of_row(row)
 
-    def get_eval(self, eval_id: str) -> dict[str, Any]:
+    def get_eval(self, eval_id: str) -> Eval:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(t.evals).where(t.evals.c.id == eval_id)).mappings().first()
         if row is None:
             raise NotFoundError(f"no eval with id {eval_id!r}")
-        return dict(row)
+        return Eval.of_row(row)
 
     # runs ----------------------------------------------------------------------------------
 
@@ -65,14 +66,14 @@ class RunsStore(StoreBase):
         *,
         eval_id: str,
         data_source: dict[str, Any],
-        options: dict[str, Any] | None = None,
+        options: RunSettings | None = None,
         name: str | None = None,
         project: str = DEFAULT_PROJECT,
         held_by: str | None = None,
         inputs: dict[str, Any] | None = None,
         id: str | None = None,  # noqa: A002 - an imported run keeps its own id
         created_at: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Run:
         """A queued run; with ``held_by``, one that process executes itself, in progress under its lease.
         ``inputs``: what that process brought (``assay.run.request.RunInputs``), for whoever finishes it."""
         row: dict[str, Any] = {
@@ -82,7 +83,7 @@ class RunsStore(StoreBase):
             "name": name,
             "status": "queued",
             "data_source": data_source,
-            "options": options or {},
+            "options": options.stored() if options is not None else {},
             "summary": None,
             "error": None,
             "metadata": None,
@@ -94,14 +95,14 @@ class RunsStore(StoreBase):
             row.update(status="in_progress", worker=held_by, lease_until=time.time() + lease_seconds())
         with self.engine.begin() as conn:
             conn.execute(t.runs.insert().values(**row))
-        return row
+        return Run.of_row(row)
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
+    def get_run(self, run_id: str) -> Run:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(t.runs).where(t.runs.c.id == run_id)).mappings().first()
         if row is None:
             raise NotFoundError(f"no run with id {run_id!r}", hint="`assay runs list` shows the runs in this store")
-        return dict(row)
+        return Run.of_row(row)
 
     def run_id_for(self, given: str) -> str:
         """The run a command line names: its whole id, or a prefix only one run's id starts with
@@ -121,9 +122,7 @@ class RunsStore(StoreBase):
         shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
         raise UserError(f"{given!r} is the start of several run ids: {shown}", hint="give more of the id")
 
-    def list_runs(
-        self, *, limit: int = 20, status: str | None = None, project: str | None = None
-    ) -> list[dict[str, Any]]:
+    def list_runs(self, *, limit: int = 20, status: str | None = None, project: str | None = None) -> list[Run]:
         """The newest runs first; of one project, or of every project when ``project`` is None."""
         query = sa.select(t.runs).order_by(t.runs.c.created_at.desc(), t.runs.c.id.desc()).limit(limit)
         if status:
@@ -131,7 +130,7 @@ class RunsStore(StoreBase):
         if project is not None:
             query = query.where(t.runs.c.project == project)
         with self.engine.connect() as conn:
-            return [dict(row) for row in conn.execute(query).mappings()]
+            return [Run.of_row(row) for row in conn.execute(query).mappings()]
 
     def judge_models(self, run_id: str) -> dict[str, str]:
         """criterion → the model that judged most of its items (criteria no model judged are absent)."""
@@ -148,16 +147,18 @@ class RunsStore(StoreBase):
                     counted[criterion] = (int(count), str(model))
         return {criterion: model for criterion, (_, model) in counted.items()}
 
-    def list_runs_of(self, eval_id: str) -> list[dict[str, Any]]:
+    def list_runs_of(self, eval_id: str) -> list[Run]:
         """Every run of one eval, the newest first."""
         query = sa.select(t.runs).where(t.runs.c.eval_id == eval_id)
         with self.engine.connect() as conn:
             ordered = query.order_by(t.runs.c.created_at.desc(), t.runs.c.id.desc())
-            return [dict(row) for row in conn.execute(ordered).mappings()]
+            return [Run.of_row(row) for row in conn.execute(ordered).mappings()]
 
     def update_run(self, run_id: str, *, worker: str | None = None, **values: Any) -> bool:
         """Change a run; with ``worker``, only while that worker holds the run's lease (a worker that
         stalled and lost its run to another must not overwrite it). Returns whether it changed."""
+        if isinstance(values.get("options"), RunSettings):
+            values["options"] = values["options"].stored()
         if values.get("status") in ("completed", "failed", "canceled"):
             values.setdefault("finished_at", now())
         query = t.runs.update().where(t.runs.c.id == run_id)
@@ -240,7 +241,7 @@ class RunsStore(StoreBase):
         status: str | None = None,
         descending: bool = False,
         batch: int = 1000,
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Iterator[StoredItem]:
         """Output items in ``datasource_item_id`` order, paged by keyset (never OFFSET)."""
         remaining = limit
         cursor = after
@@ -248,13 +249,13 @@ class RunsStore(StoreBase):
             size = batch if remaining is None else min(batch, remaining)
             query = _item_page(sa.select(t.output_items), run_id, cursor, size, status, descending)
             with self.engine.connect() as conn:
-                rows = [dict(row) for row in conn.execute(query).mappings()]
-            yield from rows
-            if len(rows) < size:
+                outputs = [StoredItem.model_validate(row) for row in conn.execute(query).mappings()]
+            yield from outputs
+            if len(outputs) < size:
                 return
-            cursor = rows[-1]["datasource_item_id"]
+            cursor = outputs[-1].datasource_item_id
             if remaining is not None:
-                remaining -= len(rows)
+                remaining -= len(outputs)
 
     def output_item_texts(
         self, run_id: str, *, after: int | None, limit: int, status: str | None = None, descending: bool = False
@@ -285,7 +286,7 @@ class RunsStore(StoreBase):
         sort: str | None = None,
         offset: int = 0,
         limit: int = 50,
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[StoredItem], int]:
         """One page of a run's output items for the UI, and how many match in all.
 
         ``criterion`` with ``verdict`` (pass, fail, error, skipped) keeps the items that criterion
@@ -320,8 +321,9 @@ class RunsStore(StoreBase):
             order = [res.score.is_(None), score, items.datasource_item_id]
         with self.engine.connect() as conn:
             total = int(conn.execute(sa.select(sa.func.count()).select_from(query.subquery())).scalar_one())
-            rows = [dict(row) for row in conn.execute(query.order_by(*order).offset(offset).limit(limit)).mappings()]
-        return rows, total
+            page = conn.execute(query.order_by(*order).offset(offset).limit(limit)).mappings()
+            outputs = [StoredItem.model_validate(row) for row in page]
+        return outputs, total
 
     def summarize(self, run_id: str, criteria: Sequence[tuple[str, str]]) -> RunSummary:
         """Counts per item status and per criterion, and mean scores, computed by the database."""

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from assay.errors import ConfigError, NotFoundError
+from assay.results.stored import Eval, Run, StoredItem
 from assay.store import tables as t
 from assay.store.base import LOCAL_PREFIX, lease_seconds, new_id, now
 from assay.store.runs import RunsStore
@@ -69,29 +70,30 @@ class ServingStore(RunsStore):
 
     # evals and runs, as the API lists them ---------------------------------------------------
 
-    def get_eval_in(self, project: str, eval_id: str) -> dict[str, Any]:
+    def get_eval_in(self, project: str, eval_id: str) -> Eval:
         query = sa.select(t.evals).where(t.evals.c.id == eval_id, t.evals.c.project == project)
         with self.engine.connect() as conn:
             row = conn.execute(query).mappings().first()
         if row is None:
             raise NotFoundError(f"No eval found with id '{eval_id}'.")
-        return dict(row)
+        return Eval.of_row(row)
 
     def list_evals(
         self, project: str, *, after: str | None, limit: int, order: Order, by_update: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[Eval]:
         """Ordered by creation, or with ``by_update`` by last update (an eval never updated counts
         as updated when it was created)."""
         query = sa.select(t.evals).where(t.evals.c.project == project)
         updated = sa.func.coalesce(t.evals.c.updated_at, t.evals.c.created_at)
-        return self._page(query, t.evals, project, after, limit, order, updated if by_update else None)
+        found = self._page(query, t.evals, project, after, limit, order, updated if by_update else None)
+        return [Eval.of_row(row) for row in found]
 
-    def evals_named(self, project: str, name: str) -> list[dict[str, Any]]:
+    def evals_named(self, project: str, name: str) -> list[Eval]:
         query = sa.select(t.evals).where(t.evals.c.project == project, t.evals.c.name == name)
         with self.engine.connect() as conn:
-            return [dict(row) for row in conn.execute(query).mappings()]
+            return [Eval.of_row(row) for row in conn.execute(query).mappings()]
 
-    def update_eval(self, project: str, eval_id: str, **values: Any) -> dict[str, Any]:
+    def update_eval(self, project: str, eval_id: str, **values: Any) -> Eval:
         self.get_eval_in(project, eval_id)
         if values:
             with self.engine.begin() as conn:
@@ -107,23 +109,23 @@ class ServingStore(RunsStore):
             conn.execute(t.runs.delete().where(t.runs.c.eval_id == eval_id))
             conn.execute(t.evals.delete().where(t.evals.c.id == eval_id))
 
-    def get_run_in(self, project: str, eval_id: str, run_id: str) -> dict[str, Any]:
+    def get_run_in(self, project: str, eval_id: str, run_id: str) -> Run:
         query = sa.select(t.runs).where(t.runs.c.id == run_id, t.runs.c.eval_id == eval_id, t.runs.c.project == project)
         with self.engine.connect() as conn:
             row = conn.execute(query).mappings().first()
         if row is None:
             raise NotFoundError(f"No run found with id '{run_id}' for eval '{eval_id}'.")
-        return dict(row)
+        return Run.of_row(row)
 
     def list_eval_runs(
         self, project: str, eval_id: str, *, status: str | None, after: str | None, limit: int, order: Order
-    ) -> list[dict[str, Any]]:
+    ) -> list[Run]:
         query = sa.select(t.runs).where(t.runs.c.project == project, t.runs.c.eval_id == eval_id)
         if status:
             query = query.where(t.runs.c.status == status)
-        return self._page(query, t.runs, project, after, limit, order)
+        return [Run.of_row(row) for row in self._page(query, t.runs, project, after, limit, order)]
 
-    def cancel_run(self, project: str, eval_id: str, run_id: str) -> dict[str, Any]:
+    def cancel_run(self, project: str, eval_id: str, run_id: str) -> Run:
         """Mark a run canceled unless it already ended; its worker stops at its next check."""
         self.get_run_in(project, eval_id, run_id)
         with self.engine.begin() as conn:
@@ -167,7 +169,7 @@ class ServingStore(RunsStore):
 
     # leases --------------------------------------------------------------------------------
 
-    def claim_run(self, worker: str) -> dict[str, Any] | None:
+    def claim_run(self, worker: str) -> Run | None:
         """Take one queued run, or an in-progress one whose worker stopped renewing its lease."""
         clock = time.time()
         # A run a local process left is finished by whoever takes it when its inputs were stored with
@@ -281,7 +283,7 @@ class ServingStore(RunsStore):
         with self.engine.connect() as conn:
             return conn.execute(sa.select(sa.func.count()).select_from(t.api_keys)).scalar_one() > 0
 
-    def get_output_item(self, run_id: str, index: int) -> dict[str, Any]:
+    def get_output_item(self, run_id: str, index: int) -> StoredItem:
         query = sa.select(t.output_items).where(
             t.output_items.c.run_id == run_id, t.output_items.c.datasource_item_id == index
         )
@@ -289,7 +291,7 @@ class ServingStore(RunsStore):
             row = conn.execute(query).mappings().first()
         if row is None:
             raise NotFoundError(f"No output item {index} in run '{run_id}'.")
-        return dict(row)
+        return StoredItem.model_validate(row)
 
     def adjacent_items(self, run_id: str, index: int) -> tuple[int | None, int | None]:
         """The run's items just before and just after item ``index`` (None at either end)."""

@@ -21,6 +21,7 @@ from typing import Any
 from assay.dataset.ids import dataset_id
 from assay.errors import ConfigError
 from assay.llm import ModelRegistry
+from assay.results.stored import Run
 from assay.simulate.runs import dataset_name
 from assay.store import Store
 from assay.sync import run_sync
@@ -144,28 +145,30 @@ def with_query(messages: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def generate_dataset(
-    store: Store, project: str, run: dict[str, Any], models: ModelRegistry, settings: SyntheticSettings
+    store: Store, run: Run, models: ModelRegistry, settings: SyntheticSettings
 ) -> tuple[str, str | None]:
     """Write the queries, save them as the next version of the dataset; (its id, any shortfall)."""
-    target = run["data_source"].get("target") or {}
+    project = run.project
+    target = run.data_source.get("target") or {}
     agent = (str(target.get("name")), target.get("version")) if target.get("type") == "azure_ai_agent" else None
     brief = _brief(store, project, models, settings.prompt, agent, settings.source_file)
     # Seeded by what was asked, so the same request writes the same queries (and the cache makes a rerun free).
-    seed = zlib.crc32(json.dumps(run["data_source"].get("item_generation_params"), sort_keys=True).encode())
+    seed = zlib.crc32(json.dumps(run.data_source.get("item_generation_params"), sort_keys=True).encode())
     generated = _write(models, settings.model, brief, settings.count, seed, generate_queries)
-    name = settings.dataset_name or f"synthetic-{run['id'].rsplit('_', 1)[-1][:8]}"
+    name = settings.dataset_name or f"synthetic-{run.id.rsplit('_', 1)[-1][:8]}"
     return _save(store, project, name, generated)
 
 
 def generate_scenario_dataset(
-    store: Store, project: str, run: dict[str, Any], models: ModelRegistry, settings: ScenarioGeneration
+    store: Store, run: Run, models: ModelRegistry, settings: ScenarioGeneration
 ) -> tuple[str, str | None]:
     """Write the simulation's test cases and save them as a dataset; (its id, any shortfall)."""
+    project = run.project
     brief = _brief(store, project, models, settings.prompt, settings.agent, settings.source_file)
-    config = run["data_source"].get("synthetic_data_generation_configuration")
+    config = run.data_source.get("synthetic_data_generation_configuration")
     seed = zlib.crc32(json.dumps(config, sort_keys=True).encode())
     generated = _write(models, settings.model, brief, settings.count, seed, generate_scenarios)
-    name = settings.dataset_name or f"synthetic-test-cases-{run['id'].rsplit('_', 1)[-1][:8]}"
+    name = settings.dataset_name or f"synthetic-test-cases-{run.id.rsplit('_', 1)[-1][:8]}"
     return _save(store, project, name, generated)
 
 

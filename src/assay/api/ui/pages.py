@@ -32,6 +32,8 @@ from assay.report.run_view import (
 )
 from assay.report.transcript import exchange
 from assay.results import RunSummary
+from assay.results.stored import Run
+from assay.store import Store
 
 PAGE_SIZE = 50
 FLIPS_SHOWN = 200
@@ -81,18 +83,18 @@ def logout() -> RedirectResponse:
 @router.get("/ui", response_class=HTMLResponse, include_in_schema=False)
 def runs_page(request: Request, viewer: Viewer) -> str:
     runs = []
-    for row in context(request).store.list_runs(limit=200, project=viewer):
-        summary = RunSummary.model_validate(row["summary"] or {})
+    for run in context(request).store.list_runs(limit=200, project=viewer):
+        summary = run.summary or RunSummary()
         rate = summary.pass_rate()
         costs = [u.cost_usd for u in summary.per_model_usage if u.cost_usd is not None]
         runs.append(
             {
-                **row,
+                **run.as_dict(),
                 "counts": summary.result_counts,
                 "pass_rate": "–" if rate is None else f"{rate:.0%}",
                 "models": ", ".join(u.model_name for u in summary.per_model_usage) or "–",
                 "cost": f"${sum(costs):.4f}" if costs else "–",
-                "duration": duration_of(row),
+                "duration": duration_of(run),
             }
         )
     return TEMPLATES.get_template("runs.html").render(title="Runs", runs=runs, viewer=viewer)
@@ -117,10 +119,10 @@ def compare_page(
         if len(pick) != 2:
             raise ConfigError(f"pick two runs to compare, not {len(pick)}", hint="tick two runs in the list")
         older, newer = sorted((visible_run(store, store.run_id_for(p), viewer) for p in pick), key=_created)
-        a, b = older["id"], newer["id"]
+        a, b = older.id, newer.id
     if not a or not b:
         raise ConfigError("name two runs: /ui/compare?a=BASELINE&b=RUN", hint="or tick two runs in the runs list")
-    a, b = (visible_run(store, store.run_id_for(r), viewer)["id"] for r in (a, b))
+    a, b = (visible_run(store, store.run_id_for(r), viewer).id for r in (a, b))
     found = compare_runs(store, a, b, margin=margin)
     rows = [
         (
@@ -139,21 +141,21 @@ def compare_page(
         comparison=found,
         chart=difference_bars(rows),
         sides=sides,
-        names={run_id: store.get_run(run_id)["name"] or run_id for run_id in (a, b)},
+        names={run_id: store.get_run(run_id).name or run_id for run_id in (a, b)},
     )
 
 
-def _created(run: dict[str, Any]) -> tuple[int, str]:
-    return run["created_at"], run["id"]
+def _created(run: Run) -> tuple[int, str]:
+    return run.created_at, run.id
 
 
-def _answer(store: Any, run_id: str, item_id: int) -> dict[str, Any] | None:
+def _answer(store: Store, run_id: str, item_id: int) -> dict[str, Any] | None:
     """What a run answered for an item (None when it has no such item)."""
     try:
-        row = store.get_output_item(run_id, item_id)
+        output = store.get_output_item(run_id, item_id)
     except NotFoundError:
         return None
-    return exchange(row["datasource_item"], row["sample"])
+    return exchange(output.datasource_item, output.sample)
 
 
 @router.get("/ui/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
@@ -170,8 +172,8 @@ def run_page(
 ) -> str:
     store = context(request).store
     run = visible_run(store, run_id, viewer)
-    run_id = run["id"]
-    summary = RunSummary.model_validate(run["summary"] or {})
+    run_id = run.id
+    summary = run.summary or RunSummary()
     final = finished_summary(run, summary)
     criteria = criterion_names(store, run, summary)
     shown = {
@@ -182,7 +184,7 @@ def run_page(
         "sort": sort if sort in ("score", "-score") else "",
     }
     page = max(0, page)
-    rows, total = store.find_output_items(
+    outputs, total = store.find_output_items(
         run_id,
         status=status or None,
         criterion=shown["criterion"] or None,
@@ -194,19 +196,20 @@ def run_page(
     )
     base = f"/ui/runs/{run_id}"
     query = {k: v for k, v in shown.items() if v}
+    options = run.options.stored()
 
     def link(to: int) -> str:
         return f"{base}?{urlencode({**query, 'page': to})}"
 
     return TEMPLATES.get_template("run.html").render(
-        title=run["name"] or run_id,
+        title=run.name or run_id,
         run=run,
         counts=summary.result_counts,
         bars=summary_bars(summary),
         viewer=viewer,
         histograms=score_histograms(store, run_id, final),
         criteria=criteria,
-        items=[item_row(r, criteria) for r in rows],
+        items=[item_row(output, criteria) for output in outputs],
         causes=top_causes(store, run_id, final),
         shown=shown,
         total=total,
@@ -214,8 +217,8 @@ def run_page(
         next_link=link(page + 1) if (page + 1) * PAGE_SIZE < total else None,
         previous_link=link(page - 1) if page else None,
         red_team=red_team_section(store, run_id) if summary.red_team is not None else None,
-        source=(run.get("data_source") or {}).get("type") or "–",
-        options=json.dumps(run["options"], indent=2, ensure_ascii=False, default=str) if run.get("options") else None,
+        source=run.data_source.get("type") or "–",
+        options=json.dumps(options, indent=2, ensure_ascii=False, default=str) if options else None,
     )
 
 
@@ -225,15 +228,15 @@ def run_report(request: Request, viewer: Viewer, run_id: str) -> str:
     from assay.report.export import html_report
 
     store = context(request).store
-    return html_report(store, visible_run(store, run_id, viewer)["id"])
+    return html_report(store, visible_run(store, run_id, viewer).id)
 
 
 @router.get("/ui/runs/{run_id}/export.jsonl", include_in_schema=False)
 def run_export(request: Request, viewer: Viewer, run_id: str) -> StreamingResponse:
     """The run's output items as JSON lines (``assay results RUN --format jsonl``)."""
     store = context(request).store
-    run_id = visible_run(store, run_id, viewer)["id"]
-    lines = (json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in store.iter_output_items(run_id))
+    run_id = visible_run(store, run_id, viewer).id
+    lines = (output.model_dump_json() + "\n" for output in store.iter_output_items(run_id))
     headers = {"content-disposition": f'attachment; filename="{run_id}.jsonl"'}
     return StreamingResponse(lines, media_type="application/x-ndjson", headers=headers)
 
@@ -244,26 +247,26 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
     own answer, tokens and latency."""
     store = context(request).store
     run = visible_run(store, run_id, viewer)
-    run_id = run["id"]
-    row = store.get_output_item(run_id, item_id)
+    run_id = run.id
+    output = store.get_output_item(run_id, item_id)
     previous_item, next_item = store.adjacent_items(run_id, item_id)
     return TEMPLATES.get_template("item.html").render(
-        title=f"{run['name'] or run_id} · item {item_id}",
+        title=f"{run.name or run_id} · item {item_id}",
         run=run,
-        row=row,
+        row=output,
         viewer=viewer,
-        item=item_row(row, [r["name"] for r in row["results"]]),
-        exchange=exchange(row["datasource_item"], row["sample"]),
+        item=item_row(output, [r.name for r in output.results]),
+        exchange=exchange(output.datasource_item, output.sample),
         previous_item=previous_item,
         next_item=next_item,
-        results=[result_view(r) for r in row["results"]],
-        data=json.dumps(row["datasource_item"], indent=2, ensure_ascii=False, default=str),
-        sample=None if not row["sample"] else json.dumps(row["sample"], indent=2, ensure_ascii=False, default=str),
+        results=[result_view(r) for r in output.results],
+        data=json.dumps(output.datasource_item, indent=2, ensure_ascii=False, default=str),
+        sample=None if not output.sample else json.dumps(output.sample, indent=2, ensure_ascii=False, default=str),
     )
 
 
-def visible_run(store: Any, run_id: str, viewer: str | None) -> dict[str, Any]:
-    run: dict[str, Any] = store.get_run(store.run_id_for(run_id))  # a whole id or any unique start
-    if viewer is not None and run["project"] != viewer:
+def visible_run(store: Store, run_id: str, viewer: str | None) -> Run:
+    run = store.get_run(store.run_id_for(run_id))  # a whole id or any unique start
+    if viewer is not None and run.project != viewer:
         raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
     return run

@@ -64,11 +64,11 @@ def new_queue(
     """A queue over a run's items, made from the run page's form."""
     store = context(request).store
     run = visible_run(store, run_id, viewer)
-    other = visible_run(store, against.strip(), viewer)["id"] if against.strip() else None
+    other = visible_run(store, against.strip(), viewer).id if against.strip() else None
     queue = create_queue(
         store,
-        run["project"],
-        run["id"],
+        run.project,
+        run.id,
         against=other,
         reviewers=reviewers.split(","),
         which=items,
@@ -87,7 +87,7 @@ def queue_page(request: Request, viewer: Viewer, queue_id: str) -> Any:
     figures = []
     if queue["body"]["mode"] == "single":
         verdicts = human_verdicts(store, run)
-        judged = judged_results(store.iter_output_items(run["id"]))
+        judged = judged_results(store.iter_output_items(run.id))
         figures = [agreement(name, verdicts[name], judged) for name in queue["body"]["criteria"] if name in verdicts]
     page = TEMPLATES.get_template("review_queue.html").render(
         title=queue["body"]["name"],
@@ -133,8 +133,8 @@ def review_item_page(request: Request, viewer: Viewer, queue_id: str, position: 
             runs.reverse()
         for letter, run_id in zip("AB", runs, strict=True):
             other = store.get_output_item(run_id, item_id)
-            verdicts = {r["name"]: result_view(r) for r in other["results"]}
-            shown = exchange(other["datasource_item"], other["sample"])
+            verdicts = {r.name: result_view(r) for r in other.results}
+            shown = exchange(other.datasource_item, other.sample)
             sides.append({"letter": letter, "run_id": run_id, "verdicts": verdicts, **shown})
     following = next_position(entries, reviewer, after=position)
     page = TEMPLATES.get_template("review_item.html").render(
@@ -143,11 +143,11 @@ def review_item_page(request: Request, viewer: Viewer, queue_id: str, position: 
         queue=queue,
         entry=entry,
         reviewer=reviewer,
-        shown=exchange(output["datasource_item"], output["sample"]),
+        shown=exchange(output.datasource_item, output.sample),
         sides=sides,
         mine={label["criterion"]: label for label in mine or []},
         # The evaluator's verdicts only once this reviewer has answered: they must not lead the answer.
-        verdicts=[result_view(r) for r in output["results"] if r["name"] in body["criteria"]] if mine else None,
+        verdicts=[result_view(r) for r in output.results if r.name in body["criteria"]] if mine else None,
         next_link=None
         if following is None
         else f"/ui/reviews/{queue_id}/items/{following}?{urlencode({'as': reviewer})}",
