@@ -37,15 +37,15 @@ def test_output_quality_makes_one_judge_call_per_item_and_reports_each_component
     outcome, results = run_eval(store, models, [criterion("output_quality")], ROWS)
     assert llm.stats()["completions"] == len(ROWS)  # one call per item, six qualities in each
     first, second, third = (r[0] for r in results)
-    assert first["passed"] is True and first["score"] == 1.0
-    props = first["properties"]
+    assert first.passed is True and first.score == 1.0
+    props = first.properties
     assert props["fluency_score"] == 5 and props["fluency_result"] == "pass" and props["fluency_status"] == "completed"
     assert props["fluency_reason"] == "fluency judged"
     # no context and no tool results: groundedness is not asked for, and does not count
     assert props["groundedness_status"] == "not_applicable" and props["groundedness_score"] is None
-    assert second["passed"] is False and second["score"] == pytest.approx(3 / 5)
-    assert second["properties"]["intent_resolution_result"] == "fail" and "intent_resolution" in second["reason"]
-    assert third["properties"]["groundedness_status"] == "completed" and third["properties"]["groundedness_score"] == 5
+    assert second.passed is False and second.score == pytest.approx(3 / 5)
+    assert second.properties["intent_resolution_result"] == "fail" and "intent_resolution" in second.reason
+    assert third.properties["groundedness_status"] == "completed" and third.properties["groundedness_score"] == 5
     summary = outcome.summary.per_testing_criteria_results[0]
     assert (summary.passed, summary.failed) == (2, 1)
 
@@ -56,8 +56,8 @@ def test_a_component_the_judge_finds_not_applicable_does_not_count(llm, models, 
     answer["task_adherence"] = {"status": "not_applicable", "reason": "no instructions given"}
     llm.script(default={"content": json.dumps(answer)})
     _, (results,) = run_eval(store, models, [criterion("output_quality")], ROWS[:1])
-    props = results[0]["properties"]
-    assert props["task_adherence_status"] == "not_applicable" and results[0]["passed"] is True
+    props = results[0].properties
+    assert props["task_adherence_status"] == "not_applicable" and results[0].passed is True
 
 
 def test_tool_use_quality_on_a_tool_calling_conversation(llm, models, store):
@@ -69,10 +69,10 @@ def test_tool_use_quality_on_a_tool_calling_conversation(llm, models, store):
     _, results = run_eval(store, models, [criterion("tool_use_quality")], rows)
     assert llm.stats()["completions"] == 1  # the conversation without tool calls is not sent
     judged, no_calls = (r[0] for r in results)
-    assert judged["passed"] is False and judged["score"] == pytest.approx(4 / 5)
-    assert judged["properties"]["tool_output_utilization_result"] == "fail"
-    assert judged["properties"]["tool_call_accuracy_score"] == 5
-    assert no_calls["status"] == "skipped"
+    assert judged.passed is False and judged.score == pytest.approx(4 / 5)
+    assert judged.properties["tool_output_utilization_result"] == "fail"
+    assert judged.properties["tool_call_accuracy_score"] == 5
+    assert no_calls.status == "skipped"
     sent = llm.stats()["last"]["messages"][-1]["content"]
     assert "lookup_order" in sent and "shipped" in sent and MESSAGES[1]["content"] in sent
 
@@ -91,5 +91,5 @@ def test_quality_grader_asks_for_context_coverage_only_with_context(llm, models,
     )
     _, results = run_eval(store, models, [criterion("quality_grader")], [ROWS[0], ROWS[2]])
     plain, with_context = (r[0] for r in results)
-    assert plain["passed"] is True and plain["properties"]["context_coverage_status"] == "not_applicable"
-    assert with_context["passed"] is False and with_context["properties"]["context_coverage_result"] == "fail"
+    assert plain.passed is True and plain.properties["context_coverage_status"] == "not_applicable"
+    assert with_context.passed is False and with_context.properties["context_coverage_result"] == "fail"

@@ -43,10 +43,10 @@ def test_cosine_compares_the_embeddings_of_input_and_reference(llm, store):
         name="embed", model="text-embedding-3-small", api="embeddings", base_url=llm.base_url, api_key="t"
     )
     _, results = run_eval(store, ModelRegistry([config], cache=store), [CRITERION], ROWS)
-    scores = [r[0]["score"] for r in results]
+    scores = [r[0].score for r in results]
     assert scores == pytest.approx([letters_cosine(r["output"], r["answer"]) for r in ROWS])
-    assert [r[0]["passed"] for r in results] == [True, False, True]
-    assert results[0][0]["properties"]["embeddings_model"] == "text-embedding-3-small"
+    assert [r[0].passed for r in results] == [True, False, True]
+    assert results[0][0].properties["embeddings_model"] == "text-embedding-3-small"
     assert llm.stats()["requests"] == len(ROWS)  # one embeddings call per item, both texts in it
     assert len(llm.stats()["last"]["input"]) == 2
 

@@ -31,9 +31,9 @@ def test_label_model_passes_on_passing_labels(llm, models, store):
         "passing_labels": ["positive", "neutral"],
     }
     _, results = run_eval(store, models, [grader], ROWS)
-    assert [r[0]["passed"] for r in results[:2]] == [True, False]
-    assert results[0][0]["properties"]["label"] == "positive"
-    assert results[2][0]["status"] == "error" and "'sarcastic'" in results[2][0]["reason"]
+    assert [r[0].passed for r in results[:2]] == [True, False]
+    assert results[0][0].properties["label"] == "positive"
+    assert results[2][0].status == "error" and "'sarcastic'" in results[2][0].reason
     sent = llm.stats()["last"]["messages"]
     assert sent[1]["content"] in {r["review"] for r in ROWS} and "positive" in sent[-1]["content"]
 
@@ -56,9 +56,9 @@ def test_score_model_range_threshold_and_sampling_params(llm, models, store):
         "sampling_params": {"temperature": 0.2, "seed": 7, "max_completions_tokens": 99},
     }
     _, results = run_eval(store, models, [grader], ROWS)
-    assert (results[0][0]["score"], results[0][0]["passed"], results[0][0]["threshold"]) == (8, True, 5)
-    assert results[1][0]["status"] == "error" and "outside 0..10" in results[1][0]["reason"]
-    assert results[2][0]["passed"] is False
+    assert (results[0][0].score, results[0][0].passed, results[0][0].threshold) == (8, True, 5)
+    assert results[1][0].status == "error" and "outside 0..10" in results[1][0].reason
+    assert results[2][0].passed is False
     sent = llm.stats()["last"]
     assert sent["temperature"] == 0.2 and sent["seed"] == 7 and sent["max_tokens"] == 99
 
@@ -119,10 +119,10 @@ def test_python_grader_runs_isolated_with_limits(models, store):
     ]
     _, results = run_eval(store, models, [grader], rows)
     first, second, *errors = [r[0] for r in results]
-    assert first["status"] == "completed", first
-    assert (first["score"], first["passed"]) == (0.8, True) and second["passed"] is False
-    assert all(e["status"] == "error" for e in errors)
-    reasons = [e["reason"] for e in errors]
+    assert first.status == "completed", first
+    assert (first.score, first.passed) == (0.8, True) and second.passed is False
+    assert all(e.status == "error" for e in errors)
+    reasons = [e.reason for e in errors]
     assert "ValueError: bad review" in reasons[0]
     assert "not a number" in reasons[1]
     assert "ConnectionRefusedError" in reasons[2] or "Network is unreachable" in reasons[2]
@@ -166,7 +166,7 @@ def test_image_parts_reach_a_judge_that_sees_images(llm, store):
     _, results = run_eval(
         store, ModelRegistry([seeing], cache=store), [_image_grader("eyes")], [{"caption": "a dot", "image": PNG}]
     )
-    assert results[0][0]["passed"] is True
+    assert results[0][0].passed is True
     sent = llm.stats()["last"]["messages"][1]["content"]
     assert sent[0] == {"type": "text", "text": "Caption: a dot"}
     assert sent[1] == {"type": "image_url", "image_url": {"url": PNG, "detail": "low"}}
@@ -180,6 +180,6 @@ def test_an_image_for_a_text_only_judge_is_a_clear_item_error(llm, store):
     _, results = run_eval(
         store, ModelRegistry([blind], cache=store), [_image_grader("blind")], [{"caption": "a dot", "image": PNG}]
     )
-    assert results[0][0]["status"] == "error"
-    assert "'blind' (text-only-model) does not take image input" in results[0][0]["reason"]
+    assert results[0][0].status == "error"
+    assert "'blind' (text-only-model) does not take image input" in results[0][0].reason
     assert llm.stats()["requests"] == 0

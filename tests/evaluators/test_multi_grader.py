@@ -98,18 +98,18 @@ def test_the_multi_grader_scores_each_item_by_its_formula(models, store):
     for row, (result,) in zip(ROWS, results, strict=True):
         exact = float(row["output"] == row["expected"])
         similar = fuzz.ratio(row["output"], row["expected"]) / 100
-        assert result["score"] == pytest.approx(0.7 * exact + 0.3 * similar)
-        assert result["passed"] is (result["score"] >= 0.5)
-        assert result["properties"]["graders"] == pytest.approx({"exact": exact, "similar": similar})
-    assert [r[0]["passed"] for r in results] == [True, False, False]
+        assert result.score == pytest.approx(0.7 * exact + 0.3 * similar)
+        assert result.passed is (result.score >= 0.5)
+        assert result.properties["graders"] == pytest.approx({"exact": exact, "similar": similar})
+    assert [r[0].passed for r in results] == [True, False, False]
 
 
 def test_a_sub_grader_that_cannot_score_fails_that_item_only(models, store):
     graders = {**MULTI["graders"], "exact": {**MULTI["graders"]["exact"], "input": "{{item.maybe}}"}}
     rows = [{**ROWS[0], "maybe": "Paris"}, ROWS[1]]
     _, results = run_eval(store, models, [{**MULTI, "graders": graders}], rows)
-    assert results[0][0]["status"] == "completed" and results[0][0]["score"] == pytest.approx(1.0)
-    assert results[1][0]["status"] == "error" and "grader 'exact' gave no score" in results[1][0]["reason"]
+    assert results[0][0].status == "completed" and results[0][0].score == pytest.approx(1.0)
+    assert results[1][0].status == "error" and "grader 'exact' gave no score" in results[1][0].reason
 
 
 @pytest.mark.parametrize(

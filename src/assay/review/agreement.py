@@ -7,9 +7,8 @@ review queue's page, and the calibration a gate asks for).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.results import OutputItem, Result
 from assay.stats import (
     bootstrap_statistic,
     cohen_kappa,
@@ -18,6 +17,9 @@ from assay.stats import (
     krippendorff_alpha_nominal,
     spearman,
 )
+
+if TYPE_CHECKING:
+    from assay.results import OutputItem, Result
 
 
 def judged_results(outputs: Iterable[OutputItem]) -> dict[tuple[str, int], Result]:
