@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from assay.review.labels import human_verdicts
 from tests.api.conftest import wait_for
 from tests.api.test_evals_api import make_eval
+from tests.support.fixtures import poll
 from tests.support.servers import post_receiver
 
 EVENT = "gen_ai.evaluation.result"
@@ -148,9 +149,17 @@ def test_verdicts_leave_as_evaluation_events_parented_to_the_span_judged(served,
     rows[0].update(trace_id=trace_id, span_id=span_id)
     run = run_of(served.client(), rows)
     assert run.status == "completed"
-    records = [
-        r for request in decoded(got) for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records
-    ]
+
+    def received() -> list:
+        return [
+            r
+            for request in decoded(got)
+            for rl in request.resource_logs
+            for sl in rl.scope_logs
+            for r in sl.log_records
+        ]
+
+    records = poll(received, lambda found: len(found) >= 6, seconds=30)  # sent once the run has completed
     assert len(records) == 6  # 3 items × 2 criteria
     assert {r.event_name for r in records} == {EVENT}
     events = [

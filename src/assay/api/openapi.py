@@ -3,7 +3,9 @@
 FastAPI describes the routes; two things it cannot know are added here. Request bodies are read
 by one bounded JSON parser (``context.json_body``), so the Evals and Files operations take their
 request and response bodies from OpenAI's own published spec (``openai-evals.openapi.json``: the Files and
-Evals part of github.com/openai/openai-openapi, MIT), matched by path under every prefix. And the
+Evals part of github.com/openai/openai-openapi, MIT), matched by path under every prefix, except
+the run request: it is generated from the types the server checks it against
+(``assay.run.data_sources.RunBody``: OpenAI's data sources, Foundry's and assay's). And the
 ``{project}`` of ``/api/projects/{project}/...``, read by the auth dependency, is declared as the
 path parameter it is.
 """
@@ -18,6 +20,8 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+
+from assay.run.data_sources import RunBody
 
 SPEC = Path(__file__).with_name("openai-evals.openapi.json")
 PREFIXES = ("/api/projects/{project}/openai/v1", "/openai/v1", "/v1", "/openai")
@@ -66,8 +70,29 @@ def document(app: FastAPI) -> dict[str, Any]:
                 operation["requestBody"] = spec["requestBody"]
             if "200" in spec.get("responses", {}):  # the shape the SDKs parse (conformance: see #12)
                 operation.setdefault("responses", {})["200"] = spec["responses"]["200"]
-    doc.setdefault("components", {}).setdefault("schemas", {}).update(_openai()["components"]["schemas"])
+            if method == "post" and _shape(path).endswith("/evals/{}/runs"):
+                operation["requestBody"] = _run_body()
+    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+    schemas.update(_openai()["components"]["schemas"])
+    schemas.update(_run_schemas())
     return doc
+
+
+RUN_BODY = "AssayCreateEvalRunRequest"
+
+
+@cache
+def _run_schemas() -> dict[str, Any]:
+    """``RunBody`` and the types it is made of, as components (each named ``Assay...`` beside OpenAI's)."""
+    schema = RunBody.model_json_schema(ref_template="#/components/schemas/Assay{model}")
+    found: dict[str, Any] = {f"Assay{name}": part for name, part in schema.pop("$defs", {}).items()}
+    found[RUN_BODY] = schema
+    return found
+
+
+def _run_body() -> dict[str, Any]:
+    schema = {"$ref": f"#/components/schemas/{RUN_BODY}"}
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
 def install(app: FastAPI) -> None:

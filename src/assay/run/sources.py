@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 from functools import partial
@@ -13,6 +14,7 @@ from assay.dataset.ids import parse_dataset_id
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import RED_TEAM, red_team_settings
 from assay.results.stored import Eval, Run, RunSettings
+from assay.run.data_sources import parse_data_source
 from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of, trace_dataset
 from assay.simulate.runs import (
@@ -50,7 +52,18 @@ WRITTEN_AT_START = {*GENERATED, RED_TEAM}
 
 
 def check_data_source(data_source: Any) -> None:
-    """Refuse, before a run is created, a data source assay cannot read."""
+    """Refuse, before a run is created, a data source assay cannot read: its kind's own checks
+    first (their messages say how to fix each mistake), then its shape against the kind's type."""
+    try:
+        parse_data_source(data_source)
+    except ConfigError as shape:
+        with contextlib.suppress(TypeError, ValueError, LookupError, AttributeError):  # its reader choked on it
+            _check_kind(data_source)  # its own message, where it has one, says how to fix it
+        raise shape from None
+    _check_kind(data_source)
+
+
+def _check_kind(data_source: Any) -> None:
     if not isinstance(data_source, dict):
         raise ConfigError("data_source must be an object such as {type: jsonl, source: {type: file_id, id}}")
     kind = data_source.get("type")
