@@ -8,15 +8,15 @@ For each database, a run with ``--items`` output items is written straight into 
 list the first page of output items, a third the last page (``after`` = the item before it), a
 third poll the run. The baseline is the same framework (FastAPI on uvicorn, one process) answering
 the same three URLs with the same JSON, precomputed in memory (``bench/_baseline_server.py``),
-under the same clients. While assay is loaded, an OTLP exporter posts spans to its receiver;
-its rate is compared with the receiver's rate alone. Then the same clients read random pages, so
-that every request misses the server's one-second read cache: that figure has no target, it
-says what an uncached read costs.
+under the same clients. The reads are measured alone, then again while an OTLP exporter posts
+spans to assay's receiver (whose rate is compared with the receiver's rate alone). Then the same
+clients read random pages, so that every request misses the server's one-second read cache.
 
-Printed: requests/s for both and their ratio (target >= 0.5), p50/p99 per kind (target p99 <
-300 ms), the last page's p50 over the first's (keyset pagination: about 1), ingest spans/s alone
-and under load. On these 2-core machines the clients share the CPU with the server, so both
-figures are lower than on a real deployment; the ratio is what the run measures.
+Printed: requests/s for both and their ratio, reads alone (target >= 0.9) and beside the ingest,
+p50/p99 per kind (target p99 < 300 ms), the last page's p50 over the first's (keyset pagination:
+about 1), uncached pages' p99 (target < 300 ms), ingest spans/s alone and under load. On these
+2-core machines the clients share the CPU with the server, so both figures are lower than on a
+real deployment; the ratio is what the run measures.
 """
 
 from __future__ import annotations
@@ -263,6 +263,7 @@ def run_on(name: str, url: str, args: argparse.Namespace) -> bool:
             import urllib.request
 
             bodies = {path: urllib.request.urlopen(base + path).read().decode() for path in urls.values()}
+            reads, read_errors = asyncio.run(load(base, urls, args.clients, args.seconds))
             alone, _ = asyncio.run(ingest(base, args.seconds / 3))
             latencies, errors, (during, refused) = asyncio.run(load_with_ingest(base, urls, args.clients, args.seconds))
             misses = asyncio.run(uncached(base, urls["poll run"], run_id, args.items, args.clients, args.seconds / 3))
@@ -273,20 +274,24 @@ def run_on(name: str, url: str, args: argparse.Namespace) -> bool:
             baseline, baseline_errors = asyncio.run(load(baseline_base, urls, args.clients, args.seconds))
         finally:
             stop(baseline_process)
-    worst = report("assay", latencies, errors, args.seconds)
+    worst = report("assay, reads alone", reads, read_errors, args.seconds)
+    report("assay, reads while OTLP spans are ingested", latencies, errors, args.seconds)
     report("baseline (same JSON from memory)", baseline, baseline_errors, args.seconds)
-    ratio = rate(latencies, args.seconds) / rate(baseline, args.seconds)
+    ratio = rate(reads, args.seconds) / rate(baseline, args.seconds)
+    loaded = rate(latencies, args.seconds) / rate(baseline, args.seconds)
     alone_rate, during_rate = alone / (args.seconds / 3), during / args.seconds
-    print(f"  assay ÷ baseline requests/s: {ratio:.2f} (target >= 0.5); worst p99 {worst * 1000:.0f} ms (target < 300)")
+    print(f"  assay ÷ baseline requests/s: {ratio:.2f} (target >= 0.9); worst p99 {worst * 1000:.0f} ms (target < 300)")
+    print(f"  the same with OTLP ingest beside the reads: {loaded:.2f}")
+    missed_p99 = misses[int(len(misses) * 0.99) - 1]
     print(
         f"  uncached pages (random after, every request a miss): {len(misses) / (args.seconds / 3):.0f} requests/s, "
-        f"p50 {statistics.median(misses) * 1000:.0f} ms, p99 {misses[int(len(misses) * 0.99) - 1] * 1000:.0f} ms"
+        f"p50 {statistics.median(misses) * 1000:.0f} ms, p99 {missed_p99 * 1000:.0f} ms (target < 300)"
     )
     print(
         f"  OTLP ingest: {alone_rate:.0f} spans/s alone, {during_rate:.0f} spans/s under load "
         f"({during_rate / alone_rate:.2f}), {refused} posts refused"
     )
-    return not errors and ratio >= 0.5 and worst < 0.3 and during > 0
+    return not (errors or read_errors) and ratio >= 0.9 and worst < 0.3 and missed_p99 < 0.3 and during > 0
 
 
 def main() -> None:

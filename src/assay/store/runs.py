@@ -7,6 +7,7 @@ per-criterion ``results`` rows, so they are exact however often a run was resume
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -247,9 +248,10 @@ class RunsStore(StoreBase):
         cursor = after
         while remaining is None or remaining > 0:
             size = batch if remaining is None else min(batch, remaining)
-            query = _item_page(sa.select(t.output_items), run_id, cursor, size, status, descending)
+            query = _item_page(cursor is not None, status is not None, descending)
+            params = _page_params(run_id, cursor, size, status)
             with self.engine.connect() as conn:
-                outputs = [StoredItem.model_validate(row) for row in conn.execute(query).mappings()]
+                outputs = [StoredItem.model_validate(row) for row in conn.execute(query, params).mappings()]
             yield from outputs
             if len(outputs) < size:
                 return
@@ -263,15 +265,9 @@ class RunsStore(StoreBase):
         """A page of output items as ``iter_output_items`` gives them, but with the JSON columns
         as the JSON text stored (``values.TAG`` marks what must be decoded before use): an API page
         splices the text into its answer instead of decoding and encoding every item again."""
-        # The page is chosen first and only its rows are cast: a planner working from stale
-        # statistics (a run just written) may read every row past the cursor before its LIMIT.
-        chosen = _item_page(sa.select(t.output_items), run_id, after, limit, status, descending).subquery()
-        c = chosen.c
-        texts = [sa.cast(column, sa.Text).label(column.name) for column in (c.datasource_item, c.sample, c.results)]
-        order = c.datasource_item_id.desc() if descending else c.datasource_item_id
-        query = sa.select(c.run_id, c.datasource_item_id, c.status, c.created_at, *texts).order_by(order)
+        query = _item_text_page(after is not None, status is not None, descending)
         with self.engine.connect() as conn:
-            found = conn.execute(query)
+            found = conn.execute(query, _page_params(run_id, after, limit, status))
             names = list(found.keys())
             return [dict(zip(names, row, strict=True)) for row in found.all()]
 
@@ -556,14 +552,32 @@ def _usage_columns(result: Result) -> dict[str, Any]:
     return {"model": str(usage["model"]) if usage else None, **counts}
 
 
-def _item_page(
-    query: sa.Select[Any], run_id: str, after: int | None, size: int, status: str | None, descending: bool
-) -> sa.Select[Any]:
-    """A run's output items after ``after`` (keyset paging, never OFFSET), ``size`` of them."""
+@functools.cache
+def _item_page(after: bool, status: bool, descending: bool) -> sa.Select[Any]:
+    """A run's output items past a cursor (keyset paging, never OFFSET), a page of them: built once
+    per shape, its values bound at each call (``_page_params``), so a page costs no statement
+    building (a third of an API page read, before)."""
     column = t.output_items.c.datasource_item_id
-    query = query.where(t.output_items.c.run_id == run_id)
+    query = sa.select(t.output_items).where(t.output_items.c.run_id == sa.bindparam("run_id"))
     if status:
-        query = query.where(t.output_items.c.status == status)
-    if after is not None:
-        query = query.where(column < after if descending else column > after)
-    return query.order_by(column.desc() if descending else column).limit(size)
+        query = query.where(t.output_items.c.status == sa.bindparam("status"))
+    if after:
+        cursor = sa.bindparam("after", type_=sa.Integer)
+        query = query.where(column < cursor if descending else column > cursor)
+    return query.order_by(column.desc() if descending else column).limit(sa.bindparam("size", type_=sa.Integer))
+
+
+@functools.cache
+def _item_text_page(after: bool, status: bool, descending: bool) -> sa.Select[Any]:
+    """``_item_page`` with its JSON columns as the text stored. The page is chosen first and only
+    its rows are cast: a planner working from stale statistics (a run just written) may read every
+    row past the cursor before its LIMIT."""
+    chosen = _item_page(after, status, descending).subquery()
+    c = chosen.c
+    texts = [sa.cast(column, sa.Text).label(column.name) for column in (c.datasource_item, c.sample, c.results)]
+    order = c.datasource_item_id.desc() if descending else c.datasource_item_id
+    return sa.select(c.run_id, c.datasource_item_id, c.status, c.created_at, *texts).order_by(order)
+
+
+def _page_params(run_id: str, after: int | None, size: int, status: str | None) -> dict[str, Any]:
+    return {"run_id": run_id, "after": after, "size": size, "status": status}
