@@ -68,6 +68,29 @@ def test_runs_update_list_and_delete_items(store):
         store.get_run("evalrun_missing")
 
 
+def test_a_run_reads_back_typed_and_keeps_what_its_version_did_not_name(store):
+
+    from assay.results import RunSummary
+    from assay.results.stored import RunSettings
+    from assay.store import tables as t
+
+    run = store.create_run(
+        eval_id=store.create_eval(name="e", data_source_config={}, testing_criteria=[]).id,
+        data_source={"type": "jsonl"},
+        options=RunSettings(repeats=3, cluster_by="doc"),
+    )
+    assert (run.status, run.options.repeats, run.options.cluster_by, run.summary) == ("queued", 3, "doc", None)
+    store.update_run(run.id, summary=RunSummary().model_dump())
+    assert isinstance(store.get_run(run.id).summary, RunSummary)
+    written_elsewhere = {"repeats": 0, "judge_panel": ["a", "b"]}  # invalid here, and a key this version lacks
+    with store.engine.begin() as conn:
+        conn.execute(t.runs.update().where(t.runs.c.id == run.id).values(options=written_elsewhere))
+    read = store.get_run(run.id)
+    assert read.options.stored() == written_elsewhere  # shown as it is, not refused
+    store.update_run(run.id, options=read.options)  # and written back whole
+    assert store.get_run(run.id).as_dict()["options"] == written_elsewhere
+
+
 def test_datasets_by_name_and_version(store):
     store.register_dataset(name="qa", version="1", uri="/a.jsonl")
     store.register_dataset(name="qa", version="2", uri="/b.jsonl")

@@ -96,7 +96,8 @@ class RunRequest(BaseModel):
             inputs = RunInputs.model_validate(run.inputs) if run.inputs else None
         except ValidationError as exc:  # a run stored by another version, or edited by hand
             raise ConfigError(f"run {run.id} cannot be read back: {exc.errors()[0]['msg']}") from None
-        return cls(data_source=run.data_source, settings=run.options, inputs=inputs, project=run.project)
+        settings = run.options.model_copy(deep=True)  # the request may change them; the record stays as read
+        return cls(data_source=run.data_source, settings=settings, inputs=inputs, project=run.project)
 
 
 def prepare_request(
