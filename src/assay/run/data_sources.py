@@ -1,9 +1,10 @@
 """Every kind of run data source, as types: what ``POST /evals/{id}/runs`` takes and what a run stores.
 
 The OpenAPI document's run body is generated from ``RunBody`` (``assay.api.openapi``), so it says
-what the server accepts. ``parse_data_source`` checks a data source against these types after the
-kind's own checks (``assay.run.sources.check_data_source``, whose messages say how to fix each
-mistake), so a shape they did not look at is refused naming its field rather than failing later.
+what the server accepts. ``assay.run.sources.check_data_source`` checks a request's data source
+against these types: where the kind's own checks have a message for the mistake (one that says how
+to fix it), theirs is given; any other wrong shape is refused naming its field rather than failing
+later.
 
 Each model keeps fields it does not name (Foundry adds knobs per kind; a stored run keeps them all),
 and the engine reads the stored dict: these types describe and check, the kind's own reader

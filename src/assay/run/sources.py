@@ -52,8 +52,9 @@ WRITTEN_AT_START = {*GENERATED, RED_TEAM}
 
 
 def check_data_source(data_source: Any) -> None:
-    """Refuse, before a run is created, a data source assay cannot read: its kind's own checks
-    first (their messages say how to fix each mistake), then its shape against the kind's type."""
+    """Refuse, before a run is created, a data source assay cannot read: checked against its kind's
+    type (``assay.run.data_sources``) and by the kind's own checks, whose message comes first where
+    they have one for the mistake (it says how to fix it); the type's names the field otherwise."""
     try:
         parse_data_source(data_source)
     except ConfigError as shape:
