@@ -170,7 +170,7 @@ def _import_run(store: Store, obj: dict[str, Any], items: dict[int, dict[str, An
         summary = _summary_of(obj)
     status = obj.get("status") if obj.get("status") in FINISHED else "canceled"
     error = obj.get("error") if isinstance(obj.get("error"), dict) and obj["error"].get("code") else None
-    store.update_run(run_id, status=status, summary=summary.model_dump(), error=error, metadata=obj.get("metadata"))
+    store.update_run(run_id, status=status, summary=summary, error=error, metadata=obj.get("metadata"))
     return len(output_items)
 
 

@@ -24,7 +24,7 @@ from assay.api.wire import (
 from assay.dataset import ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import attacked_risks, check_judged
-from assay.results.stored import Eval, Run, RunSettings
+from assay.results.stored import Eval, Run, RunSettings, RunStatus
 from assay.run.clusters import check_cluster_by
 from assay.run.repeats import check_repeats
 from assay.run.request import RunRequest
@@ -35,7 +35,6 @@ from assay.run.trials import split_repeats
 from assay.targets import TargetSpec
 
 router = APIRouter()
-RUN_STATUSES = Literal["queued", "in_progress", "completed", "canceled", "failed"]
 
 
 def _run(request: Request, run: Run, criteria: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,7 +120,7 @@ def list_runs(
     after: str | None = None,
     limit: int = Query(20, ge=1, le=100),
     order: Literal["asc", "desc"] = "asc",
-    status: RUN_STATUSES | None = None,
+    status: RunStatus | None = None,
 ) -> dict[str, Any]:
     ctx = context(request)
     criteria = ctx.store.get_eval_in(owner, eval_id).testing_criteria

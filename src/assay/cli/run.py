@@ -196,7 +196,7 @@ def run_eval(
 
         def mark_canceled() -> None:
             summary = summary_of(store, run.id, prepared)
-            store.update_run(run.id, status="canceled", summary=summary.model_dump())
+            store.update_run(run.id, status="canceled", summary=summary)
 
         try:
             with interruptible(mark_canceled):
@@ -316,7 +316,7 @@ def finish_with_progress(
 
         def mark_canceled() -> None:
             summary = summary_of(store, run.id, prepared)
-            store.update_run(run.id, status="canceled", summary=summary.model_dump())
+            store.update_run(run.id, status="canceled", summary=summary)
 
         try:
             with interruptible(mark_canceled):

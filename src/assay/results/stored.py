@@ -115,9 +115,6 @@ class Run:
             values["summary"] = None
         return cls(**values)
 
-    def replace(self, **changes: Any) -> Run:
-        return dataclasses.replace(self, **changes)
-
     def as_dict(self) -> dict[str, Any]:
         """The run's columns as stored (``options`` as its JSON)."""
         columns = {name: getattr(self, name) for name in _RUN_FIELDS}

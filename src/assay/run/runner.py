@@ -318,7 +318,7 @@ def _close(
 ) -> RunSummary:
     """Store the run's end; a worker that no longer holds the run's lease changes nothing."""
     summary = summary_of(store, run_id, prepared)
-    store.update_run(run_id, worker=worker, status=status, error=error, summary=summary.model_dump())
+    store.update_run(run_id, worker=worker, status=status, error=error, summary=summary)
     return summary
 
 

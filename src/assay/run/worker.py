@@ -8,6 +8,7 @@ stopped, each item written once.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import socket
@@ -114,7 +115,7 @@ class Worker:
         options.output_dataset_id = written
         options.warnings += [shortfall] if shortfall else []
         self.store.update_run(run.id, worker=self.name, options=options)
-        return run.replace(options=options)
+        return dataclasses.replace(run, options=options)
 
     def _plan_attacks(self, run: Run) -> Run:
         """A red-team run's attacks, planned once and saved as a dataset; a run picked up again
@@ -131,7 +132,7 @@ class Worker:
         options.output_dataset_id, options.output_datasets, options.total_items = written, [entry], len(rows)
         options.warnings += plan.warnings
         self.store.update_run(run.id, worker=self.name, options=options)
-        return run.replace(options=options)
+        return dataclasses.replace(run, options=options)
 
     def _outputs_of(self, run: Run, target: TargetSpec | None) -> Callable[[], None] | None:
         """What the run saves before it completes: a simulation's conversations, when asked."""

@@ -23,7 +23,6 @@ from assay.store import tables as t
 from assay.store.base import DEFAULT_PROJECT, StoreBase, lease_seconds, new_id, now
 
 USAGE_COLUMNS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens")
-RUN_STATUSES = ("queued", "in_progress", "completed", "failed", "canceled")
 
 
 class RunsStore(StoreBase):
@@ -160,6 +159,8 @@ class RunsStore(StoreBase):
         stalled and lost its run to another must not overwrite it). Returns whether it changed."""
         if isinstance(values.get("options"), RunSettings):
             values["options"] = values["options"].stored()
+        if isinstance(values.get("summary"), RunSummary):
+            values["summary"] = values["summary"].model_dump()
         if values.get("status") in ("completed", "failed", "canceled"):
             values.setdefault("finished_at", now())
         query = t.runs.update().where(t.runs.c.id == run_id)
