@@ -161,3 +161,23 @@ def test_store_json_keeps_every_value_and_writes_what_databases_accept(value):
     written = json.loads(text, parse_constant=lambda name: (_ for _ in ()).throw(AssertionError(name)))
     assert not any("\x00" in s for s in _strings(written))  # what jsonb refuses
     assert _same(value, values.loads(text))
+
+
+def test_a_row_is_refused_past_64_levels_whatever_else_it_holds():
+    # Counting brackets spares the walk over a shallow row; a bracket inside a string counts too,
+    # so a row that only seems deep is walked and read.
+    def nested(depth: int) -> str:
+        return '{"a": ' * depth + "1" + "}" * depth
+
+    assert parse_json(nested(64))[1] is None
+    assert parse_json(nested(65))[1] == "invalid JSON (nested deeper than 64 levels)"
+    shallow = json.dumps({"text": "{[" * 100, "list": [[1], [2]]})
+    assert parse_json(shallow) == (json.loads(shallow), None)
+
+
+@EXAMPLES
+@given(st.integers(min_value=1, max_value=200), st.integers(min_value=0, max_value=80))
+def test_the_depth_verdict_does_not_depend_on_the_brackets_in_strings(depth, decoys):
+    text = json.dumps({"decoy": "[" * decoys, "v": json.loads("[" * depth + "]" * depth)})
+    value, problem = parse_json(text)
+    assert (problem is not None) == (depth + 1 > 64)

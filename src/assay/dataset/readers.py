@@ -73,8 +73,16 @@ def parse_json(text: str | bytes) -> tuple[Any, str | None]:
         return None, f"invalid JSON (nested deeper than {MAX_DEPTH} levels)"
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         return None, f"invalid JSON ({exc})"
+    if _brackets(text) <= MAX_DEPTH:  # no deeper than it has brackets: the walk is not needed
+        return value, None
     too_deep = depth_problem(value)
     return value, None if too_deep is None else f"invalid JSON ({too_deep})"
+
+
+def _brackets(text: str | bytes) -> int:
+    if isinstance(text, str):
+        return text.count("{") + text.count("[")
+    return text.count(b"{") + text.count(b"[")
 
 
 def not_utf8(lines: Iterable[bytes], source: str) -> ConfigError | None:
