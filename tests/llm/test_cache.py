@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from assay.llm.cache import BatchedCache
+from assay.llm.cache import BatchedCache, KeyIndex
 
 
 class Counting:
@@ -23,6 +23,11 @@ class Counting:
         if self.fail == "read":
             raise OSError("disk gone")
         return self.store.get_many(keys)
+
+    def cached_keys(self):
+        if self.fail == "index":
+            raise OSError("disk gone")
+        return self.store.cached_keys()
 
     def put_many(self, entries, *, replace=False):
         self.writes.append(len(entries))
@@ -122,3 +127,37 @@ def test_refresh_replaces_the_cached_answer_for_later_runs(llm, store):
     assert ask("refresh") == "new answer"  # called again...
     assert ask("use") == "new answer"  # ...and what later runs are given
     assert llm.stats()["completions"] == 2
+
+
+def test_with_presence_only_keys_the_store_holds_are_looked_up(store):
+    store.put_many([(f"k{i}", "m", {"answer": i}) for i in range(0, 60, 3)])
+    counting = Counting(store)
+
+    async def wave():
+        cache = BatchedCache(counting, presence=True)
+        found = await asyncio.gather(*(cache.get(f"k{i}") for i in range(60)))
+        cache.put("new", "m", {"answer": "new"})
+        await cache.flush()
+        return found, await cache.get("new")
+
+    found, again = asyncio.run(wave())
+    assert found == [{"answer": i} if i % 3 == 0 else None for i in range(60)]
+    assert again == {"answer": "new"}  # written during the run: looked up, not taken for absent
+    assert sum(counting.reads) == 20 + 1
+
+
+def test_an_index_past_its_limit_or_unreadable_leaves_every_key_looked_up(store, caplog):
+    store.put_many([(f"k{i}", "m", {"answer": i}) for i in range(5)])
+    assert KeyIndex.read(store, limit=4) is None
+    index = KeyIndex.read(store, limit=5)
+    assert index is not None and "k4" in index and "k5" not in index
+    counting = Counting(store, fail="index")
+
+    async def lookups():
+        cache = BatchedCache(counting, presence=True)
+        return await asyncio.gather(*(cache.get(f"k{i}") for i in range(8)))
+
+    with caplog.at_level(logging.WARNING, logger="assay.llm.cache"):
+        found = asyncio.run(lookups())
+    assert found == [{"answer": i} for i in range(5)] + [None] * 3
+    assert sum(counting.reads) == 8 and "could not read which answers" in caplog.text

@@ -300,7 +300,10 @@ class Model:
         if state is None:
             config = self.config
             client = _client(config)
-            cache = BatchedCache(self.cache, replace=self.cache_mode == "refresh") if self.cache is not None else None
+            cache = None
+            if self.cache is not None:
+                mode = self.cache_mode
+                cache = BatchedCache(self.cache, replace=mode == "refresh", presence=mode == "use")
             poster = None
             if config.transport == "fast":
                 from assay.llm.http import FastPoster

@@ -3,31 +3,45 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
 
 from assay.errors import ConfigError, NotFoundError
 from assay.store import tables as t
+from assay.store import values
 from assay.store.base import DEFAULT_PROJECT, StoreBase, new_id, now
-
-_CACHED_ANSWERS = sa.select(t.llm_cache.c.key, t.llm_cache.c.response).where(
-    t.llm_cache.c.key.in_(sa.bindparam("keys", expanding=True))
-)
-"""Built once: a run asks the cache a hundred times a second, and building the statement was half of each ask."""
 
 
 class AssetsStore(StoreBase):
     # model call cache (the llm layer's CallCache) ------------------------------------------
 
     def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """The cached responses among ``keys``, by key (one query per 500 keys)."""
+        """The cached responses among ``keys``, by key (one query per 500 keys). Through the driver:
+        a run asks the cache for every model call, and SQLAlchemy's statement and result work was
+        most of each ask (and, on a run's threads, held the interpreter the event loop needs)."""
         found: dict[str, dict[str, Any]] = {}
         with self.engine.connect() as conn:
             for start in range(0, len(keys), 500):
-                answers = conn.execute(_CACHED_ANSWERS, {"keys": keys[start : start + 500]})
-                found.update((key, dict(response)) for key, response in answers)
+                chunk = tuple(keys[start : start + 500])
+                for key, response in conn.exec_driver_sql(self._cached_answers(len(chunk)), chunk):
+                    # PostgreSQL's driver decodes jsonb itself (through the store's JSON codec).
+                    found[key] = values.loads(response) if isinstance(response, str | bytes) else response
         return found
+
+    def cached_keys(self) -> Iterator[str]:
+        """Every key the model-call cache holds, streamed (a cache of millions is not held in memory)."""
+        with self.engine.connect() as conn:
+            keys = conn.execution_options(stream_results=True, yield_per=10_000).execute(sa.select(t.llm_cache.c.key))
+            try:
+                yield from keys.scalars()
+            finally:
+                keys.close()  # PostgreSQL's server-side cursor, also when the reader stops early
+
+    def _cached_answers(self, count: int) -> str:
+        mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
+        return f"SELECT key, response FROM llm_cache WHERE key IN ({', '.join([mark] * count)})"
 
     def put_many(self, entries: list[tuple[str, str, dict[str, Any]]], *, replace: bool = False) -> None:
         """Store ``(key, model, response)`` entries in one transaction; a key already there keeps its
