@@ -79,3 +79,30 @@ def test_pages_follow_the_keyset_both_ways(store):
     assert [r["datasource_item_id"] for r in ascending] == [1, 2]
     assert [r["datasource_item_id"] for r in descending] == [1, 0]
     assert store.output_item_texts(run_id, after=None, limit=5, status="fail") == []
+
+
+def test_a_page_is_read_with_its_run_status_and_criteria_within_the_project_only(store):
+    from assay.errors import NotFoundError
+
+    stored = store.create_eval(
+        name="page", data_source_config={"type": "custom"}, testing_criteria=[{"name": "exact", "id": "exact-1"}]
+    )
+    run = store.create_run(eval_id=stored.id, data_source={"type": "jsonl"})
+    result = Result(name="exact", metric="string_check", score=1.0, passed=True, label="pass")
+    store.add_output_items(
+        run.id,
+        [OutputItem(datasource_item_id=i, datasource_item={"q": i}, results=[result], status="pass") for i in range(4)],
+    )
+    status, criteria, texts = store.output_item_page_texts("default", stored.id, run.id, after=1, limit=5)
+    assert status == "queued" and criteria == [{"name": "exact", "id": "exact-1"}]
+    assert [row["datasource_item_id"] for row in texts] == [2, 3]
+    assert store.status_and_criteria("default", stored.id, run.id) == (status, criteria)
+    for project, eval_id, run_id in (
+        ("other", stored.id, run.id),
+        ("default", "eval_x", run.id),
+        ("default", stored.id, "run_x"),
+    ):
+        with pytest.raises(NotFoundError, match=f"No run found with id '{run_id}'"):
+            store.output_item_page_texts(project, eval_id, run_id, after=None, limit=5)
+        with pytest.raises(NotFoundError):
+            store.status_and_criteria(project, eval_id, run_id)

@@ -197,17 +197,16 @@ async def list_output_items(
     ctx = context(request)
 
     def compute() -> tuple[bytes, bool]:
-        run = ctx.store.get_run_in(owner, eval_id, run_id)
         cursor = item_index(after) if after else None
         if after and cursor is None:
+            ctx.store.status_and_criteria(owner, eval_id, run_id)  # an unknown run is named first
             raise ConfigError(f"after: '{after}' is not an output item id")
         wanted = "fail" if status == "failed" else status
-        texts = ctx.store.output_item_texts(
-            run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc"
+        run_status, criteria, texts = ctx.store.output_item_page_texts(
+            owner, eval_id, run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc"
         )
-        ids = criterion_ids(ctx.store.get_eval(eval_id).testing_criteria)
-        body = output_item_page(texts, eval_id, limit, ids, foundry=on_foundry_path(request))
-        return body, run.status in FINAL_STATUSES
+        body = output_item_page(texts, eval_id, limit, criterion_ids(criteria), foundry=on_foundry_path(request))
+        return body, run_status in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 
@@ -217,13 +216,12 @@ async def retrieve_output_item(request: Request, eval_id: str, run_id: str, item
     ctx = context(request)
 
     def compute() -> tuple[dict[str, Any], bool]:
-        run = ctx.store.get_run_in(owner, eval_id, run_id)
+        run_status, criteria = ctx.store.status_and_criteria(owner, eval_id, run_id)
         index = item_index(item_id)
         if index is None or output_item_id(run_id, index) != item_id:
             raise NotFoundError(f"No output item found with id '{item_id}'.")
-        ids = criterion_ids(ctx.store.get_eval(eval_id).testing_criteria)
         stored = ctx.store.get_output_item(run_id, index).model_dump()  # the row as stored, for the wire
-        item = output_item_object(stored, eval_id, ids, foundry=on_foundry_path(request))
-        return item, run.status in FINAL_STATUSES
+        item = output_item_object(stored, eval_id, criterion_ids(criteria), foundry=on_foundry_path(request))
+        return item, run_status in FINAL_STATUSES
 
     return await ctx.reads.answer(request, eval_id, run_id, compute)

@@ -82,6 +82,22 @@ class StoreBase:
     def close(self) -> None:
         self.engine.dispose()
 
+    def _reading(self) -> sa.Connection:
+        """A connection for reads only. On PostgreSQL it runs without a transaction: each read is
+        one round trip, where a transaction ended with one more (the pool's rollback on return),
+        which on a page of output items was a third of its time."""
+        conn = self.engine.connect()
+        if self.engine.dialect.name == "postgresql":
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        return conn
+
+    @property
+    def reads_in_process(self) -> bool:
+        """Whether a read is work in this process, never a wait on another (SQLite: a file read, which
+        a write does not block in WAL mode). The server computes such reads on its event loop: in
+        threads they would only take turns at the interpreter, each turn costing more than the read."""
+        return self.engine.dialect.name == "sqlite"
+
     def is_transient(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the database being away for a while (PostgreSQL restarting, the network),
         worth retrying; a full disk or a bad statement is not."""
