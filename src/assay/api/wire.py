@@ -248,7 +248,7 @@ def output_item_page(
     if not any(_needs_care(row[name]) for row in texts for name in JSON_COLUMNS):
         listed = []
         for row in texts:
-            sample = None if row["sample"] is None else jsonfast.loads(row["sample"])
+            sample = None if row["sample"] in _NO_SAMPLE else jsonfast.loads(row["sample"])
             spliced = sample is None or not _shown_in_item(sample)
             item = orjson.Fragment(row["datasource_item"]) if spliced else jsonfast.loads(row["datasource_item"])
             decoded = {**row, "datasource_item": item, "sample": sample, "results": jsonfast.loads(row["results"])}
@@ -262,6 +262,8 @@ def output_item_page(
 
 
 _TAGGED = f'"{values.TAG}"'
+_NO_SAMPLE = (None, "null")
+"""A sample column holding nothing: SQL NULL, or JSON null (what a JSON column writes for None)."""
 
 
 def _needs_care(text: str | None) -> bool:
