@@ -15,13 +15,16 @@ another process) is at worst a call made once more; the first answer stored is k
 
 from __future__ import annotations
 
-import array
 import asyncio
-import bisect
 import functools
+import itertools
 import logging
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +32,7 @@ WRITE_GATHER_SECONDS = 0.1
 """Writes wait this long for company: nobody waits on them, and a transaction per call is not free."""
 
 MAX_INDEXED_KEYS = 4_000_000
-"""Past this many cached answers (32 MB of hashes, a few seconds to read) every key is looked up."""
+"""Past this many cached answers (32 MB of hashes, seconds to read) every key is looked up."""
 
 
 class CallCache(Protocol):
@@ -120,31 +123,32 @@ class KeyIndex:
     """Which keys a cache held when it was read: their hashes, sorted, and the keys added since.
     A hash shared by two keys makes one of them a lookup for nothing, never a miss for a key held."""
 
-    def __init__(self, hashes: array.array[int]) -> None:
+    def __init__(self, hashes: npt.NDArray[np.int64]) -> None:
         self._hashes = hashes
         self._added: set[str] = set()
 
     @classmethod
     def read(cls, cache: CallCache, limit: int | None = None) -> KeyIndex | None:
         """The index of every key ``cache`` holds; None past ``limit`` keys (default ``MAX_INDEXED_KEYS``)."""
+        import numpy as np  # here, in the thread reading the index: the CLI's --help does not load it
+
         limit = MAX_INDEXED_KEYS if limit is None else limit
-        hashes = array.array("q")
         keys = cache.cached_keys()
-        try:
-            for count, key in enumerate(keys, 1):
-                if count > limit:
-                    return None
-                hashes.append(hash(key))
+        try:  # eight bytes a key, sorted in place: no list of millions of Python ints on the way
+            hashes = np.fromiter(itertools.islice((hash(key) for key in keys), limit + 1), dtype=np.int64)
         finally:
             close = getattr(keys, "close", None)
             if close is not None:  # a reading left early releases its cursor now, not when collected
                 close()
-        return cls(array.array("q", sorted(hashes)))
+        if len(hashes) > limit:
+            return None
+        hashes.sort()
+        return cls(hashes)
 
     def add(self, key: str) -> None:
         self._added.add(key)
 
     def __contains__(self, key: str) -> bool:
         value = hash(key)
-        at = bisect.bisect_left(self._hashes, value)
-        return (at < len(self._hashes) and self._hashes[at] == value) or key in self._added
+        at = int(self._hashes.searchsorted(value))
+        return (at < len(self._hashes) and int(self._hashes[at]) == value) or key in self._added

@@ -41,7 +41,7 @@ class AssetsStore(StoreBase):
 
     def _cached_answers(self, count: int) -> str:
         mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
-        return f"SELECT key, response FROM llm_cache WHERE key IN ({', '.join([mark] * count)})"
+        return f"SELECT key, response FROM {t.llm_cache.name} WHERE key IN ({', '.join([mark] * count)})"
 
     def put_many(self, entries: list[tuple[str, str, dict[str, Any]]], *, replace: bool = False) -> None:
         """Store ``(key, model, response)`` entries in one transaction; a key already there keeps its
