@@ -13,6 +13,9 @@ from assay.store import tables as t
 from assay.store import values
 from assay.store.base import DEFAULT_PROJECT, StoreBase, new_id, now
 
+CACHE_LOCK_TIMEOUT_MS = 5000
+"""How long a write to the model-call cache waits for a key another session is writing (PostgreSQL)."""
+
 
 class AssetsStore(StoreBase):
     # model call cache (the llm layer's CallCache) ------------------------------------------
@@ -48,13 +51,16 @@ class AssetsStore(StoreBase):
         answer unless ``replace`` (``--cache refresh``)."""
         stamp = now()
         rows = [{"key": key, "model": model, "response": answer, "created_at": stamp} for key, model, answer in entries]
-        if not replace:  # the common case, through the driver's executemany (a run writes every answer)
-            with self.engine.begin() as conn:
-                self._insert_new(conn, t.llm_cache, rows)
-            return
-        insert = self._insert(t.llm_cache)
-        fresh = {name: insert.excluded[name] for name in ("model", "response", "created_at")}
         with self.engine.begin() as conn:
+            if self.engine.dialect.name == "postgresql":
+                # Another session writing the same keys and stalled (a stopped process holds its row
+                # locks) must not hold this run up: the cache is not worth waiting for.
+                conn.exec_driver_sql(f"SET LOCAL lock_timeout = {CACHE_LOCK_TIMEOUT_MS}")
+            if not replace:  # the common case, through the driver's executemany (a run writes every answer)
+                self._insert_new(conn, t.llm_cache, rows)
+                return
+            insert = self._insert(t.llm_cache)
+            fresh = {name: insert.excluded[name] for name in ("model", "response", "created_at")}
             conn.execute(insert.on_conflict_do_update(index_elements=[t.llm_cache.c.key], set_=fresh), rows)
 
     # custom evaluators ---------------------------------------------------------------------
