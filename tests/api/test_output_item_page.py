@@ -93,16 +93,14 @@ def test_a_page_is_read_with_its_run_status_and_criteria_within_the_project_only
         run.id,
         [OutputItem(datasource_item_id=i, datasource_item={"q": i}, results=[result], status="pass") for i in range(4)],
     )
-    status, criteria, texts = store.output_item_page_texts("default", stored.id, run.id, after=1, limit=5)
+    status, criteria = store.status_and_criteria("default", stored.id, run.id)
+    texts = store.output_item_texts(run.id, after=1, limit=5)
     assert status == "queued" and criteria == [{"name": "exact", "id": "exact-1"}]
     assert [row["datasource_item_id"] for row in texts] == [2, 3]
-    assert store.status_and_criteria("default", stored.id, run.id) == (status, criteria)
     for project, eval_id, run_id in (
         ("other", stored.id, run.id),
         ("default", "eval_x", run.id),
         ("default", stored.id, "run_x"),
     ):
         with pytest.raises(NotFoundError, match=f"No run found with id '{run_id}'"):
-            store.output_item_page_texts(project, eval_id, run_id, after=None, limit=5)
-        with pytest.raises(NotFoundError):
             store.status_and_criteria(project, eval_id, run_id)

@@ -8,6 +8,7 @@ import logging
 import pytest
 
 from assay.llm.cache import BatchedCache, KeyIndex
+from tests.conftest import PG_URL, postgres_database
 
 
 class Counting:
@@ -163,24 +164,28 @@ def test_an_index_past_its_limit_or_unreadable_leaves_every_key_looked_up(store,
     assert sum(counting.reads) == 8 and "could not read which answers" in caplog.text
 
 
-def test_a_cache_write_does_not_wait_long_for_a_stalled_writer_of_the_same_key(store, monkeypatch):
+@pytest.mark.skipif(not PG_URL, reason="needs ASSAY_TEST_DATABASE_URL (SQLite has one writer at a time)")
+def test_a_cache_write_does_not_wait_long_for_a_stalled_writer_of_the_same_key(monkeypatch):
     # A stopped process that was writing the same answers holds their row locks: the write gives
     # up (the run loses a cached answer, not its time) instead of waiting for that process.
-    if store.engine.dialect.name != "postgresql":
-        pytest.skip("SQLite has one writer at a time; its busy timeout is the database's own")
     import sqlalchemy as sa
 
-    from assay.store import assets
+    from assay.store import Store, assets
 
     monkeypatch.setattr(assets, "CACHE_LOCK_TIMEOUT_MS", 200)
-    stalled = store.engine.connect()
-    try:
-        transaction = stalled.begin()
-        stalled.execute(sa.text("INSERT INTO llm_cache (key, model, response, created_at) VALUES ('k', 'm', '{}', 0)"))
-        with pytest.raises(sa.exc.OperationalError, match="lock timeout"):
-            store.put_many([("k", "m", {"answer": 1})])
-        transaction.rollback()
-    finally:
-        stalled.close()
-    store.put_many([("k", "m", {"answer": 2})])
-    assert store.get_many(["k"]) == {"k": {"answer": 2}}
+    with postgres_database() as url:
+        store = Store(url)
+        stalled = store.engine.connect()
+        try:
+            transaction = stalled.begin()
+            stalled.execute(
+                sa.text("INSERT INTO llm_cache (key, model, response, created_at) VALUES ('k', 'm', '{}', 0)")
+            )
+            with pytest.raises(sa.exc.OperationalError, match="lock timeout"):
+                store.put_many([("k", "m", {"answer": 1})])
+            transaction.rollback()
+        finally:
+            stalled.close()
+        store.put_many([("k", "m", {"answer": 2})])
+        assert store.get_many(["k"]) == {"k": {"answer": 2}}
+        store.close()

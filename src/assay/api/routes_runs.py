@@ -197,13 +197,13 @@ async def list_output_items(
     ctx = context(request)
 
     def compute() -> tuple[bytes, bool]:
+        run_status, criteria = ctx.store.status_and_criteria(owner, eval_id, run_id)
         cursor = item_index(after) if after else None
         if after and cursor is None:
-            ctx.store.status_and_criteria(owner, eval_id, run_id)  # an unknown run is named first
             raise ConfigError(f"after: '{after}' is not an output item id")
         wanted = "fail" if status == "failed" else status
-        run_status, criteria, texts = ctx.store.output_item_page_texts(
-            owner, eval_id, run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc"
+        texts = ctx.store.output_item_texts(
+            run_id, after=cursor, limit=limit + 1, status=wanted, descending=order == "desc"
         )
         body = output_item_page(texts, eval_id, limit, criterion_ids(criteria), foundry=on_foundry_path(request))
         return body, run_status in FINAL_STATUSES

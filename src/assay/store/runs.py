@@ -266,8 +266,11 @@ class RunsStore(StoreBase):
         """A page of output items as ``iter_output_items`` gives them, but with the JSON columns
         as the JSON text stored (``values.TAG`` marks what must be decoded before use): an API page
         splices the text into its answer instead of decoding and encoding every item again."""
+        query = _item_text_page(after is not None, status is not None, descending)
         with self._reading() as conn:
-            return item_texts(conn, run_id, after, limit, status, descending)
+            found = conn.execute(query, _page_params(run_id, after, limit, status))
+            names = list(found.keys())
+            return [dict(zip(names, row, strict=True)) for row in found.all()]
 
     def find_output_items(
         self,
@@ -575,16 +578,6 @@ def _item_text_page(after: bool, status: bool, descending: bool) -> sa.Select[An
     texts = [sa.cast(column, sa.Text).label(column.name) for column in (c.datasource_item, c.sample, c.results)]
     order = c.datasource_item_id.desc() if descending else c.datasource_item_id
     return sa.select(c.run_id, c.datasource_item_id, c.status, c.created_at, *texts).order_by(order)
-
-
-def item_texts(
-    conn: sa.Connection, run_id: str, after: int | None, limit: int, status: str | None, descending: bool
-) -> list[dict[str, Any]]:
-    """``RunsStore.output_item_texts`` on a connection a caller already holds."""
-    query = _item_text_page(after is not None, status is not None, descending)
-    found = conn.execute(query, _page_params(run_id, after, limit, status))
-    names = list(found.keys())
-    return [dict(zip(names, row, strict=True)) for row in found.all()]
 
 
 def _page_params(run_id: str, after: int | None, size: int, status: str | None) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from assay.errors import ConfigError, NotFoundError
 from assay.results.stored import Eval, Run, StoredItem
 from assay.store import tables as t
 from assay.store.base import LOCAL_PREFIX, lease_seconds, new_id, now
-from assay.store.runs import RunsStore, item_texts
+from assay.store.runs import RunsStore
 
 Order = Literal["asc", "desc"]
 
@@ -122,24 +122,10 @@ class ServingStore(RunsStore):
         of either (a page of output items needs no more: the whole run and eval, validated, were a
         third of an uncached page)."""
         with self._reading() as conn:
-            return _status_and_criteria(conn, project, eval_id, run_id)
-
-    def output_item_page_texts(
-        self,
-        project: str,
-        eval_id: str,
-        run_id: str,
-        *,
-        after: int | None,
-        limit: int,
-        status: str | None = None,
-        descending: bool = False,
-    ) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
-        """``status_and_criteria`` and ``output_item_texts`` on one connection: an API page of output
-        items, read with one checkout (on PostgreSQL each costs a round trip to check the connection)."""
-        with self._reading() as conn:
-            run_status, criteria = _status_and_criteria(conn, project, eval_id, run_id)
-            return run_status, criteria, item_texts(conn, run_id, after, limit, status, descending)
+            row = conn.execute(_STATUS_AND_CRITERIA, {"project": project, "eval_id": eval_id, "run_id": run_id}).first()
+        if row is None:
+            raise NotFoundError(f"No run found with id '{run_id}' for eval '{eval_id}'.")
+        return row.status, row.testing_criteria
 
     def list_eval_runs(
         self, project: str, eval_id: str, *, status: str | None, after: str | None, limit: int, order: Order
@@ -336,12 +322,3 @@ _STATUS_AND_CRITERIA = (
         t.runs.c.project == sa.bindparam("project"),
     )
 )
-
-
-def _status_and_criteria(
-    conn: sa.Connection, project: str, eval_id: str, run_id: str
-) -> tuple[str, list[dict[str, Any]]]:
-    row = conn.execute(_STATUS_AND_CRITERIA, {"project": project, "eval_id": eval_id, "run_id": run_id}).first()
-    if row is None:
-        raise NotFoundError(f"No run found with id '{run_id}' for eval '{eval_id}'.")
-    return row.status, row.testing_criteria
