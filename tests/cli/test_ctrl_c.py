@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+
+import pytest
 
 from tests.support.fixtures import free_port, poll
 
@@ -72,3 +75,37 @@ def test_ctrl_c_stops_view_and_serve_quietly(tmp_path):
             process.communicate()
         assert code == 130, (args, said)
         assert not [noise for noise in NOISE if noise in said], (args, said)
+
+
+def test_a_ctrl_c_before_the_server_serves_stops_it_before_it_serves(recwarn):
+    """The window the test above can only hit by chance: the signal lands after the address is out
+    and before uvicorn's loop runs. The server still starts and stops cleanly, then the process
+    leaves with the signal's code."""
+    import gc
+
+    import uvicorn
+
+    from assay.cli.serve import _terminable
+
+    served: list[str] = []
+
+    async def app(scope, receive, send):
+        served.append(scope["type"])
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(SystemExit) as leaving, _terminable(server):
+        signal.raise_signal(signal.SIGINT)  # between the printed address and the loop
+        server.run(sockets=[listener])
+    listener.close()
+    gc.collect()  # a never-awaited coroutine warns when it is collected
+    assert leaving.value.code == 130
+    assert server.started and served == ["lifespan"]  # it started, then stopped before serving
+    assert signal.getsignal(signal.SIGINT) == before  # the handler is put back
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]

@@ -18,6 +18,8 @@ from assay.cli.common import CACHE_OPTION, catalog, executor_options, make_execu
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from assay.llm import CacheMode, ModelRegistry
     from assay.store import Store
 
@@ -103,6 +105,7 @@ def serve(
     """Serve the OpenAI Evals API, the OTLP trace receiver, the capture pass-through and the web UI
     (and run evaluations) on HOST:PORT."""
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
 
     from assay.api import create_app
     from assay.api import tls as certificates
@@ -132,8 +135,13 @@ def serve(
     app = create_app(store, catalog=lambda project: catalog(store, project), models=lambda: registry)
     start_firer(app.state.assay, stop, f"{socket.gethostname()}:{os.getpid()}")  # evaluation rules' runs
     base = f"{'https' if pair else 'http'}://{host}:{port}"
+    certfile_, keyfile_ = (str(pair[0]), str(pair[1])) if pair else (None, None)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_
+    )
+    server = uvicorn.Server(config)
     try:
-        with _terminable():  # before the address is out: a Ctrl-C from then on ends quietly
+        with _terminable(server):  # before the address is out: a Ctrl-C from then on ends quietly
             out.print(f"assay serving on {base}/v1 with {worker_count} workers; store {store.url}")
             if pair:
                 trust = f"SSL_CERT_FILE={pair[0]} REQUESTS_CA_BUNDLE={pair[0]}"
@@ -142,11 +150,10 @@ def serve(
                 f"[dim]web UI {base}/ui · OTLP traces {base}/v1/traces · pass-through "
                 f"{base}/v1/chat/completions, {base}/v1/responses[/]"
             )
-            certfile_, keyfile_ = (str(pair[0]), str(pair[1])) if pair else (None, None)
             with announced(base, store.url):
-                uvicorn.run(
-                    app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_
-                )
+                server.run()
+        if not server.started:  # as uvicorn.run ends when the port is taken or the app's startup failed
+            raise SystemExit(STARTUP_FAILURE)
     finally:
         stop.set()
 
@@ -250,7 +257,7 @@ def _serve_read_only(store: Store, listener: socket.socket, base: str, page: str
 
     app = create_app(store, catalog=lambda project: catalog(store, project), read_only=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    with _terminable():  # before the link is out: a Ctrl-C from then on ends quietly
+    with _terminable(server):  # before the link is out: a Ctrl-C from then on ends quietly
         out.print(f"{base}{page}  (read-only; store {store.url}; Ctrl-C stops)", soft_wrap=True)
         if open_browser:
             webbrowser.open(base + page)
@@ -259,15 +266,20 @@ def _serve_read_only(store: Store, listener: socket.socket, base: str, page: str
 
 
 @contextlib.contextmanager
-def _terminable() -> Iterator[None]:
+def _terminable(server: uvicorn.Server) -> Iterator[None]:
     """SIGTERM and Ctrl-C end the process through ``finally`` blocks (the announcement is withdrawn,
-    the workers stopped), quietly, with the shell's code for the signal. uvicorn shuts down on
-    either, then raises it again under the handler it found: this one, not Python's default that
-    would raise KeyboardInterrupt inside the server's lifespan (a logged traceback) and end in
-    click's bare "Aborted!"."""
+    the workers stopped), quietly, with the shell's code for the signal. The first signal only asks
+    the server to stop: raised at once, it could land while asyncio is still setting up the loop and
+    leave ``Server.serve`` never awaited (a warning and an ignored exception on the way out). While
+    it serves, uvicorn's own handlers catch the signal, shut down, and raise it again under this one.
+    A second signal while the server is not serving yet ends the process at once."""
+    received: list[int] = []
 
     def leave(signum: int, _: Any) -> None:
-        raise SystemExit(128 + signum)
+        if received:
+            raise SystemExit(128 + signum)
+        received.append(signum)
+        server.should_exit = True  # a server not started yet starts, then stops before it serves
 
     previous = {number: signal.signal(number, leave) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
@@ -275,3 +287,5 @@ def _terminable() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+    if received:
+        raise SystemExit(128 + received[0])
