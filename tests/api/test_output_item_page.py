@@ -11,6 +11,7 @@ import pytest
 from assay.api.responses import WireJSON
 from assay.api.wire import output_item_object, output_item_page, page
 from assay.results import OutputItem, Result
+from tests.conftest import PG_URL, postgres_database
 
 ITEMS = {
     "plain": {"query": "what is 2+2", "context": "arithmetic " * 200},
@@ -104,3 +105,33 @@ def test_a_page_is_read_with_its_run_status_and_criteria_within_the_project_only
     ):
         with pytest.raises(NotFoundError, match=f"No run found with id '{run_id}'"):
             store.status_and_criteria(project, eval_id, run_id)
+
+
+@pytest.mark.skipif(not PG_URL, reason="needs ASSAY_TEST_DATABASE_URL (the read path without a ping is PostgreSQL's)")
+def test_a_read_on_a_connection_the_database_dropped_is_made_again():
+    # Reads skip the pool's ping: a connection PostgreSQL closed since (a restart, an idle timeout)
+    # fails the read, which is then made on a new connection instead of reaching the caller.
+    import sqlalchemy as sa
+
+    from assay.store import Store
+
+    with postgres_database() as url:
+        store = Store(url)
+        try:
+            stored = store.create_eval(name="page", data_source_config={"type": "custom"}, testing_criteria=[])
+            run = store.create_run(eval_id=stored.id, data_source={"type": "jsonl"})
+            assert store.status_and_criteria("default", stored.id, run.id) == ("queued", [])
+            admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+            with admin.connect() as conn:
+                dropped = conn.execute(
+                    sa.text(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                ).scalar()
+            admin.dispose()
+            assert dropped >= 1  # the read pool's connection among them
+            assert store.status_and_criteria("default", stored.id, run.id) == ("queued", [])
+            assert store.output_item_texts(run.id, after=None, limit=5) == []
+        finally:
+            store.close()

@@ -51,6 +51,7 @@ def test_a_running_run_is_never_served_stale(served, llm):
         assert client.evals.runs.retrieve(run_id=run.id, eval_id=created.id).status in ("queued", "in_progress")
         client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)
     assert not served.app_state.reads.entries  # nothing about a run still going is kept
+    assert not served.app_state.reads.headers
     llm.script(default={"content": '{"reason": "ok", "score": 4}'})  # released
     assert wait_for(client, created.id, run.id).status == "completed"
     assert client.evals.runs.retrieve(run_id=run.id, eval_id=created.id).status == "completed"
@@ -69,3 +70,26 @@ def test_a_cached_answer_is_only_for_the_key_it_was_computed_for(served):
         b.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)
     with pytest.raises(openai.AuthenticationError):
         served.client("assay-wrong").evals.runs.retrieve(run_id=run.id, eval_id=created.id)
+
+
+def test_pages_of_a_finished_run_read_its_status_and_criteria_once(served, monkeypatch):
+    # A hundred clients reading different pages of one finished run: each page is its own answer,
+    # but the run's status and criteria beside them are read once per TTL, and forgotten on a delete.
+    client = served.client()
+    reads = served.app_state.reads
+    reads.ttl = 3600.0
+    created, run = finished_run(client)
+    header_reads = []
+    status_and_criteria = served.store.status_and_criteria
+    monkeypatch.setattr(
+        served.store, "status_and_criteria", lambda *args: header_reads.append(args) or status_and_criteria(*args)
+    )
+    first = client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id, limit=1)
+    second = client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id, limit=1, after=first.data[0].id)
+    assert [item.datasource_item_id for item in first.data + second.data] == [0, 1]
+    assert len(header_reads) == 1
+    assert len([key for key in reads.entries if "/output_items?" in key[1]]) == 2  # two answers
+    client.evals.runs.delete(run_id=run.id, eval_id=created.id)
+    assert not reads.headers
+    with pytest.raises(openai.NotFoundError):
+        client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id, limit=2)

@@ -12,12 +12,13 @@ kept. A run deleted through this server drops its entries at once; one reopened 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
@@ -47,13 +48,25 @@ class Entry:
 
 
 @dataclass
+class Header:
+    """What every page of a run's output items is read beside: its status and its eval's criteria."""
+
+    at: float
+    status: str
+    criteria: list[dict[str, Any]]
+
+
+@dataclass
 class ReadCache:
     ttl: float = TTL_SECONDS
     entries: dict[Key, Entry] = field(default_factory=dict)
+    headers: dict[tuple[str, str, str], Header] = field(default_factory=dict)
+    """A finished run's header by (project, eval, run), kept as its answers are: each page of a
+    hundred clients reading different pages would read the same header again."""
     pending: dict[Key, asyncio.Future[bytes]] = field(default_factory=dict)
     inline: bool = False
     """Compute on the event loop (``Store.reads_in_process``) rather than in a thread."""
-    _threads: anyio.CapacityLimiter | None = None
+    _threads: ThreadPoolExecutor | None = None
 
     def fresh(self, key: Key) -> bytes | None:
         found = self.entries.get(key)
@@ -87,9 +100,12 @@ class ReadCache:
         return Response(body, media_type="application/json")
 
     async def _in_thread(self, compute: Callable[[], tuple[Any, bool]]) -> tuple[bytes, bool]:
+        # A pool of its own rather than anyio's threads: handing work to those cost a tenth of an
+        # uncached page (backend detection, a limiter, a task per call).
         if self._threads is None:
-            self._threads = anyio.CapacityLimiter(COMPUTE_THREADS)
-        return await anyio.to_thread.run_sync(lambda: _encoded(compute()), limiter=self._threads)
+            self._threads = ThreadPoolExecutor(COMPUTE_THREADS, thread_name_prefix="assay-read")
+        context = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(self._threads, context.run, _encoded_answer, compute)
 
     def _keep(self, key: Key, entry: Entry) -> None:
         if len(self.entries) >= MAX_ENTRIES:
@@ -97,14 +113,38 @@ class ReadCache:
                 del self.entries[old]
         self.entries[key] = entry
 
+    def run_header(
+        self, project: str, eval_id: str, run_id: str, read: Callable[[], tuple[str, list[dict[str, Any]]]]
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """The run's status and criteria: ``read()`` (in a compute thread), or, for a run that had
+        finished when it was read less than ``ttl`` ago, what it gave then."""
+        key = (project, eval_id, run_id)
+        found = self.headers.get(key)
+        if found is not None and time.monotonic() - found.at <= self.ttl:
+            return found.status, found.criteria
+        status, criteria = read()
+        if status in FINAL_STATUSES:
+            if len(self.headers) >= MAX_ENTRIES:
+                for old in list(self.headers)[: MAX_ENTRIES // 4]:  # the oldest quarter
+                    self.headers.pop(old, None)
+            self.headers[key] = Header(time.monotonic(), status, criteria)
+        return status, criteria
+
     def forget(self, *, eval_id: str, run_id: str | None = None) -> None:
         """Drop what is kept for a run (or every run of an eval) this server just changed."""
         gone = [k for k, e in self.entries.items() if e.eval_id == eval_id and (run_id is None or e.run_id == run_id)]
         for key in gone:
             self.entries.pop(key, None)
+        # Copied first: compute threads may add a header meanwhile.
+        for run in [k for k in list(self.headers) if k[1] == eval_id and (run_id is None or k[2] == run_id)]:
+            self.headers.pop(run, None)
 
 
 FINAL_STATUSES = frozenset({"completed", "failed", "canceled"})
+
+
+def _encoded_answer(compute: Callable[[], tuple[Any, bool]]) -> tuple[bytes, bool]:
+    return _encoded(compute())
 
 
 def _encoded(answer: tuple[Any, bool]) -> tuple[bytes, bool]:

@@ -197,7 +197,9 @@ async def list_output_items(
     ctx = context(request)
 
     def compute() -> tuple[bytes, bool]:
-        run_status, criteria = ctx.store.status_and_criteria(owner, eval_id, run_id)
+        run_status, criteria = ctx.reads.run_header(
+            owner, eval_id, run_id, lambda: ctx.store.status_and_criteria(owner, eval_id, run_id)
+        )
         cursor = item_index(after) if after else None
         if after and cursor is None:
             raise ConfigError(f"after: '{after}' is not an output item id")
@@ -216,7 +218,9 @@ async def retrieve_output_item(request: Request, eval_id: str, run_id: str, item
     ctx = context(request)
 
     def compute() -> tuple[dict[str, Any], bool]:
-        run_status, criteria = ctx.store.status_and_criteria(owner, eval_id, run_id)
+        run_status, criteria = ctx.reads.run_header(
+            owner, eval_id, run_id, lambda: ctx.store.status_and_criteria(owner, eval_id, run_id)
+        )
         index = item_index(item_id)
         if index is None or output_item_id(run_id, index) != item_id:
             raise NotFoundError(f"No output item found with id '{item_id}'.")

@@ -7,6 +7,7 @@ writer task.
 from __future__ import annotations
 
 import functools
+import operator
 import time
 import uuid
 from collections.abc import Callable
@@ -49,6 +50,10 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
+Insertion = tuple[str, Callable[[dict[str, Any]], tuple[Any, ...]], list[tuple[int, Callable[[Any], Any]]]]
+"""An insert statement, a getter of a row's values in its column order, and the columns to encode."""
+
+
 def now() -> int:
     return int(time.time())
 
@@ -57,6 +62,9 @@ class StoreBase:
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_url()
         self.engine = _make_engine(self.url)
+        self._insertions: dict[tuple[str, tuple[str, ...]], Insertion] = {}
+        # PostgreSQL's reads have an engine of their own (``_read_rows``); creating it connects nothing.
+        self._reads = _make_engine(self.url, reads=True) if self.engine.dialect.name == "postgresql" else self.engine
         self._migrate()
 
     def _migrate(self) -> None:
@@ -81,15 +89,26 @@ class StoreBase:
 
     def close(self) -> None:
         self.engine.dispose()
+        if self._reads is not self.engine:
+            self._reads.dispose()
 
-    def _reading(self) -> sa.Connection:
-        """A connection for reads only. On PostgreSQL it runs without a transaction: each read is
-        one round trip, where a transaction ended with one more (the pool's rollback on return),
-        which on a page of output items was a third of its time."""
-        conn = self.engine.connect()
-        if self.engine.dialect.name == "postgresql":
-            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-        return conn
+    def _read_rows(self, query: sa.Executable, params: dict[str, Any]) -> tuple[list[str], list[sa.Row[Any]]]:
+        """A read's column names and rows, by the read path: on PostgreSQL outside a transaction
+        (each read one round trip; a transaction ended with one more, the pool's rollback on return)
+        and without the pool's ping (another round trip per read, a tenth of an uncached API page).
+        A connection the database dropped since it was last used (a restart) fails the read, which is
+        then made once more on a new one: a read changes nothing, so it may be repeated."""
+        try:
+            return self._read_once(query, params)
+        except sa.exc.DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise
+        return self._read_once(query, params)
+
+    def _read_once(self, query: sa.Executable, params: dict[str, Any]) -> tuple[list[str], list[sa.Row[Any]]]:
+        with self._reads.connect() as conn:
+            found = conn.execute(query, params)
+            return list(found.keys()), list(found.all())
 
     @property
     def reads_in_process(self) -> bool:
@@ -140,18 +159,43 @@ class StoreBase:
         output item and result of a run is written here)."""
         if not rows:
             return
-        dialect = self.engine.dialect
-        columns = list(rows[0])
-        encoders = [(name, _bind_encoder(table.c[name], dialect)) for name in columns]
-        params = [
-            tuple(row[name] if encode is None else encode(row[name]) for name, encode in encoders) for row in rows
-        ]
-        mark = "?" if dialect.paramstyle == "qmark" else "%s"
-        statement = (
-            f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
-            " ON CONFLICT DO NOTHING"
-        )
+        statement, values_of, encoders = self._insertion(table, tuple(rows[0]))
+        if not encoders:
+            params: list[Any] = [values_of(row) for row in rows]
+        else:
+            params = []
+            for row in rows:
+                values = list(values_of(row))
+                for index, encode in encoders:
+                    values[index] = encode(values[index])
+                params.append(tuple(values))
         conn.exec_driver_sql(statement, params)
+
+    def _insertion(self, table: sa.Table, columns: tuple[str, ...]) -> Insertion:
+        """For ``_insert_new``, once per table and columns: the statement, a getter of a row's values
+        in column order, and the columns that need encoding (most, integers and floats, do not)."""
+        key = (table.name, columns)
+        known = self._insertions.get(key)
+        if known is None:
+            dialect = self.engine.dialect
+            mark = "?" if dialect.paramstyle == "qmark" else "%s"
+            statement = (
+                f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+                " ON CONFLICT DO NOTHING"
+            )
+            values_of = _values_getter(columns)
+            encoders = [(index, _bind_encoder(table.c[name], dialect)) for index, name in enumerate(columns)]
+            known = statement, values_of, [(index, encode) for index, encode in encoders if encode is not None]
+            self._insertions[key] = known
+        return known
+
+
+def _values_getter(columns: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A row's values in ``columns``' order, always as a tuple (``itemgetter`` of one key is not)."""
+    if len(columns) == 1:
+        (name,) = columns
+        return lambda row: (row[name],)
+    return operator.itemgetter(*columns)
 
 
 def _bind_encoder(column: sa.Column[Any], dialect: sa.Dialect) -> Callable[[Any], Any] | None:
@@ -173,8 +217,8 @@ _JSON_CODEC: dict[str, Any] = {"json_serializer": values.dumps, "json_deserializ
 _POOL: dict[str, Any] = {"pool_size": 16, "max_overflow": 32}
 
 
-def _make_engine(url: str) -> Engine:
-    engine = _engine_for(url)
+def _make_engine(url: str, *, reads: bool = False) -> Engine:
+    engine = _engine_for(url, reads=reads)
 
     @sa.event.listens_for(engine, "handle_error")
     def _user_errors(context: Any) -> BaseException | None:
@@ -185,7 +229,7 @@ def _make_engine(url: str) -> Engine:
     return engine
 
 
-def _engine_for(url: str) -> Engine:
+def _engine_for(url: str, *, reads: bool) -> Engine:
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **_POOL, **_JSON_CODEC)
 
@@ -202,8 +246,16 @@ def _engine_for(url: str) -> Engine:
     # and claims skip locked rows, so no other worker could take the run over: PostgreSQL ends such a
     # session once it has idled inside a transaction this long. Our transactions never wait on a person.
     options = f"-c idle_in_transaction_session_timeout={_idle_in_transaction_ms()}"
+    # The engine for reads pings no connection before use (its reads are retried instead), runs each
+    # read on its own, outside a transaction (``StoreBase._read_rows``), and keeps as many connections
+    # as a server computes reads at once (``readcache.COMPUTE_THREADS``).
+    given: dict[str, Any] = (
+        {"pool_pre_ping": False, "isolation_level": "AUTOCOMMIT", "pool_size": 4, "max_overflow": 16}
+        if reads
+        else {"pool_pre_ping": True, **_POOL}
+    )
     try:
-        return sa.create_engine(url, pool_pre_ping=True, connect_args={"options": options}, **_POOL, **_JSON_CODEC)
+        return sa.create_engine(url, connect_args={"options": options}, **given, **_JSON_CODEC)
     except ModuleNotFoundError as exc:  # the URL names a driver this environment lacks
         hint = "pip install 'assay[postgres]'" if url.startswith("postgres") else f"install {exc.name}"
         raise ConfigError(f"the database driver for {url.split(':')[0]} is not installed", hint=hint) from None

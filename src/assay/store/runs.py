@@ -267,10 +267,8 @@ class RunsStore(StoreBase):
         as the JSON text stored (``values.TAG`` marks what must be decoded before use): an API page
         splices the text into its answer instead of decoding and encoding every item again."""
         query = _item_text_page(after is not None, status is not None, descending)
-        with self._reading() as conn:
-            found = conn.execute(query, _page_params(run_id, after, limit, status))
-            names = list(found.keys())
-            return [dict(zip(names, row, strict=True)) for row in found.all()]
+        names, rows = self._read_rows(query, _page_params(run_id, after, limit, status))
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     def find_output_items(
         self,

@@ -121,11 +121,10 @@ class ServingStore(RunsStore):
         """A run's status and its eval's testing criteria, in one query and without reading the rest
         of either (a page of output items needs no more: the whole run and eval, validated, were a
         third of an uncached page)."""
-        with self._reading() as conn:
-            row = conn.execute(_STATUS_AND_CRITERIA, {"project": project, "eval_id": eval_id, "run_id": run_id}).first()
-        if row is None:
+        _, rows = self._read_rows(_STATUS_AND_CRITERIA, {"project": project, "eval_id": eval_id, "run_id": run_id})
+        if not rows:
             raise NotFoundError(f"No run found with id '{run_id}' for eval '{eval_id}'.")
-        return row.status, row.testing_criteria
+        return rows[0].status, rows[0].testing_criteria
 
     def list_eval_runs(
         self, project: str, eval_id: str, *, status: str | None, after: str | None, limit: int, order: Order
