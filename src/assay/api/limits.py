@@ -30,7 +30,9 @@ class BodyLimit:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        limit = _limit_for(scope.get("path", "")) if scope["type"] == "http" else None
+        # A GET or HEAD has no body to count (its answer would pass through the limiter's send).
+        counted = scope["type"] == "http" and scope["method"] not in ("GET", "HEAD")
+        limit = _limit_for(scope.get("path", "")) if counted else None
         if limit is None:
             await self.app(scope, receive, send)
             return

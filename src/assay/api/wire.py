@@ -32,16 +32,18 @@ EMPTY_SAMPLE: dict[str, Any] = {
 }
 
 
-def page(data: list[dict[str, Any]], limit: int) -> dict[str, Any]:
-    """A cursor page. The spec wants ``first_id`` / ``last_id`` as strings even when the page is
-    empty; the SDKs page on ``data[-1].id``, so an empty string there changes nothing for them."""
+def page(data: list[dict[str, Any]], limit: int, *, has_more: bool | None = None) -> dict[str, Any]:
+    """A cursor page of ``data`` read with one more than ``limit`` (whether there is more), or of
+    ``data`` shown whole when ``has_more`` is given. The spec wants ``first_id`` / ``last_id`` as
+    strings even when the page is empty; the SDKs page on ``data[-1].id``, so an empty string
+    there changes nothing for them."""
     shown = data[:limit]
     return {
         "object": "list",
         "data": shown,
         "first_id": shown[0]["id"] if shown else "",
         "last_id": shown[-1]["id"] if shown else "",
-        "has_more": len(data) > limit,
+        "has_more": len(data) > limit if has_more is None else has_more,
     }
 
 
@@ -245,6 +247,8 @@ def output_item_page(
     (an ``orjson.Fragment``) unless its sample adds to it; only results and samples are decoded. A
     page holding what the store tagged, or what orjson cannot write (an integer past 64 bits), is
     decoded whole and encoded with care."""
+    more = len(texts) > limit
+    texts = texts[:limit]  # the row past the page only said there is more
     if not any(_needs_care(row[name]) for row in texts for name in JSON_COLUMNS):
         listed = []
         for row in texts:
@@ -254,11 +258,12 @@ def output_item_page(
             decoded = {**row, "datasource_item": item, "sample": sample, "results": jsonfast.loads(row["results"])}
             listed.append(output_item_object(decoded, eval_id, ids, foundry=foundry))
         try:
-            return orjson.dumps(page(listed, limit))
+            return orjson.dumps(page(listed, limit, has_more=more))
         except orjson.JSONEncodeError:
             pass
     rows = [{**row, **{name: _decoded(row[name]) for name in JSON_COLUMNS}} for row in texts]
-    return bytes(WireJSON(page([output_item_object(row, eval_id, ids, foundry=foundry) for row in rows], limit)).body)
+    listed = [output_item_object(row, eval_id, ids, foundry=foundry) for row in rows]
+    return bytes(WireJSON(page(listed, limit, has_more=more)).body)
 
 
 _TAGGED = f'"{values.TAG}"'

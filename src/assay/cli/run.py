@@ -17,6 +17,7 @@ from assay.cli.common import (
     open_store,
     out,
 )
+from assay.collector import tune_for_throughput
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -179,6 +180,7 @@ def run_eval(
     criteria = counted(len(prepared.criteria), "criterion", "criteria")
     out.print(f"[dim]{dataset.name}: {counted(total, 'item')} checked · {criteria} · run {run.id}[/]")
     target_stats = TargetStats()
+    tune_for_throughput()
     with progress_bar(prepared.models) as progress:
         # With a target, generating and judging move at their own pace: one bar each.
         generating = None
@@ -311,6 +313,7 @@ def finish_with_progress(
     from assay.run.runner import summary_of
 
     done = len(store.done_item_ids(run.id))
+    tune_for_throughput()
     with progress_bar() as progress:
         task = progress.add_task(label, total=prepared.total, completed=done, resumed=done)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from assay.cli.common import CACHE_OPTION, catalog, executor_options, make_executor, open_store, out
+from assay.collector import tune_for_throughput
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -140,6 +141,7 @@ def serve(
         app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_
     )
     server = uvicorn.Server(config)
+    tune_for_throughput()
     try:
         with _terminable(server):  # before the address is out: a Ctrl-C from then on ends quietly
             out.print(f"assay serving on {base}/v1 with {worker_count} workers; store {store.url}")
@@ -192,6 +194,7 @@ def worker(
         executor=lambda: make_executor(executor, ray_address, actors),
     )
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    tune_for_throughput()
     on = f" (items on Ray actors{f' at {ray_address}' if ray_address else ''})" if executor == "ray" else ""
     out.print(f"assay worker: {threads} threads on {store.url}{on}", soft_wrap=True)
     try:
@@ -257,6 +260,7 @@ def _serve_read_only(store: Store, listener: socket.socket, base: str, page: str
 
     app = create_app(store, catalog=lambda project: catalog(store, project), read_only=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    tune_for_throughput()
     with _terminable(server):  # before the link is out: a Ctrl-C from then on ends quietly
         out.print(f"{base}{page}  (read-only; store {store.url}; Ctrl-C stops)", soft_wrap=True)
         if open_browser:
