@@ -4,9 +4,11 @@ Dashboards and SDK polling loops read the same few URLs over and over (a hundred
 run); each answer costs a few queries and the encoding of a page of items. Here an answer is
 computed in a worker thread, concurrent misses for one URL share that computation, and when the
 run has finished (completed, failed, canceled: nothing changes it any more) every request for the
-same URL within ``TTL_SECONDS`` gets the same bytes. Answers about a run still going are never
-kept. A run deleted through this server drops its entries at once; one reopened elsewhere
-(``assay run --resume`` on a finished run, another server) is seen within a second.
+same URL within ``TTL_SECONDS`` gets the same bytes; the run's status and criteria, read beside
+each page, are kept as long (clients reading different pages share them). Answers about a run
+still going are never kept. A run deleted through this server drops its entries at once; one
+reopened elsewhere (``assay run --resume`` on a finished run, another server) is seen within a
+second.
 """
 
 from __future__ import annotations
