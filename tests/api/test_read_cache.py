@@ -93,3 +93,22 @@ def test_pages_of_a_finished_run_read_its_status_and_criteria_once(served, monke
     assert not reads.headers
     with pytest.raises(openai.NotFoundError):
         client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id, limit=2)
+
+
+def test_the_read_threads_end_with_the_server():
+    import asyncio
+
+    from assay.api.readcache import ReadCache
+
+    cache = ReadCache()
+
+    async def read() -> tuple[bytes, bool]:
+        return await cache._in_thread(lambda: (b"{}", True))
+
+    assert asyncio.run(read()) == (b"{}", True)
+    threads = cache._threads
+    assert threads is not None
+    cache.close()
+    assert cache._threads is None
+    with pytest.raises(RuntimeError, match="shutdown"):
+        threads.submit(print)

@@ -55,8 +55,9 @@ def create_app(
     registry = models
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(served: FastAPI) -> AsyncIterator[None]:
         yield
+        served.state.assay.reads.close()
         await registry().aclose()  # type: ignore[no-untyped-call]  # the pass-through's model clients belong to the server's event loop
 
     app = FastAPI(

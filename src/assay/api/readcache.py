@@ -109,6 +109,12 @@ class ReadCache:
         context = contextvars.copy_context()
         return await asyncio.get_running_loop().run_in_executor(self._threads, context.run, _encoded_answer, compute)
 
+    def close(self) -> None:
+        """Let the read threads end (the server is shutting down; a read still running finishes)."""
+        if self._threads is not None:
+            self._threads.shutdown(wait=False)
+            self._threads = None
+
     def _keep(self, key: Key, entry: Entry) -> None:
         if len(self.entries) >= MAX_ENTRIES:
             for old in list(self.entries)[: MAX_ENTRIES // 4]:  # the oldest quarter
