@@ -116,25 +116,21 @@ class ReadCache:
             self._threads = None
 
     def _keep(self, key: Key, entry: Entry) -> None:
-        if len(self.entries) >= MAX_ENTRIES:
-            for old in list(self.entries)[: MAX_ENTRIES // 4]:  # the oldest quarter
-                del self.entries[old]
+        _make_room(self.entries)
         self.entries[key] = entry
 
     def run_header(
         self, project: str, eval_id: str, run_id: str, read: Callable[[], tuple[str, list[dict[str, Any]]]]
     ) -> tuple[str, list[dict[str, Any]]]:
-        """The run's status and criteria: ``read()`` (in a compute thread), or, for a run that had
-        finished when it was read less than ``ttl`` ago, what it gave then."""
+        """The run's status and criteria: ``read()``, or, for a run that had finished when it was
+        read less than ``ttl`` ago, what it gave then."""
         key = (project, eval_id, run_id)
         found = self.headers.get(key)
         if found is not None and time.monotonic() - found.at <= self.ttl:
             return found.status, found.criteria
         status, criteria = read()
         if status in FINAL_STATUSES:
-            if len(self.headers) >= MAX_ENTRIES:
-                for old in list(self.headers)[: MAX_ENTRIES // 4]:  # the oldest quarter
-                    self.headers.pop(old, None)
+            _make_room(self.headers)
             self.headers[key] = Header(time.monotonic(), status, criteria)
         return status, criteria
 
@@ -149,6 +145,14 @@ class ReadCache:
 
 
 FINAL_STATUSES = frozenset({"completed", "failed", "canceled"})
+
+
+def _make_room(kept: dict[Any, Any]) -> None:
+    """At ``MAX_ENTRIES``, drop the oldest quarter (dicts keep their insertion order). Copied first
+    and popped: compute threads may add to ``headers`` meanwhile."""
+    if len(kept) >= MAX_ENTRIES:
+        for old in list(kept)[: MAX_ENTRIES // 4]:
+            kept.pop(old, None)
 
 
 def _encoded_answer(compute: Callable[[], tuple[Any, bool]]) -> tuple[bytes, bool]:

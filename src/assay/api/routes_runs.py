@@ -197,9 +197,7 @@ async def list_output_items(
     ctx = context(request)
 
     def compute() -> tuple[bytes, bool]:
-        run_status, criteria = ctx.reads.run_header(
-            owner, eval_id, run_id, lambda: ctx.store.status_and_criteria(owner, eval_id, run_id)
-        )
+        run_status, criteria = _run_header(ctx, owner, eval_id, run_id)
         cursor = item_index(after) if after else None
         if after and cursor is None:
             raise ConfigError(f"after: '{after}' is not an output item id")
@@ -213,14 +211,17 @@ async def list_output_items(
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 
 
+def _run_header(ctx: ApiContext, owner: str, eval_id: str, run_id: str) -> tuple[str, list[dict[str, Any]]]:
+    """What a read of a run's output items needs of the run: its status and its eval's criteria."""
+    return ctx.reads.run_header(owner, eval_id, run_id, lambda: ctx.store.status_and_criteria(owner, eval_id, run_id))
+
+
 @router.get("/evals/{eval_id}/runs/{run_id}/output_items/{item_id}")
 async def retrieve_output_item(request: Request, eval_id: str, run_id: str, item_id: str, owner: Owner) -> Response:
     ctx = context(request)
 
     def compute() -> tuple[dict[str, Any], bool]:
-        run_status, criteria = ctx.reads.run_header(
-            owner, eval_id, run_id, lambda: ctx.store.status_and_criteria(owner, eval_id, run_id)
-        )
+        run_status, criteria = _run_header(ctx, owner, eval_id, run_id)
         index = item_index(item_id)
         if index is None or output_item_id(run_id, index) != item_id:
             raise NotFoundError(f"No output item found with id '{item_id}'.")
