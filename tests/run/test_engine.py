@@ -6,6 +6,7 @@ from assay.dataset import Dataset
 from assay.errors import ConfigError
 from assay.evaluators import Catalog, evaluator, load_catalog
 from assay.evaluators.decorator import spec_from_function
+from assay.llm import ModelConfig, ModelRegistry
 from assay.run import EvalDefinition, RunOptions, check_resumable, finish_run, prepare, start
 
 
@@ -157,3 +158,46 @@ def test_runs_from_inside_a_running_event_loop(store):
         return finish_run(prepared, start(prepared, store), store)
 
     assert asyncio.run(inside_a_loop()).summary.result_counts.passed == 1
+
+
+def _writing_threads(store, monkeypatch) -> list[bool]:
+    """For each batch the run writes: whether it was written on the thread that runs the event loop."""
+    on_loop: list[bool] = []
+    write = store.add_output_items
+
+    def recorded(*args, **kwargs):
+        try:
+            asyncio.get_running_loop()
+            on_loop.append(True)
+        except RuntimeError:
+            on_loop.append(False)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(store, "add_output_items", recorded)
+    return on_loop
+
+
+def test_a_run_waiting_on_no_model_writes_on_its_loop_only_on_sqlite(store, monkeypatch):
+    # SQLite's writes are work in this process: a thread would only take turns with the workers at the
+    # interpreter. PostgreSQL's are waits on another process, kept off the loop.
+    on_loop = _writing_threads(store, monkeypatch)
+    prepared = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(rows(30)), load_catalog())
+    outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(flush_every=10))
+    assert outcome.run.status == "completed" and outcome.summary.result_counts.total == 30
+    assert len(on_loop) >= 3
+    expected = store.engine.dialect.name == "sqlite"
+    assert on_loop == [expected] * len(on_loop)
+
+
+def test_a_run_waiting_on_a_judge_writes_off_its_loop(store, llm, monkeypatch):
+    # The loop is where the judge's answers arrive: a write there would hold them up.
+    llm.script(rules=[{"match": "", "reply": {"content": '{"reason": "fine", "score": 5}'}}])
+    models = ModelRegistry([ModelConfig(name="judge", model="judge", base_url=llm.base_url, api_key="t")])
+    criteria = [{"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance"}]
+    data = [{"query": f"q{i}", "response": f"a{i}"} for i in range(12)]
+    definition = EvalDefinition("e", [{**criteria[0], "initialization_parameters": {"deployment_name": "judge"}}])
+    on_loop = _writing_threads(store, monkeypatch)
+    prepared = prepare(definition, Dataset.from_content(data), load_catalog(), models=models)
+    outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(flush_every=5))
+    assert outcome.run.status == "completed" and outcome.summary.result_counts.passed == 12
+    assert on_loop and not any(on_loop)

@@ -37,7 +37,7 @@ class ApiContext:
     _owners: dict[str, tuple[str | None, float]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self.reads.inline = self.store.reads_in_process
+        self.reads.inline = self.store.works_in_process
         if self.rate_limits is None:
             from assay.api.ratelimit import Buckets
 

@@ -67,7 +67,7 @@ class ReadCache:
     hundred clients reading different pages would read the same header again."""
     pending: dict[Key, asyncio.Future[bytes]] = field(default_factory=dict)
     inline: bool = False
-    """Compute on the event loop (``Store.reads_in_process``) rather than in a thread."""
+    """Compute on the event loop (``Store.works_in_process``) rather than in a thread."""
     _threads: ThreadPoolExecutor | None = None
 
     def fresh(self, key: Key) -> bytes | None:

@@ -111,10 +111,11 @@ class StoreBase:
             return list(found.keys()), list(found.all())
 
     @property
-    def reads_in_process(self) -> bool:
-        """Whether a read is work in this process, never a wait on another (SQLite: a file read, which
-        a write does not block in WAL mode). The server computes such reads on its event loop: in
-        threads they would only take turns at the interpreter, each turn costing more than the read."""
+    def works_in_process(self) -> bool:
+        """Whether the store's reads and writes are work in this process rather than waits on another
+        (SQLite: file reads, which a write does not block in WAL mode, and file writes). The server
+        computes such reads on its event loop, and a run that waits on no model writes there: in
+        threads they would only take turns at the interpreter, each turn costing more than the work."""
         return self.engine.dialect.name == "sqlite"
 
     def is_transient(self, exc: BaseException) -> bool:

@@ -80,6 +80,8 @@ def _fast_dumps(value: Any) -> str | None:
 
 def dumps(value: Any) -> str:
     """The JSON written to a JSON column."""
+    if value is None:  # most samples of a run without a target
+        return "null"
     text = _fast_dumps(value)
     if text is not None:
         return text
