@@ -6,13 +6,16 @@ REQUESTS_CA_BUNDLE for azure-core), as the README says; no call takes a workarou
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import ssl
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from azure.ai.projects import AIProjectClient
@@ -47,36 +50,51 @@ class StaticToken:
         return AccessToken(self.token, int(time.time()) + 3600)
 
 
-@pytest.fixture(scope="module")
-def foundry(tmp_path_factory):
-    """`assay serve --tls` with an API key for project ``p``, judged by a scripted provider."""
-    home = tmp_path_factory.mktemp("foundry")
+@contextlib.contextmanager
+def foundry_server(home: Path, rules: list[dict[str, Any]], model: str = "judge") -> Iterator[dict[str, Any]]:
+    """`assay serve --tls` with an API key for project ``p`` and one model, ``model``, played by a
+    provider scripted with ``rules``."""
     provider = start_llm_server()
-    provider.script(rules=judge_rules())
+    provider.script(rules=rules)
     models = home / "models.yaml"
-    models.write_text(f"models:\n  judge: {{model: m, base_url: '{provider.base_url}', api_key: t}}\n")
+    models.write_text(f"models:\n  {model}: {{model: m, base_url: '{provider.base_url}', api_key: t}}\n")
     store = Store(f"sqlite:///{home / 'assay.db'}")
     key = store.create_key("p")
     store.close()
     process, client = start_assay_server(home, models, tls=True, key=key)
     port = client.base_url.port
-    yield {"endpoint": f"https://127.0.0.1:{port}/api/projects/p", "key": key, "cert": home / "tls" / "cert.pem"}
-    client.close()
-    # An azure-core error keeps its response, and so its pooled TLS socket, alive until the
-    # exception is collected; uvicorn would wait up to 30 s for that socket's close_notify.
-    gc.collect()
-    process.terminate()
-    process.wait(timeout=20)
-    provider.stop()
+    try:
+        yield {"endpoint": f"https://127.0.0.1:{port}/api/projects/p", "key": key, "cert": home / "tls" / "cert.pem"}
+    finally:
+        client.close()
+        # An azure-core error keeps its response, and so its pooled TLS socket, alive until the
+        # exception is collected; uvicorn would wait up to 30 s for that socket's close_notify.
+        gc.collect()
+        process.terminate()
+        process.wait(timeout=20)
+        provider.stop()
+
+
+@contextlib.contextmanager
+def foundry_client(served: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[AIProjectClient]:
+    """Foundry's client on ``served``, trusting its certificate as the README says."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(served["cert"]))
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(served["cert"]))
+    with AIProjectClient(endpoint=served["endpoint"], credential=StaticToken(served["key"])) as client:
+        yield client
+    gc.collect()  # a socket this test left open warns here, in this test, not in a later one
+
+
+@pytest.fixture(scope="module")
+def foundry(tmp_path_factory):
+    with foundry_server(tmp_path_factory.mktemp("foundry"), judge_rules()) as served:
+        yield served
 
 
 @pytest.fixture
 def project_client(foundry, monkeypatch):
-    monkeypatch.setenv("SSL_CERT_FILE", str(foundry["cert"]))
-    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(foundry["cert"]))
-    with AIProjectClient(endpoint=foundry["endpoint"], credential=StaticToken(foundry["key"])) as client:
+    with foundry_client(foundry, monkeypatch) as client:
         yield client
-    gc.collect()  # a socket this test left open warns here, in this test, not in a later one
 
 
 def test_the_seed_flow_through_foundrys_sdk(project_client):

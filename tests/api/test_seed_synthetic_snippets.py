@@ -184,3 +184,27 @@ def test_a_prompt_is_needed_unless_the_target_is_an_agent(server):
                 "input_messages": {"type": "template", "template": [{"role": "user", "content": "hi"}]},
             },
         )
+
+
+def test_queries_are_written_from_a_prompt_agent_the_agents_api_made(server):
+    # The agent is the project's own (agents.create_version), not one the operator configured: its
+    # instructions reach the generator, and it answers each query as its model.
+    client, _, base_url = server
+    root = str(base_url).removesuffix("/v1/")
+    definition = {"kind": "prompt", "model": "gpt-5-mini", "instructions": "You handle returns of defective products."}
+    created = urllib.request.Request(
+        f"{root}/api/projects/default/agents/returns-desk/versions",
+        data=json.dumps({"definition": definition}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(created) as response:
+        assert json.loads(response.read())["version"] == "1"
+    eval_object = client.evals.create(
+        name="Synthetic Data Evaluation",
+        data_source_config={"type": "azure_ai_source", "scenario": "synthetic_data_gen_preview"},
+        testing_criteria=CRITERIA,
+    )
+    agent = {"type": "azure_ai_agent", "name": "returns-desk"}
+    _, items = run_to_end(client, eval_object.id, synthetic(agent), "from-a-prompt-agent", AGENT_QUERIES)
+    assert items[0].sample.input[0].role == "system"
+    assert items[0].sample.input[0].content == definition["instructions"]

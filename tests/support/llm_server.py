@@ -6,7 +6,7 @@ the same under ``/openai/deployments/<name>/chat/completions`` for Azure clients
 OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts as its vector. Tests control it over HTTP:
 
 - ``POST /_script`` with ``{"rules": [...], "default": {...}, "faults": {...}, "latency_ms": N}``:
-  a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages contain ``text``
+  a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages (or Responses ``instructions``) contain ``text``
   (with ``"chance": p`` and ``"otherwise": {...}`` it answers ``reply`` to a share p of requests,
   decided by a hash of the request: the same request always gets the same answer);
   a reply is ``{"content": "..."}``, ``{"tool_calls": [...]}``, ``{"status": 500}``,
@@ -84,6 +84,8 @@ class State:
                     return {"status": 429, "retry_after_ms": int((1 - self.tokens) / rate * 1000) + 1}
                 self.tokens -= 1
         text = json.dumps(body.get("messages") or body.get("input") or body, ensure_ascii=False)
+        if isinstance(body.get("instructions"), str):  # the Responses API's system prompt is matched too
+            text = body["instructions"] + "\n" + text
         with self.lock:
             for rule in self.script.get("rules", []):
                 if rule.get("match", "") in text and rule.get("times", 1) != 0:

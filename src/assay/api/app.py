@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from assay.api import (
     errors,
     openapi,
+    routes_agents,
     routes_blobs,
     routes_capture,
     routes_datasets,
@@ -85,6 +86,7 @@ def create_app(
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
     app.include_router(routes_datasets.router, prefix="/api/projects/{project}")
     app.include_router(routes_taxonomies.router, prefix="/api/projects/{project}")
+    app.include_router(routes_agents.router, prefix="/api/projects/{project}")
     app.include_router(routes_redteams.router, prefix="/api/projects/{project}")
     app.include_router(routes_optimize.router, prefix="/api/projects/{project}")
     app.include_router(routes_rules.router, prefix="/api/projects/{project}")

@@ -24,6 +24,7 @@ from assay.api.rules import record_response
 from assay.errors import ConfigError, ItemError, NotFoundError
 from assay.llm import ModelError
 from assay.targets.agents import find_agent, post_json
+from assay.targets.prompt_agents import PromptAgent
 
 router = APIRouter()
 Api = Literal["chat", "responses"]
@@ -62,7 +63,8 @@ def _stored(ctx: ApiContext, owner: str, response_id: str, api: Api) -> dict[str
     return dict(found["response"])
 
 
-async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any]) -> Response:
+async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], agent: str | None = None) -> Response:
+    """``agent``: the prompt agent the request was for, recorded with the response it made."""
     if api == "responses" and body.get("agent") is not None:
         return await _to_agent(ctx, owner, body)
     name = body.get("model")
@@ -75,16 +77,23 @@ async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any]) 
     try:
         if body.get("stream"):
             events = await model.forward_stream(path, body)
-            return StreamingResponse(_relay(ctx, owner, api, body, events, keep), media_type="text/event-stream")
+            relayed = _relay(ctx, owner, api, body, events, keep, agent)
+            return StreamingResponse(relayed, media_type="text/event-stream")
         reply = await model.forward(path, body)
     except ModelError as exc:
         return _upstream_error(exc)
-    await _keep(ctx, owner, api, body, reply, keep)
+    await _keep(ctx, owner, api, body, reply, keep, agent)
     return JSONResponse(reply)
 
 
 async def _relay(
-    ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], events: AsyncIterator[dict[str, Any]], keep: bool
+    ctx: ApiContext,
+    owner: str,
+    api: Api,
+    body: dict[str, Any],
+    events: AsyncIterator[dict[str, Any]],
+    keep: bool,
+    agent: str | None,
 ) -> AsyncIterator[bytes]:
     """Pass each event on as it comes, and store the whole answer it made before the client hears
     that the stream is over: a retrieve by id right after the stream must find it."""
@@ -95,7 +104,7 @@ async def _relay(
             yield f"data: {json.dumps(event)}\n\n".encode()
         else:
             if event.get("type") == "response.completed":
-                await _keep(ctx, owner, api, body, event.get("response"), keep)
+                await _keep(ctx, owner, api, body, event.get("response"), keep, agent)
             yield f"event: {event.get('type')}\ndata: {json.dumps(event)}\n\n".encode()
     if api == "chat":
         await _keep(ctx, owner, api, body, completion_from_chunks(chunks) if chunks else None, keep)
@@ -121,16 +130,23 @@ async def _keep(
 
 async def _to_agent(ctx: ApiContext, owner: str, body: dict[str, Any]) -> Response:
     """``extra_body={"agent": {"name": N, "type": "agent_reference"}}``: the request goes to the
+    project's prompt agent N (its model, given its instructions, sampling and tools), else to the
     agent the operator registered as N (``agents:`` in ``--models``), over its Responses protocol."""
     import openai
 
     reference = body["agent"]
     if not isinstance(reference, dict) or reference.get("type") != "agent_reference" or not reference.get("name"):
         raise ConfigError('agent: expected {"type": "agent_reference", "name": <an agent of the server>}')
+    name = str(reference["name"])
+    version = None if reference.get("version") is None else str(reference["version"])
+    stored = await asyncio.to_thread(ctx.store.find_prompt_agent, owner, name, version)
+    if stored is not None:
+        prompt = PromptAgent.stored(stored)
+        asked = {key: value for key, value in body.items() if key != "agent"}
+        return await _forward(ctx, owner, "responses", {**prompt.responses_fields(), **asked}, agent=name)
     if body.get("stream"):
         raise ConfigError("stream: an agent reference is answered whole; leave stream out")
-    version = None if reference.get("version") is None else str(reference["version"])
-    agent = find_agent(ctx.models().agents, str(reference["name"]), version)
+    agent = find_agent(ctx.models().agents, name, version)
     if agent.protocol != "responses":
         raise ConfigError(f"agent {agent.name} speaks {agent.protocol}, not the Responses protocol")
     forwarded = {**{k: v for k, v in body.items() if k != "agent"}, "model": body.get("model") or agent.name}

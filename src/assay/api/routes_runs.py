@@ -28,7 +28,7 @@ from assay.results.stored import Eval, Run, RunSettings, RunStatus
 from assay.run.clusters import check_cluster_by
 from assay.run.repeats import check_repeats
 from assay.run.request import RunRequest
-from assay.run.sources import WRITTEN_AT_START, check_data_source, dataset_for, lookup_in, target_for
+from assay.run.sources import WRITTEN_AT_START, agents_in, check_data_source, dataset_for, lookup_in, target_for
 from assay.run.targets import build_run_target
 from assay.run.trace_sources import NO_TRACES_HINT, TRACE_SOURCES, resolve, selection_of
 from assay.run.trials import split_repeats
@@ -82,7 +82,7 @@ def queue_run(
         except NotFoundError as exc:
             raise ConfigError(f"data_source.source.id: {exc.message}") from None
     config = stored.data_source_config or {}
-    spec = target_for(data_source, lookup_in(ctx.store, owner))
+    spec = target_for(data_source, lookup_in(ctx.store, owner), agents_in(ctx.store, owner))
     if dataset is not None:
         # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
         # A simulation's rows are scenarios; the eval's item_schema describes the conversations made from them.

@@ -23,7 +23,7 @@ from assay.llm import CacheMode, ModelRegistry
 from assay.llm.config import ModelConfig
 from assay.results.stored import Run, RunSettings
 from assay.run.runner import EvalDefinition, PreparedRun, prepare, start
-from assay.run.sources import FILE_PATH, dataset_for, file_digest, lookup_in, target_for
+from assay.run.sources import FILE_PATH, agents_in, dataset_for, file_digest, lookup_in, target_for
 from assay.simulate.runs import SimulationSettings, scenario_dataset
 from assay.store import Store
 from assay.targets import TargetSpec
@@ -127,7 +127,7 @@ def prepare_request(
     elif models is not None and settings.cache:
         models = models.with_cache_mode(settings.cache)
     if target is None:
-        target = target_for(request.data_source, lookup_in(store, request.project))
+        target = target_for(request.data_source, lookup_in(store, request.project), agents_in(store, request.project))
     if dataset is None:
         dataset = dataset_for(store, request.project, request.data_source, settings, inputs)
         if settings.limit:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from assay.synth.runs import (
 )
 from assay.targets import TargetSpec
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
+from assay.targets.prompt_agents import PromptAgent
 from assay.targets.retrieval import Lookup
 
 if TYPE_CHECKING:
@@ -213,11 +215,23 @@ def lookup_in(store: Store, project: str) -> Lookup:
     return partial(store.get_response, project)
 
 
-def target_for(data_source: dict[str, Any], lookup: Lookup | None = None) -> TargetSpec | None:
+AgentLookup = Callable[[str, str | None], dict[str, Any] | None]
+"""A project's prompt agent by name and version (the latest when None), as stored; None when it has none."""
+
+
+def agents_in(store: Store, project: str) -> AgentLookup:
+    return partial(store.find_prompt_agent, project)
+
+
+def target_for(
+    data_source: dict[str, Any], lookup: Lookup | None = None, agents: AgentLookup | None = None
+) -> TargetSpec | None:
     """What generates samples: the model or agent of ``completions`` / ``azure_ai_target_completions``
     runs (talking to a simulated user when the run generates conversations), or, for
-    ``azure_ai_responses``, the stored responses ``lookup`` finds by id."""
-    spec = _replying(data_source, lookup)
+    ``azure_ai_responses``, the stored responses ``lookup`` finds by id. An ``azure_ai_agent`` the
+    project made through the agents API (``agents``) runs as its prompt agent; any other is one the
+    operator configured (``agents:``)."""
+    spec = _replying(data_source, lookup, agents)
     if spec is None:
         return None
     attacks = red_team_settings(data_source)
@@ -229,7 +243,7 @@ def target_for(data_source: dict[str, Any], lookup: Lookup | None = None) -> Tar
     return dataclasses.replace(spec, input_messages=None, simulation=settings)
 
 
-def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec | None:
+def _replying(data_source: dict[str, Any], lookup: Lookup | None, agents: AgentLookup | None) -> TargetSpec | None:
     kind = data_source.get("type")
     if kind == "azure_ai_responses":
         return _retrieval(data_source, lookup)
@@ -246,14 +260,15 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None) -> TargetSpec 
             descriptions = target.get("tool_descriptions") or []
             if not isinstance(descriptions, list) or not all(isinstance(d, dict) for d in descriptions):
                 raise ConfigError("target.tool_descriptions must be a list of {name, description, parameters?}")
+            version = None if version is None else str(version)
+            messages = data_source.get("input_messages")
+            if kind == SYNTHETIC:
+                messages = with_query(messages)
+            stored = agents(name, version) if agents is not None else None
+            if stored is not None:
+                return PromptAgent.stored(stored).target(messages)
             return TargetSpec(
-                kind="agent",
-                model=name,
-                version=None if version is None else str(version),
-                input_messages=with_query(data_source.get("input_messages"))
-                if kind == SYNTHETIC
-                else data_source.get("input_messages"),
-                tool_descriptions=descriptions,
+                kind="agent", model=name, version=version, input_messages=messages, tool_descriptions=descriptions
             )
         if target.get("type") != "azure_ai_model":
             raise ConfigError(

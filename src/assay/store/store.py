@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay.store.agents import AgentsStore
 from assay.store.alerts import AlertsStore
 from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
@@ -27,11 +28,12 @@ class Store(
     AlertsStore,
     InsightsStore,
     ReviewsStore,
+    AgentsStore,
 ):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
     custom evaluators, the model-call cache, captured responses, trace spans, red-team taxonomies,
-    evaluation rules with their events, schedules with their firings, alerts, insights, and human
-    review's labels and queues."""
+    evaluation rules with their events, schedules with their firings, alerts, insights, human
+    review's labels and queues, and prompt agents."""
 
     def save_dataset(self, project: str, name: str, content: bytes) -> dict[str, Any]:
         """``content`` (JSONL) as a new file and the next version of dataset ``name`` (1, 2, ...):

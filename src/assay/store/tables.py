@@ -219,16 +219,26 @@ spans = sa.Table(
 )
 """OpenTelemetry spans; ``operation``, ``agent_*`` and ``conversation_id`` are pulled out to select by."""
 
-evaluation_taxonomies = sa.Table(
-    "evaluation_taxonomies",
-    metadata,
-    sa.Column("project", StoreText(128), primary_key=True),
-    sa.Column("name", StoreText(256), primary_key=True),
-    sa.Column("version", sa.Integer, primary_key=True),
-    sa.Column("body", JSON, nullable=False),
-    sa.Column("created_at", sa.Integer, nullable=False),
-)
+
+def _versioned(name: str) -> sa.Table:
+    """A table of named bodies kept in versions (``assay.store.versioned``)."""
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column("project", StoreText(128), primary_key=True),
+        sa.Column("name", StoreText(256), primary_key=True),
+        sa.Column("version", sa.Integer, primary_key=True),
+        sa.Column("body", JSON, nullable=False),
+        sa.Column("created_at", sa.Integer, nullable=False),
+    )
+
+
+evaluation_taxonomies = _versioned("evaluation_taxonomies")
 """Red-team taxonomies: every create or update is a new version, so a run keeps the one it named."""
+
+agents = _versioned("agents")
+"""Prompt agents made through Foundry's agents API (a model, its instructions and sampling), each
+version kept: a run names one as its ``azure_ai_agent`` target."""
 
 name_text_columns(metadata)
 

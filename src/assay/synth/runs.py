@@ -27,6 +27,7 @@ from assay.store import Store
 from assay.sync import run_sync
 from assay.synth.queries import Brief, Generated, generate_queries, generate_scenarios
 from assay.targets.agents import find_agent
+from assay.targets.prompt_agents import PromptAgent
 
 SYNTHETIC = "azure_ai_synthetic_data_gen_preview"
 WITH_SIMULATION = "azure_ai_synthetic_data_generation_with_simulation"
@@ -183,6 +184,12 @@ def _brief(
     document = _document(store, project, file_id)
     if agent is None:
         return Brief(prompt=prompt, document=document)
+    stored = store.find_prompt_agent(project, agent[0], agent[1])
+    if stored is not None:  # one the project made through the agents API
+        made = PromptAgent.stored(stored)
+        return Brief(
+            prompt=prompt, agent_instructions=made.instructions, tools=made.tool_descriptions(), document=document
+        )
     found = find_agent(models.agents, agent[0], agent[1])
     return Brief(
         prompt=prompt, agent_instructions=found.instructions or None, tools=found.tool_descriptions, document=document

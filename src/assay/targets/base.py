@@ -173,9 +173,25 @@ def _sampling(sampling: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
+def _declared_functions(tools: Any) -> list[dict[str, Any]]:
+    """The function tools a model target may call (a prompt agent's), as the tool evaluators read
+    them from ``{{sample.tool_definitions}}``; other kinds of tool are the provider's business."""
+    found = []
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name"):
+            described = {
+                "description": function.get("description") or "",
+                "parameters": function.get("parameters") or {},
+            }
+            found.append({"name": function["name"], **described})
+    return found
+
+
 def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages, instructions: str | None) -> Target:
     params = _sampling(sampling)
     wants_json = (params.get("response_format") or {}).get("type") in ("json_object", "json_schema")
+    tool_definitions = _declared_functions(params.get("tools"))
 
     async def generate(item: dict[str, Any]) -> dict[str, Any]:
         messages = inputs.render(item)
@@ -213,6 +229,8 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
             "cost": _cost(model, completion.usage.prompt_tokens, completion.usage.completion_tokens),
             "error": None,
         }
+        if tool_definitions:
+            sample["tool_definitions"] = tool_definitions
         if wants_json:
             try:
                 sample["output_json"] = json.loads(completion.text)

@@ -1,0 +1,138 @@
+"""Foundry's agents API for prompt agents: ``POST /agents/{name}/versions`` (``agents.create_version``),
+get and list an agent and its versions, delete a version or the agent. A version is immutable; each
+create makes the next one (1, 2, ...). A run names one as ``{type: azure_ai_agent, name, version?}``
+and runs it as its model with its instructions (``assay.targets.prompt_agents``). Agents Foundry
+hosts (workflow, hosted, external) are refused with how to serve one here instead."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from assay.api.context import JsonBody, Owner, context
+from assay.api.wire import page
+from assay.errors import ConfigError, NotFoundError
+from assay.targets.prompt_agents import PromptAgent
+
+router = APIRouter()
+NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+"""Foundry's rule: alphanumerics, hyphens inside, at most 63 characters."""
+Order = Literal["asc", "desc"]
+
+
+def version_object(row: dict[str, Any]) -> dict[str, Any]:
+    """Foundry's ``AgentVersionDetails``."""
+    body = row["body"]
+    return {
+        "object": "agent.version",
+        "id": f"{row['name']}:{row['version']}",
+        "name": row["name"],
+        "version": str(row["version"]),
+        "description": body.get("description"),
+        "metadata": body.get("metadata") or {},
+        "created_at": row["created_at"],
+        "definition": body["definition"],
+        "status": "active",
+    }
+
+
+def agent_object(row: dict[str, Any]) -> dict[str, Any]:
+    """Foundry's ``AgentDetails``: the agent with its latest version."""
+    return {
+        "object": "agent",
+        "id": row["name"],
+        "name": row["name"],
+        "versions": {"latest": version_object(row)},
+        "state": "enabled",
+        "configuration_state": "enabled",
+    }
+
+
+def _checked_name(name: str) -> str:
+    if not NAME.fullmatch(name):
+        raise ConfigError(
+            f"agent name {name!r}: use letters, digits and hyphens (not first or last), at most 63 characters"
+        )
+    return name
+
+
+@router.post("/agents/{agent_name}/versions")
+def create_version(request: Request, agent_name: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
+    ctx = context(request)
+    agent = PromptAgent.parse(body.get("definition"))
+    ctx.models().get(agent.model).check_credentials()  # a model this server can call, before it is stored
+    metadata = body.get("metadata")
+    if metadata is not None and not (isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
+        raise ConfigError("metadata: expected an object of strings")
+    description = body.get("description")
+    if description is not None and not isinstance(description, str):
+        raise ConfigError("description: expected a string")
+    stored = {"definition": body["definition"], "description": description, "metadata": metadata or {}}
+    return version_object(ctx.store.save_prompt_agent(owner, _checked_name(agent_name), stored))
+
+
+@router.get("/agents/{agent_name}/versions/{agent_version}")
+def get_version(request: Request, agent_name: str, agent_version: str, owner: Owner) -> dict[str, Any]:
+    return version_object(context(request).store.get_prompt_agent(owner, agent_name, agent_version))
+
+
+@router.get("/agents/{agent_name}/versions")
+def list_versions(
+    request: Request,
+    agent_name: str,
+    owner: Owner,
+    limit: int = Query(20, ge=1, le=100),
+    order: Order = "desc",
+    after: str | None = None,
+    before: str | None = None,
+) -> dict[str, Any]:
+    versions = context(request).store.prompt_agent_versions(owner, agent_name)
+    if not versions:
+        raise NotFoundError(f"no agent {agent_name}")
+    return _page([version_object(row) for row in versions], limit, order, after, before)
+
+
+@router.get("/agents/{agent_name}")
+def get_agent(request: Request, agent_name: str, owner: Owner) -> dict[str, Any]:
+    return agent_object(context(request).store.get_prompt_agent(owner, agent_name))
+
+
+@router.get("/agents")
+def list_agents(
+    request: Request,
+    owner: Owner,
+    kind: str | None = None,
+    limit: int = Query(20, ge=1, le=100),
+    order: Order = "desc",
+    after: str | None = None,
+    before: str | None = None,
+) -> dict[str, Any]:
+    """Every agent of the project with its latest version; ``kind`` other than ``prompt`` finds none."""
+    rows = context(request).store.list_prompt_agents(owner) if kind in (None, "prompt") else []
+    return _page([agent_object(row) for row in rows], limit, order, after, before)
+
+
+@router.delete("/agents/{agent_name}/versions/{agent_version}")
+def delete_version(request: Request, agent_name: str, agent_version: str, owner: Owner) -> dict[str, Any]:
+    context(request).store.delete_prompt_agent(owner, agent_name, agent_version)
+    return {"object": "agent.version.deleted", "name": agent_name, "version": agent_version, "deleted": True}
+
+
+@router.delete("/agents/{agent_name}")
+def delete_agent(request: Request, agent_name: str, owner: Owner) -> dict[str, Any]:
+    context(request).store.delete_prompt_agent(owner, agent_name)
+    return {"object": "agent.deleted", "name": agent_name, "deleted": True}
+
+
+def _page(
+    objects: list[dict[str, Any]], limit: int, order: Order, after: str | None, before: str | None
+) -> dict[str, Any]:
+    """A cursor page of objects held in creation order (agents by name): the ones past ``after``
+    (or before ``before``) in ``order``, ``limit`` of them."""
+    ordered = objects if order == "asc" else objects[::-1]
+    ids = [o["id"] for o in ordered]
+    start = 0 if after is None else ids.index(after) + 1 if after in ids else len(ids)
+    end = len(ids) if before is None else ids.index(before) if before in ids else 0
+    return page(ordered[start:end][: limit + 1], limit)
