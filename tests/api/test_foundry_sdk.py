@@ -182,3 +182,49 @@ def test_the_certificate_is_made_once_and_reused(foundry):
     before = cert.read_bytes()
     assert self_signed("127.0.0.1", cert.parent)[0] == cert and cert.read_bytes() == before
     assert (cert.parent / "key.pem").stat().st_mode & 0o077 == 0
+
+
+def test_a_custom_evaluator_version_is_made_changed_and_deleted_through_the_sdk(project_client):
+    dimensions = [{"id": "kindness", "description": "The answer is kind", "weight": 3}]
+    created = project_client.evaluators.create_version(
+        name="tone_rubric",
+        evaluator_version={
+            "evaluator_type": "custom",
+            "categories": ["quality"],
+            "display_name": "Tone",
+            "description": "Kind and clear",
+            "metadata": {"owner": "support"},
+            "definition": {"type": "rubric", "dimensions": dimensions},
+        },
+    )
+    assert (created.name, created.version, created.display_name, created.metadata) == (
+        "tone_rubric",
+        "1",
+        "Tone",
+        {"owner": "support"},
+    )
+    assert created.definition["type"] == "rubric" and created.definition["dimensions"][0]["id"] == "kindness"
+
+    # The SDK's update sends the whole version back: its definition stays, the rest changes in place.
+    fetched = project_client.evaluators.get_version(name="tone_rubric", version="1")
+    changed = {**fetched.as_dict(), "description": "Kind, clear and brief", "tags": {"team": "support"}}
+    changed["definition"] = {"type": "rubric", "dimensions": [{"id": "other", "description": "x", "weight": 1}]}
+    updated = project_client.evaluators.update_version(name="tone_rubric", version="1", evaluator_version=changed)
+    assert (updated.description, updated.tags, updated.display_name) == (
+        "Kind, clear and brief",
+        {"team": "support"},
+        "Tone",
+    )
+    assert updated.definition["dimensions"][0]["id"] == "kindness"
+    listed = {e.name: e for e in project_client.evaluators.list(type="custom")}
+    assert listed["tone_rubric"].description == "Kind, clear and brief"
+
+    with pytest.raises(HttpResponseError) as builtin:
+        project_client.evaluators.delete_version(name="builtin.coherence", version="1")
+    assert builtin.value.status_code == 400 and "built-in" in str(builtin.value)
+    release(builtin.value)
+    project_client.evaluators.delete_version(name="tone_rubric", version="1")
+    with pytest.raises(HttpResponseError) as gone:
+        project_client.evaluators.get_version(name="tone_rubric", version="1")
+    assert gone.value.status_code == 404
+    release(gone.value)

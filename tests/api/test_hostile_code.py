@@ -290,7 +290,7 @@ def test_posted_code_and_prompt_evaluators_never_run_in_the_server(hostile_serve
     )
     url = f"http://127.0.0.1:{port}/api/projects/alpha/evaluators"
     status, _ = _post(f"{url}/sneaky/versions", alpha.api_key, {"definition": {"type": "code", "code_text": code}})
-    assert status == 200 and not planted.exists()  # registered without running it
+    assert status == 201 and not planted.exists()  # registered without running it
     finished, results = _run(
         alpha, [{"type": "azure_ai_evaluator", "name": "sneaky", "evaluator_name": "sneaky"}], {"response": "r"}
     )

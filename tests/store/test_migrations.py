@@ -35,6 +35,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("DROP TABLE review_items"))
         conn.execute(sa.text("DROP TABLE review_queues"))
         conn.execute(sa.text("DROP TABLE agents"))
+        conn.execute(sa.text("ALTER TABLE evaluators DROP COLUMN details"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -52,5 +53,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(*) FROM review_items")).scalar_one()
             conn.execute(sa.text("SELECT count(insight_id) FROM schedule_runs")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM agents")).scalar_one()
+            conn.execute(sa.text("SELECT count(details) FROM evaluators")).scalar_one()
     finally:
         store.close()

@@ -1,4 +1,7 @@
-"""Foundry's evaluator catalog REST: ``GET /evaluators``, ``GET/POST /evaluators/{name}/versions``."""
+"""Foundry's evaluator catalog REST: ``GET /evaluators``, ``GET/POST /evaluators/{name}/versions``,
+``GET/PATCH/DELETE /evaluators/{name}/versions/{version}``. A custom evaluator's definition is
+immutable (a new one is a new version); its display name, description, tags, metadata and
+categories are changed in place. Built-in evaluators are read-only."""
 
 from __future__ import annotations
 
@@ -16,9 +19,46 @@ from assay.outbound import check_url
 router = APIRouter()
 
 
+CATEGORIES = ("quality", "safety", "agents")
+
+
 def version_object(spec: EvaluatorSpec) -> dict[str, Any]:
-    described = spec.describe()
-    return {**described, "id": f"{spec.name}/versions/{spec.version}", "tags": {}, "metadata": {}}
+    return {**spec.describe(), "id": f"{spec.name}/versions/{spec.version}"}
+
+
+def _details(body: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an ``EvaluatorVersion`` a create or an update may set beside the definition."""
+    details: dict[str, Any] = {}
+    for key in ("display_name", "description"):
+        if body.get(key) is not None:
+            if not isinstance(body[key], str):
+                raise ConfigError(f"{key}: expected a string")
+            details[key] = body[key]
+    for key in ("tags", "metadata"):
+        if body.get(key) is not None:
+            value = body[key]
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                raise ConfigError(f"{key}: expected an object of strings")
+            details[key] = value
+    if body.get("categories") is not None:
+        categories = body["categories"]
+        if not isinstance(categories, list) or not categories or any(c not in CATEGORIES for c in categories):
+            raise ConfigError(f"categories: expected a non-empty list of {', '.join(CATEGORIES)}")
+        details["categories"] = categories
+    return details
+
+
+def _custom(request: Request, owner: str, name: str, version: str) -> EvaluatorSpec:
+    """A custom evaluator's version, for a change; a built-in one is refused."""
+    try:
+        spec = context(request).catalog(owner).get(name, version)
+    except UnknownEvaluatorError as exc:
+        raise NotFoundError(exc.message) from None
+    if spec.evaluator_type == "builtin":
+        raise ConfigError(f"{name} is a built-in evaluator: it cannot be changed or deleted")
+    if not version.isdigit():  # a file's evaluator of a local run, never stored
+        raise NotFoundError(f"no stored version {version!r} of evaluator {name}")
+    return spec
 
 
 @router.get("/evaluators")
@@ -46,7 +86,7 @@ def get_version(request: Request, name: str, version: str, owner: Owner) -> dict
         raise NotFoundError(exc.message) from None
 
 
-@router.post("/evaluators/{name}/versions")
+@router.post("/evaluators/{name}/versions", status_code=201)
 def create_version(request: Request, name: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
     """A custom evaluator from its definition: rubric ``dimensions``, ``prompt_text``, ``code_text``, or an
     endpoint's ``url`` and ``headers``."""
@@ -68,5 +108,24 @@ def create_version(request: Request, name: str, body: JsonBody, owner: Owner) ->
             "or endpoint (url, headers)"
         )
     custom_spec(kind, name, "new", content, f"evaluator {name}")  # refuse a broken definition before storing
-    record, _ = context(request).store.add_evaluator(name=name, kind=kind, content=content, project=owner)
-    return version_object(custom_spec(kind, name, str(record["version"]), content, name))
+    details = _details(body) or None
+    store = context(request).store
+    record, _ = store.add_evaluator(name=name, kind=kind, content=content, project=owner, details=details)
+    made = custom_spec(kind, name, str(record["version"]), content, name)
+    return version_object(made.model_copy(update={"details": record.get("details") or {}}))
+
+
+@router.patch("/evaluators/{name}/versions/{version}")
+def update_version(request: Request, name: str, version: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
+    """Change a version's display name, description, tags, metadata or categories. Its definition
+    and type are set when it is created, as in Foundry's model: given here (the SDK sends the whole
+    ``EvaluatorVersion``), they are left as they are; a new definition is a new version."""
+    _custom(request, owner, name, version)
+    context(request).store.update_evaluator(owner, name, int(version), _details(body))
+    return get_version(request, name, version, owner)
+
+
+@router.delete("/evaluators/{name}/versions/{version}", status_code=204)
+def delete_version(request: Request, name: str, version: str, owner: Owner) -> None:
+    _custom(request, owner, name, version)
+    context(request).store.delete_evaluator(owner, name, int(version))

@@ -81,6 +81,12 @@ class EvaluatorSpec(BaseModel):
     init_parameters: dict[str, Any] = Field(default_factory=dict)
     """Initialization parameters as a JSON Schema ``properties`` map."""
     factory: EvaluatorFactory = Field(exclude=True)
+    given_definition: dict[str, Any] = Field(default_factory=dict)
+    """A custom evaluator's definition as it was given (``type`` and its rubric dimensions, prompt or
+    code), shown in its ``definition`` beside the schema and metrics."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """What the catalog API was told of a custom evaluator beside its definition (``display_name``,
+    ``description``, ``tags``, ``metadata``, ``categories``): shown, never used to evaluate."""
 
     @property
     def primary(self) -> Metric:
@@ -101,15 +107,19 @@ class EvaluatorSpec(BaseModel):
 
     def describe(self) -> dict[str, Any]:
         """The Foundry ``EvaluatorVersion`` shape, for the CLI and the catalog API."""
+        given = self.details
         return {
             "name": self.name,
             "version": self.version,
-            "display_name": self.display_name or self.short_name,
-            "description": self.description,
+            "display_name": given.get("display_name") or self.display_name or self.short_name,
+            "description": given.get("description") or self.description,
             "evaluator_type": self.evaluator_type,
-            "categories": [self.category],
+            "categories": given.get("categories") or [self.category],
+            "tags": given.get("tags") or {},
+            "metadata": given.get("metadata") or {},
             "supported_evaluation_levels": list(self.supported_evaluation_levels),
             "definition": {
+                **self.given_definition,
                 "init_parameters": {"type": "object", "properties": self.init_parameters},
                 "data_schema": {
                     "type": "object",

@@ -91,5 +91,6 @@ def load_catalog(store: EvaluatorRecords | None = None, project: str = DEFAULT_P
 
         for record in store.list_evaluators(project):
             where = f"{record['name']}@{record['version']}"
-            catalog.add(custom_spec(record["kind"], record["name"], str(record["version"]), record["content"], where))
+            spec = custom_spec(record["kind"], record["name"], str(record["version"]), record["content"], where)
+            catalog.add(spec.model_copy(update={"details": record.get("details") or {}}))
     return catalog

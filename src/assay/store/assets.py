@@ -66,9 +66,16 @@ class AssetsStore(StoreBase):
     # custom evaluators ---------------------------------------------------------------------
 
     def add_evaluator(
-        self, *, name: str, kind: str, content: str, project: str = DEFAULT_PROJECT
+        self,
+        *,
+        name: str,
+        kind: str,
+        content: str,
+        project: str = DEFAULT_PROJECT,
+        details: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], bool]:
-        """Store a definition; unchanged content keeps its version, a change makes the next one."""
+        """Store a definition; unchanged content keeps its version, a change makes the next one.
+        ``details`` given (display name, description, ...) replace the kept version's."""
         digest = hashlib.sha256(content.encode()).hexdigest()
         table = t.evaluators
         with self.engine.begin() as conn:
@@ -83,7 +90,12 @@ class AssetsStore(StoreBase):
                 .first()
             )
             if latest is not None and latest["digest"] == digest and latest["kind"] == kind:
-                return dict(latest), False
+                if details is None:
+                    return dict(latest), False
+                conn.execute(
+                    table.update().where(*_evaluator_key(project, name, latest["version"])).values(details=details)
+                )
+                return {**latest, "details": details}, False
             row = {
                 "project": project,
                 "name": name,
@@ -92,9 +104,24 @@ class AssetsStore(StoreBase):
                 "content": content,
                 "digest": digest,
                 "created_at": now(),
+                "details": details,
             }
             conn.execute(table.insert().values(**row))
         return row, True
+
+    def update_evaluator(self, project: str, name: str, version: int, details: dict[str, Any]) -> None:
+        """Merge ``details`` into a version's (Foundry's update of an evaluator version in place)."""
+        where = _evaluator_key(project, name, version)
+        with self.engine.begin() as conn:
+            current = conn.execute(sa.select(t.evaluators.c.details).where(*where)).first()
+            if current is None:
+                raise NotFoundError(f"no custom evaluator {name} version {version}")
+            conn.execute(t.evaluators.update().where(*where).values(details={**(current[0] or {}), **details}))
+
+    def delete_evaluator(self, project: str, name: str, version: int) -> None:
+        with self.engine.begin() as conn:
+            if not conn.execute(t.evaluators.delete().where(*_evaluator_key(project, name, version))).rowcount:
+                raise NotFoundError(f"no custom evaluator {name} version {version}")
 
     def list_evaluators(self, project: str = DEFAULT_PROJECT) -> list[dict[str, Any]]:
         table = t.evaluators
@@ -160,3 +187,8 @@ class AssetsStore(StoreBase):
         query = sa.select(t.datasets).where(t.datasets.c.project == project).order_by(t.datasets.c.name)
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def _evaluator_key(project: str, name: str, version: int) -> tuple[sa.ColumnElement[bool], ...]:
+    table = t.evaluators
+    return table.c.project == project, table.c.name == name, table.c.version == version

@@ -171,7 +171,10 @@ evaluators = sa.Table(
     sa.Column("content", StoreText(), nullable=False),
     sa.Column("digest", StoreText(64), nullable=False),
     sa.Column("created_at", sa.Integer, nullable=False),
+    sa.Column("details", JSON, nullable=True),
 )
+"""Custom evaluators; ``details`` are what the catalog API was told beside the definition (display
+name, description, tags, metadata, categories), changed in place by an update."""
 
 llm_cache = sa.Table(
     "llm_cache",

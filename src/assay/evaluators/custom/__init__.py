@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from assay.errors import ConfigError
 from assay.evaluators.base import EvaluatorSpec
@@ -28,13 +29,22 @@ def kind_for(path: Path) -> Kind:
 
 
 def custom_spec(kind: Kind, name: str, version: str, content: str, where: str) -> EvaluatorSpec:
+    # ``given``: the definition as Foundry's EvaluatorVersion gives it back, its type and what it was made from.
+    given: dict[str, Any] = {"type": kind}
     if kind == "rubric":
-        return rubric_spec(name, version, parse_dimensions(content, where))
-    if kind == "prompt":
-        return prompt_spec(name, version, content, where)
-    if kind == "endpoint":
-        return endpoint_spec(name, version, content, where)
-    return code_spec(name, version, content, where)
+        dimensions = parse_dimensions(content, where)
+        spec = rubric_spec(name, version, dimensions)
+        given["dimensions"] = [d.model_dump(exclude_none=True) for d in dimensions]
+    elif kind == "prompt":
+        spec = prompt_spec(name, version, content, where)
+        given["prompt_text"] = content
+    elif kind == "endpoint":
+        spec = endpoint_spec(name, version, content, where)
+        given |= {k: v for k, v in json.loads(content).items() if k != "headers"}  # headers may carry its key
+    else:
+        spec = code_spec(name, version, content, where)
+        given["code_text"] = content
+    return spec.model_copy(update={"given_definition": given})
 
 
 def spec_from_file(path: Path, name: str, version: str = "local", kind: Kind | None = None) -> EvaluatorSpec:
