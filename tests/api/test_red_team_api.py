@@ -54,6 +54,19 @@ def test_taxonomies_create_get_list_update_and_delete(served):
         assert missing.status_code == 404 and "no evaluation taxonomy support-agent" in missing.text
 
 
+def test_a_taxonomy_for_a_prompt_agent_reads_its_tools_from_the_agent(served):
+    # The agent the project made (agents.create_version), its tool declared there: not named again
+    # in the taxonomy's target, and not one the operator configured.
+    definition = {"kind": "prompt", "model": "judge", "tools": [{"type": "function", "name": "refund_order"}]}
+    with taxonomies(served) as http:
+        assert http.post("/agents/refund-desk/versions", json={"definition": definition}).status_code == 200
+        target = {"type": "azure_ai_agent", "name": "refund-desk"}
+        body = {"taxonomyInput": {"type": "agent", "target": target, "riskCategories": ["SensitiveDataLeakage"]}}
+        created = http.put("/evaluationtaxonomies/refund-desk", json=body).json()
+    (category,) = created["taxonomyCategories"]
+    assert "tool_output_refund_order" in {s["id"] for s in category["subCategories"]}
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

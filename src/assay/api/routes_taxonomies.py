@@ -6,6 +6,7 @@ switches sub-categories off and PATCHes them back. Every save is a new version; 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -34,7 +35,7 @@ def taxonomy_object(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _checked(ctx: ApiContext, body: dict[str, Any]) -> dict[str, Any]:
+def _checked(ctx: ApiContext, owner: str, body: dict[str, Any]) -> dict[str, Any]:
     taxonomy_input = checked_input(body.get("taxonomyInput", body.get("taxonomy_input")))
     for key in ("tags", "properties"):
         if body.get(key) is not None and not isinstance(body[key], dict):
@@ -43,7 +44,9 @@ def _checked(ctx: ApiContext, body: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError("description: expected a string")
     categories = body.get("taxonomyCategories", body.get("taxonomy_categories"))
     if categories is None:
-        tools = target_tools({"target": taxonomy_input["target"]}, ctx.models())
+        tools = target_tools(
+            {"target": taxonomy_input["target"]}, ctx.models(), partial(ctx.store.find_prompt_agent, owner)
+        )
         categories = generate_categories(taxonomy_input, tools)
     return {
         **{k: body[k] for k in FIELDS if body.get(k) is not None},
@@ -55,7 +58,7 @@ def _checked(ctx: ApiContext, body: dict[str, Any]) -> dict[str, Any]:
 @router.put("/evaluationtaxonomies/{name}")
 def create_taxonomy(request: Request, name: str, body: JsonBody, owner: Owner) -> JSONResponse:
     ctx = context(request)
-    row = ctx.store.save_taxonomy(owner, name, _checked(ctx, body))
+    row = ctx.store.save_taxonomy(owner, name, _checked(ctx, owner, body))
     return JSONResponse(taxonomy_object(row), status_code=201 if row["version"] == 1 else 200)
 
 
@@ -67,7 +70,7 @@ def update_taxonomy(request: Request, name: str, body: JsonBody, owner: Owner) -
     merged = {**current, **{k: v for k, v in body.items() if k in (*FIELDS, "taxonomyInput", "taxonomyCategories")}}
     if "taxonomyInput" in body and "taxonomyCategories" not in body:
         merged.pop("taxonomyCategories", None)
-    return taxonomy_object(ctx.store.save_taxonomy(owner, name, _checked(ctx, merged)))
+    return taxonomy_object(ctx.store.save_taxonomy(owner, name, _checked(ctx, owner, merged)))
 
 
 @router.get("/evaluationtaxonomies/{name}")

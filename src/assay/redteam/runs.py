@@ -24,6 +24,7 @@ import json
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from assay.dataset.ids import dataset_id
@@ -43,6 +44,7 @@ from assay.simulate.runs import count_setting
 from assay.store import Store
 from assay.sync import run_sync
 from assay.targets.agents import find_agent
+from assay.targets.prompt_agents import AgentLookup, PromptAgent
 
 RED_TEAM = "azure_ai_red_team"
 Kind = Literal["red_team_taxonomy", "red_team", "red_team_seed_prompts"]
@@ -220,7 +222,7 @@ def plan_objectives(
     store: Store, project: str, data_source: dict[str, Any], settings: RedTeamSettings, models: ModelRegistry
 ) -> Plan:
     """The objectives the run attacks with, from its catalog, taxonomy or seed prompts."""
-    tools = target_tools(data_source, models)
+    tools = target_tools(data_source, models, partial(store.find_prompt_agent, project))
     warnings: list[str] = []
     objectives: list[Objective] = []
     if settings.kind == "red_team_seed_prompts":
@@ -302,12 +304,20 @@ def save_attacks(store: Store, project: str, run_id: str, rows: list[dict[str, A
     return written, {"type": "red_team_attacks", "dataset": {"id": written, "name": name, "version": saved["version"]}}
 
 
-def target_tools(data_source: dict[str, Any], models: ModelRegistry | None) -> list[dict[str, Any]]:
-    """An agent target's tools: as the run names them, else as the agent is configured."""
+def target_tools(
+    data_source: dict[str, Any], models: ModelRegistry | None, agents: AgentLookup | None = None
+) -> list[dict[str, Any]]:
+    """An agent target's tools: as the run names them, else as the project's prompt agent
+    (``agents``) declares them, else as the agent is configured."""
     target = data_source.get("target") or {}
     if target.get("type") != "azure_ai_agent":
         return []
     tools = target.get("tool_descriptions") or []
+    if not tools and agents is not None:
+        version = target.get("version")
+        stored = agents(str(target.get("name")), None if version is None else str(version))
+        if stored is not None:
+            return PromptAgent.stored(stored).tool_descriptions()
     if tools or models is None:
         return list(tools)
     try:

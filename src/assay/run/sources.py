@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,7 @@ from assay.synth.runs import (
 )
 from assay.targets import TargetSpec
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
-from assay.targets.prompt_agents import PromptAgent
+from assay.targets.prompt_agents import AgentLookup, PromptAgent
 from assay.targets.retrieval import Lookup
 
 if TYPE_CHECKING:
@@ -213,10 +212,6 @@ def source_of(data_source: dict[str, Any]) -> Any:
 
 def lookup_in(store: Store, project: str) -> Lookup:
     return partial(store.get_response, project)
-
-
-AgentLookup = Callable[[str, str | None], dict[str, Any] | None]
-"""A project's prompt agent by name and version (the latest when None), as stored; None when it has none."""
 
 
 def agents_in(store: Store, project: str) -> AgentLookup:

@@ -6,12 +6,16 @@ function calls back to its caller too)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.errors import ConfigError, invalid_settings
 from assay.targets.base import TargetSpec
+
+AgentLookup = Callable[[str, str | None], dict[str, Any] | None]
+"""A project's prompt agent by name and version (the latest when None), as stored; None when it has none."""
 
 
 class PromptAgent(BaseModel):
@@ -83,4 +87,5 @@ class PromptAgent(BaseModel):
             sampling_params=sampling,
             input_messages=input_messages,
             instructions=self.instructions or None,
+            tool_descriptions=self.tool_descriptions(),  # what a simulated user or an attacker is told of
         )
