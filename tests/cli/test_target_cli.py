@@ -57,3 +57,27 @@ def test_failed_target_items_error_then_resume_retries_only_them(tmp_path, llm):
     assert llm.stats()["completions"] - before == 4  # two target calls and two judge calls, nothing else
     rows = _results(run_id, tmp_path)
     assert len(rows) == 6 and sorted(r["datasource_item_id"] for r in rows) == list(range(6))
+
+
+def test_an_agent_target_in_eval_yaml_may_be_a_prompt_agent_the_api_made(tmp_path, llm):
+    # Made through Foundry's agents API on the same store; eval.yaml names it as any agent.
+    from assay.store import Store
+
+    llm.reset()
+    llm.script(rules=[{"match": "You are Ava of the refund desk", "reply": {"content": "Ava: refund sent."}}])
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
+    definition = {"kind": "prompt", "model": "desk-model", "instructions": "You are Ava of the refund desk."}
+    store.save_prompt_agent("default", "refund-desk", {"definition": definition})
+    store.close()
+    (tmp_path / "q.jsonl").write_text(json.dumps({"query": "Where is my refund?"}) + "\n")
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "name: prompt-agent\ndataset: {local_uri: q.jsonl}\n"
+        f"models:\n  desk-model: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n"
+        "target: {type: agent, name: refund-desk}\n"
+        "evaluators:\n"
+        "  - {type: string_check, name: as_ava, input: '{{sample.output_text}}', reference: 'Ava:', operation: like}\n"
+    )
+    done = assay("run", str(config), home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "items: 1 total, 1 passed" in done.stdout

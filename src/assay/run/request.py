@@ -28,6 +28,7 @@ from assay.simulate.runs import SimulationSettings, scenario_dataset
 from assay.store import Store
 from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig
+from assay.targets.prompt_agents import as_prompt_agent
 
 
 class LocalEvaluator(BaseModel):
@@ -124,6 +125,8 @@ def prepare_request(
             spec = custom_spec(evaluator.kind, evaluator.name, evaluator.version, evaluator.content, where)
             catalog.add(spec, replace=True)
         target = target or inputs.target_spec()
+        if target is not None:  # an agent eval.yaml names may be one the project made through the API
+            target = as_prompt_agent(target, agents_in(store, request.project))
     elif models is not None and settings.cache:
         models = models.with_cache_mode(settings.cache)
     if target is None:

@@ -35,7 +35,7 @@ from assay.synth.runs import (
 )
 from assay.targets import TargetSpec
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
-from assay.targets.prompt_agents import AgentLookup, PromptAgent
+from assay.targets.prompt_agents import AgentLookup, as_prompt_agent
 from assay.targets.retrieval import Lookup
 
 if TYPE_CHECKING:
@@ -259,12 +259,10 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None, agents: AgentL
             messages = data_source.get("input_messages")
             if kind == SYNTHETIC:
                 messages = with_query(messages)
-            stored = agents(name, version) if agents is not None else None
-            if stored is not None:
-                return PromptAgent.stored(stored).target(messages)
-            return TargetSpec(
+            spec = TargetSpec(
                 kind="agent", model=name, version=version, input_messages=messages, tool_descriptions=descriptions
             )
+            return spec if agents is None else as_prompt_agent(spec, agents)
         if target.get("type") != "azure_ai_model":
             raise ConfigError(
                 "data_source.target must be {type: azure_ai_model, model, sampling_params?} or "

@@ -6,6 +6,7 @@ function calls back to its caller too)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -89,3 +90,20 @@ class PromptAgent(BaseModel):
             instructions=self.instructions or None,
             tool_descriptions=self.tool_descriptions(),  # what a simulated user or an attacker is told of
         )
+
+
+def as_prompt_agent(spec: TargetSpec, agents: AgentLookup) -> TargetSpec:
+    """An agent target the project made through the agents API, as that prompt agent (what wraps
+    it, a simulated user or an attacker, kept); any other target as it is."""
+    if spec.kind != "agent":
+        return spec
+    stored = agents(spec.model or "", spec.version)
+    if stored is None:
+        return spec
+    made = PromptAgent.stored(stored).target(spec.input_messages)
+    return dataclasses.replace(
+        made,
+        simulation=spec.simulation,
+        red_team=spec.red_team,
+        tool_descriptions=spec.tool_descriptions or made.tool_descriptions,
+    )
