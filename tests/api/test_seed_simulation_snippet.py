@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import urllib.request
 
 import pytest
 
@@ -49,6 +50,29 @@ def server(tmp_path):
 
 def test_the_seed_simulation_snippet_completes_with_every_conversation_scored(server):
     client, _ = server
+    run_seed_simulation(client, {"type": "azure_ai_agent", "name": "support-agent", "version": "1"})
+
+
+def test_the_seed_simulation_snippet_against_a_prompt_agent_made_through_the_agents_api(server):
+    # As the seed does it: agents.create_version(agent_name, PromptAgentDefinition(model, instructions)).
+    client, _ = server
+    root = str(client.base_url).removesuffix("/v1/")
+    instructions = "You are a helpful customer service agent. Be empathetic and solution-oriented."
+    definition = {"kind": "prompt", "model": "judge", "instructions": instructions}
+    request = urllib.request.Request(
+        f"{root}/api/projects/default/agents/support-desk/versions",
+        data=json.dumps({"definition": definition}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as response:
+        agent = json.loads(response.read())
+    items = run_seed_simulation(client, {"type": "azure_ai_agent", "name": agent["name"], "version": agent["version"]})
+    # The agent's side of each conversation came from its model (its instructions: tests/api/test_prompt_agents.py).
+    assert all(item.datasource_item["messages"][1]["content"] == "It shipped yesterday." for item in items)
+
+
+def run_seed_simulation(client, target):
+    """The seed's simulation run against ``target``; its output items, once every check held."""
     lines = "".join(json.dumps(s) + "\n" for s in SCENARIOS).encode()
     scenarios_id = client.files.create(file=("scenarios.jsonl", io.BytesIO(lines)), purpose="evals").id
     eval_object = client.evals.create(
@@ -66,7 +90,7 @@ def test_the_seed_simulation_snippet_completes_with_every_conversation_scored(se
         data_source={
             "type": "azure_ai_target_completions",
             "source": {"type": "file_id", "id": scenarios_id},
-            "target": {"type": "azure_ai_agent", "name": "support-agent", "version": "1"},
+            "target": target,
             "item_generation_params": {
                 "type": "conversation_gen_preview",
                 "model": "judge",
@@ -101,3 +125,4 @@ def test_the_seed_simulation_snippet_completes_with_every_conversation_scored(se
     )
     again = wait_for(client, eval_object.id, again.id)
     assert again.status == "completed" and (again.result_counts.total, again.result_counts.errored) == (4, 0)
+    return items
