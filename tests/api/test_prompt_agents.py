@@ -141,3 +141,17 @@ def test_a_responses_call_naming_the_agent_is_answered_by_it_and_kept(project_cl
         )
         assert response.output_text == "Ava: refund sent."
         assert client.responses.retrieve(response.id).output_text == "Ava: refund sent."  # kept, to evaluate later
+
+
+def test_a_streamed_responses_call_naming_the_agent_streams_its_answer(project_client):
+    definition = PromptAgentDefinition(model="agent-model", instructions=INSTRUCTIONS)
+    project_client.agents.create_version(agent_name="desk-streaming", definition=definition)
+    with project_client.get_openai_client() as client:
+        events = client.responses.create(
+            input="Where is my refund?",
+            stream=True,
+            extra_body={"agent": {"name": "desk-streaming", "type": "agent_reference"}},
+        )
+        completed = [event.response for event in events if event.type == "response.completed"]
+        assert [response.output_text for response in completed] == ["Ava: refund sent."]
+        assert client.responses.retrieve(completed[0].id).output_text == "Ava: refund sent."
