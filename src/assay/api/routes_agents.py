@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
+from assay.api import fields
 from assay.api.context import JsonBody, Owner, context
 from assay.api.wire import page
 from assay.errors import ConfigError, NotFoundError
@@ -63,12 +64,7 @@ def create_version(request: Request, agent_name: str, body: JsonBody, owner: Own
     ctx = context(request)
     agent = PromptAgent.parse(body.get("definition"))
     ctx.models().get(agent.model).check_credentials()  # a model this server can call, before it is stored
-    metadata = body.get("metadata")
-    if metadata is not None and not (isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
-        raise ConfigError("metadata: expected an object of strings")
-    description = body.get("description")
-    if description is not None and not isinstance(description, str):
-        raise ConfigError("description: expected a string")
+    description, metadata = fields.name(body.get("description"), "description"), fields.metadata(body.get("metadata"))
     stored = {"definition": body["definition"], "description": description, "metadata": metadata or {}}
     return version_object(ctx.store.save_prompt_agent(owner, _checked_name(agent_name), stored))
 

@@ -23,6 +23,7 @@ from assay.api.errors import error
 from assay.api.rules import record_response
 from assay.errors import ConfigError, ItemError, NotFoundError
 from assay.llm import ModelError
+from assay.run.sources import agents_in
 from assay.targets.agents import find_agent, post_json
 from assay.targets.prompt_agents import PromptAgent
 
@@ -139,9 +140,8 @@ async def _to_agent(ctx: ApiContext, owner: str, body: dict[str, Any]) -> Respon
         raise ConfigError('agent: expected {"type": "agent_reference", "name": <an agent of the server>}')
     name = str(reference["name"])
     version = None if reference.get("version") is None else str(reference["version"])
-    stored = await asyncio.to_thread(ctx.store.find_prompt_agent, owner, name, version)
-    if stored is not None:
-        prompt = PromptAgent.stored(stored)
+    prompt = await asyncio.to_thread(PromptAgent.found, agents_in(ctx.store, owner), name, version)
+    if prompt is not None:
         asked = {key: value for key, value in body.items() if key != "agent"}
         return await _forward(ctx, owner, "responses", {**prompt.responses_fields(), **asked}, agent=name)
     if body.get("stream"):

@@ -48,8 +48,8 @@ def _details(body: dict[str, Any]) -> dict[str, Any]:
     return details
 
 
-def _custom(request: Request, owner: str, name: str, version: str) -> EvaluatorSpec:
-    """A custom evaluator's version, for a change; a built-in one is refused."""
+def _check_custom(request: Request, owner: str, name: str, version: str) -> None:
+    """Refuse a change to a built-in evaluator or to a version the project did not store."""
     try:
         spec = context(request).catalog(owner).get(name, version)
     except UnknownEvaluatorError as exc:
@@ -58,7 +58,6 @@ def _custom(request: Request, owner: str, name: str, version: str) -> EvaluatorS
         raise ConfigError(f"{name} is a built-in evaluator: it cannot be changed or deleted")
     if not version.isdigit():  # a file's evaluator of a local run, never stored
         raise NotFoundError(f"no stored version {version!r} of evaluator {name}")
-    return spec
 
 
 @router.get("/evaluators")
@@ -120,12 +119,12 @@ def update_version(request: Request, name: str, version: str, body: JsonBody, ow
     """Change a version's display name, description, tags, metadata or categories. Its definition
     and type are set when it is created, as in Foundry's model: given here (the SDK sends the whole
     ``EvaluatorVersion``), they are left as they are; a new definition is a new version."""
-    _custom(request, owner, name, version)
+    _check_custom(request, owner, name, version)
     context(request).store.update_evaluator(owner, name, int(version), _details(body))
     return get_version(request, name, version, owner)
 
 
 @router.delete("/evaluators/{name}/versions/{version}", status_code=204)
 def delete_version(request: Request, name: str, version: str, owner: Owner) -> None:
-    _custom(request, owner, name, version)
+    _check_custom(request, owner, name, version)
     context(request).store.delete_evaluator(owner, name, int(version))

@@ -6,7 +6,6 @@ switches sub-categories off and PATCHes them back. Every save is a new version; 
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -16,6 +15,7 @@ from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.errors import ConfigError
 from assay.redteam.runs import target_tools
 from assay.redteam.taxonomy import checked_categories, checked_input, generate_categories, taxonomy_id
+from assay.run.sources import agents_in
 
 router = APIRouter()
 FIELDS = ("description", "tags", "properties")
@@ -44,9 +44,7 @@ def _checked(ctx: ApiContext, owner: str, body: dict[str, Any]) -> dict[str, Any
         raise ConfigError("description: expected a string")
     categories = body.get("taxonomyCategories", body.get("taxonomy_categories"))
     if categories is None:
-        tools = target_tools(
-            {"target": taxonomy_input["target"]}, ctx.models(), partial(ctx.store.find_prompt_agent, owner)
-        )
+        tools = target_tools({"target": taxonomy_input["target"]}, ctx.models(), agents_in(ctx.store, owner))
         categories = generate_categories(taxonomy_input, tools)
     return {
         **{k: body[k] for k in FIELDS if body.get(k) is not None},

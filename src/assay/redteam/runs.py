@@ -314,10 +314,9 @@ def target_tools(
         return []
     tools = target.get("tool_descriptions") or []
     if not tools and agents is not None:
-        version = target.get("version")
-        stored = agents(str(target.get("name")), None if version is None else str(version))
-        if stored is not None:
-            return PromptAgent.stored(stored).tool_descriptions()
+        agent = PromptAgent.found(agents, str(target.get("name")), target.get("version"))
+        if agent is not None:
+            return agent.tool_descriptions()
     if tools or models is None:
         return list(tools)
     try:

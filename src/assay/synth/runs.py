@@ -16,6 +16,7 @@ import json
 import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from assay.dataset.ids import dataset_id
@@ -184,9 +185,8 @@ def _brief(
     document = _document(store, project, file_id)
     if agent is None:
         return Brief(prompt=prompt, document=document)
-    stored = store.find_prompt_agent(project, agent[0], agent[1])
-    if stored is not None:  # one the project made through the agents API
-        made = PromptAgent.stored(stored)
+    made = PromptAgent.found(partial(store.find_prompt_agent, project), agent[0], agent[1])
+    if made is not None:  # one the project made through the agents API
         return Brief(
             prompt=prompt, agent_instructions=made.instructions, tools=made.tool_descriptions(), document=document
         )

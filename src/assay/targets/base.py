@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import ConfigError, ItemError
 from assay.llm import Model, ModelError, ModelRegistry
+from assay.messages import normalize_tool_definitions
 from assay.targets.agents import AgentTarget, find_agent
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS, loop_sample, run_loop
 from assay.targets.messages import InputMessages
@@ -176,16 +177,12 @@ def _sampling(sampling: dict[str, Any]) -> dict[str, Any]:
 def _declared_functions(tools: Any) -> list[dict[str, Any]]:
     """The function tools a model target may call (a prompt agent's), as the tool evaluators read
     them from ``{{sample.tool_definitions}}``; other kinds of tool are the provider's business."""
-    found = []
-    for tool in tools if isinstance(tools, list) else []:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and function.get("name"):
-            described = {
-                "description": function.get("description") or "",
-                "parameters": function.get("parameters") or {},
-            }
-            found.append({"name": function["name"], **described})
-    return found
+    functions = [
+        tool
+        for tool in (tools if isinstance(tools, list) else [])
+        if isinstance(tool, dict) and isinstance(tool.get("function"), dict) and tool["function"].get("name")
+    ]
+    return [dataclasses.asdict(tool) for tool in normalize_tool_definitions(functions)]
 
 
 def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages, instructions: str | None) -> Target:

@@ -55,9 +55,10 @@ class PromptAgent(BaseModel):
         return agent
 
     @classmethod
-    def stored(cls, row: dict[str, Any]) -> PromptAgent:
-        """A version the store keeps (``Store.find_prompt_agent``)."""
-        return cls.parse(row["body"]["definition"], f"agent {row['name']}")
+    def found(cls, agents: AgentLookup, name: str, version: Any = None) -> PromptAgent | None:
+        """The project's prompt agent ``name`` at ``version`` (else its latest); None when it has none."""
+        row = agents(name, None if version is None else str(version))
+        return None if row is None else cls.parse(row["body"]["definition"], f"agent {name}")
 
     def tool_descriptions(self) -> list[dict[str, Any]]:
         """Its function tools as ``{name, description, parameters}``."""
@@ -97,10 +98,10 @@ def as_prompt_agent(spec: TargetSpec, agents: AgentLookup) -> TargetSpec:
     it, a simulated user or an attacker, kept); any other target as it is."""
     if spec.kind != "agent":
         return spec
-    stored = agents(spec.model or "", spec.version)
-    if stored is None:
+    agent = PromptAgent.found(agents, spec.model or "", spec.version)
+    if agent is None:
         return spec
-    made = PromptAgent.stored(stored).target(spec.input_messages)
+    made = agent.target(spec.input_messages)
     return dataclasses.replace(
         made,
         simulation=spec.simulation,
