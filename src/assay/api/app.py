@@ -19,6 +19,7 @@ from assay.api import (
     routes_evals,
     routes_evaluators,
     routes_files,
+    routes_generation_jobs,
     routes_insights,
     routes_optimize,
     routes_redteams,
@@ -92,6 +93,7 @@ def create_app(
     app.include_router(routes_rules.router, prefix="/api/projects/{project}")
     app.include_router(routes_schedules.router, prefix="/api/projects/{project}")
     app.include_router(routes_insights.router, prefix="/api/projects/{project}")
+    app.include_router(routes_generation_jobs.router, prefix="/api/projects/{project}")
     app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
     app.include_router(routes_traces.router)  # OTLP's own paths, /v1/traces and /v1/logs, beside the OpenAI ones
     app.include_router(pages.router)

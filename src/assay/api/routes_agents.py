@@ -7,20 +7,19 @@ hosts (workflow, hosted, external) are refused with how to serve one here instea
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 
 from assay.api import fields
 from assay.api.context import JsonBody, Owner, context
-from assay.api.wire import page
+from assay.api.wire import Paging
 from assay.errors import ConfigError, NotFoundError
 from assay.targets.prompt_agents import PromptAgent
 
 router = APIRouter()
 NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 """Foundry's rule: alphanumerics, hyphens inside, at most 63 characters."""
-Order = Literal["asc", "desc"]
 
 
 def version_object(row: dict[str, Any]) -> dict[str, Any]:
@@ -79,15 +78,12 @@ def list_versions(
     request: Request,
     agent_name: str,
     owner: Owner,
-    limit: int = Query(20, ge=1, le=100),
-    order: Order = "desc",
-    after: str | None = None,
-    before: str | None = None,
+    paging: Paging,
 ) -> dict[str, Any]:
     versions = context(request).store.prompt_agent_versions(owner, agent_name)
     if not versions:
         raise NotFoundError(f"no agent {agent_name}")
-    return _page([version_object(row) for row in versions], limit, order, after, before)
+    return paging.page([version_object(row) for row in versions])
 
 
 @router.get("/agents/{agent_name}")
@@ -99,15 +95,12 @@ def get_agent(request: Request, agent_name: str, owner: Owner) -> dict[str, Any]
 def list_agents(
     request: Request,
     owner: Owner,
+    paging: Paging,
     kind: str | None = None,
-    limit: int = Query(20, ge=1, le=100),
-    order: Order = "desc",
-    after: str | None = None,
-    before: str | None = None,
 ) -> dict[str, Any]:
     """Every agent of the project with its latest version; ``kind`` other than ``prompt`` finds none."""
     rows = context(request).store.list_prompt_agents(owner) if kind in (None, "prompt") else []
-    return _page([agent_object(row) for row in rows], limit, order, after, before)
+    return paging.page([agent_object(row) for row in rows])
 
 
 @router.delete("/agents/{agent_name}/versions/{agent_version}")
@@ -120,15 +113,3 @@ def delete_version(request: Request, agent_name: str, agent_version: str, owner:
 def delete_agent(request: Request, agent_name: str, owner: Owner) -> dict[str, Any]:
     context(request).store.delete_prompt_agent(owner, agent_name)
     return {"object": "agent.deleted", "name": agent_name, "deleted": True}
-
-
-def _page(
-    objects: list[dict[str, Any]], limit: int, order: Order, after: str | None, before: str | None
-) -> dict[str, Any]:
-    """A cursor page of objects held in creation order (agents by name): the ones past ``after``
-    (or before ``before``) in ``order``, ``limit`` of them."""
-    ordered = objects if order == "asc" else objects[::-1]
-    ids = [o["id"] for o in ordered]
-    start = 0 if after is None else ids.index(after) + 1 if after in ids else len(ids)
-    end = len(ids) if before is None else ids.index(before) if before in ids else 0
-    return page(ordered[start:end][: limit + 1], limit)

@@ -13,8 +13,9 @@ from fastapi import APIRouter, Request
 from assay.api.context import JsonBody, Owner, context
 from assay.errors import ConfigError, NotFoundError, UnknownEvaluatorError
 from assay.evaluators.base import EvaluatorSpec
-from assay.evaluators.custom import custom_spec
+from assay.evaluators.custom import Kind, custom_spec
 from assay.outbound import check_url
+from assay.store import Store
 
 router = APIRouter()
 
@@ -26,7 +27,7 @@ def version_object(spec: EvaluatorSpec) -> dict[str, Any]:
     return {**spec.describe(), "id": f"{spec.name}/versions/{spec.version}"}
 
 
-def _details(body: dict[str, Any]) -> dict[str, Any]:
+def details_of(body: dict[str, Any]) -> dict[str, Any]:
     """The fields of an ``EvaluatorVersion`` a create or an update may set beside the definition."""
     details: dict[str, Any] = {}
     for key in ("display_name", "description"):
@@ -106,10 +107,16 @@ def create_version(request: Request, name: str, body: JsonBody, owner: Owner) ->
             "definition.type must be rubric (with dimensions), prompt (prompt_text), code (code_text) "
             "or endpoint (url, headers)"
         )
-    custom_spec(kind, name, "new", content, f"evaluator {name}")  # refuse a broken definition before storing
-    details = _details(body) or None
-    store = context(request).store
-    record, _ = store.add_evaluator(name=name, kind=kind, content=content, project=owner, details=details)
+    return save_custom(context(request).store, owner, name, kind, content, details_of(body))
+
+
+def save_custom(
+    store: Store, project: str, name: str, kind: Kind, content: str, details: dict[str, Any]
+) -> dict[str, Any]:
+    """Store the next version of custom evaluator ``name``; its ``EvaluatorVersion``. A broken
+    definition is refused before anything is stored."""
+    custom_spec(kind, name, "new", content, f"evaluator {name}")
+    record, _ = store.add_evaluator(name=name, kind=kind, content=content, project=project, details=details or None)
     made = custom_spec(kind, name, str(record["version"]), content, name)
     return version_object(made.model_copy(update={"details": record.get("details") or {}}))
 
@@ -120,7 +127,7 @@ def update_version(request: Request, name: str, version: str, body: JsonBody, ow
     and type are set when it is created, as in Foundry's model: given here (the SDK sends the whole
     ``EvaluatorVersion``), they are left as they are; a new definition is a new version."""
     _check_custom(request, owner, name, version)
-    context(request).store.update_evaluator(owner, name, int(version), _details(body))
+    context(request).store.update_evaluator(owner, name, int(version), details_of(body))
     return get_version(request, name, version, owner)
 
 

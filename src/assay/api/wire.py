@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import orjson
+from fastapi import Depends, Query
 
 from assay import jsonfast
 from assay.api.responses import WireJSON
@@ -45,6 +47,31 @@ def page(data: list[dict[str, Any]], limit: int, *, has_more: bool | None = None
         "last_id": shown[-1]["id"] if shown else "",
         "has_more": len(data) > limit if has_more is None else has_more,
     }
+
+
+Order = Literal["asc", "desc"]
+
+
+@dataclass
+class PageQuery:
+    """A cursor page's query (``Annotated[PageQuery, Depends()]``): ``limit``, ``order`` (newest
+    first unless asked), and ``after`` or ``before`` an object's id."""
+
+    limit: int = Query(20, ge=1, le=100)
+    order: Order = "desc"
+    after: str | None = None
+    before: str | None = None
+
+    def page(self, objects: list[dict[str, Any]]) -> dict[str, Any]:
+        """The page of ``objects`` (held oldest first) this query asks for."""
+        ordered = objects if self.order == "asc" else objects[::-1]
+        ids = [o["id"] for o in ordered]
+        start = 0 if self.after is None else ids.index(self.after) + 1 if self.after in ids else len(ids)
+        end = len(ids) if self.before is None else ids.index(self.before) if self.before in ids else 0
+        return page(ordered[start:end][: self.limit + 1], self.limit)
+
+
+Paging = Annotated[PageQuery, Depends()]
 
 
 def file_object(row: dict[str, Any]) -> dict[str, Any]:

@@ -155,7 +155,7 @@ def generate_command(
         and click.confirm("Include agent traces for evaluator generation?", default=False)
     ):
         trace_days = click.prompt("Select trace time range (days)", default=7, type=click.IntRange(1, 90))
-    observed = traced_requests(store, agent.name, trace_days) if trace_days else []
+    observed = _traced_requests(store, agent.name, trace_days) if trace_days else []
     if trace_days:
         out.print(f"[dim]{counted(len(observed), 'request')} from the agent's traces of the last {trace_days} days[/]")
     model = models_from_file(models_file, store, cache_mode).get(eval_model)
@@ -405,25 +405,14 @@ def _stored_responses(store: Store, run_id: str) -> dict[str, str]:
     }
 
 
-OBSERVED = 30
-"""Traced requests shown to the generator, at most."""
-
-
-def traced_requests(store: Any, agent_name: str | None, days: int) -> list[str]:
+def _traced_requests(store: Store, agent_name: str | None, days: int) -> list[str]:
     """The distinct last user messages of the agent's traced turns of the last ``days`` days."""
     import time as clock
 
+    from assay.evalgen.observed import traced_requests
     from assay.store import DEFAULT_PROJECT
-    from assay.traces.conversion import turns_of
 
     if not agent_name:
         raise ConfigError("--trace-days needs --agent NAME: the traces are the ones of that agent")
     since = int((clock.time() - days * 86_400) * 1e9)
-    ids = store.agent_trace_ids(DEFAULT_PROJECT, agent_name=agent_name, start_ns=since)
-    found: dict[str, None] = {}
-    for spans in store.trace_spans(DEFAULT_PROJECT, ids[-200:]).values():
-        for turn in turns_of(spans, agent_name):
-            users = [m.text.strip() for m in turn.messages if m.role == "user" and m.text.strip()]
-            if users:
-                found.setdefault(users[-1][:500])
-    return list(found)[:OBSERVED]
+    return traced_requests(store, DEFAULT_PROJECT, agent_name, start_ns=since)

@@ -276,7 +276,7 @@ def local_worker() -> str:
     return f"{LOCAL_PREFIX}{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
 
 
-def _dead_local_holder(holder: str | None) -> str | None:
+def dead_local_holder(holder: str | None) -> str | None:
     """``holder`` when it names a process of this machine that is gone (an ``assay run`` killed
     with SIGKILL): its lease is void at once, not when it would have run out."""
     if holder is None or not holder.startswith(LOCAL_PREFIX):
@@ -298,7 +298,7 @@ def held_locally(store: Store, run_id: str, options: RunOptions) -> RunOptions:
     """Hold the run's lease for this process and renew it while the run executes, as a worker
     does: a server on the same store then leaves the run alone, and a cancel from the API stops it."""
     worker = local_worker()
-    store.hold_run(run_id, worker, replacing=_dead_local_holder(store.get_run(run_id).worker))
+    store.hold_run(run_id, worker, replacing=dead_local_holder(store.get_run(run_id).worker))
     asked = options.keep_going
 
     def keep_going() -> bool:

@@ -9,6 +9,7 @@ from assay.store.alerts import AlertsStore
 from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
+from assay.store.generation_jobs import GenerationJobsStore
 from assay.store.insights import InsightsStore
 from assay.store.reviews import ReviewsStore
 from assay.store.rules import RulesStore
@@ -29,11 +30,12 @@ class Store(
     InsightsStore,
     ReviewsStore,
     AgentsStore,
+    GenerationJobsStore,
 ):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
     custom evaluators, the model-call cache, captured responses, trace spans, red-team taxonomies,
     evaluation rules with their events, schedules with their firings, alerts, insights, human
-    review's labels and queues, and prompt agents."""
+    review's labels and queues, prompt agents, and data and evaluator generation jobs."""
 
     def save_dataset(self, project: str, name: str, content: bytes) -> dict[str, Any]:
         """``content`` (JSONL) as a new file and the next version of dataset ``name`` (1, 2, ...):

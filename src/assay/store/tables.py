@@ -326,6 +326,20 @@ insights = sa.Table(
     sa.Column("created_at", sa.Integer, nullable=False),
 )
 
+# Foundry's data and evaluator generation jobs (``datasets.begin_create_generation_job``,
+# ``evaluators.begin_create_generation_job``): the job as the API returns it, by kind.
+generation_jobs = sa.Table(
+    "generation_jobs",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("id", StoreText(64), primary_key=True),
+    sa.Column("kind", StoreText(16), nullable=False),
+    sa.Column("status", StoreText(16), nullable=False),
+    sa.Column("runner", StoreText(256), nullable=True),
+    sa.Column("body", JSON, nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)
+
 # Human review. A label is what someone (or something) said of a result: entered in the review
 # queue, received as an OpenTelemetry ``gen_ai.evaluation.result`` event, or read from a file.
 # Labels are only ever added: a second answer is a new row, the newest of an annotator counting.

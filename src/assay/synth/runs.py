@@ -153,12 +153,12 @@ def generate_dataset(
     project = run.project
     target = run.data_source.get("target") or {}
     agent = (str(target.get("name")), target.get("version")) if target.get("type") == "azure_ai_agent" else None
-    brief = _brief(store, project, models, settings.prompt, agent, settings.source_file)
+    brief = brief_for(store, project, models, settings.prompt, agent, settings.source_file)
     # Seeded by what was asked, so the same request writes the same queries (and the cache makes a rerun free).
     seed = zlib.crc32(json.dumps(run.data_source.get("item_generation_params"), sort_keys=True).encode())
-    generated = _write(models, settings.model, brief, settings.count, seed, generate_queries)
+    generated = write_rows(models, settings.model, brief, settings.count, seed, generate_queries)
     name = settings.dataset_name or f"synthetic-{run.id.rsplit('_', 1)[-1][:8]}"
-    return _save(store, project, name, generated)
+    return save_rows(store, project, name, generated.rows), generated.shortfall
 
 
 def generate_scenario_dataset(
@@ -166,15 +166,15 @@ def generate_scenario_dataset(
 ) -> tuple[str, str | None]:
     """Write the simulation's test cases and save them as a dataset; (its id, any shortfall)."""
     project = run.project
-    brief = _brief(store, project, models, settings.prompt, settings.agent, settings.source_file)
+    brief = brief_for(store, project, models, settings.prompt, settings.agent, settings.source_file)
     config = run.data_source.get("synthetic_data_generation_configuration")
     seed = zlib.crc32(json.dumps(config, sort_keys=True).encode())
-    generated = _write(models, settings.model, brief, settings.count, seed, generate_scenarios)
+    generated = write_rows(models, settings.model, brief, settings.count, seed, generate_scenarios)
     name = settings.dataset_name or f"synthetic-test-cases-{run.id.rsplit('_', 1)[-1][:8]}"
-    return _save(store, project, name, generated)
+    return save_rows(store, project, name, generated.rows), generated.shortfall
 
 
-def _brief(
+def brief_for(
     store: Store,
     project: str,
     models: ModelRegistry,
@@ -196,7 +196,7 @@ def _brief(
     )
 
 
-def _write(
+def write_rows(
     models: ModelRegistry,
     model_name: str,
     brief: Brief,
@@ -219,10 +219,11 @@ def _write(
     return generated
 
 
-def _save(store: Store, project: str, name: str, generated: Generated) -> tuple[str, str | None]:
-    content = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in generated.rows).encode()
+def save_rows(store: Store, project: str, name: str, rows: list[dict[str, Any]]) -> str:
+    """``rows`` as the next version of dataset ``name``; its id."""
+    content = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
     saved = store.save_dataset(project, name, content)
-    return dataset_id(project, name, saved["version"]), generated.shortfall
+    return dataset_id(project, name, saved["version"])
 
 
 def _document(store: Store, project: str, file_id: str | None) -> str | None:

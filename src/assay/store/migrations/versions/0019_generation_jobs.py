@@ -1,0 +1,36 @@
+"""Generation jobs: Foundry's ``data_generation_jobs`` and ``evaluator_generation_jobs``, kept as the
+API returns them.
+
+Revision ID: 0019
+Revises: 0018
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+from sqlalchemy.dialects.postgresql import JSONB
+
+revision = "0019"
+down_revision = "0018"
+branch_labels = None
+depends_on = None
+
+JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+
+
+def upgrade() -> None:
+    op.create_table(
+        "generation_jobs",
+        sa.Column("project", sa.String(128), primary_key=True),
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("runner", sa.String(256), nullable=True),
+        sa.Column("body", JSON, nullable=False),
+        sa.Column("created_at", sa.Integer, nullable=False),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("generation_jobs")
