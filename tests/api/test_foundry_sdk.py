@@ -51,11 +51,13 @@ class StaticToken:
 
 
 @contextlib.contextmanager
-def foundry_server(home: Path, rules: list[dict[str, Any]], model: str = "judge") -> Iterator[dict[str, Any]]:
+def foundry_server(
+    home: Path, rules: list[dict[str, Any]], model: str = "judge", default: dict[str, Any] | None = None
+) -> Iterator[dict[str, Any]]:
     """`assay serve --tls` with an API key for project ``p`` and one model, ``model``, played by a
-    provider scripted with ``rules``."""
+    provider scripted with ``rules`` (and ``default`` for a request no rule matches)."""
     provider = start_llm_server()
-    provider.script(rules=rules)
+    provider.script(rules=rules, **({"default": default} if default is not None else {}))
     models = home / "models.yaml"
     models.write_text(f"models:\n  {model}: {{model: m, base_url: '{provider.base_url}', api_key: t}}\n")
     store = Store(f"sqlite:///{home / 'assay.db'}")

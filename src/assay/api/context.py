@@ -105,5 +105,11 @@ async def json_body(request: Request) -> dict[str, Any]:
     return value
 
 
+async def optional_json_body(request: Request) -> dict[str, Any]:
+    """``json_body``, or ``{}`` for a request sent without one."""
+    return await json_body(request) if await request.body() else {}
+
+
 Owner = Annotated[str, Depends(project)]
 JsonBody = Annotated[dict[str, Any], Depends(json_body)]
+OptionalJsonBody = Annotated[dict[str, Any], Depends(optional_json_body)]

@@ -1,31 +1,40 @@
-"""Foundry's ``/agent_optimization_jobs`` (azd's ``optimize --endpoint``, Microsoft's
-``load_config()`` resolver): create a job, read it, list, cancel; a candidate's manifest, its
-config and files; promote one. A job runs on the server in a thread of its own, as ``assay
-optimize`` runs it, its state under ``$ASSAY_HOME/optimize/<project>/<job>/``."""
+"""Foundry's ``/agent_optimization_jobs``, for azd's ``optimize --endpoint``, azure-ai-projects'
+``agents.*_optimization_job*`` (``assay.optimize.foundry`` reads its request) and Microsoft's
+``load_config()`` resolver. Create a job (201, ``Operation-Location``), read, list, cancel or delete
+it; list its candidates, read one with its config and files; promote one. A job runs on the server
+in a thread of its own, as ``assay optimize`` runs it, its state under
+``$ASSAY_HOME/optimize/<project>/<job>/``."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import shutil
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import yaml
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from assay.agentconfig import AgentDefinition
-from assay.api.context import JsonBody, Owner, context
+from assay.api.context import JsonBody, OptionalJsonBody, Owner, context
+from assay.api.wire import Paging
 from assay.errors import ConfigError, NotFoundError
 from assay.llm import ModelRegistry
 from assay.optimize.candidate import config_from, foundry_config
+from assay.optimize.foundry import azd_request, candidate_object, is_foundry_request, target_of
 from assay.optimize.jobs import job_object, job_request
 from assay.optimize.search import Optimizer, Settings, State
 from assay.run.runner import EvalDefinition
 from assay.settings import settings
+from assay.store import Store
 from assay.targets.agents import find_agent
+from assay.targets.prompt_agents import PromptAgent
 
 router = APIRouter()
 ROUTE = "/agent_optimization_jobs"
@@ -43,9 +52,11 @@ def _state(project: str, job_id: str) -> State:
 
 
 @router.post(ROUTE, status_code=201)
-def create_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]:
+def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
     ctx = context(request)
-    resolved = job_request(body, ctx.store, owner)
+    foundry = is_foundry_request(body)  # azure-ai-projects' shape, else azd's
+    asked = azd_request(body, _stored_baseline(ctx.store, owner, *target_of(body))) if foundry else body
+    resolved = job_request(asked, ctx.store, owner)
     models = ctx.models()
     settings = Settings(**resolved["settings"])
     registry = ModelRegistry(
@@ -58,14 +69,18 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]
     registry.get(settings.optimization_model).check_credentials()  # refused now, not later in the thread
     baseline: AgentDefinition = resolved["baseline"]
     served = [a for a in models.agents if a.name == baseline.name]
-    version = str(body["agent"].get("agent_version") or "") or None
+    version = str(asked["agent"].get("agent_version") or "") or None
     if served:  # an agent the operator serves: candidates are scored by calling it with their configuration
         find_agent(served, str(baseline.name), version)
         settings.hosted_agent = {"name": baseline.name, "version": version}
     elif baseline.model is None:
         baseline = dataclasses.replace(baseline, model=registry.default)
     state = State(
-        id=f"optjob_{uuid.uuid4().hex[:12]}", settings=dataclasses.asdict(settings), status="queued", project=owner
+        id=f"optjob_{uuid.uuid4().hex[:12]}",
+        settings=dataclasses.asdict(settings),
+        status="queued",
+        project=owner,
+        request=body,
     )
     path = _jobs(owner) / state.id / "state.json"
     state.save(path)
@@ -85,7 +100,18 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]
         validation=resolved["validation"],
     )
     threading.Thread(target=_run, args=(optimizer,), name=f"assay-{state.id}", daemon=True).start()
-    return job_object(state)
+    # The SDK's poller follows this to the job until it has ended, and reads its result there.
+    location = request.url.replace(path=f"{request.url.path}/{state.id}")
+    return JSONResponse(job_object(state), status_code=201, headers={"Operation-Location": str(location)})
+
+
+def _stored_baseline(store: Store, project: str, name: str, version: str | None) -> dict[str, Any] | None:
+    """The project's prompt agent ``name`` as a baseline (its instructions, model and tools); None
+    when the project has none of that name (the request then gives the baseline)."""
+    agent = PromptAgent.found(functools.partial(store.find_prompt_agent, project), name, version)
+    if agent is None:
+        return None
+    return {"system_prompt": agent.instructions, "model": agent.model, "tools": agent.tool_descriptions()}
 
 
 def _run(optimizer: Optimizer) -> None:
@@ -101,12 +127,28 @@ def _run(optimizer: Optimizer) -> None:
 
 @router.get(ROUTE)
 def list_jobs(
-    request: Request, owner: Owner, limit: int = Query(20, ge=1, le=100), status: str | None = None
+    request: Request, owner: Owner, paging: Paging, status: str | None = None, agent_name: str | None = None
 ) -> dict[str, Any]:
-    paths = sorted(_jobs(owner).glob("*/state.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    jobs = [job_object(State.load(p)) for p in paths]
-    jobs = [j for j in jobs if status is None or j["status"] == status][:limit]
-    return {"object": "list", "data": jobs, "value": jobs, "has_more": False}
+    states = sorted((State.load(p) for p in _jobs(owner).glob("*/state.json")), key=lambda s: (s.created_at, s.id))
+    jobs = [job_object(s) for s in states if agent_name is None or _agent_name(s) == agent_name]
+    found = paging.page([j for j in jobs if status is None or j["status"] == status])
+    return found | {"value": found["data"]}  # azd reads value
+
+
+def _agent_name(state: State) -> str | None:
+    """The agent a job optimizes, as the SDK (``target_configuration``) or azd (``agent``) named it."""
+    request = state.request or {}
+    named = request.get("target_configuration") or request.get("agent") or {}
+    return named.get("name") or named.get("agent_name")
+
+
+@router.delete(ROUTE + "/{job_id}", status_code=204)
+def delete_job(request: Request, job_id: str, owner: Owner) -> Response:
+    state = _state(owner, job_id)
+    if state.status in ("queued", "in_progress"):
+        raise ConfigError(f"job {job_id} is {state.status}", hint="cancel it first (:cancel), then delete it")
+    shutil.rmtree(_jobs(owner) / job_id)
+    return Response(status_code=204)
 
 
 @router.get(ROUTE + "/{job_id}")
@@ -132,15 +174,30 @@ def _candidate(owner: str, job_id: str, candidate_id: str) -> tuple[State, dict[
 FILES = {"instructions.md": "instructions", "tools.json": "tools", "metadata.yaml": "metadata"}
 
 
+@router.get(ROUTE + "/{job_id}/candidates")
+def list_candidates(
+    request: Request, job_id: str, owner: Owner, paging: Paging, expand: str | None = None
+) -> dict[str, Any]:
+    """The job's candidates in the SDK's shape, in the order they were made; ``expand=mutations``
+    gives what each mutation changed to."""
+    state = _state(owner, job_id)
+    scored = job_object(state)["result"]["candidates"]
+    wanted = "mutations" in (expand or "").split(",")
+    return paging.page([candidate_object(state, entry, expand=wanted) for entry in scored], key="candidate_id")
+
+
 @router.get(ROUTE + "/{job_id}/candidates/{candidate_id}")
 def get_candidate(request: Request, job_id: str, candidate_id: str, owner: Owner) -> dict[str, Any]:
-    _, entry = _candidate(owner, job_id, candidate_id)
+    """The candidate in the SDK's shape, with azd's manifest (its files) beside."""
+    state, entry = _candidate(owner, job_id, candidate_id)
     files = [
         {"path": path, "type": kind} for path, kind in FILES.items() if path != "tools.json" or entry["config"]["tools"]
     ]
     files += [{"path": f"skills/{s['name']}/SKILL.md", "type": "skill"} for s in entry["config"]["skills"]]
     scores = {name: task["score"] for name, task in entry["tasks"].items()}
+    scored = next(c for c in job_object(state)["result"]["candidates"] if c["candidate_id"] == candidate_id)
     return {
+        **candidate_object(state, scored, expand=True),
         "candidate_id": candidate_id,
         "mutations": entry["mutation"],
         "parent": entry["parent"],
@@ -182,16 +239,42 @@ def get_candidate_file(request: Request, job_id: str, candidate_id: str, owner: 
 
 
 @router.post(ROUTE + "/{job_id}/candidates/{candidate_id}:promote")
-def promote_candidate(request: Request, job_id: str, candidate_id: str, body: JsonBody, owner: Owner) -> JSONResponse:
-    state, _ = _candidate(owner, job_id, candidate_id)
-    if not isinstance(body.get("agent_name"), str):
+def promote_candidate(
+    request: Request, job_id: str, candidate_id: str, body: OptionalJsonBody, owner: Owner
+) -> JSONResponse:
+    """Make the candidate the agent's next version. azd names the agent (``agent_name``,
+    ``agent_version``) and is told it was promoted. The SDK sends nothing: the job's target is
+    meant, and a prompt agent of the project gets the candidate's instructions, model and tools as
+    its next version. An agent served elsewhere keeps the promotion on the job only."""
+    store = context(request).store
+    state, entry = _candidate(owner, job_id, candidate_id)
+    name = body.get("agent_name") or _agent_name(state)
+    if not isinstance(name, str) or not name:
         raise ConfigError("agent_name: name the agent the candidate becomes a version of")
+    version = str(body.get("agent_version") or "")
+    made = None if body else PromptAgent.found(functools.partial(store.find_prompt_agent, owner), name)
+    if made is not None:
+        config = config_from(entry["config"])
+        tools = [{"type": "function", **tool} for tool in config.tools] if config.tools else made.tools
+        definition = made.model_dump(exclude_none=True) | {
+            "instructions": config.system_prompt(),
+            "model": config.model or made.model,
+            "tools": tools,
+        }
+        saved = store.save_prompt_agent(
+            owner, name, {"definition": definition, "metadata": {"optimization_job": job_id}}
+        )
+        version = str(saved["version"])
     promotion = {
         "candidate_id": candidate_id,
-        "agent_name": body["agent_name"],
-        "agent_version": str(body.get("agent_version") or ""),
+        "agent_name": name,
+        "agent_version": version,
         "status": "promoted",
+        "promoted_at": int(time.time()),
     }
     state.promotions.append(promotion)
     state.save(_jobs(owner) / job_id / "state.json")
-    return JSONResponse(promotion)
+    if body:
+        return JSONResponse(promotion)
+    scored = next(c for c in job_object(state)["result"]["candidates"] if c["candidate_id"] == candidate_id)
+    return JSONResponse(candidate_object(state, scored, expand=True))

@@ -34,17 +34,17 @@ EMPTY_SAMPLE: dict[str, Any] = {
 }
 
 
-def page(data: list[dict[str, Any]], limit: int, *, has_more: bool | None = None) -> dict[str, Any]:
+def page(data: list[dict[str, Any]], limit: int, *, has_more: bool | None = None, key: str = "id") -> dict[str, Any]:
     """A cursor page of ``data`` read with one more than ``limit`` (whether there is more), or of
-    ``data`` shown whole when ``has_more`` is given. The spec wants ``first_id`` / ``last_id`` as
-    strings even when the page is empty; the SDKs page on ``data[-1].id``, so an empty string
-    there changes nothing for them."""
+    ``data`` shown whole when ``has_more`` is given; ``key``: the field that identifies an object.
+    The spec wants ``first_id`` / ``last_id`` as strings even when the page is empty; the SDKs page
+    on ``data[-1].id``, so an empty string there changes nothing for them."""
     shown = data[:limit]
     return {
         "object": "list",
         "data": shown,
-        "first_id": shown[0]["id"] if shown else "",
-        "last_id": shown[-1]["id"] if shown else "",
+        "first_id": shown[0][key] if shown else "",
+        "last_id": shown[-1][key] if shown else "",
         "has_more": len(data) > limit if has_more is None else has_more,
     }
 
@@ -62,13 +62,13 @@ class PageQuery:
     after: str | None = None
     before: str | None = None
 
-    def page(self, objects: list[dict[str, Any]]) -> dict[str, Any]:
-        """The page of ``objects`` (held oldest first) this query asks for."""
+    def page(self, objects: list[dict[str, Any]], key: str = "id") -> dict[str, Any]:
+        """The page of ``objects`` (held oldest first, each named by its ``key``) this query asks for."""
         ordered = objects if self.order == "asc" else objects[::-1]
-        ids = [o["id"] for o in ordered]
+        ids = [o[key] for o in ordered]
         start = 0 if self.after is None else ids.index(self.after) + 1 if self.after in ids else len(ids)
         end = len(ids) if self.before is None else ids.index(self.before) if self.before in ids else 0
-        return page(ordered[start:end][: self.limit + 1], self.limit)
+        return page(ordered[start:end][: self.limit + 1], self.limit, key=key)
 
 
 Paging = Annotated[PageQuery, Depends()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from assay.optimize.foundry import foundry_fields, foundry_result
 from assay.optimize.search import State
 
 
@@ -36,15 +37,26 @@ def job_object(state: State) -> dict[str, Any]:
             }
         )
     by_id = {c["candidate_id"]: c for c in candidates}
+    baseline, best = by_id.get(result.get("baseline", "")) or {}, by_id.get(result.get("best", "")) or {}
+    completed = len(state.accepted) - 1 if state.accepted else 0
+    summary = {
+        "completed_candidate_count": completed,
+        "baseline_id": baseline.get("candidate_id"),
+        "best_id": best.get("candidate_id"),
+        "baseline_score": baseline.get("avg_score"),
+        "best_score": best.get("avg_score"),
+        "latest_promoted_candidate": state.promotions[-1]["candidate_id"] if state.promotions else None,
+    }
     return {
+        **foundry_fields(state),
         "id": state.id,
         "status": FOUNDRY_STATUS.get(state.status, state.status),
         "error": state.error,
         "stop_reason": state.stop_reason,
         "progress": {
-            "candidates_completed": len(state.accepted) - 1 if state.accepted else 0,
-            "baseline_score": (by_id.get(result.get("baseline", "")) or {}).get("avg_score"),
-            "best_score": (by_id.get(result.get("best", "")) or {}).get("avg_score"),
+            "candidates_completed": completed,
+            "baseline_score": summary["baseline_score"],
+            "best_score": summary["best_score"],
             "elapsed_seconds": round(state.elapsed_seconds, 1),
         },
         "result": {
@@ -55,6 +67,7 @@ def job_object(state: State) -> dict[str, Any]:
             "starred": result.get("starred"),
             "warnings": result.get("warnings") or [],
             "candidates": candidates,
+            **foundry_result(state, summary),
         },
         "metric_calls": state.metric_calls,
         "search_metric_calls": state.search_metric_calls,
@@ -130,6 +143,7 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
             "optimization_model": options["optimization_model"],
             "model_search_space": [str(m) for m in space.get("model_search_space") or []],
             **{k: options[k] for k in ("max_candidates", "max_stalls") if isinstance(options.get(k), int)},
+            **({"target_attributes": options["target_attributes"]} if options.get("target_attributes") else {}),
         },
         "level": "conversation" if options.get("evaluation_level") == "conversation" else "turn",
     }
@@ -153,6 +167,8 @@ def _dataset(value: Any, where: str, store: Any, project: str) -> list[dict[str,
             raise ConfigError(f"{where}: {exc.message}") from None
         content = bytes(store.get_file(project, row["file_id"], content=True)["content"])
         rows = list(Dataset.from_bytes(content, f"{row['name']}.jsonl").items())
+    if not any(r.get("name") for r in rows):  # test cases ({query, ground_truth}) rather than named tasks
+        rows = [{"name": f"case_{i + 1}", **r} for i, r in enumerate(rows)]
     names = [r.get("name") for r in rows]
     if not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
         raise ConfigError(f"{where}: every task needs a unique name")

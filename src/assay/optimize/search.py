@@ -76,6 +76,8 @@ class Settings:
     hosted_agent: dict[str, str | None] | None = None
     """``{name, version}`` of an ``agents:`` entry that serves the agent: each candidate is scored
     by calling it with the candidate's configuration (``assay.targets.agents``), not as a prompt agent."""
+    target_attributes: list[str] | None = None
+    """What the search may change (``instructions``, ``model``, ``tools``, ``skills``); None: all of them."""
 
 
 @dataclass
@@ -106,8 +108,13 @@ class State:
     error: dict[str, str] | None = None
     project: str | None = None
     promotions: list[dict[str, Any]] = field(default_factory=list)
+    request: dict[str, Any] | None = None
+    """The create request as the SDK sent it (its fields are shown back on the job)."""
+    created_at: int = field(default_factory=lambda: int(time.time()))
+    updated_at: int = 0
 
     def save(self, path: Path) -> None:
+        self.updated_at = int(time.time())
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(".tmp")
         partial.write_text(json.dumps(self.__dict__, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -205,12 +212,21 @@ class Optimizer:
             state.stalls += 1
             self._event("skipped", parent, reason="the parent is perfect on this minibatch")
             return True
+        allowed = self.settings.target_attributes
         components = [
-            "instructions",
-            *(["model"] if self._untried_model(parent) else []),
-            *(["tools"] if parent.config.tools else []),
-            *(f"skill:{s.name}" for s in parent.config.skills),
+            component
+            for component in (
+                "instructions",
+                *(["model"] if self._untried_model(parent) else []),
+                *(["tools"] if parent.config.tools else []),
+                *(f"skill:{s.name}" for s in parent.config.skills),
+            )
+            if allowed is None or component.replace("skill:", "skills:").split(":")[0] in allowed
         ]
+        if not components:  # say, only the model may change and every model was tried
+            state.stalls += 1
+            self._event("skipped", parent, reason="nothing the job may change is left to try")
+            return True
         component = components[self.current % len(components)]
         outputs = self._outputs(parent.id, [t["name"] for t in batch])
         if component == "model":  # the next model of model_search_space, nothing else changed

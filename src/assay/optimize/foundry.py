@@ -1,0 +1,185 @@
+"""Optimization jobs as azure-ai-projects 2.10 makes and reads them: ``agents.begin_create_optimization_job``,
+``get_optimization_job``, ``list_optimization_candidates``, ``promote_optimization_candidate``.
+
+The SDK's create body is read into the request azd's ``optimize --endpoint`` sends (``azd_request``),
+so both are resolved by ``job_request`` and run by the same search. Test cases without names are
+named ``case_1``, ``case_2``, ... The baseline is the body's ``baseline_agent_configuration``, else
+the project's prompt agent the target names. ``agent_optimization_space.target_attributes`` says
+what may change; Foundry's default is the instructions alone. A job and its candidates are shown with
+the SDK's fields (``candidate_summary``, ``termination_reason``, ``output.mutations``,
+``evaluation``, ``promotion``) beside the ones azd reads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from assay.optimize.search import State
+
+ATTRIBUTES = ("instructions", "model", "skills", "tools")
+WHERE = "optimization_configuration"
+TERMINATION = {
+    "max_candidates": "completed",
+    "max_stalls": "candidate_screening_stalled",
+    "max_metric_calls": "budget_exhausted",
+    "max_cost_usd": "budget_exhausted",
+    "max_wall_seconds": "budget_exhausted",
+}
+"""Why the search stopped, as Foundry's ``termination_reason`` says it."""
+STAGES = {"target": "agent", "judge": "evaluation", "reflection": "optimization"}
+MUTATIONS = {"system_prompt": "instructions", "model": "model", "tools": "tools"}
+
+
+def is_foundry_request(body: dict[str, Any]) -> bool:
+    return "target_configuration" in body or "optimization_configuration" in body
+
+
+def target_of(body: dict[str, Any]) -> tuple[str, str | None]:
+    target = body.get("target_configuration")
+    if (
+        not isinstance(target, dict)
+        or target.get("type", "foundry_agent") != "foundry_agent"
+        or not isinstance(target.get("name"), str)
+        or not target["name"]
+    ):
+        raise ConfigError("target_configuration: expected {type: foundry_agent, name, version?}")
+    version = target.get("version")
+    return target["name"], None if version in (None, "") else str(version)
+
+
+def azd_request(body: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
+    """The SDK's create body as azd's. ``stored``: the target's prompt agent (``system_prompt``,
+    ``model``, ``tools``), for a body that gives no ``baseline_agent_configuration``."""
+    name, version = target_of(body)
+    config = body.get(WHERE)
+    if not isinstance(config, dict) or config.get("type", "agent_optimization") != "agent_optimization":
+        raise ConfigError(f"{WHERE}.type: agent_optimization (prompt_optimization is not run here)")
+    evaluation = config.get("evaluation_configuration")
+    if not isinstance(evaluation, dict):
+        raise ConfigError(f"{WHERE}.evaluation_configuration: expected {{training_set, evaluators}}")
+    given = config.get("baseline_agent_configuration") or {}
+    baseline = stored or {}
+    if not given.get("system_prompt") and not baseline.get("system_prompt"):
+        raise ConfigError(
+            f"{WHERE}.baseline_agent_configuration.system_prompt: the agent's instructions are needed",
+            hint=f"give them, or make {name} a prompt agent of this project (agents.create_version)",
+        )
+    space = config.get("agent_optimization_space") or {}
+    attributes = space.get("target_attributes") or ["instructions"]
+    unknown = [a for a in attributes if a not in ATTRIBUTES] if isinstance(attributes, list) else [attributes]
+    if unknown:
+        raise ConfigError(f"{WHERE}.agent_optimization_space.target_attributes: each one of {', '.join(ATTRIBUTES)}")
+    options: dict[str, Any] = {
+        "optimization_model": (body.get("optimization_model_configuration") or {}).get("model"),
+        "eval_model": evaluation.get("evaluation_model"),
+        "target_attributes": attributes,
+        "optimization_config": {
+            "system_prompt": given.get("system_prompt") or baseline.get("system_prompt"),
+            "model": given.get("current_model") or baseline.get("model"),
+            "tools": given["tools"] if given.get("tools") is not None else baseline.get("tools") or [],
+            "skills": given.get("skills") or [],
+            "model_search_space": space.get("model_search_space") or [],
+        },
+    }
+    if not isinstance(options["optimization_model"], str) or not options["optimization_model"]:
+        raise ConfigError("optimization_model_configuration.model: name the model that proposes candidates")
+    evaluators = evaluation.get("evaluators")
+    if not isinstance(evaluators, list) or not evaluators:
+        where = f"{WHERE}.evaluation_configuration.evaluators"
+        raise ConfigError(f"{where}: name at least one, e.g. [{{name: builtin.task_adherence}}]")
+    searched = (config.get("candidate_search_configuration") or {}).get("max_candidates")
+    if searched is not None:
+        options["max_candidates"] = searched
+    request: dict[str, Any] = {
+        "agent": {"agent_name": name, "agent_version": version},
+        "train_dataset": _tasks(evaluation.get("training_set"), f"{WHERE}.evaluation_configuration.training_set"),
+        "evaluators": evaluators,
+        "options": options,
+    }
+    if evaluation.get("validation_set") is not None:
+        where = f"{WHERE}.evaluation_configuration.validation_set"
+        request["validation_dataset"] = _tasks(evaluation["validation_set"], where)
+    return request
+
+
+def _tasks(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict) or value.get("type") != "target_completion":
+        raise ConfigError(
+            f"{where}: expected {{type: target_completion, source}}",
+            hint="user_conversation_simulation sets are not optimized on here yet",
+        )
+    source = value.get("source")
+    kind = source.get("type") if isinstance(source, dict) else None
+    if kind == "inline" and isinstance(source, dict):
+        cases = source.get("test_cases")
+        if not isinstance(cases, list) or not cases or not all(isinstance(c, dict) for c in cases):
+            raise ConfigError(f"{where}.source.test_cases: a non-empty list of {{query, ground_truth?}}")
+        return {"type": "inline", "items": [{"name": f"case_{i + 1}", **case} for i, case in enumerate(cases)]}
+    if kind == "dataset_reference" and isinstance(source, dict):
+        return {"type": "reference", "name": source.get("name"), "version": source.get("version")}
+    raise ConfigError(f"{where}.source: expected {{type: inline, test_cases}} or {{type: dataset_reference, name}}")
+
+
+def foundry_fields(state: State) -> dict[str, Any]:
+    """A job's own fields in the SDK's shape: what it was asked (as the SDK sent it) and when."""
+    request = state.request or {}  # azd's request holds none of these
+    fields = {
+        key: request.get(key)
+        for key in ("display_name", "target_configuration", "optimization_model_configuration", WHERE)
+    }
+    fields |= {"created_at": state.created_at, "updated_at": state.updated_at or state.created_at}
+    fields["run_duration_ms"] = int(state.elapsed_seconds * 1000)
+    warnings = (state.result or {}).get("warnings") or []
+    if warnings:
+        fields["warnings"] = [str(w) for w in warnings]
+    return fields
+
+
+def foundry_result(state: State, summary: dict[str, Any]) -> dict[str, Any]:
+    """A job's ``result`` fields in the SDK's shape (``summary``: its ``candidate_summary``)."""
+    usage = [
+        {"stage": STAGES.get(role, role), "total_tokens": counts.get("tokens", 0)}
+        for role, counts in sorted(state.usage.items())
+    ]
+    reason = TERMINATION.get(state.stop_reason or "")
+    return {"candidate_summary": summary, "token_usage": usage, "termination_reason": reason}
+
+
+def candidate_object(state: State, scored: dict[str, Any], *, expand: bool) -> dict[str, Any]:
+    """A candidate as the SDK's ``AgentOptimizationCandidate``; ``scored``: its entry in the job's
+    ``result.candidates``. With ``expand``, each mutation carries what it changed to."""
+    cid = scored["candidate_id"]
+    entry = state.candidates[cid]
+    config = entry["config"]
+    mutations = []
+    for change in entry["mutation"]:
+        kind = MUTATIONS.get(change, "skills" if change.startswith("skill") else change)
+        mutation: dict[str, Any] = {"type": kind}
+        if expand:
+            mutation["value"] = config.get("instructions" if kind == "instructions" else kind)
+        mutations.append(mutation)
+    promoted = [p for p in state.promotions if p["candidate_id"] == cid]
+    done = bool(entry["tasks"])
+    found: dict[str, Any] = {
+        "candidate_id": cid,
+        "job_id": state.id,
+        "name": cid,
+        "status": "completed" if done else "evaluating",
+        "output": {"type": "agent_optimization", "mutations": mutations},
+        "evaluation": {
+            "score": scored["avg_score"],
+            "eval_id": scored["eval_id"],
+            "eval_run_id": scored["eval_run_id"],
+        }
+        if done
+        else None,
+    }
+    if promoted:
+        last = promoted[-1]
+        agent = {"type": "agent_reference", "name": last["agent_name"], "version": last["agent_version"] or None}
+        found["promotion"] = {"promoted_at": last.get("promoted_at"), "promoted_agent": agent}
+        found["agent_version"] = last["agent_version"] or None
+    return found
