@@ -10,6 +10,9 @@ import pytest
 from azure.ai.projects.models import PromptAgentDefinition
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
+from assay.llm.config import Price
+from assay.optimize.estimate import estimate
+from assay.optimize.search import Settings
 from tests.api.test_foundry_sdk import foundry_client, foundry_server
 from tests.cli.test_optimize import BASELINE, RULE, rules
 
@@ -104,3 +107,34 @@ def test_bad_sdk_requests_are_refused_naming_the_field(project_client, change, n
     with pytest.raises(HttpResponseError, match=named) as caught:
         project_client.agents.begin_create_optimization_job(body, polling_interval=0.2)
     assert caught.value.status_code == 400
+
+
+def test_an_estimate_counts_the_calls_of_each_band_and_calls_nothing(project_client, served):
+    project_client.agents.create_version(
+        agent_name="shop", definition=PromptAgentDefinition(model="judge", instructions=BASELINE)
+    )
+    before = len(list(project_client.agents.list_optimization_jobs()))
+    inputs = {key: value for key, value in job().items() if key != "display_name"}
+    found = project_client.agents.estimate_optimization_job(inputs)
+    # 5 train and 3 validation cases, minibatch 3, 3 trials a scoring, at most 1 candidate, 5 stalls:
+    # low 5 iterations (3 + 5·2·3 scorings), typical 6 and one accepted (3 + 36 + 3), ceiling 11 (3 + 66 + 3).
+    assert found.call_counts.agent.as_dict() == {"low": 99, "typical": 126, "ceiling": 216}
+    assert found.call_counts.optimization.as_dict() == {"low": 5, "typical": 6, "ceiling": 11}
+    assert found.call_counts.evaluation.ceiling == 0  # F1 calls no model
+    assert found.cost is None  # no model here has a price
+    assert len(list(project_client.agents.list_optimization_jobs())) == before
+
+
+def test_the_estimate_prices_each_stage_that_has_a_price():
+    tasks = [{"name": f"t{i}", "query": "x" * 400} for i in range(4)]
+    settings = Settings(optimization_model="o", max_candidates=1, max_stalls=1, task_repeats=1)
+    prices = {"agent": Price(input=1.0, output=2.0), "evaluation": None, "optimization": Price(input=1.0, output=1.0)}
+    found = estimate(tasks, tasks[:2], settings, judges=2, instructions="y" * 400, prices=prices)
+    # Minibatch 3 of 4 train tasks, 2 validation: low 2 + 1·2·3, typical 2 + 2·2·3 + 2, ceiling 2 + 3·2·3 + 2.
+    # An agent call reads 100 + 100 tokens and writes 150: $0.0005.
+    assert found["call_counts"]["agent"] == {"low": 8.0, "typical": 16.0, "ceiling": 22.0}
+    assert found["call_counts"]["evaluation"]["ceiling"] == 44.0  # two judges a trial
+    assert found["cost"]["by_stage"]["agent"]["low"] == pytest.approx(8 * 0.0005)
+    assert found["cost"]["unpriced_stages"] == ["evaluation"]
+    total = found["cost"]["total"]["ceiling"]
+    assert total == pytest.approx(sum(stage["ceiling"] for stage in found["cost"]["by_stage"].values()), abs=1e-4)

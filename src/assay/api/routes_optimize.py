@@ -27,6 +27,7 @@ from assay.api.wire import Paging
 from assay.errors import ConfigError, NotFoundError
 from assay.llm import ModelRegistry
 from assay.optimize.candidate import config_from, foundry_config
+from assay.optimize.estimate import estimate
 from assay.optimize.foundry import azd_request, candidate_object, is_foundry_request, target_of
 from assay.optimize.jobs import job_object, job_request
 from assay.optimize.search import Optimizer, Settings, State
@@ -103,6 +104,35 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
     # The SDK's poller follows this to the job until it has ended, and reads its result there.
     location = request.url.replace(path=f"{request.url.path}/{state.id}")
     return JSONResponse(job_object(state), status_code=201, headers={"Operation-Location": str(location)})
+
+
+@router.post(ROUTE + ":estimate")
+def estimate_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]:
+    """What a job would call and cost, from the request a create would take; nothing is called."""
+    ctx = context(request)
+    asked = (
+        azd_request(body, _stored_baseline(ctx.store, owner, *target_of(body))) if is_foundry_request(body) else body
+    )
+    resolved = job_request(asked, ctx.store, owner)
+    settings = Settings(**resolved["settings"])
+    catalog, models = ctx.catalog(owner), ctx.models()
+    judges = sum(catalog.get(c["evaluator_name"], c.get("evaluator_version")).uses_model for c in resolved["criteria"])
+    judges += max((len(t.get("criteria") or []) for t in resolved["train"]), default=0)  # task checks, each judged
+    baseline: AgentDefinition = resolved["baseline"]
+    stage_models = {
+        "agent": baseline.model or models.default,
+        "evaluation": resolved["eval_model"] or models.default,
+        "optimization": settings.optimization_model,
+    }
+    prices = {stage: getattr(models.configs.get(name or ""), "price", None) for stage, name in stage_models.items()}
+    return estimate(
+        resolved["train"],
+        resolved["validation"],
+        settings,
+        judges=judges,
+        instructions=baseline.system_prompt(),
+        prices=prices,
+    )
 
 
 def _stored_baseline(store: Store, project: str, name: str, version: str | None) -> dict[str, Any] | None:

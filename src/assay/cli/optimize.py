@@ -167,20 +167,14 @@ def _hosted(config: EvalConfig) -> dict[str, str | None] | None:
 
 
 def _print_estimate(tasks: list[dict[str, Any]], settings: Settings, config: EvalConfig) -> None:
+    from assay.optimize.estimate import plan
     from assay.optimize.search import split
 
-    parts = split(tasks, settings)
-    batch = min(settings.minibatch, len(parts["train"]))
-    iterations = settings.max_candidates + settings.max_stalls * (settings.max_candidates + 1)
-    calls = (
-        len(parts["validation"])
-        + iterations * 2 * batch
-        + settings.max_candidates * len(parts["validation"])
-        + 2 * len(parts["test"])
-    )
+    ceiling = plan(split(tasks, settings), settings)
+    iterations, scorings = int(ceiling.iterations.ceiling), int(ceiling.scorings.ceiling)
     criteria = len(config.definition.testing_criteria) + max((len(t.get("criteria") or []) for t in tasks), default=0)
     out.print(
-        f"estimate (no model was called): at most {iterations} iterations and {calls} task scorings; each "
+        f"estimate (no model was called): at most {iterations} iterations and {scorings} task scorings; each "
         f"scoring is an agent call and up to {criteria} judge calls; each iteration one reflection call"
     )
 
