@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from assay.api.context import ApiContext
-from assay.api.generation_jobs import cancel, reap, run_job
+from assay.api.jobs import cancel, reap, run_job
 from assay.evaluators.catalog import load_catalog
 from assay.llm import ModelRegistry
 from assay.run.runner import local_worker
@@ -265,7 +265,7 @@ def ctx(tmp_path):
 
 def _queued(ctx, runner: str) -> str:
     job = {"id": "datagenjob_1", "name": "q", "status": "queued", "result": None, "error": None}
-    ctx.store.add_generation_job("p", "data", job, runner=runner)
+    ctx.store.add_job("p", "data", job, runner=runner)
     return job["id"]
 
 
@@ -274,7 +274,7 @@ def test_a_job_cancelled_before_it_runs_is_never_run(ctx):
     assert cancel(ctx, "p", "data", job_id)["status"] == "cancelled"
     ran = []
     run_job(ctx, "p", "data", job_id, lambda: ran.append(1) or {})
-    assert ran == [] and ctx.store.get_generation_job("p", "data", job_id)["status"] == "cancelled"
+    assert ran == [] and ctx.store.get_job("p", "data", job_id)["status"] == "cancelled"
     # Cancelling an ended job leaves it as it is.
     assert cancel(ctx, "p", "data", job_id)["status"] == "cancelled"
 
@@ -284,11 +284,11 @@ def test_a_job_whose_server_died_is_failed_when_read(ctx):
     dead.wait()
     job_id = _queued(ctx, f"{LOCAL_PREFIX}{socket.gethostname()}:{dead.pid}:1")
     alive = {"id": "datagenjob_2", "name": "r", "status": "queued", "result": None, "error": None}
-    ctx.store.add_generation_job("p", "data", alive, runner=local_worker())
+    ctx.store.add_job("p", "data", alive, runner=local_worker())
     reap(ctx, "p", "data")
-    failed = ctx.store.get_generation_job("p", "data", job_id)
+    failed = ctx.store.get_job("p", "data", job_id)
     assert failed["status"] == "failed" and failed["error"]["code"] == "server_stopped"
-    assert ctx.store.get_generation_job("p", "data", "datagenjob_2")["status"] == "queued"
+    assert ctx.store.get_job("p", "data", "datagenjob_2")["status"] == "queued"
 
 
 def test_a_job_whose_work_raises_a_bug_still_ends(ctx):
@@ -298,5 +298,5 @@ def test_a_job_whose_work_raises_a_bug_still_ends(ctx):
         raise KeyError("oops")
 
     run_job(ctx, "p", "data", job_id, broken)
-    ended = ctx.store.get_generation_job("p", "data", job_id)
+    ended = ctx.store.get_job("p", "data", job_id)
     assert ended["status"] == "failed" and ended["error"]["code"] == "internal_error" and ended["finished_at"]

@@ -36,7 +36,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("DROP TABLE review_queues"))
         conn.execute(sa.text("DROP TABLE agents"))
         conn.execute(sa.text("ALTER TABLE evaluators DROP COLUMN details"))
-        conn.execute(sa.text("DROP TABLE generation_jobs"))
+        conn.execute(sa.text("DROP TABLE jobs"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -55,6 +55,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(insight_id) FROM schedule_runs")).scalar_one()
             conn.execute(sa.text("SELECT count(*) FROM agents")).scalar_one()
             conn.execute(sa.text("SELECT count(details) FROM evaluators")).scalar_one()
-            conn.execute(sa.text("SELECT count(runner) FROM generation_jobs")).scalar_one()
+            conn.execute(sa.text("SELECT count(runner) FROM jobs")).scalar_one()
     finally:
         store.close()

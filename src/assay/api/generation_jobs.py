@@ -28,31 +28,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import time
 import uuid
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.agentconfig import AgentDefinition
+from assay.api.jobs import Accepted, accept, earlier
 from assay.api.routes_evaluators import CATEGORIES, details_of, save_custom
 from assay.dataset.ids import parse_dataset_id
-from assay.errors import AssayError, ConfigError, NotFoundError
+from assay.errors import ConfigError
 from assay.evalgen import MIN_SAMPLES
 from assay.evalgen.generate import generate as generate_evaluator
 from assay.evalgen.observed import traced_requests
-from assay.run.runner import dead_local_holder, local_worker
 from assay.sync import run_sync
 from assay.synth.queries import Brief, generate_queries, generate_scenarios
 from assay.synth.runs import MAX_SAMPLES, brief_for, save_rows, write_rows
 
 if TYPE_CHECKING:
     from assay.api.context import ApiContext
-    from assay.store.generation_jobs import JobKind
-
-log = logging.getLogger("assay.api")
 
 DEFAULT_SAMPLES = 10
 DATA_TYPES = ("simple_qna", "simulation_seed", "traces")
@@ -73,14 +67,6 @@ class Sources:
     traces: dict[str, Any] | None = None
     index: dict[str, int] = field(default_factory=dict)
     """Each kind of source's position in the list, for the warnings."""
-
-
-@dataclass
-class Accepted:
-    """A job stored as queued, and the work that makes its result (None: a retried create's job)."""
-
-    job: dict[str, Any]
-    work: Callable[[], dict[str, Any]] | None
 
 
 def create_data_job(ctx: ApiContext, project: str, body: dict[str, Any], operation_id: str | None) -> Accepted:
@@ -112,7 +98,7 @@ def create_data_job(ctx: ApiContext, project: str, body: dict[str, Any], operati
         "generation_configuration": config,
         **({"output_configuration": output} if output else {}),
     }
-    found = _earlier(ctx, project, "data", job["id"])
+    found = earlier(ctx, project, "data", job["id"])
     if found is not None:
         return Accepted(found, None)
     seed = zlib.crc32(json.dumps(job, sort_keys=True, default=str).encode())
@@ -148,7 +134,7 @@ def create_data_job(ctx: ApiContext, project: str, body: dict[str, Any], operati
         made |= {key: output[key] for key in ("description", "tags") if output.get(key) is not None}
         return {"outputs": [made], "generated_samples": len(rows)}
 
-    return _accept(ctx, project, "data", job, finish)
+    return accept(ctx, project, "data", job, finish)
 
 
 def create_evaluator_job(ctx: ApiContext, project: str, body: dict[str, Any], operation_id: str | None) -> Accepted:
@@ -185,7 +171,7 @@ def create_evaluator_job(ctx: ApiContext, project: str, body: dict[str, Any], op
         "evaluator_name": name,
         **{key: inputs[key] for key in ("evaluator_display_name", "evaluator_description") if inputs.get(key)},
     }
-    found = _earlier(ctx, project, "evaluator", job["id"])
+    found = earlier(ctx, project, "evaluator", job["id"])
     if found is not None:
         return Accepted(found, None)
     if warnings:
@@ -211,54 +197,7 @@ def create_evaluator_job(ctx: ApiContext, project: str, body: dict[str, Any], op
         )
         return version | {"generation_job_id": job["id"]}
 
-    return _accept(ctx, project, "evaluator", job, finish)
-
-
-def run_job(ctx: ApiContext, project: str, kind: JobKind, job_id: str, work: Callable[[], dict[str, Any]]) -> None:
-    """Run a queued job (after its create was answered) and store how it ended. A job cancelled
-    meanwhile stays cancelled; what the work saved (a dataset, an evaluator version) is kept."""
-    job = ctx.store.get_generation_job(project, kind, job_id)
-    if not ctx.store.update_generation_job(project, job | {"status": "in_progress"}):
-        return  # cancelled before it started
-    try:
-        job |= {"status": "succeeded", "result": work()}
-    except AssayError as exc:  # the model failed or wrote nothing usable: the job failed, with why
-        job |= {"status": "failed", "error": {"code": getattr(exc, "code", "generation_failed"), "message": str(exc)}}
-    except Exception as exc:  # a bug: the job must still end, not stay in progress for ever
-        log.exception("generation job %s failed", job_id)
-        job |= {"status": "failed", "error": {"code": "internal_error", "message": type(exc).__name__}}
-    ctx.store.update_generation_job(project, job | {"finished_at": int(time.time())})
-
-
-def cancel(ctx: ApiContext, project: str, kind: JobKind, job_id: str) -> dict[str, Any]:
-    """Cancel a job that has not ended; one that has is returned as it is."""
-    job = ctx.store.get_generation_job(project, kind, job_id)
-    ctx.store.update_generation_job(project, job | {"status": "cancelled", "finished_at": int(time.time())})
-    return ctx.store.get_generation_job(project, kind, job_id)
-
-
-def reap(ctx: ApiContext, project: str, kind: JobKind) -> None:
-    """Fail the jobs a server of this machine was running when it stopped: they would never end."""
-    for job, runner in ctx.store.unfinished_generation_jobs(project, kind):
-        if dead_local_holder(runner) is not None:
-            error = {"code": "server_stopped", "message": "the server stopped before the job ended; create it again"}
-            ctx.store.update_generation_job(project, job | {"status": "failed", "error": error})
-
-
-def _accept(
-    ctx: ApiContext, project: str, kind: JobKind, job: dict[str, Any], work: Callable[[], dict[str, Any]]
-) -> Accepted:
-    job |= {"status": "queued", "result": None, "error": None, "created_at": int(time.time()), "finished_at": None}
-    ctx.store.add_generation_job(project, kind, job, runner=local_worker())
-    return Accepted(job, work)
-
-
-def _earlier(ctx: ApiContext, project: str, kind: JobKind, job_id: str) -> dict[str, Any] | None:
-    """The job a retried create with the same ``Operation-Id`` made already."""
-    try:
-        return ctx.store.get_generation_job(project, kind, job_id)
-    except NotFoundError:
-        return None
+    return accept(ctx, project, "evaluator", job, finish)
 
 
 def _job_id(prefix: str, project: str, operation_id: str | None) -> str:

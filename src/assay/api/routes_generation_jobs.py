@@ -13,9 +13,10 @@ from fastapi import APIRouter, BackgroundTasks, Header, Request, Response
 from fastapi.responses import JSONResponse
 
 from assay.api.context import ApiContext, JsonBody, Owner, context
-from assay.api.generation_jobs import Accepted, cancel, create_data_job, create_evaluator_job, reap, run_job
+from assay.api.generation_jobs import create_data_job, create_evaluator_job
+from assay.api.jobs import Accepted, cancel, reap, run_job
 from assay.api.wire import Paging
-from assay.store.generation_jobs import JobKind
+from assay.store.jobs import JobKind
 
 router = APIRouter()
 Create = Callable[[ApiContext, str, dict[str, Any], str | None], Accepted]
@@ -47,13 +48,13 @@ def _routes(path: str, kind: JobKind, create: Create) -> None:
     ) -> dict[str, Any]:
         ctx = context(request)
         reap(ctx, owner, kind)
-        return paging.page(ctx.store.list_generation_jobs(owner, kind))
+        return paging.page(ctx.store.list_jobs(owner, kind))
 
     @router.get(f"/{path}/{{job_id}}")
     def get_job(request: Request, job_id: str, owner: Owner) -> dict[str, Any]:
         ctx = context(request)
         reap(ctx, owner, kind)
-        return ctx.store.get_generation_job(owner, kind, job_id)
+        return ctx.store.get_job(owner, kind, job_id)
 
     @router.post(f"/{path}/{{job_id}}:cancel")
     def cancel_job(request: Request, job_id: str, owner: Owner) -> dict[str, Any]:
@@ -61,7 +62,7 @@ def _routes(path: str, kind: JobKind, create: Create) -> None:
 
     @router.delete(f"/{path}/{{job_id}}", status_code=204)
     def delete_job(request: Request, job_id: str, owner: Owner) -> Response:
-        context(request).store.delete_generation_job(owner, kind, job_id)
+        context(request).store.delete_job(owner, kind, job_id)
         return Response(status_code=204)
 
 

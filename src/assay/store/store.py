@@ -9,8 +9,8 @@ from assay.store.alerts import AlertsStore
 from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
-from assay.store.generation_jobs import GenerationJobsStore
 from assay.store.insights import InsightsStore
+from assay.store.jobs import JobsStore
 from assay.store.reviews import ReviewsStore
 from assay.store.rules import RulesStore
 from assay.store.schedules import SchedulesStore
@@ -30,12 +30,13 @@ class Store(
     InsightsStore,
     ReviewsStore,
     AgentsStore,
-    GenerationJobsStore,
+    JobsStore,
 ):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
     custom evaluators, the model-call cache, captured responses, trace spans, red-team taxonomies,
     evaluation rules with their events, schedules with their firings, alerts, insights, human
-    review's labels and queues, prompt agents, and data and evaluator generation jobs."""
+    review's labels and queues, prompt agents, long-running jobs (data and evaluator generation, agent insight runs) and
+    agent insight monitors."""
 
     def save_dataset(self, project: str, name: str, content: bytes) -> dict[str, Any]:
         """``content`` (JSONL) as a new file and the next version of dataset ``name`` (1, 2, ...):

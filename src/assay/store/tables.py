@@ -326,10 +326,10 @@ insights = sa.Table(
     sa.Column("created_at", sa.Integer, nullable=False),
 )
 
-# Foundry's data and evaluator generation jobs (``datasets.begin_create_generation_job``,
-# ``evaluators.begin_create_generation_job``): the job as the API returns it, by kind.
-generation_jobs = sa.Table(
-    "generation_jobs",
+# Long-running jobs (data and evaluator generation jobs, agent insight runs): the job as the API
+# returns it, by kind, with the process running it.
+jobs = sa.Table(
+    "jobs",
     metadata,
     sa.Column("project", StoreText(128), primary_key=True),
     sa.Column("id", StoreText(64), primary_key=True),

@@ -1,5 +1,5 @@
-"""Generation jobs: Foundry's ``data_generation_jobs`` and ``evaluator_generation_jobs``, kept as the
-API returns them.
+"""Long-running jobs (Foundry's data and evaluator generation jobs, agent insight runs), kept as the
+API returns them, and agent insight monitors.
 
 Revision ID: 0019
 Revises: 0018
@@ -21,7 +21,7 @@ JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 
 def upgrade() -> None:
     op.create_table(
-        "generation_jobs",
+        "jobs",
         sa.Column("project", sa.String(128), primary_key=True),
         sa.Column("id", sa.String(64), primary_key=True),
         sa.Column("kind", sa.String(16), nullable=False),
@@ -33,4 +33,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_table("generation_jobs")
+    op.drop_table("jobs")
