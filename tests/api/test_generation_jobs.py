@@ -16,10 +16,6 @@ import urllib.request
 import pytest
 from azure.ai.projects.models import PromptAgentDefinition
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from assay.api.context import ApiContext
 from assay.api.jobs import cancel, reap, run_job
@@ -30,6 +26,7 @@ from assay.store import Store
 from assay.store.base import LOCAL_PREFIX
 from tests.api.test_foundry_sdk import foundry_client, foundry_server
 from tests.support.fixtures import poll
+from tests.support.otel import export_agent_turns
 
 QUERIES = ["Where is my refund for order 1042?", "Can I return a cracked kettle?", "How long do refunds take?"]
 DIMENSIONS = [
@@ -129,26 +126,8 @@ def test_a_data_generation_job_writes_from_a_prompt_agent_and_azds_shape_is_take
 
 
 def test_a_traces_job_keeps_what_users_asked_the_agent(project_client, served):
-    provider = TracerProvider(resource=Resource.create({"service.name": "desk"}))
-    exporter = OTLPSpanExporter(
-        endpoint=f"{served['endpoint']}/v1/traces",
-        headers={"Authorization": f"Bearer {served['key']}"},
-        certificate_file=str(served["cert"]),
-    )
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("test")
-    for index, question in enumerate([*TRACED, TRACED[0]]):  # asked twice: kept once
-        messages = [{"role": "user", "parts": [{"type": "text", "content": question}]}]
-        attributes = {
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": "desk",
-            "gen_ai.conversation.id": f"c{index}",
-            "gen_ai.input.messages": json.dumps(messages),
-            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]),
-        }
-        with tracer.start_as_current_span("invoke_agent desk", attributes=attributes):
-            pass
-    provider.shutdown()
+    asked = [*TRACED, TRACED[0]]  # asked twice: kept once
+    export_agent_turns(served, "desk", [(question, "ok") for question in asked])
 
     poller = project_client.datasets.begin_create_generation_job(
         {

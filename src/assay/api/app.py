@@ -20,6 +20,7 @@ from assay.api import (
     routes_evaluators,
     routes_files,
     routes_generation_jobs,
+    routes_insight_monitors,
     routes_insights,
     routes_optimize,
     routes_redteams,
@@ -94,6 +95,7 @@ def create_app(
     app.include_router(routes_schedules.router, prefix="/api/projects/{project}")
     app.include_router(routes_insights.router, prefix="/api/projects/{project}")
     app.include_router(routes_generation_jobs.router, prefix="/api/projects/{project}")
+    app.include_router(routes_insight_monitors.router, prefix="/api/projects/{project}")
     app.include_router(routes_blobs.router)  # where a dataset upload's SAS URL points
     app.include_router(routes_traces.router)  # OTLP's own paths, /v1/traces and /v1/logs, beside the OpenAI ones
     app.include_router(pages.router)

@@ -152,9 +152,10 @@ def traces_source(trace_ids: list[str]) -> dict[str, Any]:
 
 
 def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.Thread:
-    """The thread that fires due rules and schedules (``assay.api.schedules``) and checks the runs
-    they made for alerts (``assay.api.alerts``) until ``stop`` is set."""
-    from assay.api import alerts, schedules
+    """The thread that fires due rules, schedules (``assay.api.schedules``) and agent insight
+    monitors (``assay.api.agent_insights``), and checks the runs they made for alerts
+    (``assay.api.alerts``), until ``stop`` is set."""
+    from assay.api import agent_insights, alerts, schedules
     from assay.settings import settings
 
     def loop() -> None:
@@ -163,6 +164,7 @@ def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.
             try:
                 fire_due(ctx, name, window)
                 schedules.fire_due(ctx)
+                agent_insights.run_due(ctx)
                 alerts.check_finished(ctx.store)
             except Exception:  # noqa: BLE001 - what cannot fire now is tried again next time
                 log.exception("evaluation rules and schedules: firing failed")

@@ -11,6 +11,7 @@ from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
 from assay.store.insights import InsightsStore
 from assay.store.jobs import JobsStore
+from assay.store.monitors import MonitorsStore
 from assay.store.reviews import ReviewsStore
 from assay.store.rules import RulesStore
 from assay.store.schedules import SchedulesStore
@@ -31,6 +32,7 @@ class Store(
     ReviewsStore,
     AgentsStore,
     JobsStore,
+    MonitorsStore,
 ):
     """Evals, runs, output items, files (and the blob containers uploads arrive through), datasets,
     custom evaluators, the model-call cache, captured responses, trace spans, red-team taxonomies,

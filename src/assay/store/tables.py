@@ -340,6 +340,20 @@ jobs = sa.Table(
     sa.Column("created_at", sa.Integer, nullable=False),
 )
 
+# Agent insight monitors (``beta.agent_insight_monitors``): one per agent of a project, its
+# configuration, overview and insights in ``body``; ``next_run_at`` is when it runs next on its own.
+insight_monitors = sa.Table(
+    "insight_monitors",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("id", StoreText(64), primary_key=True),
+    sa.Column("agent_name", StoreText(256), nullable=False),
+    sa.Column("next_run_at", sa.Integer, nullable=True),
+    sa.Column("body", JSON, nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+    sa.UniqueConstraint("project", "agent_name"),
+)
+
 # Human review. A label is what someone (or something) said of a result: entered in the review
 # queue, received as an OpenTelemetry ``gen_ai.evaluation.result`` event, or read from a file.
 # Labels are only ever added: a second answer is a new row, the newest of an annotator counting.

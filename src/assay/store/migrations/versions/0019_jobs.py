@@ -31,6 +31,18 @@ def upgrade() -> None:
         sa.Column("created_at", sa.Integer, nullable=False),
     )
 
+    op.create_table(
+        "insight_monitors",
+        sa.Column("project", sa.String(128), primary_key=True),
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("agent_name", sa.String(256), nullable=False),
+        sa.Column("next_run_at", sa.Integer, nullable=True),
+        sa.Column("body", JSON, nullable=False),
+        sa.Column("created_at", sa.Integer, nullable=False),
+        sa.UniqueConstraint("project", "agent_name"),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("insight_monitors")
     op.drop_table("jobs")

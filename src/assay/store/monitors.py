@@ -1,0 +1,74 @@
+"""Agent insight monitors (``assay.api.agent_insights`` runs them; this stores): one per agent of a
+project, kept as one document (configuration, overview, insights), with when it runs next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.errors import ConfigError, NotFoundError
+from assay.store import tables as t
+from assay.store.base import StoreBase, now
+
+
+class MonitorsStore(StoreBase):
+    def add_monitor(self, project: str, monitor: dict[str, Any], next_run_at: int | None) -> None:
+        row = {
+            "project": project,
+            "id": monitor["id"],
+            "agent_name": monitor["agent_name"],
+            "next_run_at": next_run_at,
+            "body": monitor,
+            "created_at": now(),
+        }
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(t.insight_monitors.insert().values(**row))
+        except sa.exc.IntegrityError:
+            raise ConfigError(
+                f"agent {monitor['agent_name']} already has a monitor", hint="update it, or delete it first"
+            ) from None
+
+    def get_monitor(self, project: str, monitor_id: str) -> dict[str, Any]:
+        table = t.insight_monitors
+        query = sa.select(table.c.body).where(table.c.project == project, table.c.id == monitor_id)
+        with self.engine.connect() as conn:
+            found = conn.execute(query).scalar()
+        if found is None:
+            raise NotFoundError(f"no agent insight monitor {monitor_id!r}")
+        return dict(found)
+
+    def list_monitors(self, project: str) -> list[dict[str, Any]]:
+        """The project's monitors, oldest first."""
+        table = t.insight_monitors
+        query = sa.select(table.c.body).where(table.c.project == project)
+        with self.engine.connect() as conn:
+            return [dict(row[0]) for row in conn.execute(query.order_by(table.c.created_at, table.c.id))]
+
+    def save_monitor(self, project: str, monitor: dict[str, Any], next_run_at: int | None) -> None:
+        table = t.insight_monitors
+        mine = sa.and_(table.c.project == project, table.c.id == monitor["id"])
+        with self.engine.begin() as conn:
+            conn.execute(table.update().where(mine).values(body=monitor, next_run_at=next_run_at))
+
+    def delete_monitor(self, project: str, monitor_id: str) -> None:
+        self.get_monitor(project, monitor_id)
+        table = t.insight_monitors
+        with self.engine.begin() as conn:
+            conn.execute(table.delete().where(table.c.project == project, table.c.id == monitor_id))
+
+    def due_monitors(self, moment: int) -> list[tuple[str, dict[str, Any], int]]:
+        """Monitors due to run on their own by ``moment``: (project, monitor, when it was due)."""
+        table = t.insight_monitors
+        query = sa.select(table.c.project, table.c.body, table.c.next_run_at).where(table.c.next_run_at <= moment)
+        with self.engine.connect() as conn:
+            return [(row.project, dict(row.body), row.next_run_at) for row in conn.execute(query)]
+
+    def claim_monitor_run(self, project: str, monitor_id: str, due: int, following: int) -> bool:
+        """Move the monitor's next run from ``due`` on to ``following``; False when another server
+        did first (of several on one database, exactly one runs it)."""
+        table = t.insight_monitors
+        mine = sa.and_(table.c.project == project, table.c.id == monitor_id, table.c.next_run_at == due)
+        with self.engine.begin() as conn:
+            return bool(conn.execute(table.update().where(mine).values(next_run_at=following)).rowcount)

@@ -1,0 +1,38 @@
+"""Agent turns sent as the OpenTelemetry SDK sends them: one ``invoke_agent`` span per turn with its
+messages (GenAI semantic conventions), exported over OTLP/HTTP to a server of the tests."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+
+def export_agent_turns(served: dict[str, Any], agent: str, turns: list[tuple[str, str]]) -> None:
+    """Each ``(question, answer)`` as one traced turn of ``agent``, sent to ``served`` (a
+    ``foundry_server``: its endpoint, key and certificate)."""
+    provider = TracerProvider(resource=Resource.create({"service.name": agent}))
+    exporter = OTLPSpanExporter(
+        endpoint=f"{served['endpoint']}/v1/traces",
+        headers={"Authorization": f"Bearer {served['key']}"},
+        certificate_file=str(served["cert"]),
+    )
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("tests")
+    for index, (question, answer) in enumerate(turns):
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": agent,
+            "gen_ai.conversation.id": f"{agent}-{index}",
+            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": question}]}]),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+            ),
+        }
+        with tracer.start_as_current_span(f"invoke_agent {agent}", attributes=attributes):
+            pass
+    provider.shutdown()
