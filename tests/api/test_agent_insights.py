@@ -134,3 +134,18 @@ def test_mistakes_are_refused_naming_the_field(project_client):
     with pytest.raises(HttpResponseError, match="status: one of"):
         monitors.update_insight(made.id, "ainsight_x", {"status": "done"})
     monitors.delete(made.id)
+
+
+def test_of_two_servers_one_claims_a_due_run_and_a_cancelled_job_stays_so(store):
+    monitor = {"id": "aimon_1", "agent_name": "desk", "enabled": True, "run_interval_hours": 1.0}
+    store.add_monitor("p", monitor, next_run_at=100)
+    assert [m["id"] for _, m, due in store.due_monitors(150) if due == 100] == ["aimon_1"]
+    assert store.due_monitors(99) == []
+    claims = [store.claim_monitor_run("p", "aimon_1", 100, 3700) for _ in range(2)]
+    assert claims == [True, False] and store.due_monitors(150) == []
+    # A job that ended is never written over by a late update (its run finishing after a cancel).
+    job = {"id": "airun_1", "monitor_id": "aimon_1", "status": "queued"}
+    store.add_job("p", "insight_run", job, runner="local:x:1:1")
+    assert store.update_job("p", job | {"status": "cancelled"})
+    assert not store.update_job("p", job | {"status": "succeeded"})
+    assert store.get_job("p", "insight_run", "airun_1")["status"] == "cancelled"

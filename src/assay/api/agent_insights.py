@@ -15,14 +15,15 @@ window changes nothing. The overview lists the active insights, worst first, unl
 their own (``overview_override``).
 
 Runs are long-running jobs (``assay.api.jobs``), one at a time per monitor. The firer thread of
-``assay serve`` starts the runs that are due (``run_due``); of several servers on one database,
-one starts each.
+``assay serve`` starts the runs that are due (``run_due``), each in a thread; of several servers on
+one database, one starts each.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 import uuid
 import zlib
@@ -244,8 +245,9 @@ def create_run(
 
 
 def run_due(ctx: ApiContext, clock: float | None = None) -> list[str]:
-    """Start and finish the runs of enabled monitors that are due (the firer thread calls this);
-    the runs made. Each is claimed first, so one server of several starts it."""
+    """Start the runs of enabled monitors that are due, each in a thread of its own (the firer
+    thread calls this, and must go on firing rules meanwhile); the runs started. Each is claimed
+    first, so one server of several starts it."""
     moment = int(clock if clock is not None else time.time())
     made = []
     for project, monitor, due in ctx.store.due_monitors(moment):
@@ -256,7 +258,8 @@ def run_due(ctx: ApiContext, clock: float | None = None) -> list[str]:
         except ConfigError:  # a run of it is still going: the next one is due an interval on
             continue
         assert accepted.work is not None
-        run_job(ctx, project, "insight_run", accepted.job["id"], accepted.work)
+        arguments = (ctx, project, "insight_run", accepted.job["id"], accepted.work)
+        threading.Thread(target=run_job, args=arguments, name=f"assay-{accepted.job['id']}", daemon=True).start()
         made.append(accepted.job["id"])
     return made
 
