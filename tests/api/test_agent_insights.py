@@ -116,6 +116,7 @@ def test_an_enabled_monitor_runs_on_its_own_schedule(project_client, served):
     assert sum(r.result.insights_created for r in runs) == 1 and {r.trigger for r in runs} == {"scheduled"}
     windows = sorted((r.window_start, r.window_end) for r in runs)
     assert all(later[0] == earlier[1] for earlier, later in itertools.pairwise(windows))  # no gap, no overlap
+    assert all(later[1] - earlier[1] >= 2 for earlier, later in itertools.pairwise(windows))  # an interval apart
     assert monitors.get(monitor.id).next_scheduled_run_at is None
     (insight,) = list(monitors.list_insights(monitor.id))
     assert insight.trace_count == 1
@@ -137,12 +138,14 @@ def test_mistakes_are_refused_naming_the_field(project_client):
 
 
 def test_of_two_servers_one_claims_a_due_run_and_a_cancelled_job_stays_so(store):
-    monitor = {"id": "aimon_1", "agent_name": "desk", "enabled": True, "run_interval_hours": 1.0}
-    store.add_monitor("p", monitor, next_run_at=100)
+    monitor = {"id": "aimon_1", "agent_name": "desk", "enabled": True, "next_scheduled_run_at": 100}
+    store.add_monitor("p", monitor)
     assert [m["id"] for _, m, due in store.due_monitors(150) if due == 100] == ["aimon_1"]
     assert store.due_monitors(99) == []
-    claims = [store.claim_monitor_run("p", "aimon_1", 100, 3700) for _ in range(2)]
+    moved = monitor | {"next_scheduled_run_at": 3700}
+    claims = [store.claim_monitor_run("p", moved, 100) for _ in range(2)]
     assert claims == [True, False] and store.due_monitors(150) == []
+    assert store.get_monitor("p", "aimon_1")["next_scheduled_run_at"] == 3700  # the document moved on too
     # A job that ended is never written over by a late update (its run finishing after a cancel).
     job = {"id": "airun_1", "monitor_id": "aimon_1", "status": "queued"}
     store.add_job("p", "insight_run", job, runner="local:x:1:1")

@@ -34,10 +34,10 @@ def project_client(served, monkeypatch):
         yield client
 
 
-def job(**change) -> dict:
+def job(agent: str = "shop", **change) -> dict:
     body = {
-        "display_name": "shop: refunds",
-        "target_configuration": {"type": "foundry_agent", "name": "shop"},
+        "display_name": f"{agent}: refunds",
+        "target_configuration": {"type": "foundry_agent", "name": agent},
         "optimization_model_configuration": {"model": "judge"},
         "optimization_configuration": {
             "type": "agent_optimization",
@@ -111,10 +111,10 @@ def test_bad_sdk_requests_are_refused_naming_the_field(project_client, change, n
 
 def test_an_estimate_counts_the_calls_of_each_band_and_calls_nothing(project_client, served):
     project_client.agents.create_version(
-        agent_name="shop", definition=PromptAgentDefinition(model="judge", instructions=BASELINE)
+        agent_name="kiosk", definition=PromptAgentDefinition(model="judge", instructions=BASELINE)
     )
     before = len(list(project_client.agents.list_optimization_jobs()))
-    inputs = {key: value for key, value in job().items() if key != "display_name"}
+    inputs = {key: value for key, value in job("kiosk").items() if key != "display_name"}
     found = project_client.agents.estimate_optimization_job(inputs)
     # 5 train and 3 validation cases, minibatch 3, 3 trials a scoring, at most 1 candidate, 5 stalls:
     # low 5 iterations (3 + 5·2·3 scorings), typical 6 and one accepted (3 + 36 + 3), ceiling 11 (3 + 66 + 3).

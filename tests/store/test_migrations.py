@@ -37,6 +37,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("DROP TABLE agents"))
         conn.execute(sa.text("ALTER TABLE evaluators DROP COLUMN details"))
         conn.execute(sa.text("DROP TABLE jobs"))
+        conn.execute(sa.text("DROP TABLE insight_monitors"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -56,5 +57,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(*) FROM agents")).scalar_one()
             conn.execute(sa.text("SELECT count(details) FROM evaluators")).scalar_one()
             conn.execute(sa.text("SELECT count(runner) FROM jobs")).scalar_one()
+            conn.execute(sa.text("SELECT count(next_run_at) FROM insight_monitors")).scalar_one()
     finally:
         store.close()

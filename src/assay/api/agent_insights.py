@@ -127,7 +127,7 @@ def create_monitor(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[
         raise ConfigError("model_deployment_name: name the model that reads the traces")
     following = _following(monitor, moment)
     monitor["scheduled_until"] = moment - int(monitor["run_interval_hours"] * 3600)  # the first looks back an interval
-    ctx.store.add_monitor(project, _stamped(monitor, following, moment), following)
+    ctx.store.add_monitor(project, _stamped(monitor, following, moment))
     return monitor_object(monitor)
 
 
@@ -148,7 +148,7 @@ def update_monitor(ctx: ApiContext, project: str, monitor_id: str, body: dict[st
     following = _following(monitor, moment) if changed else monitor.get("next_scheduled_run_at")
     if changed:  # scheduled runs start over, the first looking back an interval
         monitor["scheduled_until"] = moment - int(monitor["run_interval_hours"] * 3600)
-    ctx.store.save_monitor(project, _stamped(monitor, following, moment), following)
+    ctx.store.save_monitor(project, _stamped(monitor, following, moment))
     return monitor_object(monitor)
 
 
@@ -157,8 +157,7 @@ def reset_monitor(ctx: ApiContext, project: str, monitor_id: str) -> None:
     monitor = ctx.store.get_monitor(project, monitor_id)
     monitor |= {"insights": [], "overview": None, "overview_override": None, "scheduled_until": None}
     monitor["estimated_cost"] = {"amount": 0.0, "currency": "USD"}
-    following = monitor.get("next_scheduled_run_at")
-    ctx.store.save_monitor(project, _stamped(monitor, following, int(time.time())), following)
+    ctx.store.save_monitor(project, _stamped(monitor, monitor.get("next_scheduled_run_at"), int(time.time())))
 
 
 def delete_monitor(ctx: ApiContext, project: str, monitor_id: str) -> None:
@@ -228,7 +227,7 @@ def create_run(
     if trigger == "scheduled":  # from where the last scheduled run stopped: no trace falls between two
         start = max(min(monitor.get("scheduled_until") or start, moment), moment - int(MAX_LOOKBACK_HOURS * 3600))
         monitor["scheduled_until"] = moment
-        ctx.store.save_monitor(project, monitor, monitor.get("next_scheduled_run_at"))
+        ctx.store.save_monitor(project, monitor)
     run = {
         "id": f"airun_{uuid.uuid4().hex[:24]}",
         "monitor_id": monitor_id,
@@ -251,7 +250,7 @@ def run_due(ctx: ApiContext, clock: float | None = None) -> list[str]:
     moment = int(clock if clock is not None else time.time())
     made = []
     for project, monitor, due in ctx.store.due_monitors(moment):
-        if not ctx.store.claim_monitor_run(project, monitor["id"], due, _following(monitor, moment) or due):
+        if not ctx.store.claim_monitor_run(project, _stamped(monitor, _following(monitor, moment), moment), due):
             continue
         try:
             accepted = create_run(ctx, project, monitor["id"], {}, trigger="scheduled")
@@ -309,16 +308,15 @@ def _analyze(ctx: ApiContext, project: str, run: dict[str, Any]) -> dict[str, An
 
     analyzed = run_sync(review())
     moment = int(time.time())
-    counts = _merge(monitor, found, run, moment)
-    monitor["overview"] = _overview(monitor, moment)
+    # Merged into the monitor as it is now: a status or the configuration may have changed meanwhile.
+    latest = ctx.store.get_monitor(project, run["monitor_id"])
+    counts = _merge(latest, found, moment)
+    latest["overview"] = _overview(latest, moment)
     price = getattr(model.config, "price", None)
     if price is not None:
         spent = price.cost(usage["input_tokens"], usage["output_tokens"])
-        monitor["estimated_cost"]["amount"] = round(monitor["estimated_cost"]["amount"] + spent, 6)
-    latest = ctx.store.get_monitor(project, run["monitor_id"])  # its configuration may have changed meanwhile
-    merged = latest | {key: monitor[key] for key in ("insights", "overview", "estimated_cost")}
-    following = latest.get("next_scheduled_run_at")
-    ctx.store.save_monitor(project, _stamped(merged, following, moment), following)
+        latest["estimated_cost"]["amount"] = round(latest["estimated_cost"]["amount"] + spent, 6)
+    ctx.store.save_monitor(project, _stamped(latest, latest.get("next_scheduled_run_at"), moment))
     return {
         "traces_in_window": len(ids),
         "traces_analyzed": analyzed,
@@ -341,7 +339,7 @@ def _prompt(turns: list[Any], titles: list[str]) -> list[dict[str, Any]]:
 # -- insights ----------------------------------------------------------------------------------
 
 
-def _merge(monitor: dict[str, Any], found: dict[str, list[Evidence]], run: dict[str, Any], moment: int) -> Counter[str]:
+def _merge(monitor: dict[str, Any], found: dict[str, list[Evidence]], moment: int) -> Counter[str]:
     """Add what a run found to the monitor's insights; how many were created, updated, reopened."""
     counts = Counter[str]()
     by_title = {_key(insight["title"]): insight for insight in monitor["insights"]}
@@ -428,8 +426,7 @@ def update_insight(
     moment = int(time.time())
     insight |= {"status": status, "updated_at": moment}
     monitor["overview"] = _overview(monitor, moment)
-    following = monitor.get("next_scheduled_run_at")
-    ctx.store.save_monitor(project, _stamped(monitor, following, moment), following)
+    ctx.store.save_monitor(project, _stamped(monitor, monitor.get("next_scheduled_run_at"), moment))
     return insight_object(insight, details=True)
 
 

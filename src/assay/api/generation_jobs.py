@@ -101,7 +101,7 @@ def create_data_job(ctx: ApiContext, project: str, body: dict[str, Any], operati
     found = earlier(ctx, project, "data", job["id"])
     if found is not None:
         return Accepted(found, None)
-    seed = zlib.crc32(json.dumps(job, sort_keys=True, default=str).encode())
+    seed = _seed(job)
     if kind == "traces":
         if sources.traces is None:
             raise ConfigError("sources: a traces job needs a {type: traces, agent_name, start_time?} source")
@@ -176,7 +176,7 @@ def create_evaluator_job(ctx: ApiContext, project: str, body: dict[str, Any], op
         return Accepted(found, None)
     if warnings:
         job["input_quality_warnings"] = warnings
-    seed = zlib.crc32(json.dumps(job, sort_keys=True, default=str).encode())
+    seed = _seed(job)
 
     def finish() -> dict[str, Any]:
         generator = models.get(model)
@@ -211,6 +211,13 @@ def _inputs(body: dict[str, Any]) -> dict[str, Any]:
     """azd wraps a job's fields in ``inputs``; the SDK sends them as they are."""
     wrapped = body.get("inputs")
     return wrapped if isinstance(wrapped, dict) else body
+
+
+def _seed(job: dict[str, Any]) -> int:
+    """From what was asked, not the job's id: the same request writes the same rows (and the
+    model-call cache makes it free the second time)."""
+    asked = {key: value for key, value in job.items() if key != "id"}
+    return zlib.crc32(json.dumps(asked, sort_keys=True, default=str).encode())
 
 
 def _text(value: Any, where: str, hint: str | None = None) -> str:

@@ -13,12 +13,13 @@ from assay.store.base import StoreBase, now
 
 
 class MonitorsStore(StoreBase):
-    def add_monitor(self, project: str, monitor: dict[str, Any], next_run_at: int | None) -> None:
+    def add_monitor(self, project: str, monitor: dict[str, Any]) -> None:
+        """``monitor`` (its ``next_scheduled_run_at`` is when it runs next on its own)."""
         row = {
             "project": project,
             "id": monitor["id"],
             "agent_name": monitor["agent_name"],
-            "next_run_at": next_run_at,
+            "next_run_at": monitor.get("next_scheduled_run_at"),
             "body": monitor,
             "created_at": now(),
         }
@@ -46,11 +47,12 @@ class MonitorsStore(StoreBase):
         with self.engine.connect() as conn:
             return [dict(row[0]) for row in conn.execute(query.order_by(table.c.created_at, table.c.id))]
 
-    def save_monitor(self, project: str, monitor: dict[str, Any], next_run_at: int | None) -> None:
+    def save_monitor(self, project: str, monitor: dict[str, Any]) -> None:
         table = t.insight_monitors
         mine = sa.and_(table.c.project == project, table.c.id == monitor["id"])
+        following = monitor.get("next_scheduled_run_at")
         with self.engine.begin() as conn:
-            conn.execute(table.update().where(mine).values(body=monitor, next_run_at=next_run_at))
+            conn.execute(table.update().where(mine).values(body=monitor, next_run_at=following))
 
     def delete_monitor(self, project: str, monitor_id: str) -> None:
         self.get_monitor(project, monitor_id)
@@ -65,10 +67,11 @@ class MonitorsStore(StoreBase):
         with self.engine.connect() as conn:
             return [(row.project, dict(row.body), row.next_run_at) for row in conn.execute(query)]
 
-    def claim_monitor_run(self, project: str, monitor_id: str, due: int, following: int) -> bool:
-        """Move the monitor's next run from ``due`` on to ``following``; False when another server
-        did first (of several on one database, exactly one runs it)."""
+    def claim_monitor_run(self, project: str, monitor: dict[str, Any], due: int) -> bool:
+        """Store ``monitor`` (its next run moved on) if its next run is still ``due``; False when
+        another server did first (of several on one database, exactly one runs it)."""
         table = t.insight_monitors
-        mine = sa.and_(table.c.project == project, table.c.id == monitor_id, table.c.next_run_at == due)
+        mine = sa.and_(table.c.project == project, table.c.id == monitor["id"], table.c.next_run_at == due)
+        following = monitor.get("next_scheduled_run_at")
         with self.engine.begin() as conn:
-            return bool(conn.execute(table.update().where(mine).values(next_run_at=following)).rowcount)
+            return bool(conn.execute(table.update().where(mine).values(body=monitor, next_run_at=following)).rowcount)
