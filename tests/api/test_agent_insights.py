@@ -48,7 +48,8 @@ QUESTION = "I bought it 10 days ago, can I get a refund?"
 
 
 def send_traces(served, agent: str, answers: list[str]) -> None:
-    export_agent_turns(served, agent, [(QUESTION, answer) for answer in answers])
+    turns = [(QUESTION, answer) for answer in answers]
+    export_agent_turns(served["endpoint"], agent, turns, key=served["key"], cert=served["cert"])
 
 
 def test_a_monitor_turns_traces_with_one_problem_into_one_insight(project_client, served):

@@ -127,7 +127,7 @@ def test_a_data_generation_job_writes_from_a_prompt_agent_and_azds_shape_is_take
 
 def test_a_traces_job_keeps_what_users_asked_the_agent(project_client, served):
     asked = [*TRACED, TRACED[0]]  # asked twice: kept once
-    export_agent_turns(served, "desk", [(question, "ok") for question in asked])
+    export_agent_turns(served["endpoint"], "desk", [(q, "ok") for q in asked], key=served["key"], cert=served["cert"])
 
     poller = project_client.datasets.begin_create_generation_job(
         {

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
+from assay.api import agent_insights
+from assay.api.jobs import run_job
 from tests.api.conftest import wait_for
+from tests.api.test_agent_insights import DENIED, FINE, QUESTION
 from tests.api.test_evals_api import make_eval
+from tests.support.otel import export_agent_turns
 
 
 def test_report_url_opens_the_run_page_with_charts_filter_and_pages(served, browser, tmp_path):
@@ -290,3 +296,38 @@ def test_items_filter_by_criterion_verdict_sort_search_and_open_in_full(served, 
 
 
 CRITERIA_F1 = [{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"}]
+
+
+def test_an_agent_insight_monitor_is_shown_with_its_insights_evidence_and_runs(served, browser, llm, tmp_path):
+    llm.script(
+        rules=[{"match": "We never give refunds", "reply": {"content": json.dumps(DENIED)}}],
+        default={"content": json.dumps(FINE)},
+    )
+    answers = ["We never give refunds."] * 3 + ["Yes, refunded within 30 days."]
+    export_agent_turns(served.url, "desk", [(QUESTION, answer) for answer in answers])
+    ctx = served.app_state
+    monitor = agent_insights.create_monitor(
+        ctx, "default", {"agent_name": "desk", "model_deployment_name": "judge", "enabled": False}
+    )
+    accepted = agent_insights.create_run(ctx, "default", monitor["id"], {"lookback_hours": 1})
+    run_job(ctx, "default", "insight_run", accepted.job["id"], accepted.work)
+
+    page = browser.new_page()
+    page.goto(f"{served.url}/ui/insights")
+    row = page.locator("#monitors tr", has_text="desk")
+    assert "high" in row.inner_text() and row.locator("td").nth(1).inner_text() == "1"
+    row.locator("a").click()
+    page.wait_for_url(f"**/ui/monitors/{monitor['id']}")
+    assert page.locator("h1").inner_text().startswith("desk")
+    assert page.locator("svg.rate-intervals rect").count() >= 1
+    (section,) = page.locator("section.cluster").all()
+    assert (
+        "Denies refunds the policy allows" in section.locator("h2").inner_text() and "3 traces" in section.inner_text()
+    )
+    assert "30 days" in section.inner_text()  # the proposed fix
+    assert section.locator("a[href^='/ui/traces/']").count() == 3
+    assert "succeeded" in page.locator("#runs").inner_text()
+    page.screenshot(path=str(tmp_path / "monitor.png"), full_page=True)
+    section.locator("a[href^='/ui/traces/']").first.click()
+    page.wait_for_url("**/ui/traces/**")
+    assert "invoke_agent desk" in page.content()

@@ -12,14 +12,16 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 
-def export_agent_turns(served: dict[str, Any], agent: str, turns: list[tuple[str, str]]) -> None:
-    """Each ``(question, answer)`` as one traced turn of ``agent``, sent to ``served`` (a
-    ``foundry_server``: its endpoint, key and certificate)."""
+def export_agent_turns(
+    base_url: str, agent: str, turns: list[tuple[str, str]], *, key: str | None = None, cert: Any = None
+) -> None:
+    """Each ``(question, answer)`` as one traced turn of ``agent``, sent to ``{base_url}/v1/traces``
+    (with an API key and a certificate to trust, for a server that has them)."""
     provider = TracerProvider(resource=Resource.create({"service.name": agent}))
     exporter = OTLPSpanExporter(
-        endpoint=f"{served['endpoint']}/v1/traces",
-        headers={"Authorization": f"Bearer {served['key']}"},
-        certificate_file=str(served["cert"]),
+        endpoint=f"{base_url}/v1/traces",
+        headers={"Authorization": f"Bearer {key}"} if key else None,
+        certificate_file=str(cert) if cert else None,
     )
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("tests")

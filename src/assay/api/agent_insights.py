@@ -444,7 +444,8 @@ def _overview(monitor: dict[str, Any], moment: int) -> dict[str, Any] | None:
         content = f"No active issues: {len(monitor['insights'])} found before are resolved or ignored."
     else:
         lines = [f"- {i['title']} ({i['severity']}, {i['trace_count']} traces): {i['description']}" for i in active]
-        content = f"{len(active)} active issues in {monitor['agent_name']}'s traces, worst first:\n" + "\n".join(lines)
+        issues = "1 active issue" if len(active) == 1 else f"{len(active)} active issues"
+        content = f"{issues} in {monitor['agent_name']}'s traces, worst first:\n" + "\n".join(lines)
     return {"content": content, "source": "generated", "updated_at": moment}
 
 

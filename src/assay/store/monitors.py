@@ -32,18 +32,26 @@ class MonitorsStore(StoreBase):
             ) from None
 
     def get_monitor(self, project: str, monitor_id: str) -> dict[str, Any]:
+        return self.find_monitor(project, monitor_id)[1]
+
+    def find_monitor(self, project: str | None, monitor_id: str) -> tuple[str, dict[str, Any]]:
+        """The monitor and its project (of any project when ``project`` is None: the UI of a server without keys)."""
         table = t.insight_monitors
-        query = sa.select(table.c.body).where(table.c.project == project, table.c.id == monitor_id)
+        query = sa.select(table.c.project, table.c.body).where(table.c.id == monitor_id)
+        if project is not None:
+            query = query.where(table.c.project == project)
         with self.engine.connect() as conn:
-            found = conn.execute(query).scalar()
+            found = conn.execute(query).first()
         if found is None:
             raise NotFoundError(f"no agent insight monitor {monitor_id!r}")
-        return dict(found)
+        return found.project, dict(found.body)
 
-    def list_monitors(self, project: str) -> list[dict[str, Any]]:
-        """The project's monitors, oldest first."""
+    def list_monitors(self, project: str | None) -> list[dict[str, Any]]:
+        """The project's monitors (every project's when None), oldest first."""
         table = t.insight_monitors
-        query = sa.select(table.c.body).where(table.c.project == project)
+        query = sa.select(table.c.body)
+        if project is not None:
+            query = query.where(table.c.project == project)
         with self.engine.connect() as conn:
             return [dict(row[0]) for row in conn.execute(query.order_by(table.c.created_at, table.c.id))]
 

@@ -1,5 +1,6 @@
-"""Insights in the web UI: the list, and an insight's page (a cluster insight's clusters with their
-suggestions and samples, each linked to its item; a comparison's effects), with a CSV export."""
+"""Insights in the web UI: the list, an insight's page (a cluster insight's clusters with their
+suggestions and samples, each linked to its item; a comparison's effects) with a CSV export, and
+each agent insight monitor's page (its insights, their evidence linked to the traces, its runs)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from assay.api.agent_insights import SEVERITIES
 from assay.api.context import context
 from assay.api.ui.access import Viewer
 from assay.report.charts import rate_intervals
 from assay.report.run_view import TEMPLATES
+from assay.store import Store
 
 router = APIRouter()
+RUNS_SHOWN = 20
 CSV_COLUMNS = (
     "cluster_id",
     "label",
@@ -34,8 +38,12 @@ CSV_COLUMNS = (
 
 @router.get("/ui/insights", response_class=HTMLResponse, include_in_schema=False)
 def insights_page(request: Request, viewer: Viewer) -> str:
-    found = list(reversed(context(request).store.list_insights(viewer)))  # the newest first
-    return TEMPLATES.get_template("insights.html").render(title="Insights", insights=found, viewer=viewer)
+    store = context(request).store
+    found = list(reversed(store.list_insights(viewer)))  # the newest first
+    monitors = _monitor_rows(store, viewer)
+    return TEMPLATES.get_template("insights.html").render(
+        title="Insights", insights=found, monitors=monitors, viewer=viewer
+    )
 
 
 @router.get("/ui/insights/{insight_id}", response_class=HTMLResponse, include_in_schema=False)
@@ -118,3 +126,42 @@ def insight_csv(request: Request, viewer: Viewer, insight_id: str) -> Response:
 
 def _clusters(insight: dict[str, Any]) -> list[dict[str, Any]]:
     return list(((insight.get("result") or {}).get("clusterInsight") or {}).get("clusters") or [])
+
+
+@router.get("/ui/monitors/{monitor_id}", response_class=HTMLResponse, include_in_schema=False)
+def monitor_page(request: Request, viewer: Viewer, monitor_id: str) -> str:
+    """An agent insight monitor: its overview, the traces behind each active insight as a chart,
+    each insight with its proposed fix and its evidence linked to the trace view, and its runs."""
+    store = context(request).store
+    project, monitor = store.find_monitor(viewer, monitor_id)
+    insights = sorted(monitor["insights"], key=_insight_order)
+    active = [i for i in insights if i["status"] == "active"]
+    total = sum(i["trace_count"] for i in active) or 1
+    rows: list[tuple[str, float | None, tuple[float, float] | None, str]] = [
+        (str(i["title"])[:40], 100 * i["trace_count"] / total, None, f"{i['trace_count']} · {i['severity']}")
+        for i in active
+    ]
+    runs = [r for r in store.list_jobs(project, "insight_run") if r["monitor_id"] == monitor_id]
+    return TEMPLATES.get_template("monitor.html").render(
+        title=f"{monitor['agent_name']} · agent insights",
+        viewer=viewer,
+        monitor=monitor,
+        insights=insights,
+        chart=rate_intervals(rows) if rows else None,
+        runs=runs[::-1][:RUNS_SHOWN],
+    )
+
+
+def _monitor_rows(store: Store, viewer: str | None) -> list[dict[str, Any]]:
+    """Each monitor with how many insights are active and the worst of them, for the insights page."""
+    rows = []
+    for monitor in store.list_monitors(viewer):
+        active = [i for i in monitor["insights"] if i["status"] == "active"]
+        worst = min((i["severity"] for i in active), key=SEVERITIES.index, default=None)
+        rows.append(monitor | {"active": len(active), "worst": worst})
+    return rows
+
+
+def _insight_order(insight: dict[str, Any]) -> tuple[bool, int, int]:
+    """Active ones first, the worst and the most seen first among them."""
+    return insight["status"] != "active", SEVERITIES.index(insight["severity"]), -insight["trace_count"]
