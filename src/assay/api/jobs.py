@@ -11,6 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fastapi import BackgroundTasks, Request
+from fastapi.responses import JSONResponse
+
 from assay.errors import AssayError, NotFoundError
 from assay.run.runner import dead_local_holder, local_worker
 
@@ -43,6 +46,18 @@ def accept(
     job |= {"status": "queued", "result": None, "error": None, "created_at": int(time.time()), STAMPS[kind][1]: None}
     ctx.store.add_job(project, kind, job, runner=local_worker())
     return Accepted(job, work)
+
+
+def answer(
+    request: Request, ctx: ApiContext, project: str, kind: JobKind, accepted: Accepted, background: BackgroundTasks
+) -> JSONResponse:
+    """The create's answer: 201, the job, and ``Operation-Location`` naming it (the SDKs' pollers
+    follow it until the job has ended and read its result there); the job runs once this is sent."""
+    job = accepted.job
+    if accepted.work is not None:
+        background.add_task(run_job, ctx, project, kind, job["id"], accepted.work)
+    location = request.url.replace(path=f"{request.url.path}/{job['id']}")
+    return JSONResponse(job, status_code=201, headers={"Operation-Location": str(location)}, background=background)
 
 
 def earlier(ctx: ApiContext, project: str, kind: JobKind, job_id: str) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 
 from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.generation_jobs import create_data_job, create_evaluator_job
-from assay.api.jobs import Accepted, cancel, reap, run_job
+from assay.api.jobs import Accepted, answer, cancel, reap
 from assay.api.wire import Paging
 from assay.store.jobs import JobKind
 
@@ -32,13 +32,7 @@ def _routes(path: str, kind: JobKind, create: Create) -> None:
         operation_id: str | None = Header(None, alias="Operation-Id"),
     ) -> JSONResponse:
         ctx = context(request)
-        accepted = create(ctx, owner, body, operation_id)
-        job = accepted.job
-        if accepted.work is not None:
-            background.add_task(run_job, ctx, owner, kind, job["id"], accepted.work)
-        # The SDK's poller follows this to the job until it has ended, and reads the result from it.
-        location = request.url.replace(path=f"{request.url.path}/{job['id']}")
-        return JSONResponse(job, status_code=201, headers={"Operation-Location": str(location)}, background=background)
+        return answer(request, ctx, owner, kind, create(ctx, owner, body, operation_id), background)
 
     @router.get(f"/{path}")
     def list_jobs(

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 
 from assay.api import agent_insights as monitors
 from assay.api.context import JsonBody, OptionalJsonBody, Owner, context
-from assay.api.jobs import cancel, reap, run_job
+from assay.api.jobs import answer, cancel, reap
 from assay.api.wire import Paging
 from assay.errors import NotFoundError
 
@@ -59,13 +59,7 @@ def create_run(
     request: Request, monitor_id: str, body: OptionalJsonBody, owner: Owner, background: BackgroundTasks
 ) -> JSONResponse:
     ctx = context(request)
-    accepted = monitors.create_run(ctx, owner, monitor_id, body)
-    run = accepted.job
-    if accepted.work is not None:
-        background.add_task(run_job, ctx, owner, "insight_run", run["id"], accepted.work)
-    # The SDK's poller follows this to the run until it has ended, and reads the result from it.
-    location = request.url.replace(path=f"{request.url.path}/{run['id']}")
-    return JSONResponse(run, status_code=201, headers={"Operation-Location": str(location)}, background=background)
+    return answer(request, ctx, owner, "insight_run", monitors.create_run(ctx, owner, monitor_id, body), background)
 
 
 @router.get(ROUTE + "/{monitor_id}/runs")
