@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from assay.api.fields import text
 from assay.api.jobs import Accepted, accept, reap, run_job
 from assay.errors import ConfigError, ItemError, NotFoundError
 from assay.llm.model import ModelError
@@ -107,7 +108,7 @@ class Evidence:
 
 
 def create_monitor(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, Any]:
-    agent = _text(body.get("agent_name"), "agent_name", "name the agent whose traces are read")
+    agent = text(body.get("agent_name"), "agent_name", "name the agent whose traces are read")
     moment = int(time.time())
     monitor: dict[str, Any] = {
         "id": f"aimon_{uuid.uuid4().hex[:24]}",
@@ -181,12 +182,9 @@ def _configure(ctx: ApiContext, monitor: dict[str, Any], body: dict[str, Any]) -
             raise ConfigError("enabled: expected true or false")
         monitor["enabled"] = body["enabled"]
     if body.get("run_interval_hours") is not None:
-        hours = body["run_interval_hours"]
-        if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 < hours <= MAX_LOOKBACK_HOURS:
-            raise ConfigError(f"run_interval_hours: a number of hours above 0, at most {MAX_LOOKBACK_HOURS:g}")
-        monitor["run_interval_hours"] = float(hours)
+        monitor["run_interval_hours"] = float(_hours(body["run_interval_hours"], "run_interval_hours"))
     if body.get("model_deployment_name") is not None:
-        name = _text(body["model_deployment_name"], "model_deployment_name")
+        name = text(body["model_deployment_name"], "model_deployment_name")
         ctx.models().get(_deployment(name)).check_credentials()  # a model this server can call
         monitor["model_deployment_name"] = name
 
@@ -213,9 +211,7 @@ def create_run(
 ) -> Accepted:
     """A run of the monitor over the last ``lookback_hours`` (default: its interval), queued."""
     monitor = ctx.store.get_monitor(project, monitor_id)
-    hours = body.get("lookback_hours", monitor["run_interval_hours"])
-    if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 < hours <= MAX_LOOKBACK_HOURS:
-        raise ConfigError(f"lookback_hours: a number of hours above 0, at most {MAX_LOOKBACK_HOURS:g}")
+    hours = _hours(body.get("lookback_hours", monitor["run_interval_hours"]), "lookback_hours")
     reap(ctx, project, "insight_run")
     going = [job for job, _ in ctx.store.unfinished_jobs(project, "insight_run") if job["monitor_id"] == monitor_id]
     if going:
@@ -454,11 +450,11 @@ def _worst(severities: list[Any]) -> str:
     return min(given, key=SEVERITIES.index) if given else "medium"
 
 
+def _hours(value: Any, where: str) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_LOOKBACK_HOURS:
+        raise ConfigError(f"{where}: a number of hours above 0, at most {MAX_LOOKBACK_HOURS:g}")
+    return value
+
+
 def _key(title: str) -> str:
     return " ".join(title.lower().split())
-
-
-def _text(value: Any, where: str, hint: str | None = None) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: expected a non-empty string", hint=hint)
-    return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from assay.errors import UserError
+from assay.errors import ConfigError, UserError
 from assay.llm import CacheMode
 
 MAX_METADATA_PAIRS = 16
@@ -49,6 +49,13 @@ def cache_mode(metadata: dict[str, str] | None) -> CacheMode | None:
 def purpose(value: str) -> str:
     if value not in FILE_PURPOSES:
         raise UserError(f"purpose: '{value}' is not a file purpose", hint=f"use one of {', '.join(FILE_PURPOSES)}")
+    return value
+
+
+def text(value: Any, where: str, hint: str | None = None) -> str:
+    """``value`` if it is a string with more than white space in it, else a 400 naming ``where``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: expected a non-empty string", hint=hint)
     return value
 
 

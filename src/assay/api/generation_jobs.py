@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.agentconfig import AgentDefinition
+from assay.api.fields import text
 from assay.api.jobs import Accepted, accept, earlier
 from assay.api.routes_evaluators import CATEGORIES, details_of, save_custom
 from assay.dataset.ids import parse_dataset_id
@@ -43,7 +44,7 @@ from assay.evalgen.generate import generate as generate_evaluator
 from assay.evalgen.observed import traced_requests
 from assay.sync import run_sync
 from assay.synth.queries import Brief, generate_queries, generate_scenarios
-from assay.synth.runs import MAX_SAMPLES, brief_for, save_rows, write_rows
+from assay.synth.runs import brief_for, sample_count, save_rows, write_rows
 
 if TYPE_CHECKING:
     from assay.api.context import ApiContext
@@ -72,7 +73,7 @@ class Sources:
 def create_data_job(ctx: ApiContext, project: str, body: dict[str, Any], operation_id: str | None) -> Accepted:
     """Check a ``POST /data_generation_jobs`` body and store the job, queued."""
     inputs = _inputs(body)
-    name = _text(inputs.get("name"), "name", "name the job")
+    name = text(inputs.get("name"), "name", "name the job")
     scenario = inputs.get("scenario", "evaluation")
     if scenario != "evaluation":
         raise ConfigError(
@@ -82,9 +83,7 @@ def create_data_job(ctx: ApiContext, project: str, body: dict[str, Any], operati
     if not isinstance(config, dict) or config.get("type") not in DATA_TYPES:
         raise ConfigError(f"generation_configuration.type: one of {', '.join(DATA_TYPES)}")
     kind = config["type"]
-    count = config.get("max_samples", DEFAULT_SAMPLES)
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SAMPLES:
-        raise ConfigError(f"generation_configuration.max_samples: a whole number from 1 to {MAX_SAMPLES}")
+    count = sample_count(config.get("max_samples", DEFAULT_SAMPLES), "generation_configuration.max_samples")
     sources = _sources(inputs.get("sources"), ("prompt", "agent", "file", "traces"))
     output = inputs.get("output_configuration") or {}
     if not isinstance(output, dict):
@@ -111,7 +110,7 @@ def create_data_job(ctx: ApiContext, project: str, body: dict[str, Any], operati
             return [{"query": query} for query in _requests(ctx, project, window, count)]
 
     else:
-        model = _text((config.get("model_options") or {}).get("model"), "generation_configuration.model_options.model")
+        model = text((config.get("model_options") or {}).get("model"), "generation_configuration.model_options.model")
         models = ctx.models()
         models.get(model).check_credentials()  # a model this server can call, before the job is stored
         brief = brief_for(
@@ -140,8 +139,8 @@ def create_data_job(ctx: ApiContext, project: str, body: dict[str, Any], operati
 def create_evaluator_job(ctx: ApiContext, project: str, body: dict[str, Any], operation_id: str | None) -> Accepted:
     """Check a ``POST /evaluator_generation_jobs`` body and store the job, queued."""
     inputs = _inputs(body)
-    name = _text(inputs.get("evaluator_name") or inputs.get("name"), "evaluator_name", "name the evaluator to write")
-    model = _text(inputs.get("model"), "model", "name the model that writes the rubric")
+    name = text(inputs.get("evaluator_name") or inputs.get("name"), "evaluator_name", "name the evaluator to write")
+    model = text(inputs.get("model"), "model", "name the model that writes the rubric")
     category = inputs.get("category", "quality")
     if category not in CATEGORIES:
         raise ConfigError(f"category: one of {', '.join(CATEGORIES)}")
@@ -158,7 +157,7 @@ def create_evaluator_job(ctx: ApiContext, project: str, body: dict[str, Any], op
     brief = brief_for(ctx.store, project, models, "\n\n".join(sources.prompts) or None, sources.agent, None)
     observed, warnings = _observed(ctx, project, sources)
     warnings = _brief_warnings(brief, sources) + warnings
-    instructions = "\n\n".join(text for text in (brief.prompt, brief.agent_instructions) if text)
+    instructions = "\n\n".join(part for part in (brief.prompt, brief.agent_instructions) if part)
     agent = AgentDefinition(
         instructions=instructions, tools=tuple(brief.tools), name=sources.agent and sources.agent[0]
     )
@@ -220,12 +219,6 @@ def _seed(job: dict[str, Any]) -> int:
     return zlib.crc32(json.dumps(asked, sort_keys=True, default=str).encode())
 
 
-def _text(value: Any, where: str, hint: str | None = None) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: expected a non-empty string", hint=hint)
-    return value
-
-
 def _sources(raw: Any, kinds: tuple[str, ...]) -> Sources:
     if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
         raise ConfigError(f"sources: a non-empty list of {{type: {' | '.join(kinds)}, ...}}")
@@ -236,18 +229,16 @@ def _sources(raw: Any, kinds: tuple[str, ...]) -> Sources:
             raise ConfigError(f"{where}.type: one of {', '.join(kinds)}, got {kind!r}")
         found.index.setdefault(kind, index)
         if kind == "prompt":
-            found.prompts.append(_text(source.get("prompt"), f"{where}.prompt"))
+            found.prompts.append(text(source.get("prompt"), f"{where}.prompt"))
         elif kind == "agent":
             found.agent = (
-                _text(source.get("agent_name"), f"{where}.agent_name"),
+                text(source.get("agent_name"), f"{where}.agent_name"),
                 _version(source.get("agent_version")),
             )
         elif kind == "file":
-            found.file_id = _text(
-                source.get("id") or source.get("file_id"), f"{where}.id", "a file id such as file_..."
-            )
+            found.file_id = text(source.get("id") or source.get("file_id"), f"{where}.id", "a file id such as file_...")
         elif kind == "dataset":
-            found.dataset = (_text(source.get("name"), f"{where}.name"), _version(source.get("version")))
+            found.dataset = (text(source.get("name"), f"{where}.name"), _version(source.get("version")))
         else:
             found.traces = _trace_window(source, where)
             found.agent = found.agent or (found.traces["agent"], found.traces["version"])
@@ -259,7 +250,7 @@ def _version(value: Any) -> str | None:
 
 
 def _trace_window(source: dict[str, Any], where: str) -> dict[str, Any]:
-    agent = _text(source.get("agent_name") or source.get("agent_id"), f"{where}.agent_name")
+    agent = text(source.get("agent_name") or source.get("agent_id"), f"{where}.agent_name")
     window: dict[str, Any] = {"agent": agent, "version": _version(source.get("agent_version"))}
     for key in ("start_time", "end_time"):
         value = source.get(key)

@@ -72,10 +72,9 @@ def run_job(ctx: ApiContext, project: str, kind: JobKind, job_id: str, work: Cal
     """Run a queued job and store how it ended. A job cancelled meanwhile stays cancelled; what the
     work saved (a dataset, an evaluator version, insights) is kept."""
     started, ended = STAMPS[kind]
-    job = ctx.store.get_job(project, kind, job_id)
-    if not ctx.store.update_job(project, job | {"status": "in_progress", **_stamp(kind, started)}):
+    job = ctx.store.get_job(project, kind, job_id) | {"status": "in_progress", **_stamp(kind, started)}
+    if not ctx.store.update_job(project, job):
         return  # cancelled before it started
-    job |= {"status": "in_progress", **_stamp(kind, started)}
     try:
         job |= {"status": "succeeded", "result": work()}
     except AssayError as exc:  # a model failed or wrote nothing usable: the job failed, with why

@@ -55,8 +55,7 @@ def _state(project: str, job_id: str) -> State:
 @router.post(ROUTE, status_code=201)
 def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
     ctx = context(request)
-    foundry = is_foundry_request(body)  # azure-ai-projects' shape, else azd's
-    asked = azd_request(body, _stored_baseline(ctx.store, owner, *target_of(body))) if foundry else body
+    asked = _as_azd(ctx.store, owner, body)
     resolved = job_request(asked, ctx.store, owner)
     models = ctx.models()
     settings = Settings(**resolved["settings"])
@@ -110,10 +109,7 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
 def estimate_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]:
     """What a job would call and cost, from the request a create would take; nothing is called."""
     ctx = context(request)
-    asked = (
-        azd_request(body, _stored_baseline(ctx.store, owner, *target_of(body))) if is_foundry_request(body) else body
-    )
-    resolved = job_request(asked, ctx.store, owner)
+    resolved = job_request(_as_azd(ctx.store, owner, body), ctx.store, owner)
     settings = Settings(**resolved["settings"])
     catalog, models = ctx.catalog(owner), ctx.models()
     judges = sum(catalog.get(c["evaluator_name"], c.get("evaluator_version")).uses_model for c in resolved["criteria"])
@@ -133,6 +129,13 @@ def estimate_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, An
         instructions=baseline.system_prompt(),
         prices=prices,
     )
+
+
+def _as_azd(store: Store, project: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A create request in azd's shape: azure-ai-projects' read into it, azd's as it is."""
+    if not is_foundry_request(body):
+        return body
+    return azd_request(body, _stored_baseline(store, project, *target_of(body)))
 
 
 def _stored_baseline(store: Store, project: str, name: str, version: str | None) -> dict[str, Any] | None:
@@ -194,6 +197,11 @@ def cancel_job(request: Request, job_id: str, owner: Owner) -> dict[str, Any]:
     return job_object(state)
 
 
+def _scored(state: State, candidate_id: str) -> dict[str, Any]:
+    """The candidate as the job's ``result.candidates`` shows it (its scores, its runs)."""
+    return next(c for c in job_object(state)["result"]["candidates"] if c["candidate_id"] == candidate_id)
+
+
 def _candidate(owner: str, job_id: str, candidate_id: str) -> tuple[State, dict[str, Any]]:
     state = _state(owner, job_id)
     if candidate_id not in state.candidates:
@@ -225,7 +233,7 @@ def get_candidate(request: Request, job_id: str, candidate_id: str, owner: Owner
     ]
     files += [{"path": f"skills/{s['name']}/SKILL.md", "type": "skill"} for s in entry["config"]["skills"]]
     scores = {name: task["score"] for name, task in entry["tasks"].items()}
-    scored = next(c for c in job_object(state)["result"]["candidates"] if c["candidate_id"] == candidate_id)
+    scored = _scored(state, candidate_id)
     return {
         **candidate_object(state, scored, expand=True),
         "candidate_id": candidate_id,
@@ -306,5 +314,5 @@ def promote_candidate(
     state.save(_jobs(owner) / job_id / "state.json")
     if body:
         return JSONResponse(promotion)
-    scored = next(c for c in job_object(state)["result"]["candidates"] if c["candidate_id"] == candidate_id)
+    scored = _scored(state, candidate_id)
     return JSONResponse(candidate_object(state, scored, expand=True))

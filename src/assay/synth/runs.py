@@ -55,7 +55,7 @@ def synthetic_settings(data_source: dict[str, Any]) -> SyntheticSettings | None:
     if not isinstance(params, dict) or params.get("type") != "synthetic_data_gen_preview":
         shape = "{type: synthetic_data_gen_preview, samples_count, model_deployment_name}"
         raise ConfigError(f"{where}: expected {shape}")
-    count = _sample_count(params.get("samples_count"), f"{where}.samples_count")
+    count = sample_count(params.get("samples_count"), f"{where}.samples_count")
     model = params.get("model_deployment_name")
     if not isinstance(model, str) or not model:
         raise ConfigError(f"{where}.model_deployment_name: name the model that writes the queries")
@@ -95,7 +95,7 @@ def scenario_generation_settings(data_source: dict[str, Any]) -> ScenarioGenerat
     config = data_source.get("synthetic_data_generation_configuration")
     if not isinstance(config, dict):
         raise ConfigError(f"{where}: expected {{test_case_count, generation_sources: [{{type: prompt, prompt}}]}}")
-    count = _sample_count(config.get("test_case_count"), f"{where}.test_case_count")
+    count = sample_count(config.get("test_case_count"), f"{where}.test_case_count")
     sources = config.get("generation_sources")
     if not isinstance(sources, list) or not sources or not all(isinstance(s, dict) for s in sources):
         raise ConfigError(f"{where}.generation_sources: a list of {{type: prompt | agent | file, ...}}")
@@ -121,7 +121,7 @@ def scenario_generation_settings(data_source: dict[str, Any]) -> ScenarioGenerat
     return ScenarioGeneration(count, model, "\n\n".join(prompts) or None, agent, file_id, name)
 
 
-def _sample_count(value: Any, where: str) -> int:
+def sample_count(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SAMPLES:
         raise ConfigError(f"{where}: a whole number from 1 to {MAX_SAMPLES}, got {value!r}")
     return value
