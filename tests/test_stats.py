@@ -26,6 +26,20 @@ def test_students_t_quantiles():
     assert low < 0.505 < high
 
 
+@pytest.mark.parametrize("df", [0.5, 1, 2, 3, 7, 30, 4999, 1e6])
+@pytest.mark.parametrize("p", [1e-4, 0.025, 0.3, 0.5, 0.9, 0.975, 0.9999])
+def test_t_quantile_inverts_the_cdf(df, p):
+    quantile = stats.t_quantile(p, df)
+    assert stats.t_cdf(quantile, df) == pytest.approx(p, rel=1e-9, abs=1e-12)
+
+
+def test_t_quantile_in_the_far_tail_and_out_of_range():
+    assert stats.t_quantile(0.9999, 1) == pytest.approx(3183.099, abs=1e-3)  # past a ±1000 bisection
+    assert stats.t_quantile(0.5, 3) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        stats.t_quantile(1.0, 5)
+
+
 def test_mcnemar_exact_and_holm():
     assert stats.mcnemar(20, 8) == pytest.approx(0.036, abs=5e-4)
     assert stats.mcnemar(5, 5) == 1.0 and stats.mcnemar(0, 0) == 1.0
