@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,6 +32,9 @@ class Settings(BaseModel):
     """How long a run's lease lasts without renewal (renewed every second while the run executes)."""
     store_outage_seconds: float = Field(default=120.0, gt=0)
     """How long a run waits for a database that went away before it fails (resumable)."""
+    run_processes: Literal["auto"] | Annotated[int, Field(ge=1)] = "auto"
+    """Processes a local run whose criteria need no model (F1, BLEU, string checks) spreads over:
+    ``auto``, one per core once each has a thousand items; 1: this process only."""
     pg_idle_in_transaction_seconds: float = Field(default=20.0, gt=0)
     """PostgreSQL ends a session idle inside a transaction this long."""
     max_upload_mb: float = Field(default=512.0, gt=0)

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from assay.config import EvalConfig
     from assay.errors import RunStopped
     from assay.llm import CacheMode, ModelRegistry
-    from assay.results import OutputItem
     from assay.results.stored import Run
     from assay.run import PreparedRun, RunOutcome
     from assay.run.estimate import Estimate
@@ -70,6 +69,11 @@ def parse_fail_on(value: str | None) -> float | None:
     help="Run the target K times per item, each trial judged: pass@k, pass^k (repeats: {target: K}).",
 )
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the first N items: a quick look first.")
+@click.option(
+    "--processes",
+    type=click.IntRange(1, 256),
+    help="Processes a run that calls no model spreads over (default ASSAY_RUN_PROCESSES: auto, one per core).",
+)
 @executor_options
 def run_command(
     eval_yaml: Path,
@@ -84,6 +88,7 @@ def run_command(
     repeats: int | None,
     trials: int | None,
     limit: int | None,
+    processes: int | None,
     executor: str,
     ray_address: str | None,
     actors: int | None,
@@ -97,7 +102,19 @@ def run_command(
     if resume_id is None and is_promptfoo_config(eval_yaml):
         paths = imported_promptfoo(eval_yaml)
     outcomes = [
-        run_eval(path, resume_id, retry_errors, concurrency, cache_mode, estimate, repeats, trials, limit, run_executor)
+        run_eval(
+            path,
+            resume_id,
+            retry_errors,
+            concurrency,
+            cache_mode,
+            estimate,
+            repeats,
+            trials,
+            limit,
+            run_executor,
+            processes=processes,
+        )
         for path in paths
     ]
     for outcome in outcomes:
@@ -127,6 +144,8 @@ def run_eval(
     trials: int | None,
     limit: int | None,
     run_executor: Any,
+    *,
+    processes: int | None = None,
 ) -> RunOutcome | None:
     """One eval.yaml run (or resumed, or estimated); its outcome, for the gate."""
     from assay.cli.interrupt import interruptible
@@ -173,7 +192,9 @@ def run_eval(
     total = prepared.total
     done = len(store.done_item_ids(run.id))
     options = RunOptions(
-        concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)), executor=run_executor
+        concurrency=concurrency or int(config.options.get("concurrency", DEFAULT_CONCURRENCY)),
+        executor=run_executor,
+        processes=processes,
     )
     if done:
         out.print(f"[dim]resuming: {done} items already stored are kept[/]")
@@ -193,8 +214,8 @@ def run_eval(
             if generating is not None:
                 progress.advance(generating)
 
-        def advance(item: OutputItem) -> None:
-            progress.advance(task)
+        def advance(stored: int) -> None:
+            progress.advance(task, stored)
 
         def mark_canceled() -> None:
             summary = summary_of(store, run.id, prepared)
@@ -202,7 +223,7 @@ def run_eval(
 
         try:
             with interruptible(mark_canceled):
-                outcome = finish_run(prepared, run, store, options=options, on_item=advance, on_sample=sampled)
+                outcome = finish_run(prepared, run, store, options=options, on_stored=advance, on_sample=sampled)
         except KeyboardInterrupt:
             progress.stop()
             out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run.id}")
@@ -328,7 +349,7 @@ def finish_with_progress(
                     run,
                     store,
                     options=RunOptions(concurrency=concurrency),
-                    on_item=lambda _: progress.advance(task),
+                    on_stored=lambda stored: progress.advance(task, stored),
                 )
         except KeyboardInterrupt:
             progress.stop()

@@ -45,6 +45,18 @@ Evaluator = Callable[[dict[str, Any]], Awaitable[Score]]
 EvaluatorFactory = Callable[..., Evaluator]
 
 
+def computes_only(evaluate: Evaluator) -> Evaluator:
+    """Mark a built-in evaluator as pure computation: it awaits nothing, holds nothing a fork could
+    break (a connection, a GPU) and keeps no state between items. A run whose criteria all are
+    spreads over this machine's cores by itself (``assay.run.processes``)."""
+    evaluate.computes_only = True  # type: ignore[attr-defined]
+    return evaluate
+
+
+def is_computes_only(evaluate: Evaluator) -> bool:
+    return getattr(evaluate, "computes_only", False) is True
+
+
 class Metric(BaseModel):
     """One number an evaluator reports, with what counts as good."""
 

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from assay.errors import ConfigError, ItemError
-from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score
+from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score, is_computes_only
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.graders.formula import Formula
 from assay.evaluators.graders.multi import multi_grader
@@ -71,6 +71,11 @@ class BoundCriterion:
     @property
     def metric(self) -> str:
         return self.spec.primary.name
+
+    @property
+    def computes_only(self) -> bool:
+        """Whether judging an item is pure computation (``assay.evaluators.base.computes_only``)."""
+        return is_computes_only(self.evaluator)
 
     def applies(self, item: dict[str, Any]) -> bool:
         """Whether this criterion judges ``item`` (a red-team risk criterion judges only attacks on its risk)."""

@@ -37,7 +37,8 @@ from assay.targets.base import TRIAL, Target, target_failed
 if TYPE_CHECKING:
     from assay.run.runner import RunBinding
 
-ProgressCallback = Callable[[OutputItem], None]
+ProgressCallback = Callable[[int], None]
+"""Told how many more items were stored (from another thread when a run spreads over processes)."""
 SampleCallback = Callable[[dict[str, Any]], None]
 
 
@@ -68,6 +69,9 @@ class RunOptions:
     """The worker holding the run's lease: each write is conditional on it still holding it."""
     executor: Executor | None = None
     """Evaluates the queued rows instead of the local pool of ``concurrency`` tasks (``assay.ray``)."""
+    processes: int | None = None
+    """Processes a run that waits on no model spreads over (``assay.run.processes``); None: the
+    setting ``ASSAY_RUN_PROCESSES``."""
     before_complete: Callable[[], None] | None = None
     """Called once every item is stored, before the run is marked completed (a simulation saves
     its conversations as a dataset here, so a completed run already names it)."""
@@ -82,7 +86,7 @@ class RunJob:
     criteria: list[BoundCriterion]
     store: Store
     options: RunOptions = field(default_factory=RunOptions)
-    on_item: ProgressCallback | None = None
+    on_stored: ProgressCallback | None = None
     models: ModelRegistry | None = None
     target: Target | None = None
     on_sample: SampleCallback | None = None
@@ -102,6 +106,9 @@ class RunJob:
     """What the criteria and target were bound from, for an executor that binds them again elsewhere."""
     trials: int = 1
     """The target runs this many times per item; trial ``t`` of item ``i`` is output item ``i·trials + t``."""
+    share: tuple[int, int] | None = None
+    """``(k, n)``: this process executes only the output items whose index is ``k`` modulo ``n``
+    (the run spreads over ``n`` processes)."""
 
 
 @dataclass
@@ -197,7 +204,7 @@ async def execute(job: RunJob) -> int:
             if job.stopped:
                 break
             for trial in _trials(row, job.trials):
-                if trial.index in done:
+                if trial.index in done or (job.share is not None and trial.index % job.share[1] != job.share[0]):
                     continue
                 await rows.put(trial)
                 evaluated += 1
@@ -311,8 +318,12 @@ def _writes_on_loop(job: RunJob) -> bool:
     this process (SQLite) and the run waits on no model, nothing else needs the loop meanwhile, and
     a thread would only take turns with the workers at the interpreter (an F1-only run spent a
     third more time per item so)."""
-    waits_on_model = job.target is not None or (job.models is not None and bool(job.models.used()))
-    return job.store.works_in_process and not waits_on_model and job.options.executor is None
+    return job.store.works_in_process and not waits_on_model(job) and job.options.executor is None
+
+
+def waits_on_model(job: RunJob) -> bool:
+    """Whether the run calls a model (a target or a judge) rather than only computing."""
+    return job.target is not None or (job.models is not None and bool(job.models.used()))
 
 
 async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
@@ -331,9 +342,8 @@ async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> Non
         if job.write_error is not None:
             batch, last_flush = [], time.monotonic()
             return
-        if batch and not job.lost and job.on_item is not None:
-            for item in batch:
-                job.on_item(item)
+        if batch and not job.lost and job.on_stored is not None:
+            job.on_stored(len(batch))
         batch, last_flush = [], time.monotonic()
 
     while True:

@@ -31,7 +31,8 @@ from assay.review.events import export_run_verdicts
 from assay.run.attack_criteria import AttackCriterion, attack_criteria
 from assay.run.clusters import cluster_intervals
 from assay.run.criteria import BoundCriterion, bind_criteria
-from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback, execute
+from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback
+from assay.run.processes import execute_spread
 from assay.run.targets import build_run_target, supplied_fields
 from assay.run.tasks import PREFIX as TASK_PREFIX
 from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_criteria
@@ -39,7 +40,6 @@ from assay.run.trials import summarize_trials
 from assay.settings import settings
 from assay.store import Store
 from assay.store.base import LOCAL_PREFIX
-from assay.sync import run_sync
 from assay.targets import Target, TargetSpec
 
 T = TypeVar("T")
@@ -217,7 +217,7 @@ def finish_run(
     store: Store,
     *,
     options: RunOptions | None = None,
-    on_item: ProgressCallback | None = None,
+    on_stored: ProgressCallback | None = None,
     claimed: bool = False,
     on_sample: SampleCallback | None = None,
 ) -> RunOutcome:
@@ -235,7 +235,7 @@ def finish_run(
         prepared.criteria,
         store,
         options,
-        on_item,
+        on_stored,
         prepared.models,
         prepared.target,
         on_sample,
@@ -244,7 +244,7 @@ def finish_run(
     )
     close = functools.partial(_close, store, run.id, prepared, worker=options.worker)
     try:
-        evaluated = run_sync(execute(job))
+        evaluated = execute_spread(job, prepared.report.rows * prepared.definition.trials)
     except (KeyboardInterrupt, asyncio.CancelledError):
         close("canceled")
         raise

@@ -89,6 +89,7 @@ class Worker:
             worker=self.name,
             before_complete=self._outputs_of(run, prepared.binding.target if prepared.binding else None),
             executor=self.executor() if self.executor is not None else None,
+            processes=1,  # workers are the unit of scale-out already: several share the cores
         )
         try:
             finish_run(prepared, run, self.store, options=options, claimed=True)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score, computes_only
 from assay.evaluators.inputs import text_input
 
 OPERATIONS: dict[str, Callable[[str, str], bool]] = {
@@ -27,7 +27,7 @@ def string_check(operation: str = "eq") -> Evaluator:
         matched = check(text_input(inputs, "input"), text_input(inputs, "reference"))
         return Score(1.0 if matched else 0.0, passed=matched)
 
-    return evaluate
+    return computes_only(evaluate)
 
 
 SPEC = EvaluatorSpec(

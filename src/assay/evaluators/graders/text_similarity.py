@@ -14,7 +14,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from assay.errors import ConfigError
-from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score, computes_only
 from assay.evaluators.inputs import text_input
 from assay.evaluators.nlp import scores
 from assay.evaluators.nlp.tokenize import nltk_tokenize
@@ -61,7 +61,7 @@ def text_similarity(
         value = metric(text_input(inputs, "input"), text_input(inputs, "reference"))
         return Score(value, passed=value >= threshold, properties={"evaluation_metric": evaluation_metric})
 
-    return evaluate
+    return computes_only(evaluate)
 
 
 def _cosine(embeddings: Model, threshold: float) -> Evaluator:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score, computes_only
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.inputs import text_input
 from assay.evaluators.nlp import scores
@@ -23,7 +23,7 @@ def f1_score() -> Evaluator:
     async def evaluate(inputs: dict[str, Any]) -> Score:
         return Score(scores.f1(*_texts(inputs)))
 
-    return evaluate
+    return computes_only(evaluate)
 
 
 def _on_tokens(metric: Callable[[Sequence[str], Sequence[str]], float]) -> Evaluator:
@@ -33,7 +33,7 @@ def _on_tokens(metric: Callable[[Sequence[str], Sequence[str]], float]) -> Evalu
         response, ground_truth = _texts(inputs)
         return Score(metric(nltk_tokenize(ground_truth), nltk_tokenize(response)))
 
-    return evaluate
+    return computes_only(evaluate)
 
 
 def bleu_score() -> Evaluator:
@@ -84,7 +84,7 @@ def rouge_score(
         }
         return Score(fmeasure, passed=all(checks.values()), properties=properties)
 
-    return evaluate
+    return computes_only(evaluate)
 
 
 def _spec(name: str, factory: Any, metric: str, description: str, **extra: Any) -> EvaluatorSpec:

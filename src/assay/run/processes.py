@@ -1,0 +1,255 @@
+"""A run whose criteria wait on nothing but the CPU, spread over this machine's cores.
+
+An F1, BLEU, ROUGE or string-check run spends its time in Python, one core at a time. Such a run
+forks: each process executes the same engine (``execute``) on every n-th item, with its own
+connection to the store, under the run's one lease. The items are keyed, so the shares never
+write one item twice, and a share that stops early leaves the run resumable like any other.
+
+    parent: execute(share 0 of n)      child k: execute(share k of n) → "count" lines, one final line
+            reads the children's lines (progress, their outcome) and waits for them
+
+Only where forking is safe: Linux, this process's main thread, no event loop running in it (a
+notebook's), and no model, target or remote executor in the run. A share must have enough items to
+pay for its process (``ITEMS_PER_PROCESS``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import dataclasses
+import gc
+import json
+import os
+import pickle
+import select
+import selectors
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from assay.run.engine import RunJob, execute, log, waits_on_model
+from assay.settings import settings
+from assay.sync import run_sync
+
+ITEMS_PER_PROCESS = 1000
+"""Forking, reconnecting and reading the whole dataset cost a share about what evaluating a few
+hundred F1 items does: fewer items than this per process and one process is as fast."""
+
+
+@dataclass
+class ShareOutcome:
+    """What a child process reported when its share ended."""
+
+    evaluated: int = 0
+    stopped: bool = False
+    lost: bool = False
+    error: BaseException | None = None
+
+
+def processes_for(job: RunJob, items: int) -> int:
+    """How many processes execute ``job``'s ``items``: its option, else ``ASSAY_RUN_PROCESSES``.
+    ``auto`` is one per usable core when every criterion is a built-in that only computes; a number
+    asks for that many with any criteria that call no model (the user's own evaluators then run in
+    forked processes). Held to one where forking is unsafe or would not pay."""
+    wanted = job.options.processes or settings().run_processes
+    if wanted == "auto":
+        if not all(criterion.computes_only for criterion in job.criteria):
+            return 1
+        wanted = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    count = min(int(wanted), items // ITEMS_PER_PROCESS)
+    if count < 2 or not _may_fork() or job.options.executor is not None or waits_on_model(job):
+        return 1
+    return count
+
+
+def execute_spread(job: RunJob, items: int) -> int:
+    """``execute(job)`` in as many processes as pay (``processes_for``); how many items were evaluated."""
+    count = processes_for(job, items)
+    if count == 1:
+        return run_sync(execute(job))
+    for stream in (sys.stdout, sys.stderr):  # what is buffered now must not be written twice
+        with contextlib.suppress(Exception):
+            stream.flush()
+    job.store.engine.dispose()  # no connection of this process's pool may cross into a child
+    # A collection writes to every object it walks, so each would copy the pages it shares with
+    # the children: what lives now is left out of collections until they end.
+    tuned = gc.get_freeze_count() > 0
+    gc.freeze()
+    try:
+        return _spread(job, count)
+    finally:
+        if not tuned:  # a process tuned for throughput keeps what it froze (``assay.collector``)
+            gc.unfreeze()
+
+
+def _spread(job: RunJob, count: int) -> int:
+    # The children stop once this pipe closes: when this process asks them to, or when it dies.
+    stop_reading, stop_writing = os.pipe()
+    children: list[tuple[int, int]] = []
+    try:
+        for index in range(1, count):
+            children.append(_fork_share(job, index, count, stop_reading, stop_writing))
+    except OSError:  # no more processes may be made: those made stop, and this one does it all
+        log.warning("could not start the run's processes; it runs in one", exc_info=True)
+        os.close(stop_writing)
+        _wait(children, _Reader(list(children), None, start=True))
+        os.close(stop_reading)
+        return run_sync(execute(job))
+    os.close(stop_reading)
+    reader = _Reader(list(children), job.on_stored, start=True)
+    try:
+        evaluated = run_sync(execute(dataclasses.replace(job, share=(0, count))))
+    except BaseException:
+        os.close(stop_writing)  # each child stores what it has and ends
+        _wait(children, reader)
+        raise
+    _wait(children, reader)  # no child is told to stop before its share is done
+    os.close(stop_writing)
+    for outcome in reader.outcomes:
+        if outcome.error is not None:
+            raise outcome.error
+        evaluated += outcome.evaluated
+        job.stopped = job.stopped or outcome.stopped
+        job.lost = job.lost or outcome.lost
+    return evaluated
+
+
+def _wait(children: list[tuple[int, int]], reader: _Reader) -> None:
+    reader.join()
+    for pid, _ in children:
+        os.waitpid(pid, 0)
+
+
+def _may_fork() -> bool:
+    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return True
+    return False
+
+
+def _fork_share(job: RunJob, index: int, count: int, stop_reading: int, stop_writing: int) -> tuple[int, int]:
+    """A child executing share ``index`` of ``count``: its pid and the pipe it reports on."""
+    readable, writable = os.pipe()
+    with warnings.catch_warnings():
+        # Python 3.12 warns of forking with threads running (a progress bar's refresher): the child
+        # touches none of their locks, only the dataset, the store (a fresh pool) and its own loop.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid:
+        os.close(writable)
+        return pid, readable
+    os.close(readable)
+    os.close(stop_writing)
+    _run_share(job, index, count, writable, stop_reading)
+
+
+def _run_share(job: RunJob, index: int, count: int, writable: int, stop_reading: int) -> NoReturn:
+    """In the child: execute the share, report each stored batch and the outcome, and leave
+    without running the parent's exit handlers or flushing its buffers."""
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # not the CLI's handler, which marks the run
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        gc.freeze()  # what the parent made is never this process's garbage; its pages stay shared
+        job.store.engine.dispose(close=False)
+
+        def report(stored: int) -> None:
+            os.write(writable, b"%d\n" % stored)
+
+        asked = job.options.keep_going
+
+        def keep_going() -> bool:
+            told_to_stop = bool(select.select([stop_reading], [], [], 0)[0])
+            return not told_to_stop and (asked is None or asked())
+
+        share = dataclasses.replace(
+            job,
+            share=(index, count),
+            on_stored=report,
+            options=dataclasses.replace(job.options, keep_going=keep_going),
+        )
+        evaluated = run_sync(execute(share))
+        final: dict[str, Any] = {"evaluated": evaluated, "stopped": share.stopped, "lost": share.lost}
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+        final, code = {"error": _pickled(exc)}, 1
+    try:
+        os.write(writable, b"done " + json.dumps(final).encode() + b"\n")
+    finally:
+        os._exit(code)
+
+
+def _pickled(exc: BaseException) -> str:
+    try:
+        data = pickle.dumps(exc)
+    except Exception:  # noqa: BLE001 - an error that does not pickle is sent as its text
+        data = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
+    return base64.b64encode(data).decode()
+
+
+def _unpickled(text: str) -> BaseException:
+    try:
+        error = pickle.loads(base64.b64decode(text))
+    except Exception as exc:  # noqa: BLE001 - a share failed; how, it could not say
+        return RuntimeError(f"a process of the run failed and its error could not be read ({exc})")
+    return error if isinstance(error, BaseException) else RuntimeError(str(error))
+
+
+class _Reader(threading.Thread):
+    """Reads the children's pipes until each closes: their stored counts go to ``on_stored``
+    (for the progress bar), their final lines to ``outcomes``."""
+
+    def __init__(
+        self, children: list[tuple[int, int]], on_stored: Callable[[int], None] | None, *, start: bool = False
+    ) -> None:
+        super().__init__(name="assay-run-shares", daemon=True)
+        self.children = children
+        self.on_stored = on_stored
+        self.outcomes: list[ShareOutcome] = []
+        if start:
+            self.start()
+
+    def run(self) -> None:
+        selector = selectors.DefaultSelector()
+        pending: dict[int, bytes] = {}
+        for pid, readable in self.children:
+            selector.register(readable, selectors.EVENT_READ, pid)
+            pending[readable] = b""
+        finals: dict[int, ShareOutcome] = {}
+        while pending:
+            for key, _ in selector.select():
+                readable = key.fd
+                chunk = os.read(readable, 65536)
+                if not chunk:
+                    selector.unregister(readable)
+                    os.close(readable)
+                    pending.pop(readable)
+                    finals.setdefault(readable, _vanished(key.data))
+                    continue
+                *lines, pending[readable] = (pending[readable] + chunk).split(b"\n")
+                for line in lines:
+                    if line.startswith(b"done "):
+                        finals[readable] = _outcome(json.loads(line[5:]))
+                    elif self.on_stored is not None:
+                        self.on_stored(int(line))
+        selector.close()
+        self.outcomes = list(finals.values())
+
+
+def _outcome(final: dict[str, Any]) -> ShareOutcome:
+    if "error" in final:
+        return ShareOutcome(error=_unpickled(final["error"]))
+    return ShareOutcome(int(final["evaluated"]), bool(final["stopped"]), bool(final["lost"]))
+
+
+def _vanished(pid: int) -> ShareOutcome:
+    """A child that closed its pipe without its final line was killed: what it stored is kept."""
+    return ShareOutcome(error=RuntimeError(f"a process of the run (pid {pid}) ended without finishing its items"))

@@ -1,0 +1,193 @@
+"""A run that only computes spreads over processes: each item is stored once, with what one process
+would have stored, and a share's failure or an interruption leaves the run resumable."""
+
+import os
+import threading
+
+import pytest
+
+from assay.dataset import Dataset
+from assay.evaluators import evaluator, load_catalog
+from assay.evaluators.decorator import spec_from_function
+from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
+from assay.run import processes as spreading
+from assay.run.engine import RunJob
+
+WORDS = "refund order account the a shipping password reset delivery status".split()
+CRITERIA = [
+    {
+        "type": "azure_ai_evaluator",
+        "name": "f1",
+        "evaluator_name": "builtin.f1_score",
+        "data_mapping": {"response": "{{item.response}}", "ground_truth": "{{item.ground_truth}}"},
+    },
+    {
+        "type": "string_check",
+        "name": "exact",
+        "input": "{{item.response}}",
+        "reference": "{{item.ground_truth}}",
+        "operation": "eq",
+    },
+]
+
+
+def rows(count: int) -> list[dict[str, str]]:
+    def text(i: int, shift: int) -> str:
+        return " ".join(WORDS[(i * 7 + j * shift) % len(WORDS)] for j in range(6))
+
+    return [{"response": text(i, 3), "ground_truth": text(i, 3 if i % 5 == 0 else 4)} for i in range(count)]
+
+
+def stored(store, run_id):
+    return {
+        item.datasource_item_id: (item.status, [(r.name, r.score, r.passed) for r in item.results])
+        for item in store.iter_output_items(run_id)
+    }
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """The children forked (the real fork, counted)."""
+    made = []
+    fork = os.fork
+
+    def counted():
+        pid = fork()
+        if pid:
+            made.append(pid)
+        return pid
+
+    monkeypatch.setattr(spreading.os, "fork", counted)
+    return made
+
+
+def run_with(store, data, processes, on_stored=None):
+    prepared = prepare(EvalDefinition("spread", CRITERIA), Dataset.from_content(data), load_catalog())
+    return finish_run(
+        prepared, start(prepared, store), store, options=RunOptions(processes=processes), on_stored=on_stored
+    )
+
+
+def test_a_spread_run_stores_each_item_once_as_one_process_would(store, forks):
+    data = rows(2400)
+    progress = []
+    spread = run_with(store, data, 2, on_stored=progress.append)
+    assert len(forks) == 1  # this process and one child
+    alone = run_with(store, data, 1)
+    assert len(forks) == 1
+    assert spread.run.status == alone.run.status == "completed"
+    assert spread.evaluated_now == alone.evaluated_now == 2400
+    assert sum(progress) == 2400  # the child's batches reached the progress callback too
+    assert stored(store, spread.run.id) == stored(store, alone.run.id)
+    assert len(stored(store, spread.run.id)) == 2400
+    assert spread.summary.result_counts == alone.summary.result_counts
+    for ours, theirs in zip(
+        spread.summary.per_testing_criteria_results, alone.summary.per_testing_criteria_results, strict=True
+    ):  # the same, but for the order a database sums floats in
+        assert ours.model_dump(exclude={"mean_score", "mean_score_ci"}) == theirs.model_dump(
+            exclude={"mean_score", "mean_score_ci"}
+        )
+        assert ours.mean_score == pytest.approx(theirs.mean_score)
+        assert ours.mean_score_ci == pytest.approx(theirs.mean_score_ci)
+
+
+def test_a_failing_share_fails_the_run_which_resumes_in_one_process(store, forks, monkeypatch):
+    execute = spreading.execute
+
+    async def failing(job):
+        if job.share == (1, 2):
+            raise ValueError("share 1 could not go on")
+        return await execute(job)
+
+    monkeypatch.setattr(spreading, "execute", failing)
+    data = rows(2000)
+    prepared = prepare(EvalDefinition("spread", CRITERIA), Dataset.from_content(data), load_catalog())
+    run = start(prepared, store)
+    with pytest.raises(ValueError, match="share 1 could not go on"):
+        finish_run(prepared, run, store, options=RunOptions(processes=2))
+    assert len(forks) == 1
+    failed = store.get_run(run.id)
+    assert failed.status == "failed" and "share 1 could not go on" in failed.error["message"]
+    assert set(stored(store, run.id)) == set(range(0, 2000, 2))  # the parent's share was kept
+
+    monkeypatch.setattr(spreading, "execute", execute)
+    store.update_run(run.id, status="in_progress")
+    resumed = finish_run(prepared, run, store, options=RunOptions(processes=1))
+    assert resumed.run.status == "completed" and resumed.evaluated_now == 1000
+    assert set(stored(store, run.id)) == set(range(2000))
+
+
+def test_an_interrupted_spread_run_stops_its_children_and_resumes(store, forks, monkeypatch):
+    execute = spreading.execute
+
+    async def interrupted(job):
+        if job.share == (0, 2):
+            raise KeyboardInterrupt
+        return await execute(job)
+
+    monkeypatch.setattr(spreading, "execute", interrupted)
+    data = rows(2000)
+    prepared = prepare(EvalDefinition("spread", CRITERIA), Dataset.from_content(data), load_catalog())
+    run = start(prepared, store)
+    with pytest.raises(KeyboardInterrupt):
+        finish_run(prepared, run, store, options=RunOptions(processes=2))
+    assert store.get_run(run.id).status == "canceled"
+    with pytest.raises(ChildProcessError):  # the child was waited for: it is not left running
+        os.waitpid(forks[0], os.WNOHANG)
+    kept = set(stored(store, run.id))
+    assert kept <= set(range(1, 2000, 2))  # only the child's items, each stored at most once
+
+    monkeypatch.setattr(spreading, "execute", execute)
+    store.update_run(run.id, status="in_progress")
+    resumed = finish_run(prepared, run, store, options=RunOptions(processes=2))
+    assert resumed.run.status == "completed" and resumed.evaluated_now == 2000 - len(kept)
+    assert set(stored(store, run.id)) == set(range(2000))
+
+
+@evaluator
+def users_own(response: str) -> float:
+    return float(len(response) > 10)
+
+
+def job_for(store, criteria, catalog=None, processes=None) -> RunJob:
+    prepared = prepare(EvalDefinition("spread", criteria), Dataset.from_content(rows(10)), catalog or load_catalog())
+    return RunJob("run", prepared.dataset, prepared.criteria, store, RunOptions(processes=processes))
+
+
+def test_how_many_processes_a_run_gets(store, monkeypatch):
+    monkeypatch.setattr(spreading.os, "sched_getaffinity", lambda _: {0, 1, 2, 3})
+    builtins = job_for(store, CRITERIA)
+    assert spreading.processes_for(builtins, 10_000) == 4  # auto: one per core
+    assert spreading.processes_for(builtins, 2_500) == 2  # each process must have enough items
+    assert spreading.processes_for(builtins, 1_999) == 1
+    assert spreading.processes_for(job_for(store, CRITERIA, processes=1), 10_000) == 1
+
+    catalog = load_catalog()
+    catalog.add(spec_from_function(users_own))
+    own = [*CRITERIA, {"type": "azure_ai_evaluator", "name": "own", "evaluator_name": "users_own"}]
+    assert spreading.processes_for(job_for(store, own, catalog), 10_000) == 1  # the user's code: only when asked
+    assert spreading.processes_for(job_for(store, own, catalog, processes=3), 10_000) == 3
+    monkeypatch.setenv("ASSAY_RUN_PROCESSES", "2")
+    assert spreading.processes_for(job_for(store, own, catalog), 10_000) == 2
+
+    counted = []
+    thread = threading.Thread(target=lambda: counted.append(spreading.processes_for(builtins, 10_000)))
+    thread.start()
+    thread.join()
+    assert counted == [1]  # forking is for the main thread only
+
+
+def test_a_run_with_a_judge_is_not_spread(store, models):
+    judged = [
+        *CRITERIA,
+        {
+            "type": "azure_ai_evaluator",
+            "name": "coherence",
+            "evaluator_name": "builtin.coherence",
+            "initialization_parameters": {"deployment_name": "judge"},
+            "data_mapping": {"query": "{{item.response}}", "response": "{{item.response}}"},
+        },
+    ]
+    prepared = prepare(EvalDefinition("judged", judged), Dataset.from_content(rows(10)), load_catalog(), models=models)
+    job = RunJob("run", prepared.dataset, prepared.criteria, store, RunOptions(processes=4), models=prepared.models)
+    assert spreading.processes_for(job, 10_000) == 1
