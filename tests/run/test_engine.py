@@ -201,3 +201,34 @@ def test_a_run_waiting_on_a_judge_writes_off_its_loop(store, llm, monkeypatch):
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(flush_every=5))
     assert outcome.run.status == "completed" and outcome.summary.result_counts.passed == 12
     assert on_loop and not any(on_loop)
+
+
+def test_a_criterion_said_to_only_compute_that_waits_is_still_judged_once_per_item(store):
+    """Criteria that only compute are judged as each item is read, without a task; one that waits
+    after all (here on every third item) is judged again the usual way, and nothing is lost."""
+    from assay.evaluators.base import EvaluatorSpec, Metric, Score, computes_only
+
+    judged = []
+
+    def factory():
+        async def evaluate(inputs):
+            judged.append(inputs["response"])
+            if inputs["response"].endswith(("0", "3", "6", "9")):
+                await asyncio.sleep(0)
+            return Score(float(len(inputs["response"])))
+
+        return computes_only(evaluate)
+
+    catalog = load_catalog()
+    metric = Metric(name="length", type="continuous", min_value=0, max_value=100, threshold=3)
+    catalog.add(EvaluatorSpec(name="waits", required_inputs=["response"], metrics=[metric], factory=factory))
+    definition = EvalDefinition("e", [{"type": "azure_ai_evaluator", "name": "w", "evaluator_name": "waits"}])
+    data = [{"response": f"r{i}"} for i in range(40)]
+    prepared = prepare(definition, Dataset.from_content(data), catalog)
+    outcome = finish_run(prepared, start(prepared, store), store)
+    assert outcome.run.status == "completed" and outcome.evaluated_now == 40
+    items = list(store.iter_output_items(outcome.run.id))
+    assert [item.datasource_item_id for item in items] == list(range(40))
+    assert [item.results[0].score for item in items] == [float(len(f"r{i}")) for i in range(40)]
+    waited = [f"r{i}" for i in range(40) if i % 10 in (0, 3, 6, 9)]
+    assert sorted(judged) == sorted([f"r{i}" for i in range(40)] + waited)  # those that waited, twice

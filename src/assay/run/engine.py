@@ -190,8 +190,11 @@ async def execute(job: RunJob) -> int:
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
     finished: asyncio.Queue[OutputItem | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
+    computes = _only_computes(job)
     if job.options.executor is not None:
         workers = [asyncio.create_task(job.options.executor(rows, finished, job))]
+    elif computes:
+        workers = []  # each item is evaluated as it is read, below
     else:
         workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(job.options.concurrency)]
     writer = asyncio.create_task(_write(finished, job))
@@ -206,7 +209,10 @@ async def execute(job: RunJob) -> int:
             for trial in _trials(row, job.trials):
                 if trial.index in done or (job.share is not None and trial.index % job.share[1] != job.share[0]):
                     continue
-                await rows.put(trial)
+                if computes:
+                    await finished.put(_evaluated_now(trial, job.criteria) or await evaluate_item(trial, job.criteria))
+                else:
+                    await rows.put(trial)
                 evaluated += 1
         for _ in workers:
             await rows.put(None)
@@ -230,6 +236,28 @@ async def execute(job: RunJob) -> int:
     if outage is not None:
         raise outage
     return evaluated
+
+
+def _only_computes(job: RunJob) -> bool:
+    """Whether judging an item never waits: no target, no model, every criterion pure computation."""
+    return (
+        job.options.executor is None
+        and not waits_on_model(job)
+        and all(criterion.computes_only for criterion in job.criteria)
+    )
+
+
+def _evaluated_now(row: Row, criteria: list[BoundCriterion]) -> OutputItem | None:
+    """The item's output from criteria that only compute, their coroutines driven to the end here:
+    no task per item, no queue between reading and judging (a third of an F1 run's engine time).
+    None if one waited after all; being pure, the item is then judged again the usual way."""
+    coroutine = evaluate_item(row, criteria)
+    try:
+        coroutine.send(None)
+    except StopIteration as finished:
+        return finished.value  # type: ignore[no-any-return]
+    coroutine.close()
+    return None
 
 
 def _trials(row: Row, trials: int) -> list[Row]:
