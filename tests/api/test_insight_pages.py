@@ -45,13 +45,16 @@ def test_an_insight_page_shows_clusters_with_linked_samples_and_exports_csv(serv
     page.goto(f"{served.url}/ui/insights")
     assert page.locator("#insights tr").count() == 3
     page.click("text=why it fails")
+    page.wait_for_url(f"**/ui/insights/{clustered['id']}")
+    page.wait_for_load_state()  # the click returns once the page is committed, not once it is read
     clusters = page.locator("section.cluster")
     assert clusters.count() == 2
     assert clusters.locator("table.samples tr").count() == 2 + 9  # a header each, and the nine failures
     assert page.locator("svg.chart").count() == 1
     page.screenshot(path=str(tmp_path / "insight.png"), full_page=True)
     page.locator("table.samples a").first.click()
-    assert f"/ui/runs/{runs[0].id}/items/" in page.url and page.locator("h1").inner_text().startswith("Item")
+    page.wait_for_url(f"**/ui/runs/{runs[0].id}/items/*")
+    assert page.locator("h1").inner_text().startswith("Item")
 
     with urllib.request.urlopen(f"{served.url}/ui/insights/{clustered['id']}/export.csv") as answer:  # noqa: S310
         assert answer.headers["content-type"].startswith("text/csv")
