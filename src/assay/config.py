@@ -105,6 +105,8 @@ class EvalConfig:
     agents: list[AgentConfig] = field(default_factory=list)
     agent: AgentDefinition | None = None
     """azd's ``agent.config``, read: the configuration ``assay optimize`` starts from."""
+    target_line: int | None = None
+    """The line of ``target:`` (or azd's ``agent:``), which an unknown agent's error points at."""
 
     @property
     def eval_model(self) -> str | None:
@@ -202,7 +204,11 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     if target is None and raw.get("agent") is not None:
         target, agent = _agent_target(path, raw["agent"], agents, clean_options, fail)
     dataset = _dataset(path, raw, fail)
-    return EvalConfig(path, definition, dataset, clean_options, lines, models, local, target, agents, agent)
+    named = raw.get("target") if raw.get("target") is not None else raw.get("agent")
+    target_line = None if named is None else _line(named, raw)
+    return EvalConfig(
+        path, definition, dataset, clean_options, lines, models, local, target, agents, agent, target_line
+    )
 
 
 TARGET_SHAPES = (
@@ -271,17 +277,15 @@ def _agent_target(
     path: Path, raw: Any, agents: list[AgentConfig], options: dict[str, Any], fail: Any
 ) -> tuple[TargetSpec, AgentDefinition | None]:
     """azd's ``agent:``: an agent an endpoint serves (``agents:``), else the prompt agent its
-    ``config`` describes, run on ``agent.model``, the config's model or ``options.eval_model``."""
+    ``config`` describes, run on ``agent.model``, the config's model or ``options.eval_model``;
+    without a config, a prompt agent the project made through the agents API."""
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise fail(raw, AGENT_SHAPE)
     clean = strip_lines(raw)
     version = None if clean.get("version") is None else str(clean["version"])
     hosted = any(a.name == clean["name"] for a in agents)
-    if not clean.get("config"):
-        if hosted:
-            return TargetSpec(kind="agent", model=clean["name"], version=version), None
-        hint = "add agents: {<name>: {endpoint: ...}}, or agent.config: .agent_configs/baseline/metadata.yaml"
-        raise fail(raw, f"agent {clean['name']!r} is not in agents: and has no config to run it from", hint=hint)
+    if not clean.get("config"):  # served (agents:), or a prompt agent of the project, found when the run starts
+        return TargetSpec(kind="agent", model=clean["name"], version=version), None
     try:
         definition = load_agent_config(path.parent / str(clean["config"]).replace("\\", "/"))
     except ConfigError as exc:

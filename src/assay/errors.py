@@ -59,6 +59,11 @@ class UnknownEvaluatorError(ConfigError):
     code = "unknown_evaluator"
 
 
+class UnknownAgentError(ConfigError):
+    """A target names an agent nothing serves and the project did not make: eval.yaml points at
+    its ``target:`` or ``agent:`` line."""
+
+
 class NotFoundError(UserError):
     code = "not_found"
 

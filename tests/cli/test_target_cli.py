@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.test_cli import assay
 
 JUDGE = {"match": "# Property:", "reply": {"content": '{"reason": "on topic", "score": 5}'}}
@@ -59,8 +61,10 @@ def test_failed_target_items_error_then_resume_retries_only_them(tmp_path, llm):
     assert len(rows) == 6 and sorted(r["datasource_item_id"] for r in rows) == list(range(6))
 
 
-def test_an_agent_target_in_eval_yaml_may_be_a_prompt_agent_the_api_made(tmp_path, llm):
-    # Made through Foundry's agents API on the same store; eval.yaml names it as any agent.
+@pytest.mark.parametrize("named", ["target: {type: agent, name: refund-desk}", "agent: {name: refund-desk}"])
+def test_an_agent_target_in_eval_yaml_may_be_a_prompt_agent_the_api_made(tmp_path, llm, named):
+    # Made through Foundry's agents API on the same store; eval.yaml names it as any agent, as a
+    # target or as azd's agent: without a config.
     from assay.store import Store
 
     llm.reset()
@@ -74,10 +78,17 @@ def test_an_agent_target_in_eval_yaml_may_be_a_prompt_agent_the_api_made(tmp_pat
     config.write_text(
         "name: prompt-agent\ndataset: {local_uri: q.jsonl}\n"
         f"models:\n  desk-model: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n"
-        "target: {type: agent, name: refund-desk}\n"
+        f"{named}\n"
         "evaluators:\n"
         "  - {type: string_check, name: as_ava, input: '{{sample.output_text}}', reference: 'Ava:', operation: like}\n"
     )
     done = assay("run", str(config), home=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "items: 1 total, 1 passed" in done.stdout
+
+    unknown = config.read_text().replace("refund-desk", "billing-desk")
+    config.write_text(unknown)
+    refused = assay("run", str(config), home=tmp_path)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "eval.yaml:5: agent billing-desk is not configured" in refused.stderr + refused.stdout
+    assert "agents.create_version" in refused.stderr + refused.stdout

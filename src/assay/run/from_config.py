@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.dataset import Dataset
-from assay.errors import ConfigError
+from assay.errors import ConfigError, UnknownAgentError
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.evaluators.custom import kind_for, spec_from_file
 from assay.llm import CacheMode, ModelRegistry
@@ -106,13 +106,15 @@ def _resolved(config: EvalConfig, store: Store, notes: list[str] | None) -> dict
 def prepare_config(
     config: EvalConfig, request: RunRequest, store: Store, *, dataset: Dataset | None = None
 ) -> PreparedRun:
-    """``prepare_request`` with a criterion's error pointed at its line of eval.yaml."""
+    """``prepare_request`` with a criterion's or the target's error pointed at its line of eval.yaml."""
     try:
         return prepare_request(
             request, config.definition, store, load_catalog(store, DEFAULT_PROJECT), None, dataset=dataset
         )
     except ConfigError as exc:
         line = config.line_of_criterion(exc.criterion_index) if exc.criterion_index is not None else None
+        if isinstance(exc, UnknownAgentError):
+            line = config.target_line
         if line is not None:
             exc.message = f"{config.path.name}:{line}: {exc.message}"
         raise

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.errors import ConfigError, ItemError, invalid_settings
+from assay.errors import ConfigError, ItemError, UnknownAgentError, invalid_settings
 from assay.mapping import Template
 from assay.messages import normalize_tool_definitions, to_response_input
 from assay.targets.messages import InputMessages
@@ -90,9 +90,10 @@ def find_agent(agents: list[AgentConfig], name: str, version: str | None) -> Age
     matches = [a for a in agents if a.name == name and (version is None or a.version == str(version))]
     if not matches:
         known = ", ".join(f"{a.name}@{a.version}" for a in agents) or "none configured"
-        raise ConfigError(
+        raise UnknownAgentError(
             f"agent {name}{'@' + str(version) if version else ''} is not configured (agents: {known})",
-            hint="add it to the agents: section",
+            hint="add it to the agents: section (an endpoint that serves it), or make it a prompt agent of the "
+            "project (project_client.agents.create_version, POST /api/projects/{project}/agents/{name}/versions)",
         )
     return max(matches, key=lambda a: [int(p) if p.isdigit() else 0 for p in a.version.split(".")])
 
