@@ -10,6 +10,10 @@ test split. Three bands:
 - typical: ``max_candidates`` accepted, with ``max_stalls`` stalls among them;
 - ceiling: ``max_stalls`` stalls before each acceptance and after the last.
 
+On scenarios (a ``user_conversation_simulation`` set), a scoring is ``conversation_repetitions``
+conversations of ``max_num_turns`` turns each (the most they may take), a turn an agent call and a
+call of the simulated user, which the evaluation model plays; the judges then read each conversation.
+
 Cost uses each stage's model price (``price`` in the models file) and rough tokens per call: the
 texts' characters / 4, plus a fixed reply. A stage whose model has no price is listed as unpriced.
 The cost is left out when no stage is priced.
@@ -26,6 +30,8 @@ STAGES = ("agent", "evaluation", "optimization")
 REPLY_TOKENS = {"agent": 150, "evaluation": 100}
 JUDGE_PROMPT_TOKENS = 500
 REFLECTION_PROMPT_TOKENS = 500
+DEFAULT_MAX_TURNS = 20
+"""A simulation's ``max_num_turns`` when none is given (``assay.simulate.runs``)."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +87,17 @@ def estimate(
     task; ``prices``: each stage's model price (None when it has none)."""
     parts = split(tasks, settings) if validation is None else {"train": tasks, "validation": validation, "test": []}
     planned = plan(parts, settings)
-    trials = planned.scorings.scaled(settings.task_repeats)
-    calls = {"agent": trials, "evaluation": trials.scaled(judges), "optimization": planned.iterations}
+    if settings.simulation is None:
+        trials = planned.scorings.scaled(settings.task_repeats)
+        calls = {"agent": trials, "evaluation": trials.scaled(judges), "optimization": planned.iterations}
+    else:  # each scoring is conversations, counted at their longest: an agent and a user call a turn
+        conversations = planned.scorings.scaled(int(settings.simulation.get("conversation_repetitions") or 1))
+        turns = int(settings.simulation.get("max_num_turns") or DEFAULT_MAX_TURNS)
+        calls = {
+            "agent": conversations.scaled(turns),
+            "evaluation": conversations.scaled(judges + turns),  # the evaluation model plays the user
+            "optimization": planned.iterations,
+        }
     result: dict[str, Any] = {"call_counts": {stage: band.as_dict() for stage, band in calls.items()}}
     query = sum(len(str(t.get("query") or "")) for t in tasks) / max(len(tasks), 1) / 4
     own = len(instructions) / 4

@@ -3,8 +3,11 @@
 
 The SDK's create body is read into the request azd's ``optimize --endpoint`` sends (``azd_request``),
 so both are resolved by ``job_request`` and run by the same search. Test cases without names are
-named ``case_1``, ``case_2``, ... The baseline is the body's ``baseline_agent_configuration``, else
-the project's prompt agent the target names. ``agent_optimization_space.target_attributes`` says
+named ``case_1``, ``case_2``, ... (a scenario by its ``test_case_id``). A
+``user_conversation_simulation`` set's scenarios are played by a simulated user against each
+candidate, and the conversations judged (``default_simulation_configuration`` as in a simulation
+run). The baseline is the body's ``baseline_agent_configuration``, else the project's prompt agent
+the target names. ``agent_optimization_space.target_attributes`` says
 what may change; Foundry's default is the instructions alone. A job and its candidates are shown with
 the SDK's fields (``candidate_summary``, ``termination_reason``, ``output.mutations``,
 ``evaluation``, ``promotion``) beside the ones azd reads.
@@ -31,6 +34,7 @@ TERMINATION = {
 """Why the search stopped, as Foundry's ``termination_reason`` says it."""
 STAGES = {"target": "agent", "judge": "evaluation", "reflection": "optimization"}
 MUTATIONS = {"system_prompt": "instructions", "model": "model", "tools": "tools"}
+SIMULATED = "user_conversation_simulation"
 
 
 def is_foundry_request(body: dict[str, Any]) -> bool:
@@ -93,34 +97,53 @@ def azd_request(body: dict[str, Any], stored: dict[str, Any] | None) -> dict[str
     searched = (config.get("candidate_search_configuration") or {}).get("max_candidates")
     if searched is not None:
         options["max_candidates"] = searched
+    training = evaluation.get("training_set")
+    simulated = isinstance(training, dict) and training.get("type") == SIMULATED
+    defaults = training.get("default_simulation_configuration") if isinstance(training, dict) else None
+    where = f"{WHERE}.evaluation_configuration"
     request: dict[str, Any] = {
         "agent": {"agent_name": name, "agent_version": version},
-        "train_dataset": _tasks(evaluation.get("training_set"), f"{WHERE}.evaluation_configuration.training_set"),
+        "train_dataset": _tasks(training, f"{where}.training_set", simulated),
         "evaluators": evaluators,
         "options": options,
     }
     if evaluation.get("validation_set") is not None:
-        where = f"{WHERE}.evaluation_configuration.validation_set"
-        request["validation_dataset"] = _tasks(evaluation["validation_set"], where)
+        request["validation_dataset"] = _tasks(evaluation["validation_set"], f"{where}.validation_set", simulated)
+    if simulated:
+        if not isinstance(defaults or {}, dict):
+            raise ConfigError(f"{where}.training_set.default_simulation_configuration: expected an object")
+        options["simulation"] = defaults or {}
     return request
 
 
-def _tasks(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict) or value.get("type") != "target_completion":
+def _tasks(value: Any, where: str, simulated: bool) -> dict[str, Any]:
+    """An evaluation set as azd's dataset: target-completion test cases, or (``simulated``) the
+    scenarios a simulated user plays against each candidate; both sets of a job are of one kind."""
+    kind = SIMULATED if simulated else "target_completion"
+    if not isinstance(value, dict) or value.get("type") != kind:
         raise ConfigError(
-            f"{where}: expected {{type: target_completion, source}}",
-            hint="user_conversation_simulation sets are not optimized on here yet",
+            f"{where}: expected {{type: {kind}, source}}",
+            hint="the training and validation sets of a job are both target_completion or both "
+            "user_conversation_simulation",
         )
     source = value.get("source")
-    kind = source.get("type") if isinstance(source, dict) else None
-    if kind == "inline" and isinstance(source, dict):
+    source_kind = source.get("type") if isinstance(source, dict) else None
+    if source_kind == "inline" and isinstance(source, dict):
         cases = source.get("test_cases")
+        shape = "{test_case_description, test_case_id?}" if simulated else "{query, ground_truth?}"
         if not isinstance(cases, list) or not cases or not all(isinstance(c, dict) for c in cases):
-            raise ConfigError(f"{where}.source.test_cases: a non-empty list of {{query, ground_truth?}}")
-        return {"type": "inline", "items": [{"name": f"case_{i + 1}", **case} for i, case in enumerate(cases)]}
-    if kind == "dataset_reference" and isinstance(source, dict):
+            raise ConfigError(f"{where}.source.test_cases: a non-empty list of {shape}")
+        items = [_named(case, index, simulated) for index, case in enumerate(cases)]
+        return {"type": "inline", "items": items}
+    if source_kind == "dataset_reference" and isinstance(source, dict):
         return {"type": "reference", "name": source.get("name"), "version": source.get("version")}
     raise ConfigError(f"{where}.source: expected {{type: inline, test_cases}} or {{type: dataset_reference, name}}")
+
+
+def _named(case: dict[str, Any], index: int, simulated: bool) -> dict[str, Any]:
+    """A test case as a task: its ``test_case_id`` names a scenario, else ``case_<n>``."""
+    name = case.get("test_case_id") if simulated else None
+    return {"name": str(name) if name else f"case_{index + 1}", **case}
 
 
 def foundry_fields(state: State) -> dict[str, Any]:

@@ -131,11 +131,18 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
         if entry.get("initialization_parameters"):
             criterion["initialization_parameters"] = entry["initialization_parameters"]
         criteria.append(criterion)
-    return {
-        "train": _dataset(body.get("train_dataset"), "train_dataset", store, project),
-        "validation": _dataset(body["validation_dataset"], "validation_dataset", store, project)
+    train = _dataset(body.get("train_dataset"), "train_dataset", store, project)
+    validation = (
+        _dataset(body["validation_dataset"], "validation_dataset", store, project)
         if body.get("validation_dataset")
-        else None,
+        else None
+    )
+    simulation = options.get("simulation")
+    if simulation is not None:
+        _check_scenarios(simulation, train, validation)
+    return {
+        "train": train,
+        "validation": validation,
         "criteria": criteria,
         "baseline": baseline,
         "eval_model": options.get("eval_model"),
@@ -144,9 +151,31 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
             "model_search_space": [str(m) for m in space.get("model_search_space") or []],
             **{k: options[k] for k in ("max_candidates", "max_stalls") if isinstance(options.get(k), int)},
             **({"target_attributes": options["target_attributes"]} if options.get("target_attributes") else {}),
+            **({"simulation": simulation} if simulation is not None else {}),
         },
-        "level": "conversation" if options.get("evaluation_level") == "conversation" else "turn",
+        # A simulated conversation is judged whole.
+        "level": "conversation" if options.get("evaluation_level") == "conversation" or simulation else "turn",
     }
+
+
+def _check_scenarios(simulation: Any, train: list[dict[str, Any]], validation: list[dict[str, Any]] | None) -> None:
+    """Scenarios a simulated user plays: each needs its situation, told in at most 2,500 characters."""
+    from assay.errors import ConfigError
+    from assay.simulate.runs import MAX_DESCRIPTION, count_setting
+
+    if not isinstance(simulation, dict):
+        raise ConfigError("options.simulation: expected the default_simulation_configuration object")
+    for key in ("max_num_turns", "conversation_repetitions", "desired_num_turns"):
+        count_setting(simulation.get(key), f"default_simulation_configuration.{key}", default=1, cap=50)
+    for where, tasks in (("train_dataset", train), ("validation_dataset", validation or [])):
+        for task in tasks:
+            description = task.get("test_case_description")
+            if not isinstance(description, str) or not description.strip():
+                raise ConfigError(
+                    f"{where}: scenario {task['name']!r} needs a test_case_description (the simulated user's situation)"
+                )
+            if len(description) > MAX_DESCRIPTION:
+                raise ConfigError(f"{where}: scenario {task['name']!r} is told in over {MAX_DESCRIPTION} characters")
 
 
 def _dataset(value: Any, where: str, store: Any, project: str) -> list[dict[str, Any]]:
@@ -167,8 +196,8 @@ def _dataset(value: Any, where: str, store: Any, project: str) -> list[dict[str,
             raise ConfigError(f"{where}: {exc.message}") from None
         content = bytes(store.get_file(project, row["file_id"], content=True)["content"])
         rows = list(Dataset.from_bytes(content, f"{row['name']}.jsonl").items())
-    if not any(r.get("name") for r in rows):  # test cases ({query, ground_truth}) rather than named tasks
-        rows = [{"name": f"case_{i + 1}", **r} for i, r in enumerate(rows)]
+    if not any(r.get("name") for r in rows):  # test cases ({query, ground_truth}) or scenarios, not named tasks
+        rows = [{"name": str(r.get("test_case_id") or f"case_{i + 1}"), **r} for i, r in enumerate(rows)]
     names = [r.get("name") for r in rows]
     if not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
         raise ConfigError(f"{where}: every task needs a unique name")

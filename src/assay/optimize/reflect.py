@@ -17,8 +17,12 @@ from assay.llm import Completion, Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.optimize.candidate import Candidate
 from assay.results import OutputItem
+from assay.run.tasks import task_name
+from assay.simulate.conversation import transcript
 
 RESPONSE_CHARS = 1200
+CONVERSATION_CHARS = 3000
+"""A conversation's end is kept when it is longer: where it went wrong is seen there last."""
 SYSTEM = (
     "You improve an AI agent's configuration from evidence. You see how it handled some tasks and why the judges "
     "passed or failed each response. Change what the evidence shows is wrong, keep what works, and write general "
@@ -65,8 +69,16 @@ def evidence(outputs: list[OutputItem]) -> str:
     parts = []
     for output in outputs:
         item, sample = output.datasource_item, output.sample or {}
-        response = str(sample.get("output_text") or "")[:RESPONSE_CHARS]
-        lines = [f"## Task {item.get('name')}", f"QUERY: {item.get('query')}", f"RESPONSE: {response}"]
+        if isinstance(item.get("messages"), list):  # a scenario a simulated user played out with the agent
+            spoken = transcript(item["messages"])
+            lines = [
+                f"## Scenario {task_name(item)}",
+                f"SCENARIO: {item.get('test_case_description')}",
+                f"CONVERSATION:\n{spoken[-CONVERSATION_CHARS:]}",
+            ]
+        else:
+            response = str(sample.get("output_text") or "")[:RESPONSE_CHARS]
+            lines = [f"## Task {item.get('name')}", f"QUERY: {item.get('query')}", f"RESPONSE: {response}"]
         if item.get("ground_truth"):
             lines.append(f"EXPECTED: {item['ground_truth']}")
         for result in output.results:

@@ -39,9 +39,12 @@ from assay.optimize.reflect import Proposal, propose
 from assay.results.stored import StoredItem
 from assay.run import EvalDefinition, RunOptions, finish_run
 from assay.run.request import RunRequest, prepare_request, settings_of, start_request
-from assay.run.tasks import summarize_tasks
+from assay.run.sources import SIMULATION
+from assay.run.tasks import summarize_tasks, task_name
+from assay.simulate.runs import INLINE_CASES, user_simulation_settings
 from assay.stats import paired_bootstrap
 from assay.store import Store
+from assay.store.base import DEFAULT_PROJECT
 from assay.sync import run_sync
 from assay.targets import TargetSpec
 from assay.targets.agents import find_agent
@@ -78,6 +81,9 @@ class Settings:
     by calling it with the candidate's configuration (``assay.targets.agents``), not as a prompt agent."""
     target_attributes: list[str] | None = None
     """What the search may change (``instructions``, ``model``, ``tools``, ``skills``); None: all of them."""
+    simulation: dict[str, Any] | None = None
+    """The tasks are scenarios: a simulated user (played by the evaluation model) talks with each
+    candidate as ``default_simulation_configuration`` says, and the conversation is judged."""
 
 
 @dataclass
@@ -173,7 +179,7 @@ class Optimizer:
             str(t.get(k) or "")
             for part in ("validation", "test")
             for t in self.parts[part]
-            for k in ("query", "ground_truth")
+            for k in ("query", "ground_truth", "test_case_description")
         ]
         self.started = time.monotonic() - self.state.elapsed_seconds
         self.current = self.state.iteration
@@ -336,14 +342,18 @@ class Optimizer:
         if budgeted and limit is not None and self.state.metric_calls + len(missing) > limit:
             self.state.stop_reason = "max_metric_calls"
             return False
-        content = [{"item": task} for task in missing]
-        definition = dataclasses.replace(self.definition, trials=self.settings.task_repeats)
-        request = RunRequest(
-            data_source={"type": "jsonl", "source": {"type": "file_content", "content": content}},
-            settings=settings_of(definition, optimize_job=self.state.id, candidate_id=candidate.id),
-        )
+        simulation = self.settings.simulation
+        # A simulated conversation is repeated by its own conversation_repetitions, not by trials.
+        definition = dataclasses.replace(self.definition, trials=1 if simulation else self.settings.task_repeats)
         with self._target(candidate) as target:
-            prepared = prepare_request(request, self.definition, self.store, self.catalog, self.models, target=target)
+            request = RunRequest(
+                data_source=self._tasks_source(missing, target),
+                settings=settings_of(definition, optimize_job=self.state.id, candidate_id=candidate.id),
+                project=self.state.project or DEFAULT_PROJECT,  # the job's: its candidates' runs are read there
+            )
+            if simulation is not None:
+                target = dataclasses.replace(target, simulation=user_simulation_settings(request.data_source))
+            prepared = prepare_request(request, definition, self.store, self.catalog, self.models, target=target)
             run = start_request(prepared, self.store, request)
             outcome = finish_run(prepared, run, self.store, options=RunOptions(concurrency=self.settings.concurrency))
         summary = summarize_tasks(self.store, run.id, prepared.criteria)
@@ -356,6 +366,26 @@ class Optimizer:
             self._count(usage.role, usage.invocation_count, usage.cache_hits, usage.total_tokens, usage.cost_usd)
         self._save()
         return True
+
+    def _tasks_source(self, tasks: list[dict[str, Any]], target: TargetSpec) -> dict[str, Any]:
+        """The run's data source: the tasks as items, or as the scenarios of a simulation (each
+        named by its ``test_case_id``) played against ``target``, the evaluation model as the user."""
+        simulation = self.settings.simulation
+        if simulation is None:
+            return {"type": "jsonl", "source": {"type": "file_content", "content": [{"item": t} for t in tasks]}}
+        cases = [{**task, "test_case_id": task["name"]} for task in tasks]
+        named = (
+            {"type": "azure_ai_model", "model": target.model}
+            if target.kind == "model"
+            else {"type": "azure_ai_agent", "name": target.model, "version": target.version}
+        )
+        return {
+            "type": SIMULATION,
+            "target": named,
+            "source": {"type": INLINE_CASES, "test_cases": cases},
+            "model_configuration": {"model": self.models.default},
+            "default_simulation_configuration": simulation,
+        }
 
     @contextmanager
     def _target(self, candidate: Candidate) -> Iterator[TargetSpec]:
@@ -397,7 +427,7 @@ class Optimizer:
         scored = self.state.candidates[cid]["tasks"]
         runs = {scored[name]["run_id"] for name in names}
         outputs = [output for run_id in sorted(runs) for output in self.store.iter_output_items(run_id)]
-        return [output for output in outputs if output.datasource_item.get("name") in names]
+        return [output for output in outputs if task_name(output.datasource_item) in names]
 
     def _task_score(self, cid: str, name: str) -> float:
         return float(self.state.candidates[cid]["tasks"][name]["score"])

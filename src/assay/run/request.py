@@ -161,7 +161,9 @@ def settings_of(definition: EvalDefinition, **given: Any) -> RunSettings:
 def start_request(prepared: PreparedRun, store: Store, request: RunRequest, *, queued: bool = False) -> Run:
     """Store the eval and the run ``request`` describes (``runner.start``), its inputs with it."""
     inputs = request.inputs.stored() if request.inputs is not None else None
-    return start(prepared, store, request.data_source, request.settings, queued=queued, inputs=inputs)
+    return start(
+        prepared, store, request.data_source, request.settings, queued=queued, inputs=inputs, project=request.project
+    )
 
 
 def target_data(spec: TargetSpec) -> dict[str, Any]:

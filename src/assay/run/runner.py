@@ -39,7 +39,7 @@ from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_cri
 from assay.run.trials import summarize_trials
 from assay.settings import settings
 from assay.store import Store
-from assay.store.base import LOCAL_PREFIX
+from assay.store.base import DEFAULT_PROJECT, LOCAL_PREFIX
 from assay.targets import Target, TargetSpec
 
 T = TypeVar("T")
@@ -178,9 +178,11 @@ def start(
     *,
     queued: bool = False,
     inputs: dict[str, Any] | None = None,
+    project: str = DEFAULT_PROJECT,
 ) -> Run:
     """Store the eval and a run this process executes (``finish_run``) under its own lease, or with
-    ``queued`` one left for a worker to claim; ``data_source`` defaults to the dataset's file."""
+    ``queued`` one left for a worker to claim; ``data_source`` defaults to the dataset's file. A new
+    eval and the run belong to ``project``."""
     definition = prepared.definition
     if definition.eval_id is not None:
         stored_eval = store.get_eval(definition.eval_id)
@@ -190,6 +192,7 @@ def start(
             data_source_config=definition.data_source_config(),
             testing_criteria=definition.testing_criteria,
             metadata=definition.metadata or None,
+            project=project,
         )
     data_source = data_source or {"type": "jsonl", "source": {"type": "file_path", "path": prepared.dataset.name}}
     settings = (settings or RunSettings()).model_copy(
@@ -208,6 +211,7 @@ def start(
         name=definition.name,
         held_by=None if queued else local_worker(),  # no server worker may claim what this process executes
         inputs=inputs,
+        project=project,
     )
 
 

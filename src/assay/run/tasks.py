@@ -180,7 +180,7 @@ def summarize_tasks(store: Store, run_id: str, criteria: list[BoundCriterion]) -
                 values.append(1.0 if result.passed else 0.0)
             elif result.name in scales:
                 values.append(normalized(result.score, *scales[result.name]))
-        name = str(item.get("name") or output.datasource_item_id)
+        name = task_name(item) or str(output.datasource_item_id)
         score = sum(values) / len(values) if values else None
         known = by_name.get(name)
         if known is None:
@@ -196,6 +196,12 @@ def summarize_tasks(store: Store, run_id: str, criteria: list[BoundCriterion]) -
     scored = [t.score for t in summary.tasks if t.score is not None]
     summary.composite = sum(scored) / len(scored) if scored else None
     return summary
+
+
+def task_name(item: dict[str, Any]) -> str | None:
+    """The task an item is: its ``name``, or the ``test_case_id`` of the scenario it played out."""
+    name = item.get("name") or item.get("test_case_id")
+    return None if name is None else str(name)
 
 
 def normalized(value: float, low: float, high: float, direction: str) -> float:
