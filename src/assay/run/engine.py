@@ -249,8 +249,8 @@ def _only_computes(job: RunJob) -> bool:
 
 def _evaluated_now(row: Row, criteria: list[BoundCriterion]) -> OutputItem | None:
     """The item's output from criteria that only compute, their coroutines driven to the end here:
-    no task per item, no queue between reading and judging (a third of an F1 run's engine time).
-    None if one waited after all; being pure, the item is then judged again the usual way."""
+    no queue and no worker task between reading an item and judging it. None if one waited after
+    all; being pure, the item is then judged again the usual way."""
     coroutine = evaluate_item(row, criteria)
     try:
         coroutine.send(None)

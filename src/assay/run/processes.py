@@ -76,7 +76,7 @@ def execute_spread(job: RunJob, items: int) -> int:
     for stream in (sys.stdout, sys.stderr):  # what is buffered now must not be written twice
         with contextlib.suppress(Exception):
             stream.flush()
-    job.store.engine.dispose()  # no connection of this process's pool may cross into a child
+    job.store.close()  # no pooled connection may cross into a child (the store reconnects on demand)
     # A collection writes to every object it walks, so each would copy the pages it shares with
     # the children: what lives now is left out of collections until they end.
     tuned = gc.get_freeze_count() > 0
@@ -103,14 +103,16 @@ def _spread(job: RunJob, count: int) -> int:
         return run_sync(execute(job))
     os.close(stop_reading)
     reader = _Reader(list(children), job.on_stored, start=True)
+    mine = dataclasses.replace(job, share=(0, count))
     try:
-        evaluated = run_sync(execute(dataclasses.replace(job, share=(0, count))))
+        evaluated = run_sync(execute(mine))
     except BaseException:
         os.close(stop_writing)  # each child stores what it has and ends
         _wait(children, reader)
         raise
     _wait(children, reader)  # no child is told to stop before its share is done
     os.close(stop_writing)
+    job.stopped, job.lost = mine.stopped, mine.lost
     for outcome in reader.outcomes:
         if outcome.error is not None:
             raise outcome.error
@@ -160,7 +162,6 @@ def _run_share(job: RunJob, index: int, count: int, writable: int, stop_reading:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # not the CLI's handler, which marks the run
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         gc.freeze()  # what the parent made is never this process's garbage; its pages stay shared
-        job.store.engine.dispose(close=False)
 
         def report(stored: int) -> None:
             os.write(writable, b"%d\n" % stored)
