@@ -101,6 +101,28 @@ def test_a_monitor_turns_traces_with_one_problem_into_one_insight(project_client
         monitors.get(monitor.id)
 
 
+def test_a_reset_during_a_run_is_not_undone_by_what_the_run_found(project_client, served):
+    send_traces(served, "desk-reset", ["We never give refunds here."] * 2)  # prompts no other test sent
+    monitors = project_client.beta.agent_insight_monitors
+    monitor = monitors.create({"agent_name": "desk-reset", "model_deployment_name": "analyst", "enabled": False})
+    provider = served["provider"]
+    held = provider.stats()["requests"]
+    provider.script(rules=RULES, default={"content": json.dumps(FINE)}, hold_after=held)  # every call waits
+    try:
+        run = monitors.begin_create_run(monitor.id, {"lookback_hours": 1}, polling_interval=0.1)
+        poll(lambda: provider.stats()["requests"], lambda n: n > held, seconds=60)  # the run is reading a trace
+        monitors.reset(monitor.id)
+    finally:
+        provider.script(rules=RULES, default={"content": json.dumps(FINE)})  # the held calls are answered
+    result = run.result(timeout=120)
+    assert result.traces_analyzed == 2 and result.insights_created == 0
+    assert list(monitors.list_insights(monitor.id)) == [] and monitors.get(monitor.id).overview is None
+
+    later = monitors.begin_create_run(monitor.id, {"lookback_hours": 1}, polling_interval=0.1).result(timeout=120)
+    assert later.insights_created == 1  # what was reset is found again by a run that started after it
+    monitors.delete(monitor.id)
+
+
 def test_an_enabled_monitor_runs_on_its_own_schedule(project_client, served):
     monitors = project_client.beta.agent_insight_monitors
     # An interval of about two seconds: the server's firer starts the runs as they fall due, each

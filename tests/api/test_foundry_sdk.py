@@ -55,7 +55,8 @@ def foundry_server(
     home: Path, rules: list[dict[str, Any]], model: str = "judge", default: dict[str, Any] | None = None
 ) -> Iterator[dict[str, Any]]:
     """`assay serve --tls` with an API key for project ``p`` and one model, ``model``, played by a
-    provider scripted with ``rules`` (and ``default`` for a request no rule matches)."""
+    provider scripted with ``rules`` (and ``default`` for a request no rule matches), which is
+    yielded too (``provider``) for a test that holds its answers."""
     provider = start_llm_server()
     provider.script(rules=rules, **({"default": default} if default is not None else {}))
     models = home / "models.yaml"
@@ -66,7 +67,12 @@ def foundry_server(
     process, client = start_assay_server(home, models, tls=True, key=key)
     port = client.base_url.port
     try:
-        yield {"endpoint": f"https://127.0.0.1:{port}/api/projects/p", "key": key, "cert": home / "tls" / "cert.pem"}
+        yield {
+            "endpoint": f"https://127.0.0.1:{port}/api/projects/p",
+            "key": key,
+            "cert": home / "tls" / "cert.pem",
+            "provider": provider,
+        }
     finally:
         client.close()
         # An azure-core error keeps its response, and so its pooled TLS socket, alive until the

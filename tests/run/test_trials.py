@@ -10,12 +10,21 @@ import pytest
 
 from assay.store import Store
 from tests.cli.test_cli import assay
+from tests.support.fixtures import start_llm_server
 
 ITEMS, K, P = 200, 4, 0.7
 
 
+@pytest.fixture
+def llm():
+    """A provider of this test's own: it counts calls, which another test's leftover work on the
+    session's provider would add to."""
+    server = start_llm_server()
+    yield server
+    server.stop()
+
+
 def test_pass_hat_k_and_pass_at_k_of_a_target_that_succeeds_with_p_07(tmp_path, llm):
-    llm.reset()
     # Each request (its item and its seed) succeeds with p = 0.7, decided by the request itself.
     llm.script(rules=[{"match": "", "chance": P, "reply": {"content": "yes"}, "otherwise": {"content": "no"}}])
     (tmp_path / "data.jsonl").write_text("".join(json.dumps({"query": f"question {i}"}) + "\n" for i in range(ITEMS)))

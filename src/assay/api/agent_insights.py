@@ -61,7 +61,7 @@ CATEGORIES = (
     "incomplete_answer",
     "other",
 )
-INTERNAL = ("insights", "overview_override", "scheduled_until")
+INTERNAL = ("insights", "overview_override", "scheduled_until", "resets")
 """What a monitor's document keeps that its API object does not show."""
 ISSUE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -157,6 +157,7 @@ def reset_monitor(ctx: ApiContext, project: str, monitor_id: str) -> None:
     """Forget what the monitor found (its insights, its overview, its cost); keep its configuration."""
     monitor = ctx.store.get_monitor(project, monitor_id)
     monitor |= {"insights": [], "overview": None, "overview_override": None, "scheduled_until": None}
+    monitor["resets"] = monitor.get("resets", 0) + 1  # a run under way then finds it changed, and keeps nothing
     monitor["estimated_cost"] = {"amount": 0.0, "currency": "USD"}
     ctx.store.save_monitor(project, _stamped(monitor, monitor.get("next_scheduled_run_at"), int(time.time())))
 
@@ -262,6 +263,7 @@ def run_due(ctx: ApiContext, clock: float | None = None) -> list[str]:
 def _analyze(ctx: ApiContext, project: str, run: dict[str, Any]) -> dict[str, Any]:
     """The run's work: read the window's traces, keep what the model says of each, merge it into the monitor."""
     monitor = ctx.store.get_monitor(project, run["monitor_id"])
+    resets = monitor.get("resets", 0)
     agent = monitor["agent_name"]
     window = (run["window_start"] * 1_000_000_000, run["window_end"] * 1_000_000_000)
     ids = ctx.store.agent_trace_ids(project, agent_name=agent, start_ns=window[0], end_ns=window[1])
@@ -306,6 +308,8 @@ def _analyze(ctx: ApiContext, project: str, run: dict[str, Any]) -> dict[str, An
     moment = int(time.time())
     # Merged into the monitor as it is now: a status or the configuration may have changed meanwhile.
     latest = ctx.store.get_monitor(project, run["monitor_id"])
+    if latest.get("resets", 0) != resets:  # reset meanwhile: what this run found predates it
+        found = {}
     counts = _merge(latest, found, moment)
     latest["overview"] = _overview(latest, moment)
     price = getattr(model.config, "price", None)
