@@ -71,6 +71,8 @@ def processes_for(job: RunJob, items: int) -> int:
 def execute_spread(job: RunJob, items: int) -> int:
     """``execute(job)`` in as many processes as pay (``processes_for``); how many items were evaluated."""
     count = processes_for(job, items)
+    if count > 1:  # a resumed run may have few items left
+        count = processes_for(job, items - len(job.store.done_item_ids(job.run_id)))
     if count == 1:
         return run_sync(execute(job))
     for stream in (sys.stdout, sys.stderr):  # what is buffered now must not be written twice
