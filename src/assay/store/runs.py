@@ -546,9 +546,12 @@ def _usage_columns(result: Result) -> dict[str, Any]:
     """Judges report their model calls in ``properties.usage``; stored as columns to sum per run."""
     usage = result.properties.get("usage")
     if not isinstance(usage, dict) or not usage.get("model"):
-        usage = {}
+        return NO_USAGE  # spread into each row, never changed
     counts = {key: int(usage.get(key) or 0) for key in USAGE_COLUMNS}
-    return {"model": str(usage["model"]) if usage else None, **counts}
+    return {"model": str(usage["model"]), **counts}
+
+
+NO_USAGE: dict[str, Any] = {"model": None, **dict.fromkeys(USAGE_COLUMNS, 0)}
 
 
 @functools.cache
