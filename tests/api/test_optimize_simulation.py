@@ -153,3 +153,20 @@ def test_an_estimate_counts_each_conversation_at_its_longest(project_client):
     assert found.call_counts.agent.as_dict() == {"low": 32, "typical": 40, "ceiling": 70}
     assert found.call_counts.evaluation.as_dict() == {"low": 64, "typical": 80, "ceiling": 140}
     assert found.call_counts.optimization.as_dict() == {"low": 5, "typical": 6, "ceiling": 11}
+
+
+@pytest.mark.parametrize(
+    ("evaluator", "named"),
+    [("builtin.nope", "evaluators\\[0\\].*nope"), ("builtin.f1_score", "evaluators\\[0\\].*conversation")],
+)
+def test_an_evaluator_that_cannot_judge_the_conversations_is_refused_at_once(project_client, evaluator, named):
+    project_client.agents.create_version(
+        agent_name="lamps-judged", definition=PromptAgentDefinition(model="judge", instructions=BASELINE)
+    )
+    before = len(list(project_client.agents.list_optimization_jobs()))
+    body = job("lamps-judged", scenarios(0, 2), scenarios(2, 1))
+    body.optimization_configuration.evaluation_configuration.evaluators = [AgentOptimizationEvaluator(name=evaluator)]
+    with pytest.raises(HttpResponseError, match=named) as caught:
+        project_client.agents.begin_create_optimization_job(body)
+    assert caught.value.status_code == 400
+    assert len(list(project_client.agents.list_optimization_jobs())) == before  # no job was made

@@ -25,12 +25,14 @@ from assay.agentconfig import AgentDefinition
 from assay.api.context import JsonBody, OptionalJsonBody, Owner, context
 from assay.api.wire import Paging
 from assay.errors import ConfigError, NotFoundError
+from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.optimize.candidate import config_from, foundry_config
 from assay.optimize.estimate import estimate
 from assay.optimize.foundry import azd_request, candidate_object, is_foundry_request, target_of
 from assay.optimize.jobs import job_object, job_request
 from assay.optimize.search import Optimizer, Settings, State
+from assay.run.criteria import bind_criteria
 from assay.run.runner import EvalDefinition
 from assay.settings import settings
 from assay.store import Store
@@ -67,6 +69,7 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
         agents=models.agents,
     )
     registry.get(settings.optimization_model).check_credentials()  # refused now, not later in the thread
+    _check_evaluators(resolved, ctx.catalog(owner), registry)
     baseline: AgentDefinition = resolved["baseline"]
     served = [a for a in models.agents if a.name == baseline.name]
     version = str(asked["agent"].get("agent_version") or "") or None
@@ -129,6 +132,20 @@ def estimate_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, An
         instructions=baseline.system_prompt(),
         prices=prices,
     )
+
+
+def _check_evaluators(resolved: dict[str, Any], catalog: Catalog, models: ModelRegistry) -> None:
+    """The job's evaluators bound once, as each scoring will bind them: an unknown one, or one that
+    cannot judge at the job's level (a conversation, on scenarios), is refused now, not by a job
+    that fails later."""
+    try:
+        bind_criteria(
+            resolved["criteria"], catalog, item_fields=None, has_sample=True, level=resolved["level"], models=models
+        )
+    except ConfigError as exc:
+        if exc.criterion_index is not None:
+            exc.message = f"evaluators[{exc.criterion_index}]: {exc.message}"
+        raise
 
 
 def _as_azd(store: Store, project: str, body: dict[str, Any]) -> dict[str, Any]:
