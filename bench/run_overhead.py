@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sqlite3
 import tempfile
@@ -31,7 +30,7 @@ from assay.dataset import Dataset
 from assay.evaluators import load_catalog
 from assay.evaluators.nlp import scores
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
-from assay.run.processes import ITEMS_PER_PROCESS
+from assay.run.processes import ITEMS_PER_PROCESS, usable_cores
 from assay.store import Store
 
 WORDS = (
@@ -118,7 +117,7 @@ def engine(path: Path, count: int, folder: Path, attempt: int, processes: int | 
 
 def processes_for(rows: int) -> int:
     """What the default spreads an F1 run of ``rows`` over on this machine (``assay.run.processes``)."""
-    return max(1, min(len(os.sched_getaffinity(0)), rows // ITEMS_PER_PROCESS))
+    return max(1, min(usable_cores(), rows // ITEMS_PER_PROCESS))
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from assay.evaluators import load_catalog
 from assay.evaluators.nlp import scores
 from assay.evaluators.nlp.tokenize import nltk_tokenize
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
-from assay.run.processes import ITEMS_PER_PROCESS
+from assay.run.processes import ITEMS_PER_PROCESS, usable_cores
 from assay.store import Store
 from run_overhead import rows
 
@@ -68,7 +67,7 @@ def main() -> None:
     parser.add_argument("--metrics", default=",".join(METRICS))
     args = parser.parse_args()
     data = rows(args.rows, args.words)
-    cores = max(1, min(len(os.sched_getaffinity(0)), args.rows // ITEMS_PER_PROCESS))
+    cores = max(1, min(usable_cores(), args.rows // ITEMS_PER_PROCESS))
     print(f"{args.rows} rows of {args.words}-word texts, best of {args.repeat}; the default spreads over {cores}:")
     print(f"  {'metric':8s} {'bare loop':>12s} {'1 process':>12s} {'ratio':>6s} {'default':>12s} {'ratio':>6s}")
     with tempfile.TemporaryDirectory() as tmp:

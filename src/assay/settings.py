@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from assay.errors import ConfigError
 
@@ -35,6 +35,17 @@ class Settings(BaseModel):
     run_processes: Literal["auto"] | Annotated[int, Field(ge=1)] = "auto"
     """Processes a local run whose criteria need no model (F1, BLEU, string checks) spreads over:
     ``auto``, one per core once each has a thousand items; 1: this process only."""
+
+    @field_validator("run_processes", mode="before")
+    @classmethod
+    def _auto_or_count(cls, value: object) -> object:
+        # Without this the refusal names only one side of the union ("input should be 'auto'").
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return value
+        if isinstance(value, str) and value.strip().isdigit() and int(value) >= 1:
+            return int(value)
+        raise ValueError("expected auto or a whole number of at least 1")
+
     pg_idle_in_transaction_seconds: float = Field(default=20.0, gt=0)
     """PostgreSQL ends a session idle inside a transaction this long."""
     max_upload_mb: float = Field(default=512.0, gt=0)

@@ -159,23 +159,25 @@ def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any
 
 
 def _check_scenarios(simulation: Any, train: list[dict[str, Any]], validation: list[dict[str, Any]] | None) -> None:
-    """Scenarios a simulated user plays: each needs its situation, told in at most 2,500 characters."""
+    """The scenarios read as a simulation run reads them (its settings, each row and its own
+    ``simulation_configuration``), so what a run would refuse is refused when the job is created."""
+    from assay.dataset import Dataset
     from assay.errors import ConfigError
-    from assay.simulate.runs import MAX_DESCRIPTION, count_setting
+    from assay.simulate.runs import scenario_dataset, user_simulation_settings
 
     if not isinstance(simulation, dict):
         raise ConfigError("options.simulation: expected the default_simulation_configuration object")
-    for key in ("max_num_turns", "conversation_repetitions", "desired_num_turns"):
-        count_setting(simulation.get(key), f"default_simulation_configuration.{key}", default=1, cap=50)
+    # The model that plays the user is the job's evaluation model, known when the job runs.
+    source = {"model_configuration": {"model": "evaluation model"}, "default_simulation_configuration": simulation}
+    try:
+        settings = user_simulation_settings(source)
+    except ConfigError as exc:  # named as the job's set names it
+        exc.message = exc.message.replace("data_source.", "training_set.", 1)
+        raise
     for where, tasks in (("train_dataset", train), ("validation_dataset", validation or [])):
-        for task in tasks:
-            description = task.get("test_case_description")
-            if not isinstance(description, str) or not description.strip():
-                raise ConfigError(
-                    f"{where}: scenario {task['name']!r} needs a test_case_description (the simulated user's situation)"
-                )
-            if len(description) > MAX_DESCRIPTION:
-                raise ConfigError(f"{where}: scenario {task['name']!r} is told in over {MAX_DESCRIPTION} characters")
+        for row in scenario_dataset(Dataset.from_content(tasks, name=where), settings).rows():
+            if row.issue is not None:  # an inline row's line is its place in the list, from 1
+                raise ConfigError(f"{where}: scenario {tasks[row.line - 1]['name']!r}: {row.issue.message}")
 
 
 def _dataset(value: Any, where: str, store: Any, project: str) -> list[dict[str, Any]]:

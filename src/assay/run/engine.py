@@ -190,7 +190,7 @@ async def execute(job: RunJob) -> int:
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
     finished: asyncio.Queue[OutputItem | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
-    computes = _only_computes(job)
+    computes = only_computes(job)
     if job.options.executor is not None:
         workers = [asyncio.create_task(job.options.executor(rows, finished, job))]
     elif computes:
@@ -238,7 +238,7 @@ async def execute(job: RunJob) -> int:
     return evaluated
 
 
-def _only_computes(job: RunJob) -> bool:
+def only_computes(job: RunJob) -> bool:
     """Whether judging an item never waits: no target, no model, every criterion pure computation."""
     return (
         job.options.executor is None

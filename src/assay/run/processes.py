@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from assay.run.engine import RunJob, execute, log, waits_on_model
+from assay.run.engine import RunJob, execute, log, only_computes, waits_on_model
 from assay.settings import settings
 from assay.sync import run_sync
 
@@ -59,13 +59,18 @@ def processes_for(job: RunJob, items: int) -> int:
     forked processes). Held to one where forking is unsafe or would not pay."""
     wanted = job.options.processes or settings().run_processes
     if wanted == "auto":
-        if not all(criterion.computes_only for criterion in job.criteria):
+        if not only_computes(job):
             return 1
-        wanted = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        wanted = usable_cores()
     count = min(int(wanted), items // ITEMS_PER_PROCESS)
     if count < 2 or not _may_fork() or job.options.executor is not None or waits_on_model(job):
         return 1
     return count
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, where the system tells it)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def execute_spread(job: RunJob, items: int) -> int:
