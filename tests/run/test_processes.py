@@ -9,9 +9,10 @@ import pytest
 from assay.dataset import Dataset
 from assay.evaluators import evaluator, load_catalog
 from assay.evaluators.decorator import spec_from_function
-from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
+from assay.run import EvalDefinition, RunOptions, engine, finish_run, prepare, start
 from assay.run import processes as spreading
-from assay.run.engine import RunJob
+from assay.run.engine import RunJob, execute
+from assay.sync import run_sync
 
 WORDS = "refund order account the a shipping password reset delivery status".split()
 CRITERIA = [
@@ -191,3 +192,71 @@ def test_a_run_with_a_judge_is_not_spread(store, models):
     prepared = prepare(EvalDefinition("judged", judged), Dataset.from_content(rows(10)), load_catalog(), models=models)
     job = RunJob("run", prepared.dataset, prepared.criteria, store, RunOptions(processes=4), models=prepared.models)
     assert spreading.processes_for(job, 10_000) == 1
+
+
+def test_the_processes_of_a_run_take_turns_at_writing():
+    """The turn is a POSIX lock: another process cannot take it while one holds it, and can once it
+    is given back."""
+    with spreading.WriteTurns() as turns:
+        assert turns.take(wait=False)
+        to_child, from_parent = os.pipe()
+        to_parent, from_child = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: may it take the turn now, and once the parent gives it back?
+            try:
+                os.write(from_child, b"%d" % turns.take(wait=False))
+                os.read(to_child, 1)
+                os.write(from_child, b"%d" % turns.take(wait=False))
+            finally:
+                os._exit(0)
+        refused = os.read(to_parent, 1)
+        turns.give()
+        os.write(from_parent, b"!")
+        taken = os.read(to_parent, 1)
+        os.waitpid(pid, 0)
+        for end in (to_child, from_parent, to_parent, from_child):
+            os.close(end)
+        assert (refused, taken) == (b"0", b"1")  # refused while the parent held it, taken once given
+
+
+class Refusing:
+    """A write turn another process holds for the first ``refusals`` offers."""
+
+    def __init__(self, refusals):
+        self.refusals = refusals
+        self.offers = []
+        self.held = False
+
+    def take(self, *, wait):
+        self.offers.append(wait)
+        if self.refusals and not wait:
+            self.refusals -= 1
+            return False
+        self.held = True
+        return True
+
+    def give(self):
+        assert self.held
+        self.held = False
+
+
+def test_a_share_whose_turn_is_taken_evaluates_on_and_writes_later(store, monkeypatch):
+    written = []
+    add = store.add_output_items
+
+    def recorded(run_id, items, **kwargs):
+        written.append(len(items))
+        return add(run_id, items, **kwargs)
+
+    monkeypatch.setattr(store, "add_output_items", recorded)
+    prepared = prepare(EvalDefinition("turns", CRITERIA), Dataset.from_content(rows(1000)), load_catalog())
+    run = start(prepared, store)
+    turn = Refusing(refusals=3)
+    progress = []
+    job = RunJob(run.id, prepared.dataset, prepared.criteria, store, RunOptions(flush_every=100), progress.append)
+    job.write_turn = turn
+    assert run_sync(execute(job)) == 1000
+    assert turn.offers[:4] == [False] * 4 and not turn.held
+    assert written[0] == 100 + 3 * engine.TURN_RETRY_ITEMS  # one batch, bigger, once the turn was free
+    assert sum(written) == sum(progress) == 1000
+    assert set(stored(store, run.id)) == set(range(1000))

@@ -98,3 +98,41 @@ def test_datasets_by_name_and_version(store):
     assert store.get_dataset("qa")["version"] in {"1", "2"}
     with pytest.raises(NotFoundError, match="qa@3"):
         store.get_dataset("qa", "3")
+
+
+@pytest.mark.parametrize(
+    "properties, reason",
+    [
+        ({}, None),
+        ({"nested": {"none": None, "list": [None, 1]}}, "a reason"),
+        ({"ratio": float("nan"), "upper": float("inf")}, None),
+        ({"text": "null and void"}, "null"),
+        ({"nul": "a\x00b", "lone": "\ud800"}, "é ✓"),
+        ({"big": 2**70, "when": None}, None),
+    ],
+)
+def test_results_read_back_as_written_whatever_they_hold(store, properties, reason):
+    """Results are encoded straight from their fields, with their nulls counted: a NaN (which orjson
+    writes as null), a text holding "null", NUL, a lone surrogate or an integer past 64 bits all read
+    back as they were."""
+    run = new_run(store)
+    result = Result(name="f1", metric="f1_score", score=float("nan"), reason=reason, properties=properties)
+    item = OutputItem.checked(0, {"q": None, "answer": "null"}, {"output_text": "x", "none": None}, [result])
+    store.add_output_items(run.id, [item])
+    (back,) = store.iter_output_items(run.id)
+    expected = result.model_dump()
+    got = back.results[0].model_dump()
+    assert str(got.pop("score")) == "nan" and str(expected.pop("score")) == "nan"
+    if "ratio" in properties:
+        assert str(got["properties"].pop("ratio")) == "nan" and str(expected["properties"].pop("ratio")) == "nan"
+    assert got == expected
+    assert back.datasource_item == {"q": None, "answer": "null"}
+    assert back.sample == {"output_text": "x", "none": None}
+
+
+def test_a_text_column_still_refuses_what_it_cannot_hold(store):
+    run = new_run(store)
+    result = Result(name="bad\x00name", metric="f1_score", score=0.5)
+    with pytest.raises(Exception, match="NUL character"):
+        store.add_output_items(run.id, [OutputItem.checked(0, {"q": 1}, None, [result])])
+    assert store.done_item_ids(run.id) == set()

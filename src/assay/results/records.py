@@ -40,6 +40,33 @@ class OutputItem(BaseModel):
     status: ItemStatus
     """``pass`` only when every criterion passed."""
 
+    @classmethod
+    def checked(
+        cls,
+        datasource_item_id: int,
+        datasource_item: dict[str, Any],
+        sample: dict[str, Any] | None,
+        results: list[Result],
+    ) -> OutputItem:
+        """An output item of parts already typed and checked (a read row, validated results), with its
+        status: ``model_construct`` without its per-field work, once per item of every run."""
+        item = _new(cls)
+        _set(
+            item,
+            "__dict__",
+            {
+                "datasource_item_id": datasource_item_id,
+                "datasource_item": datasource_item,
+                "sample": sample,
+                "results": results,
+                "status": cls.status_of(results),
+            },
+        )
+        _set(item, "__pydantic_fields_set__", set(_OUTPUT_ITEM_FIELDS))
+        _set(item, "__pydantic_extra__", None)
+        _set(item, "__pydantic_private__", None)
+        return item
+
     @staticmethod
     def status_of(results: list[Result]) -> ItemStatus:
         """Priority as the peer counts rows: any failure fails, else any error errors."""
@@ -57,6 +84,11 @@ class OutputItem(BaseModel):
         if results and all(r.status == "skipped" for r in results):
             return "skipped"
         return "pass"
+
+
+_new = object.__new__
+_set = object.__setattr__
+_OUTPUT_ITEM_FIELDS = frozenset(OutputItem.model_fields)
 
 
 class ResultCounts(BaseModel):

@@ -49,6 +49,19 @@ log = logging.getLogger("assay.run")
 DEFAULT_CONCURRENCY = 64
 
 
+class WriteTurn(Protocol):
+    """Taken before a write and given back after it, by each of the processes a run spreads over
+    (``assay.run.processes``): a store that takes one writer at a time is written by one at a time."""
+
+    def take(self, *, wait: bool) -> bool: ...
+
+    def give(self) -> None: ...
+
+
+TURN_RETRY_ITEMS = 50
+"""A batch whose write had to wait its turn is offered again after this many more items."""
+
+
 class Executor(Protocol):
     """Evaluates rows from ``rows`` (None: no more) and puts each output item on ``finished``."""
 
@@ -109,6 +122,9 @@ class RunJob:
     share: tuple[int, int] | None = None
     """``(k, n)``: this process executes only the output items whose index is ``k`` modulo ``n``
     (the run spreads over ``n`` processes)."""
+    write_turn: WriteTurn | None = None
+    """With ``share``: what the run's processes take turns at writing with. A batch that finds the
+    turn taken is written later, bigger; meanwhile this process evaluates on."""
 
 
 @dataclass
@@ -141,9 +157,10 @@ async def evaluate_part(
             item = {**item, **sample.pop("item_fields")}
         if on_sample is not None:
             on_sample(sample)
-    chosen = [
-        (i, criteria[i]) for i in (range(len(criteria)) if indices is None else indices) if criteria[i].applies(item)
-    ]
+    if indices is None:
+        chosen = [(i, criterion) for i, criterion in enumerate(criteria) if criterion.applies(item)]
+    else:
+        chosen = [(i, criteria[i]) for i in indices if criteria[i].applies(item)]
     failure = target_failed(sample)
     if failure is not None:
         found = [c.failed_for(item, failure) for _, c in chosen]
@@ -162,17 +179,14 @@ def assemble(parts: list[Part]) -> OutputItem:
     the item and the sample every part judged."""
     row = parts[-1].row
     assert row.item is not None
-    groups = {i: group for part in parts for i, group in part.groups.items()}
-    results = [r for i in sorted(groups) for r in groups[i]]
+    if len(parts) == 1:  # its groups are in the criteria's order already
+        results = [r for group in parts[0].groups.values() for r in group]
+    else:
+        groups = {i: group for part in parts for i, group in part.groups.items()}
+        results = [r for i in sorted(groups) for r in groups[i]]
     # Every part is already typed (the row read and checked, each result a Result): validating them
     # again would copy the item and the sample for nothing, on every item of every run.
-    return OutputItem.model_construct(
-        datasource_item_id=row.index,
-        datasource_item=row.item,
-        sample=row.sample,
-        results=results,
-        status=OutputItem.status_of(results),
-    )
+    return OutputItem.checked(row.index, row.item, row.sample, results)
 
 
 async def evaluate_item(
@@ -251,11 +265,11 @@ def _evaluated_now(row: Row, criteria: list[BoundCriterion]) -> OutputItem | Non
     """The item's output from criteria that only compute, their coroutines driven to the end here:
     no queue and no worker task between reading an item and judging it. None if one waited after
     all; being pure, the item is then judged again the usual way."""
-    coroutine = evaluate_item(row, criteria)
+    coroutine = evaluate_part(row, criteria)
     try:
         coroutine.send(None)
     except StopIteration as finished:
-        return finished.value  # type: ignore[no-any-return]
+        return assemble([finished.value])
     coroutine.close()
     return None
 
@@ -358,21 +372,27 @@ async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> Non
     """The single writer: batches output items; flushes what it has when the run stops."""
     batch: list[OutputItem] = []
     last_flush = time.monotonic()
+    due = job.options.flush_every  # the batch's size when it is written next
 
-    async def flush() -> None:
-        nonlocal batch, last_flush
+    async def flush(*, last: bool = False) -> None:
+        nonlocal batch, last_flush, due
+        turn = job.write_turn if batch else None
+        if turn is not None and not turn.take(wait=last or len(batch) >= 4 * job.options.flush_every):
+            # Another process is writing: evaluate on, and offer the batch again a little later.
+            due, last_flush = len(batch) + TURN_RETRY_ITEMS, time.monotonic()
+            return
         try:
             if batch and not job.lost and job.write_error is None and not await _stored(job, batch):
                 job.stopped = job.lost = True
         except Exception as exc:  # noqa: BLE001 - kept and raised by execute once every task is done
             # The workers must not block on a queue nobody empties: stop the run, drain what is left.
             job.write_error, job.stopped = exc, True
-        if job.write_error is not None:
-            batch, last_flush = [], time.monotonic()
-            return
-        if batch and not job.lost and job.on_stored is not None:
+        finally:
+            if turn is not None:
+                turn.give()
+        if batch and not job.lost and job.write_error is None and job.on_stored is not None:
             job.on_stored(len(batch))
-        batch, last_flush = [], time.monotonic()
+        batch, last_flush, due = [], time.monotonic(), job.options.flush_every
 
     while True:
         try:  # what is already waiting is taken without a timer (one per item cost more than the write)
@@ -384,8 +404,8 @@ async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> Non
                 await flush()
                 continue
         if item is None:
-            await flush()
+            await flush(last=True)
             return
         batch.append(item)
-        if len(batch) >= job.options.flush_every or time.monotonic() - last_flush >= job.options.flush_seconds:
+        if len(batch) >= due or time.monotonic() - last_flush >= job.options.flush_seconds:
             await flush()

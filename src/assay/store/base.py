@@ -6,7 +6,6 @@ writer task.
 
 from __future__ import annotations
 
-import functools
 import operator
 import time
 import uuid
@@ -50,8 +49,10 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
-Insertion = tuple[str, Callable[[dict[str, Any]], tuple[Any, ...]], list[tuple[int, Callable[[Any], Any]]]]
-"""An insert statement, a getter of a row's values in its column order, and the columns to encode."""
+Processing = list[tuple[int, Callable[[Any], Any]]]
+"""Columns' bind processing, each by the column's index in the statement."""
+Insertion = tuple[str, Processing, Processing]
+"""An insert statement, the text columns it checks and the columns it encodes."""
 
 
 def now() -> int:
@@ -62,7 +63,7 @@ class StoreBase:
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_url()
         self.engine = _make_engine(self.url)
-        self._insertions: dict[tuple[str, tuple[str, ...]], Insertion] = {}
+        self._insertions: dict[tuple[str, tuple[str, ...], frozenset[str]], Insertion] = {}
         # PostgreSQL's reads have an engine of their own (``_read_rows``); creating it connects nothing.
         self._reads = _make_engine(self.url, reads=True) if self.engine.dialect.name == "postgresql" else self.engine
         self._migrate()
@@ -154,28 +155,38 @@ class StoreBase:
         return dialect.insert(table)
 
     def _insert_new(self, conn: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-        """Insert ``rows`` (all with the same keys), leaving rows already there as they are, through
-        the driver's executemany: each column's own bind processing (JSON encoding, text checks) is
-        applied once per value, without SQLAlchemy's per-row statement work (a hot path: every
-        output item and result of a run is written here)."""
+        """Insert ``rows`` (all with the same keys), leaving rows already there as they are."""
+        if rows:
+            columns = tuple(rows[0])
+            self._insert_tuples(conn, table, columns, [_values_getter(columns)(row) for row in rows])
+
+    def _insert_tuples(
+        self,
+        conn: sa.Connection,
+        table: sa.Table,
+        columns: tuple[str, ...],
+        rows: list[tuple[Any, ...]],
+        *,
+        ready: frozenset[str] = frozenset(),
+    ) -> None:
+        """Insert ``rows`` (values in ``columns``' order), leaving rows already there as they are,
+        through the driver's executemany, without SQLAlchemy's per-row statement work (a hot path:
+        every output item and result of a run is written here). Each column's bind processing
+        (JSON encoding) is applied once per value; a text column's checks once per distinct value.
+        The columns in ``ready`` arrive as the driver takes them (a JSON column as ``values.dumps``
+        wrote it, a number or a bool as it is) and are passed unchanged."""
         if not rows:
             return
-        statement, values_of, encoders = self._insertion(table, tuple(rows[0]))
-        if not encoders:
-            params: list[Any] = [values_of(row) for row in rows]
-        else:
-            params = []
-            for row in rows:
-                values = list(values_of(row))
-                for index, encode in encoders:
-                    values[index] = encode(values[index])
-                params.append(tuple(values))
-        conn.exec_driver_sql(statement, params)
+        statement, checks, encoders = self._insertion(table, columns, ready)
+        for index, check in checks:
+            for value in {row[index] for row in rows}:
+                check(value)
+        conn.exec_driver_sql(statement, _encoded(rows, encoders) if encoders else rows)
 
-    def _insertion(self, table: sa.Table, columns: tuple[str, ...]) -> Insertion:
-        """For ``_insert_new``, once per table and columns: the statement, a getter of a row's values
-        in column order, and the columns that need encoding (most, integers and floats, do not)."""
-        key = (table.name, columns)
+    def _insertion(self, table: sa.Table, columns: tuple[str, ...], ready: frozenset[str]) -> Insertion:
+        """For ``_insert_tuples``, once per table and columns: the statement, the text columns to
+        check and the columns to encode, each by its index (most, integers, need neither)."""
+        key = (table.name, columns, ready)
         known = self._insertions.get(key)
         if known is None:
             dialect = self.engine.dialect
@@ -184,11 +195,29 @@ class StoreBase:
                 f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
                 " ON CONFLICT DO NOTHING"
             )
-            values_of = _values_getter(columns)
-            encoders = [(index, _bind_encoder(table.c[name], dialect)) for index, name in enumerate(columns)]
-            known = statement, values_of, [(index, encode) for index, encode in encoders if encode is not None]
+            checks: Processing = []
+            encoders: Processing = []
+            for index, name in enumerate(columns):
+                column = table.c[name]
+                process = None if name in ready else column.type.dialect_impl(dialect).bind_processor(dialect)
+                if process is None:
+                    continue
+                text = column.type if isinstance(column.type, values.StoreText) else None
+                # A text column's processing only refuses a value (or, clipping, changes it).
+                (checks if text is not None and not text.clip else encoders).append((index, process))
+            known = statement, checks, encoders
             self._insertions[key] = known
         return known
+
+
+def _encoded(rows: list[tuple[Any, ...]], encoders: Processing) -> list[tuple[Any, ...]]:
+    params = []
+    for row in rows:
+        values = list(row)
+        for index, encode in encoders:
+            values[index] = encode(values[index])
+        params.append(tuple(values))
+    return params
 
 
 def _values_getter(columns: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
@@ -197,15 +226,6 @@ def _values_getter(columns: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple
         (name,) = columns
         return lambda row: (row[name],)
     return operator.itemgetter(*columns)
-
-
-def _bind_encoder(column: sa.Column[Any], dialect: sa.Dialect) -> Callable[[Any], Any] | None:
-    """The column's bind processing; a text column's is remembered per value, as a batch repeats
-    the same few (its run id, statuses, criterion names)."""
-    process = column.type.dialect_impl(dialect).bind_processor(dialect)
-    if process is None or not isinstance(column.type, values.StoreText):
-        return process
-    return functools.lru_cache(maxsize=256)(process)
 
 
 # JSON columns keep NaN, infinities, NUL and lone surrogates losslessly, alike on both databases.

@@ -20,6 +20,7 @@ from assay.results.records import RoleUsage
 from assay.results.stored import Eval, Run, RunSettings, StoredItem
 from assay.stats import t_interval_from_moments, wilson
 from assay.store import tables as t
+from assay.store import values
 from assay.store.base import DEFAULT_PROJECT, StoreBase, lease_seconds, new_id, now
 
 USAGE_COLUMNS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens")
@@ -187,38 +188,30 @@ class RunsStore(StoreBase):
             return True
         created = now()
         item_rows = [
-            {
-                "run_id": run_id,
-                "datasource_item_id": item.datasource_item_id,
-                "status": item.status,
-                "datasource_item": item.datasource_item,
-                "sample": item.sample,
-                "results": [r.model_dump() for r in item.results],
-                "created_at": created,
-                **_target_columns(item),
-            }
+            (
+                run_id,
+                item.datasource_item_id,
+                item.status,
+                values.dumps(item.datasource_item),
+                "null" if item.sample is None else values.dumps(item.sample),
+                _results_json(item.results),
+                created,
+                *_target_columns(item),
+            )
             for item in items
         ]
         result_rows = [
-            {
-                "run_id": run_id,
-                "datasource_item_id": item.datasource_item_id,
-                "criterion": r.name,
-                "metric": r.metric,
-                "status": r.status,
-                "passed": r.passed,
-                "score": r.score,
-                **_usage_columns(r),
-            }
+            (run_id, item.datasource_item_id, r.name, r.metric, r.status, r.passed, r.score, *_usage_columns(r))
             for item in items
             for r in item.results
         ]
+        usage_rows = [row for item in items if item.sample is not None for row in _role_usage(run_id, item)]
         with self.engine.begin() as conn:
             if worker is not None and not self._holds_lease(conn, run_id, worker):
                 return False
-            self._insert_new(conn, t.output_items, item_rows)
-            self._insert_new(conn, t.results, result_rows)
-            self._insert_new(conn, t.item_usage, [row for item in items for row in _role_usage(run_id, item)])
+            self._insert_tuples(conn, t.output_items, ITEM_COLUMNS, item_rows, ready=ITEM_JSON)
+            self._insert_tuples(conn, t.results, RESULT_COLUMNS, result_rows, ready=RESULT_VALUES)
+            self._insert_tuples(conn, t.item_usage, ROLE_USAGE_COLUMNS, usage_rows)
         return True
 
     def done_item_ids(self, run_id: str) -> set[int]:
@@ -467,32 +460,59 @@ class RunsStore(StoreBase):
         return per_model, per_role
 
 
-def _target_columns(item: OutputItem) -> dict[str, Any]:
-    """A target's calls, from the sample it produced (a target that made several, such as a
-    multi-turn attack, says how many in ``calls`` and ``cache_hits``). An agent is counted a call
-    even when it reports no usage; Responses' ``input_tokens``/``output_tokens`` count as tokens."""
-    sample = item.sample or {}
+TARGET_COLUMNS = (
+    "target_model",
+    "target_calls",
+    "target_cache_hits",
+    "target_prompt_tokens",
+    "target_completion_tokens",
+)
+ITEM_COLUMNS = (
+    "run_id",
+    "datasource_item_id",
+    "status",
+    "datasource_item",
+    "sample",
+    "results",
+    "created_at",
+    *TARGET_COLUMNS,
+)
+ITEM_JSON = frozenset({"datasource_item", "sample", "results"})
+"""An output item's JSON columns, which ``add_output_items`` encodes itself."""
+NO_TARGET = (None, 0, 0, 0, 0)
+
+
+def _target_columns(item: OutputItem) -> tuple[Any, ...]:
+    """A target's calls (``TARGET_COLUMNS``), from the sample it produced (a target that made several,
+    such as a multi-turn attack, says how many in ``calls`` and ``cache_hits``). An agent is counted a
+    call even when it reports no usage; Responses' ``input_tokens``/``output_tokens`` count as tokens."""
+    sample = item.sample
+    if not sample:
+        return NO_TARGET
     usage: dict[str, Any] = sample["usage"] if isinstance(sample.get("usage"), dict) else {}
     name = sample.get("model") or sample.get("agent")
     if not name or not (usage or sample.get("agent")):
-        return {
-            "target_model": None,
-            "target_calls": 0,
-            "target_cache_hits": 0,
-            "target_prompt_tokens": 0,
-            "target_completion_tokens": 0,
-        }
+        return NO_TARGET
     cached = bool(sample.get("cached"))
     calls, hits = sample.get("calls"), sample.get("cache_hits")
     if not (isinstance(calls, int) and isinstance(hits, int)):
         calls, hits = (0, 1) if cached else (1, 0)
-    return {
-        "target_model": str(name),
-        "target_calls": calls,
-        "target_cache_hits": hits,
-        "target_prompt_tokens": int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0),
-        "target_completion_tokens": int(usage.get("completion_tokens") or usage.get("output_tokens") or 0),
-    }
+    return (
+        str(name),
+        calls,
+        hits,
+        int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0),
+        int(usage.get("completion_tokens") or usage.get("output_tokens") or 0),
+    )
+
+
+def _results_json(results: list[Result]) -> str:
+    """An item's results as its JSON column holds them (``values.dumps`` of their dumps), encoded
+    straight from the models' fields. Every result has nulls (no reason, no label), so the nulls are
+    counted rather than the text read back to tell them from a NaN (a hot path: once per item)."""
+    fields = [result.__dict__ for result in results]  # a model's fields, in their order
+    text = values.dumps_counted(fields, sum(list(known.values()).count(None) for known in fields))
+    return text if text is not None else values.dumps([result.model_dump() for result in results])
 
 
 ROLES = ("target", "simulated_user", "attacker", "judge")
@@ -514,44 +534,50 @@ def _usage_fields(counts: list[int]) -> dict[str, int]:
     }
 
 
-def _role_usage(run_id: str, item: OutputItem) -> list[dict[str, Any]]:
-    """The sample's ``usage_by_role``: what the roles beside the target cost (a simulated user, an attacker)."""
+ROLE_COUNTS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens")
+ROLE_USAGE_COLUMNS = ("run_id", "datasource_item_id", "role", "model", *ROLE_COUNTS)
+
+
+def _role_usage(run_id: str, item: OutputItem) -> list[tuple[Any, ...]]:
+    """The sample's ``usage_by_role`` (``ROLE_USAGE_COLUMNS``): what the roles beside the target cost
+    (a simulated user, an attacker)."""
     entries = (item.sample or {}).get("usage_by_role")
     if not isinstance(entries, list):
         return []
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    counts: dict[tuple[str, str], list[int]] = {}
     for entry in entries:
         if not isinstance(entry, dict) or not entry.get("model") or not entry.get("role"):
             continue
-        key = (str(entry["role"]), str(entry["model"]))
-        row = rows.setdefault(
-            key,
-            {
-                "run_id": run_id,
-                "datasource_item_id": item.datasource_item_id,
-                "role": key[0],
-                "model": key[1],
-                **dict.fromkeys(ROLE_COUNTS, 0),
-            },
-        )
-        for name in ROLE_COUNTS:
-            row[name] += int(entry.get(name) or 0)
-    return list(rows.values())
+        summed = counts.setdefault((str(entry["role"]), str(entry["model"])), [0] * len(ROLE_COUNTS))
+        for index, name in enumerate(ROLE_COUNTS):
+            summed[index] += int(entry.get(name) or 0)
+    return [(run_id, item.datasource_item_id, role, model, *summed) for (role, model), summed in counts.items()]
 
 
-ROLE_COUNTS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens")
+RESULT_COLUMNS = (
+    "run_id",
+    "datasource_item_id",
+    "criterion",
+    "metric",
+    "status",
+    "passed",
+    "score",
+    "model",
+    *USAGE_COLUMNS,
+)
+RESULT_VALUES = frozenset({"passed", "score"})
+"""A validated result's verdict (a bool or None) and score (a float or None), as either driver takes them."""
 
 
-def _usage_columns(result: Result) -> dict[str, Any]:
+def _usage_columns(result: Result) -> tuple[Any, ...]:
     """Judges report their model calls in ``properties.usage``; stored as columns to sum per run."""
     usage = result.properties.get("usage")
     if not isinstance(usage, dict) or not usage.get("model"):
-        return NO_USAGE  # spread into each row, never changed
-    counts = {key: int(usage.get(key) or 0) for key in USAGE_COLUMNS}
-    return {"model": str(usage["model"]), **counts}
+        return NO_USAGE
+    return (str(usage["model"]), *(int(usage.get(key) or 0) for key in USAGE_COLUMNS))
 
 
-NO_USAGE: dict[str, Any] = {"model": None, **dict.fromkeys(USAGE_COLUMNS, 0)}
+NO_USAGE = (None, *(0 for _ in USAGE_COLUMNS))
 
 
 @functools.cache

@@ -78,6 +78,20 @@ def _fast_dumps(value: Any) -> str | None:
     return None if encoded is None or b"\\u0000" in encoded else encoded.decode()
 
 
+def dumps_counted(value: Any, nulls: int) -> str | None:
+    """What ``dumps`` writes, through orjson, for a value the caller knows holds ``nulls`` Nones: a
+    text with no more ``null`` than that has no NaN or infinity written as one (a string that holds
+    "null" makes it more too). None where that cannot be told or orjson refuses the value; the caller
+    then takes ``dumps``."""
+    try:
+        encoded = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    if encoded.count(b"null") != nulls or b"\\u0000" in encoded:
+        return None
+    return encoded.decode()
+
+
 def dumps(value: Any) -> str:
     """The JSON written to a JSON column."""
     if value is None:  # most samples of a run without a target
