@@ -145,6 +145,23 @@ def test_an_interrupted_spread_run_stops_its_children_and_resumes(store, forks, 
     assert set(stored(store, run.id)) == set(range(2000))
 
 
+def test_a_share_told_to_stop_leaves_the_run_canceled(store, forks, monkeypatch):
+    """A cancel a child heard (from the API, through its lease) ends the whole run canceled."""
+    execute = spreading.execute
+
+    async def canceled_in_child(job):
+        evaluated = await execute(job)
+        if job.share == (1, 2):
+            job.stopped = True
+        return evaluated
+
+    monkeypatch.setattr(spreading, "execute", canceled_in_child)
+    outcome = run_with(store, rows(2000), 2)
+    assert len(forks) == 1
+    assert outcome.run.status == "canceled"
+    assert set(stored(store, outcome.run.id)) == set(range(2000))  # what was done is kept
+
+
 @evaluator
 def users_own(response: str) -> float:
     return float(len(response) > 10)

@@ -119,7 +119,7 @@ def jsonl_rows(lines: Iterable[str], source: str) -> Iterator[Row]:
     index = 0
     try:
         for line_no, text in enumerate(lines, 1):
-            if not text.strip():
+            if not text or text.isspace():
                 continue
             yield _parse_json_line(text, source, line_no, index)
             index += 1

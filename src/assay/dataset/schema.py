@@ -30,6 +30,11 @@ class ItemSchema:
                 ) from None
             self._validator = cls(schema)
 
+    @property
+    def checks_items(self) -> bool:
+        """Whether the schema can find anything wrong with an item."""
+        return self._validator is not None
+
     def problems(self, item: dict[str, Any]) -> list[tuple[str | None, str]]:
         """Every way the item breaks the schema, as ``(field, message)``."""
         if self._validator is None:

@@ -119,21 +119,29 @@ def _parsed_once(path: Path) -> Callable[[], Iterator[Row]]:
 def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:
     """Read every row once: count them, check each against the schema, note the fields seen."""
     report = ScanReport()
+    rows = with_sample = 0
+    fields: tuple[str, ...] | None = None  # the last item's, to skip the set arithmetic for rows alike
+    checks = schema is not None and schema.checks_items
     for row in dataset.rows():
-        report.rows += 1
+        rows += 1
         if row.issue is not None:
             report.add(row.issue)
             continue
-        assert row.item is not None
-        report.rows_with_sample += row.sample is not None
-        keys = set(row.item)
-        report.fields_in_some_item |= keys
-        if report.fields_in_every_item is None:
-            report.fields_in_every_item = keys
-        else:
-            report.fields_in_every_item &= keys
-        for field_name, message in schema.problems(row.item) if schema else ():
-            report.add(DataIssue(source_name(dataset, row), row.line, message, field_name))
+        item = row.item
+        assert item is not None
+        with_sample += row.sample is not None
+        if fields is None or len(item) != len(fields) or tuple(item) != fields:
+            fields = tuple(item)
+            keys = set(fields)
+            report.fields_in_some_item |= keys
+            report.fields_in_every_item = (
+                keys if report.fields_in_every_item is None else report.fields_in_every_item & keys
+            )
+        if checks:
+            assert schema is not None
+            for field_name, message in schema.problems(item):
+                report.add(DataIssue(source_name(dataset, row), row.line, message, field_name))
+    report.rows, report.rows_with_sample = rows, with_sample
     return report
 
 

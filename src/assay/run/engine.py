@@ -6,9 +6,10 @@
     store.add_output_items(...)
 
 Concurrency is a fixed pool of worker tasks pulling from a bounded queue, so memory stays flat
-whatever the dataset size. A single writer task batches finished items into one transaction
-every ``flush_every`` items or ``flush_seconds``; items already stored (a resumed run) are
-skipped before any work is done.
+whatever the dataset size. A single writer batches finished items into one transaction every
+``flush_every`` items or ``flush_seconds``; items already stored (a resumed run) are skipped
+before any work is done. Criteria that only compute (F1, a string check) are judged as each item
+is read, with no task or queue between reading, judging and writing.
 """
 
 from __future__ import annotations
@@ -122,6 +123,8 @@ class RunJob:
     share: tuple[int, int] | None = None
     """``(k, n)``: this process executes only the output items whose index is ``k`` modulo ``n``
     (the run spreads over ``n`` processes)."""
+    stored: set[int] | None = None
+    """The output items already stored, when the caller has read them (else ``execute`` does)."""
     write_turn: WriteTurn | None = None
     """With ``share``: what the run's processes take turns at writing with. A batch that finds the
     turn taken is written later, bigger; meanwhile this process evaluates on."""
@@ -200,7 +203,7 @@ async def execute(job: RunJob) -> int:
     """Evaluate every item not yet stored for the run; returns how many were evaluated now."""
     if job.models is not None:
         await job.models.check_reachable()
-    done = await asyncio.to_thread(job.store.done_item_ids, job.run_id)
+    done = job.stored if job.stored is not None else await asyncio.to_thread(job.store.done_item_ids, job.run_id)
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
     finished: asyncio.Queue[OutputItem | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
@@ -211,7 +214,9 @@ async def execute(job: RunJob) -> int:
         workers = []  # each item is evaluated as it is read, below
     else:
         workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(job.options.concurrency)]
-    writer = asyncio.create_task(_write(finished, job))
+    writer = _Writer(job)
+    # Items that are judged as they are read go straight to the writer; others pass a queue to its task.
+    writing = None if computes else asyncio.create_task(_write(finished, writer))
     watcher = asyncio.create_task(_watch(job)) if job.options.keep_going is not None else None
     evaluated = 0
     try:
@@ -224,7 +229,7 @@ async def execute(job: RunJob) -> int:
                 if trial.index in done or (job.share is not None and trial.index % job.share[1] != job.share[0]):
                     continue
                 if computes:
-                    await finished.put(_evaluated_now(trial, job.criteria) or await evaluate_item(trial, job.criteria))
+                    await writer.add(_evaluated_now(trial, job.criteria) or await evaluate_item(trial, job.criteria))
                 else:
                     await rows.put(trial)
                 evaluated += 1
@@ -238,8 +243,11 @@ async def execute(job: RunJob) -> int:
             for worker in workers:
                 worker.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            await finished.put(None)
-            await writer
+            if writing is None:
+                await writer.flush(last=True)
+            else:
+                await finished.put(None)
+                await writing
         finally:
             # Also when Ctrl-C cancelled every task of the loop at once (the writer too, so the wait
             # above was cut short): connections left open are reported by aiohttp as it exits.
@@ -368,18 +376,28 @@ def waits_on_model(job: RunJob) -> bool:
     return job.target is not None or (job.models is not None and bool(job.models.used()))
 
 
-async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
-    """The single writer: batches output items; flushes what it has when the run stops."""
-    batch: list[OutputItem] = []
-    last_flush = time.monotonic()
-    due = job.options.flush_every  # the batch's size when it is written next
+class _Writer:
+    """Batches output items into the store, a batch in one transaction once it has ``flush_every``
+    items or is ``flush_seconds`` old; the one writer of a run's items in this process."""
 
-    async def flush(*, last: bool = False) -> None:
-        nonlocal batch, last_flush, due
+    def __init__(self, job: RunJob) -> None:
+        self.job = job
+        self.batch: list[OutputItem] = []
+        self.last_flush = time.monotonic()
+        self.due = job.options.flush_every
+        """The batch's size when it is written next."""
+
+    async def add(self, item: OutputItem) -> None:
+        self.batch.append(item)
+        if len(self.batch) >= self.due or time.monotonic() - self.last_flush >= self.job.options.flush_seconds:
+            await self.flush()
+
+    async def flush(self, *, last: bool = False) -> None:
+        job, batch = self.job, self.batch
         turn = job.write_turn if batch else None
         if turn is not None and not turn.take(wait=last or len(batch) >= 4 * job.options.flush_every):
             # Another process is writing: evaluate on, and offer the batch again a little later.
-            due, last_flush = len(batch) + TURN_RETRY_ITEMS, time.monotonic()
+            self.due, self.last_flush = len(batch) + TURN_RETRY_ITEMS, time.monotonic()
             return
         try:
             if batch and not job.lost and job.write_error is None and not await _stored(job, batch):
@@ -392,20 +410,25 @@ async def _write(finished: asyncio.Queue[OutputItem | None], job: RunJob) -> Non
                 turn.give()
         if batch and not job.lost and job.write_error is None and job.on_stored is not None:
             job.on_stored(len(batch))
-        batch, last_flush, due = [], time.monotonic(), job.options.flush_every
+        self.batch, self.last_flush, self.due = [], time.monotonic(), job.options.flush_every
+        if batch:
+            # A run judged as it is read awaits nothing else: here the watcher gets its turn to renew
+            # the lease and to hear of a cancel.
+            await asyncio.sleep(0)
 
+
+async def _write(finished: asyncio.Queue[OutputItem | None], writer: _Writer) -> None:
+    """The writer's task: takes finished items off the queue; flushes what it has when the run stops."""
     while True:
         try:  # what is already waiting is taken without a timer (one per item cost more than the write)
             item = finished.get_nowait()
         except asyncio.QueueEmpty:
             try:
-                item = await asyncio.wait_for(finished.get(), timeout=job.options.flush_seconds)
+                item = await asyncio.wait_for(finished.get(), timeout=writer.job.options.flush_seconds)
             except TimeoutError:
-                await flush()
+                await writer.flush()
                 continue
         if item is None:
-            await flush(last=True)
+            await writer.flush(last=True)
             return
-        batch.append(item)
-        if len(batch) >= due or time.monotonic() - last_flush >= job.options.flush_seconds:
-            await flush()
+        await writer.add(item)

@@ -80,13 +80,13 @@ def execute_spread(job: RunJob, items: int) -> int:
     """``execute(job)`` in as many processes as pay (``processes_for``); how many items were evaluated."""
     count = processes_for(job, items)
     if count > 1:  # a resumed run may have few items left
-        count = processes_for(job, items - len(job.store.done_item_ids(job.run_id)))
+        job.stored = job.store.done_item_ids(job.run_id)
+        count = processes_for(job, items - len(job.stored))
     if count == 1:
         return run_sync(execute(job))
     for stream in (sys.stdout, sys.stderr):  # what is buffered now must not be written twice
         with contextlib.suppress(Exception):
             stream.flush()
-    job.store.close()  # no pooled connection may cross into a child (the store reconnects on demand)
     # A collection writes to every object it walks, so each would copy the pages it shares with
     # the children: what lives now is left out of collections until they end.
     tuned = gc.get_freeze_count() > 0
@@ -99,10 +99,14 @@ def execute_spread(job: RunJob, items: int) -> int:
 
 
 def _spread(job: RunJob, count: int) -> int:
-    if job.store.works_in_process:  # SQLite: one writer at a time
-        with WriteTurns() as turns:
-            return _spread_shares(dataclasses.replace(job, write_turn=turns), count)
-    return _spread_shares(job, count)
+    if not job.store.works_in_process:
+        return _spread_shares(job, count)
+    with WriteTurns() as turns:  # SQLite: one writer at a time
+        job.write_turn = turns
+        try:
+            return _spread_shares(job, count)
+        finally:
+            job.write_turn = None
 
 
 class WriteTurns:
@@ -209,6 +213,7 @@ def _run_share(job: RunJob, index: int, count: int, writable: int, stop_reading:
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # not the CLI's handler, which marks the run
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        job.store.after_fork()  # the parent's connections stay the parent's
         gc.freeze()  # what the parent made is never this process's garbage; its pages stay shared
 
         def report(stored: int) -> None:

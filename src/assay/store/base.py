@@ -55,6 +55,10 @@ Insertion = tuple[str, Processing, Processing]
 """An insert statement, the text columns it checks and the columns it encodes."""
 
 
+_INHERITED_POOLS: list[Any] = []
+"""A forked child's references to its parent's connection pools (``StoreBase.after_fork``)."""
+
+
 def now() -> int:
     return int(time.time())
 
@@ -92,6 +96,15 @@ class StoreBase:
         self.engine.dispose()
         if self._reads is not self.engine:
             self._reads.dispose()
+
+    def after_fork(self) -> None:
+        """In a forked child: connections of its own from now on. The parent's, inherited, are kept
+        as they are, never used nor closed (closing one would end the parent's session on PostgreSQL,
+        or drop what SQLite holds for it), until the child ends without running finalizers
+        (``os._exit``)."""
+        for engine in {self.engine, self._reads}:
+            _INHERITED_POOLS.append(engine.pool)
+            engine.dispose(close=False)
 
     def _read_rows(self, query: sa.Executable, params: dict[str, Any]) -> tuple[list[str], list[sa.Row[Any]]]:
         """A read's column names and rows, by the read path: on PostgreSQL outside a transaction

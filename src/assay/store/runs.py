@@ -314,27 +314,45 @@ class RunsStore(StoreBase):
         return outputs, total
 
     def summarize(self, run_id: str, criteria: Sequence[tuple[str, str]]) -> RunSummary:
-        """Counts per item status and per criterion, and mean scores, computed by the database."""
+        """Counts per item status and per criterion, mean scores and model calls, computed by the
+        database in one pass over each of the run's tables."""
         items = t.output_items.c
         res = t.results.c
+        usage = [sa.func.sum(column) for column in (res.calls, res.cache_hits, res.prompt_tokens)]
+        usage += [sa.func.sum(res.completion_tokens), sa.func.sum(res.cached_tokens)]
         with self.engine.connect() as conn:
-            status_rows = conn.execute(
-                sa.select(items.status, sa.func.count()).where(items.run_id == run_id).group_by(items.status)
+            item_rows = conn.execute(
+                sa.select(
+                    items.status,
+                    items.target_model,
+                    sa.func.count(),
+                    sa.func.sum(items.target_calls),
+                    sa.func.sum(items.target_cache_hits),
+                    sa.func.sum(items.target_prompt_tokens),
+                    sa.func.sum(items.target_completion_tokens),
+                    sa.literal(0),
+                )
+                .where(items.run_id == run_id)
+                .group_by(items.status, items.target_model)
             ).all()
-            by_status: dict[str, int] = {status: count for status, count in status_rows}
             per_criterion = conn.execute(
                 sa.select(
                     res.criterion,
                     res.status,
                     res.passed,
+                    res.model,
                     sa.func.count(),
                     sa.func.avg(res.score),
                     sa.func.sum(res.score * res.score),
                     sa.func.count(res.score),
+                    *usage,
                 )
                 .where(res.run_id == run_id)
-                .group_by(res.criterion, res.status, res.passed)
+                .group_by(res.criterion, res.status, res.passed, res.model)
             ).all()
+        by_status: dict[str, int] = {}
+        for status, _, count, *_ in item_rows:
+            by_status[status] = by_status.get(status, 0) + count
         counts = ResultCounts(
             total=sum(by_status.values()),
             passed=by_status.get("pass", 0),
@@ -344,7 +362,7 @@ class RunsStore(StoreBase):
         )
         summaries = {name: CriterionSummary(testing_criteria=name, metric=metric) for name, metric in criteria}
         score_sums: dict[str, tuple[float, int, float]] = {}
-        for name, status, passed, count, mean, squares, scored in per_criterion:
+        for name, status, passed, _, count, mean, squares, scored, *_ in per_criterion:
             summary = summaries.setdefault(name, CriterionSummary(testing_criteria=name, metric=""))
             if status == "error":
                 summary.errored += count
@@ -368,7 +386,9 @@ class RunsStore(StoreBase):
                 summary.mean_score = total / n
                 spread = t_interval_from_moments(n, total, square_sum)
                 summary.mean_score_ci = list(spread) if spread else None
-        per_model, per_role = self._usage(run_id)
+        judged = [("judge", row[3], *row[8:]) for row in per_criterion if row[3] is not None]
+        generated = [("target", row[1], *row[3:]) for row in item_rows if row[1] is not None]
+        per_model, per_role = self._usage(run_id, [*judged, *generated])
         return RunSummary(
             result_counts=counts,
             per_testing_criteria_results=list(summaries.values()),
@@ -394,36 +414,11 @@ class RunsStore(StoreBase):
                 steps.setdefault(criterion, []).append((float(thousandths) / 1000, int(count)))
         return steps
 
-    def _usage(self, run_id: str) -> tuple[list[ModelUsage], list[RoleUsage]]:
-        """Every call the run made, per model and per role: judges' (per result), targets' (per
-        output item) and the other roles' (``item_usage``: a simulated user, an attacker)."""
-        res, out, extra = t.results.c, t.output_items.c, t.item_usage.c
-        judged = (
-            sa.select(
-                sa.literal("judge"),
-                res.model,
-                sa.func.sum(res.calls),
-                sa.func.sum(res.cache_hits),
-                sa.func.sum(res.prompt_tokens),
-                sa.func.sum(res.completion_tokens),
-                sa.func.sum(res.cached_tokens),
-            )
-            .where(res.run_id == run_id, res.model.is_not(None))
-            .group_by(res.model)
-        )
-        generated = (
-            sa.select(
-                sa.literal("target"),
-                out.target_model,
-                sa.func.sum(out.target_calls),
-                sa.func.sum(out.target_cache_hits),
-                sa.func.sum(out.target_prompt_tokens),
-                sa.func.sum(out.target_completion_tokens),
-                sa.literal(0),
-            )
-            .where(out.run_id == run_id, out.target_model.is_not(None))
-            .group_by(out.target_model)
-        )
+    def _usage(self, run_id: str, counted: list[Sequence[Any]]) -> tuple[list[ModelUsage], list[RoleUsage]]:
+        """Every call the run made, per model and per role: judges' and targets' (``counted`` by the
+        summary's passes, as ``(role, model, calls, cache hits, prompt, completion, cached)``) and
+        the other roles' (``item_usage``: a simulated user, an attacker)."""
+        extra = t.item_usage.c
         others = (
             sa.select(
                 extra.role,
@@ -437,12 +432,12 @@ class RunsStore(StoreBase):
             .where(extra.run_id == run_id)
             .group_by(extra.role, extra.model)
         )
-        by_role: dict[tuple[str, str], list[int]] = {}
         with self.engine.connect() as conn:
-            for query in (judged, generated, others):
-                for role, model, *counts in conn.execute(query).all():
-                    current = by_role.setdefault((role, model), [0] * 5)
-                    by_role[(role, model)] = [a + int(b or 0) for a, b in zip(current, counts, strict=True)]
+            counted = [*counted, *conn.execute(others).all()]
+        by_role: dict[tuple[str, str], list[int]] = {}
+        for role, model, *counts in counted:
+            current = by_role.setdefault((role, model), [0] * 5)
+            by_role[(role, model)] = [a + int(b or 0) for a, b in zip(current, counts, strict=True)]
         by_model: dict[str, list[int]] = {}
         for (_, model), counts in by_role.items():
             current = by_model.setdefault(model, [0] * 5)
