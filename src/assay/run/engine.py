@@ -50,6 +50,17 @@ log = logging.getLogger("assay.run")
 DEFAULT_CONCURRENCY = 64
 
 
+class Share(Protocol):
+    """The output items one of the processes a run spreads over executes (``assay.run.processes``)."""
+
+    process: int
+    """Which of them this is (0: the one that started the others)."""
+
+    def owns(self, index: int) -> bool:
+        """Whether this process executes output item ``index``; asked of every index in turn."""
+        ...
+
+
 class WriteTurn(Protocol):
     """Taken before a write and given back after it, by each of the processes a run spreads over
     (``assay.run.processes``): a store that takes one writer at a time is written by one at a time."""
@@ -120,9 +131,8 @@ class RunJob:
     """What the criteria and target were bound from, for an executor that binds them again elsewhere."""
     trials: int = 1
     """The target runs this many times per item; trial ``t`` of item ``i`` is output item ``i·trials + t``."""
-    share: tuple[int, int] | None = None
-    """``(k, n)``: this process executes only the output items whose index is ``k`` modulo ``n``
-    (the run spreads over ``n`` processes)."""
+    share: Share | None = None
+    """This process executes only the output items its share owns (the run spreads over processes)."""
     stored: set[int] | None = None
     """The output items already stored, when the caller has read them (else ``execute`` does)."""
     write_turn: WriteTurn | None = None
@@ -226,7 +236,7 @@ async def execute(job: RunJob) -> int:
             if job.stopped:
                 break
             for trial in _trials(row, job.trials):
-                if trial.index in done or (job.share is not None and trial.index % job.share[1] != job.share[0]):
+                if (job.share is not None and not job.share.owns(trial.index)) or trial.index in done:
                     continue
                 if computes:
                     await writer.add(_evaluated_now(trial, job.criteria) or await evaluate_item(trial, job.criteria))

@@ -1,12 +1,14 @@
 """A run whose criteria wait on nothing but the CPU, spread over this machine's cores.
 
 An F1, BLEU, ROUGE or string-check run spends its time in Python, one core at a time. Such a run
-forks: each process executes the same engine (``execute``) on every n-th item, with its own
-connection to the store, under the run's one lease. The items are keyed, so the shares never
-write one item twice, and a share that stops early leaves the run resumable like any other.
+forks: each process executes the same engine (``execute``) on the runs of items it takes first
+(``Chunks``), with its own connection to the store, under the run's one lease, taking turns at
+writing to SQLite (``WriteTurns``). The items are keyed, so the shares never write one item twice,
+and a share that stops early leaves the run resumable like any other.
 
-    parent: execute(share 0 of n)      child k: execute(share k of n) → "count" lines, one final line
-            reads the children's lines (progress, their outcome) and waits for them
+    parent: execute(process 0's chunks)    child k: execute(process k's chunks) → "count" lines,
+            reads the children's lines (progress, their outcome)          one final line
+            and waits for them
 
 Only where forking is safe: Linux, this process's main thread, no event loop running in it (a
 notebook's), and no model, target or remote executor in the run. A share must have enough items to
@@ -23,8 +25,10 @@ import errno
 import fcntl
 import gc
 import json
+import mmap
 import os
 import pickle
+import queue
 import select
 import selectors
 import signal
@@ -43,6 +47,11 @@ from assay.sync import run_sync
 ITEMS_PER_PROCESS = 1000
 """Forking, reconnecting and reading the whole dataset cost a share about what evaluating a few
 hundred F1 items does: fewer items than this per process and one process is as fast."""
+
+
+CHUNK_ITEMS = 25
+"""Items a process takes at a time: small enough that the processes end within a few milliseconds
+of each other, large enough that taking costs nothing per item."""
 
 
 @dataclass
@@ -140,22 +149,82 @@ class WriteTurns:
         self._file.close()
 
 
+class Chunks:
+    """Which output items each process executes: runs of ``size`` consecutive items, each taken by
+    the first process to reach it. A process slowed by anything (its later start, another program)
+    takes fewer, and none waits idle at the end for another to finish a fixed half.
+
+    The next run's number is a counter in memory the processes share (an anonymous mapping a fork
+    inherits), taken under a POSIX lock of its own, which the system releases if its holder dies.
+    Each process asks about every index in order, so a run it takes always starts at or after the
+    index it stands at, and no item is left untaken."""
+
+    def __init__(self, size: int = CHUNK_ITEMS) -> None:
+        self.size = size
+        self.process = 0
+        self._counter = mmap.mmap(-1, 8)
+        self._lock = tempfile.TemporaryFile()
+        self._start = self._end = 0
+
+    def owns(self, index: int) -> bool:
+        while index >= self._end:
+            taken = self._take()
+            self._start, self._end = taken * self.size, (taken + 1) * self.size
+        return index >= self._start
+
+    def for_process(self, process: int) -> Chunks:
+        """This, as process ``process`` holds it (in a child, after the fork)."""
+        self.process = process
+        return self
+
+    def _take(self) -> int:
+        fcntl.lockf(self._lock, fcntl.LOCK_EX)
+        try:
+            taken = int.from_bytes(self._counter[:8], "little")
+            self._counter[:8] = (taken + 1).to_bytes(8, "little")
+        finally:
+            fcntl.lockf(self._lock, fcntl.LOCK_UN)
+        return taken
+
+    def close(self) -> None:
+        self._counter.close()
+        self._lock.close()
+
+
 def _spread_shares(job: RunJob, count: int) -> int:
     # The children stop once this pipe closes: when this process asks them to, or when it dies.
     stop_reading, stop_writing = os.pipe()
+    chunks = Chunks()
+    try:
+        return _run_shares(job, count, chunks, stop_reading, stop_writing)
+    finally:
+        chunks.close()
+
+
+def _run_shares(job: RunJob, count: int, chunks: Chunks, stop_reading: int, stop_writing: int) -> int:
+    # Started before the forks: a thread started once both cores are busy waited milliseconds for one.
+    reader = _Reader(job.on_stored)
     children: list[tuple[int, int]] = []
     try:
         for index in range(1, count):
-            children.append(_fork_share(job, index, count, stop_reading, stop_writing))
+            children.append(_fork_share(job, chunks, index, stop_reading, stop_writing))
     except OSError:  # no more processes may be made: those made stop, and this one does it all
         log.warning("could not start the run's processes; it runs in one", exc_info=True)
         os.close(stop_writing)
-        _wait(children, _Reader(list(children), None, start=True))
+        reader.on_stored = None  # this process counts every item it stores itself
+        reader.watch(children)
+        _wait(children, reader)
         os.close(stop_reading)
+        job.stored = None  # read again: the children may have stored some
         return run_sync(execute(job))
+    except BaseException:  # interrupted while forking: those made stop
+        os.close(stop_writing)
+        reader.watch(children)
+        _wait(children, reader)
+        raise
     os.close(stop_reading)
-    reader = _Reader(list(children), job.on_stored, start=True)
-    mine = dataclasses.replace(job, share=(0, count))
+    reader.watch(children)
+    mine = dataclasses.replace(job, share=chunks)
     try:
         evaluated = run_sync(execute(mine))
     except BaseException:
@@ -190,8 +259,8 @@ def _may_fork() -> bool:
     return False
 
 
-def _fork_share(job: RunJob, index: int, count: int, stop_reading: int, stop_writing: int) -> tuple[int, int]:
-    """A child executing share ``index`` of ``count``: its pid and the pipe it reports on."""
+def _fork_share(job: RunJob, chunks: Chunks, index: int, stop_reading: int, stop_writing: int) -> tuple[int, int]:
+    """A child executing its share of ``chunks`` as process ``index``: its pid and the pipe it reports on."""
     readable, writable = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12 warns of forking with threads running (a progress bar's refresher): the child
@@ -203,10 +272,10 @@ def _fork_share(job: RunJob, index: int, count: int, stop_reading: int, stop_wri
         return pid, readable
     os.close(readable)
     os.close(stop_writing)
-    _run_share(job, index, count, writable, stop_reading)
+    _run_share(job, chunks.for_process(index), writable, stop_reading)
 
 
-def _run_share(job: RunJob, index: int, count: int, writable: int, stop_reading: int) -> NoReturn:
+def _run_share(job: RunJob, chunks: Chunks, writable: int, stop_reading: int) -> NoReturn:
     """In the child: execute the share, report each stored batch and the outcome, and leave
     without running the parent's exit handlers or flushing its buffers."""
     code = 0
@@ -227,7 +296,7 @@ def _run_share(job: RunJob, index: int, count: int, writable: int, stop_reading:
 
         share = dataclasses.replace(
             job,
-            share=(index, count),
+            share=chunks,
             on_stored=report,
             options=dataclasses.replace(job.options, keep_going=keep_going),
         )
@@ -261,20 +330,21 @@ class _Reader(threading.Thread):
     """Reads the children's pipes until each closes: their stored counts go to ``on_stored``
     (for the progress bar), their final lines to ``outcomes``."""
 
-    def __init__(
-        self, children: list[tuple[int, int]], on_stored: Callable[[int], None] | None, *, start: bool = False
-    ) -> None:
+    def __init__(self, on_stored: Callable[[int], None] | None) -> None:
         super().__init__(name="assay-run-shares", daemon=True)
-        self.children = children
         self.on_stored = on_stored
         self.outcomes: list[ShareOutcome] = []
-        if start:
-            self.start()
+        self._children: queue.SimpleQueue[list[tuple[int, int]]] = queue.SimpleQueue()
+        self.start()
+
+    def watch(self, children: list[tuple[int, int]]) -> None:
+        """Read these children's pipes (their pids and pipes), to their ends."""
+        self._children.put(list(children))
 
     def run(self) -> None:
         selector = selectors.DefaultSelector()
         pending: dict[int, bytes] = {}
-        for pid, readable in self.children:
+        for pid, readable in self._children.get():
             selector.register(readable, selectors.EVENT_READ, pid)
             pending[readable] = b""
         finals: dict[int, ShareOutcome] = {}
