@@ -29,6 +29,43 @@ class Result(BaseModel):
     properties: dict[str, Any] = Field(default_factory=dict)
     """Secondary metrics, per-metric verdicts, error details, token usage."""
 
+    @classmethod
+    def checked(
+        cls,
+        type: str,
+        name: str,
+        metric: str,
+        score: float,
+        passed: bool,
+        threshold: float | None,
+        reason: str | None,
+        properties: dict[str, Any],
+    ) -> Result:
+        """A completed result of values already of the types validation would give (a float score,
+        a bool verdict, text keys): ``model_construct`` without its per-field work, once per item and
+        criterion of every run. Its fields keep the order they are declared in, as stored JSON does."""
+        result = _new(cls)
+        _set(
+            result,
+            "__dict__",
+            {
+                "type": type,
+                "name": name,
+                "metric": metric,
+                "score": score,
+                "label": "pass" if passed else "fail",
+                "passed": passed,
+                "threshold": threshold,
+                "reason": reason,
+                "status": "completed",
+                "properties": properties,
+            },
+        )
+        _set(result, "__pydantic_fields_set__", set(_RESULT_FIELDS))
+        _set(result, "__pydantic_extra__", None)
+        _set(result, "__pydantic_private__", None)
+        return result
+
 
 class OutputItem(BaseModel):
     """An item, what was generated for it, and every criterion's result."""
@@ -89,6 +126,7 @@ class OutputItem(BaseModel):
 _new = object.__new__
 _set = object.__setattr__
 _OUTPUT_ITEM_FIELDS = frozenset(OutputItem.model_fields)
+_RESULT_FIELDS = frozenset(Result.model_fields)
 
 
 class ResultCounts(BaseModel):

@@ -139,6 +139,10 @@ class BoundCriterion:
             passed = score.passed
         else:
             passed = _meets(score.value, self.threshold, self.spec.primary.desirable_direction)
+        if _already_typed(score, passed, properties):
+            return Result.checked(
+                self.type, self.name, self.metric, score.value, passed, self.threshold, score.reason, properties
+            )
         return Result(
             **base,
             score=score.value,
@@ -161,6 +165,16 @@ class BoundCriterion:
             reason=message,
             properties={**(details or {}), "error": {"code": code, "message": message}},
         )
+
+
+def _already_typed(score: Score, passed: Any, properties: dict[str, Any]) -> bool:
+    """Whether a verdict's values are already what validating its result would make of them."""
+    return (
+        type(score.value) is float
+        and type(passed) is bool
+        and (score.reason is None or type(score.reason) is str)
+        and (not properties or all(type(key) is str for key in properties))
+    )
 
 
 def _threshold(
