@@ -10,7 +10,9 @@ from assay.store.runs import _results_json
 def test_a_checked_result_is_the_validated_one(passed, reason, properties):
     fields = dict(type="azure_ai_evaluator", name="f1", metric="f1_score", score=0.25, threshold=0.5)
     checked = Result.checked(**fields, passed=passed, reason=reason, properties=properties)
-    validated = Result(**fields, passed=passed, label="pass" if passed else "fail", reason=reason, properties=properties)
+    validated = Result(
+        **fields, passed=passed, label="pass" if passed else "fail", reason=reason, properties=properties
+    )
     assert checked == validated
     assert list(checked.model_dump()) == list(validated.model_dump())  # the order stored JSON has
     assert _results_json([checked]) == _results_json([validated])
