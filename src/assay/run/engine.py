@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -230,19 +230,12 @@ async def execute(job: RunJob) -> int:
     watcher = asyncio.create_task(_watch(job)) if job.options.keep_going is not None else None
     evaluated = 0
     try:
-        for row in job.dataset.rows():
-            if row.issue is not None:
-                raise DataError([row.issue])
-            if job.stopped:
-                break
-            for trial in _trials(row, job.trials):
-                if (job.share is not None and not job.share.owns(trial.index)) or trial.index in done:
-                    continue
-                if computes:
-                    await writer.add(_evaluated_now(trial, job.criteria) or await evaluate_item(trial, job.criteria))
-                else:
-                    await rows.put(trial)
-                evaluated += 1
+        for trial in _to_evaluate(job, done):
+            if computes:
+                await writer.add(_evaluated_now(trial, job.criteria) or await evaluate_item(trial, job.criteria))
+            else:
+                await rows.put(trial)
+            evaluated += 1
         for _ in workers:
             await rows.put(None)
         await asyncio.gather(*workers)
@@ -292,9 +285,21 @@ def _evaluated_now(row: Row, criteria: list[BoundCriterion]) -> OutputItem | Non
     return None
 
 
+def _to_evaluate(job: RunJob, done: set[int]) -> Iterator[Row]:
+    """The rows this process evaluates now, a row per trial of the target: those not stored yet
+    that its share owns. Stops once the run is stopped."""
+    share, trials = job.share, job.trials
+    for row in job.dataset.rows():
+        if row.issue is not None:
+            raise DataError([row.issue])
+        if job.stopped:
+            return
+        for trial in (row,) if trials == 1 else _trials(row, trials):
+            if (share is None or share.owns(trial.index)) and trial.index not in done:
+                yield trial
+
+
 def _trials(row: Row, trials: int) -> list[Row]:
-    if trials == 1:
-        return [row]
     return [dataclasses.replace(row, index=row.index * trials + t, trial=t) for t in range(trials)]
 
 
