@@ -34,3 +34,21 @@ def test_errors_are_the_standard_librarys():
         jsonfast.loads('{"a": }')
     assert raised.value.colno == 7
     assert math.isnan(jsonfast.loads("NaN"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"n": 12345678901234567890123}',  # a run of 19 digits: orjson would make a float of it
+        '{"é": 1}',  # not ASCII
+        "[1, 2]",  # not an object
+        '{"a": NaN}',  # not JSON orjson reads
+        '{"a": ' * 3 + "1" + "}" * 3,  # more brackets than allowed below
+    ],
+)
+def test_a_line_that_needs_a_closer_look_is_left_to_the_general_path(text):
+    assert jsonfast.plain_object(text, 2) is None
+
+
+def test_a_plain_line_is_read_in_one_step():
+    assert jsonfast.plain_object('{"q": "x", "n": [1, 2.5, null]}\n', 64) == {"q": "x", "n": [1, 2.5, None]}

@@ -128,6 +128,10 @@ def jsonl_rows(lines: Iterable[str], source: str) -> Iterator[Row]:
 
 
 def _parse_json_line(text: str, source: str, line_no: int, index: int) -> Row:
+    plain = jsonfast.plain_object(text, MAX_DEPTH)
+    if plain is not None:
+        item, sample = unwrap(plain)
+        return Row(index, line_no, item, sample)
     value, problem = parse_json(text)
     if problem is not None:
         return Row(index, line_no, issue=DataIssue(source, line_no, problem))
