@@ -83,19 +83,23 @@ def criteria(names: list[str], judge: bool) -> list[dict]:
 
 
 class Timed:
-    """When each item was stored: the steady-state rate leaves the actors' start-up out."""
+    """When items were stored, a batch at a time: the steady-state rate leaves the actors' start-up out."""
 
     def __init__(self) -> None:
-        self.stamps: list[float] = []
+        self.stamps: list[tuple[float, int]] = []
+        """(when, how many items were stored by then), at each batch."""
+        self.stored = 0
 
-    def __call__(self, _item: object) -> None:
-        self.stamps.append(time.perf_counter())
+    def __call__(self, stored: int) -> None:
+        self.stored += stored
+        self.stamps.append((time.perf_counter(), self.stored))
 
     def steady_rate(self) -> float:
         """Over the second half of the items stored: by then every actor has loaded NLTK's data
         (its first batch) and is working."""
-        first = len(self.stamps) // 2
-        return (len(self.stamps) - 1 - first) / (self.stamps[-1] - self.stamps[first])
+        first = next(stamp for stamp in self.stamps if stamp[1] >= self.stored / 2)
+        last = self.stamps[-1]
+        return (last[1] - first[1]) / (last[0] - first[0])
 
 
 def run(
@@ -113,7 +117,7 @@ def run(
         prepared,
         start(prepared, store),
         store,
-        on_item=timed,
+        on_stored=timed,
         options=RunOptions(concurrency=concurrency, executor=executor),
     )
     return outcome.run, timed, time.perf_counter() - started
