@@ -315,7 +315,8 @@ class RunsStore(StoreBase):
 
     def summarize(self, run_id: str, criteria: Sequence[tuple[str, str]]) -> RunSummary:
         """Counts per item status and per criterion, mean scores and model calls, computed by the
-        database in one pass over each of the run's tables."""
+        database: one query over the run's output items, one over its results (and the score steps'
+        and the other roles' calls, one each)."""
         items = t.output_items.c
         res = t.results.c
         usage = [sa.func.sum(column) for column in (res.calls, res.cache_hits, res.prompt_tokens)]
