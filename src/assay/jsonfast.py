@@ -46,7 +46,7 @@ def plain_object(text: str, max_brackets: int) -> dict[str, Any] | None:
     if not text.isascii():
         return None
     raw = text.encode("ascii")
-    if _LONG_RUN_BYTES in raw.translate(_TO_ZERO_BYTES) or raw.count(b"{") + raw.count(b"[") > max_brackets:
+    if _has_long_number(raw) or raw.count(b"{") + raw.count(b"[") > max_brackets:
         return None
     try:
         value = orjson.loads(raw)

@@ -121,7 +121,7 @@ def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:
     report = ScanReport()
     rows = with_sample = 0
     fields: tuple[str, ...] | None = None  # the last item's, to skip the set arithmetic for rows alike
-    checks = schema is not None and schema.checks_items
+    problems = schema.problems if schema is not None and schema.checks_items else None
     for row in dataset.rows():
         rows += 1
         if row.issue is not None:
@@ -137,9 +137,8 @@ def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:
             report.fields_in_every_item = (
                 keys if report.fields_in_every_item is None else report.fields_in_every_item & keys
             )
-        if checks:
-            assert schema is not None
-            for field_name, message in schema.problems(item):
+        if problems is not None:
+            for field_name, message in problems(item):
                 report.add(DataIssue(source_name(dataset, row), row.line, message, field_name))
     report.rows, report.rows_with_sample = rows, with_sample
     return report

@@ -193,7 +193,7 @@ class RunsStore(StoreBase):
                 item.datasource_item_id,
                 item.status,
                 values.dumps(item.datasource_item),
-                "null" if item.sample is None else values.dumps(item.sample),
+                values.dumps(item.sample),
                 _results_json(item.results),
                 created,
                 *_target_columns(item),
@@ -319,8 +319,7 @@ class RunsStore(StoreBase):
         and the other roles' calls, one each)."""
         items = t.output_items.c
         res = t.results.c
-        usage = [sa.func.sum(column) for column in (res.calls, res.cache_hits, res.prompt_tokens)]
-        usage += [sa.func.sum(res.completion_tokens), sa.func.sum(res.cached_tokens)]
+        usage = [sa.func.sum(res[name]) for name in USAGE_COLUMNS]
         with self.engine.connect() as conn:
             item_rows = conn.execute(
                 sa.select(
