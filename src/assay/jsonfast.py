@@ -16,7 +16,7 @@ _LONG_RUN = "0" * 19
 _LONG_RUN_BYTES = _LONG_RUN.encode("ascii")
 
 
-def _has_long_number(text: str | bytes) -> bool:
+def has_long_number(text: str | bytes) -> bool:
     # Every digit made 0, then one substring search: a regular expression for a digit run costs
     # more than orjson's whole reading. Bytes translate fastest; ASCII text is its bytes.
     if isinstance(text, str) and text.isascii():
@@ -30,7 +30,7 @@ def loads(text: str | bytes) -> Any:
     """``json.loads(text)``, through orjson when that gives the same value. A text with 19 digits
     in a row (inside a string too: the check stays cheap) takes the standard library's path, as
     does anything orjson refuses, so errors are the standard library's, with their positions."""
-    if not _has_long_number(text):
+    if not has_long_number(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -46,7 +46,7 @@ def plain_object(text: str, max_brackets: int) -> dict[str, Any] | None:
     if not text.isascii():
         return None
     raw = text.encode("ascii")
-    if _has_long_number(raw) or raw.count(b"{") + raw.count(b"[") > max_brackets:
+    if has_long_number(raw) or raw.count(b"{") + raw.count(b"[") > max_brackets:
         return None
     try:
         value = orjson.loads(raw)

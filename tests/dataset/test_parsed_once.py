@@ -24,11 +24,21 @@ def test_a_small_file_read_through_once_is_not_parsed_again(tmp_path):
 
 def test_a_reading_cut_short_keeps_nothing(tmp_path):
     path = tmp_path / "data.jsonl"
+    # A 19-digit number: the file takes the reader that goes line by line, and can stop early.
+    path.write_text("".join(json.dumps({"q": v, "id": 10**18}) + "\n" for v in "abc"), encoding="utf-8")
+    dataset = Dataset.from_path(path)
+    assert [row.item["q"] for row in dataset.head(1).rows()] == ["a"]
+    _write(path, ["x", "y"])
+    assert [row.item["q"] for row in dataset.rows()] == ["x", "y"]
+
+
+def test_a_file_read_at_once_is_kept_whole_after_a_short_reading(tmp_path):
+    path = tmp_path / "data.jsonl"
     _write(path, ["a", "b", "c"])
     dataset = Dataset.from_path(path)
     assert [row.item for row in dataset.head(1).rows()] == [{"q": "a"}]
     _write(path, ["x", "y"])
-    assert [row.item["q"] for row in dataset.rows()] == ["x", "y"]
+    assert [row.item["q"] for row in dataset.rows()] == ["a", "b", "c"]
 
 
 def test_a_large_file_is_read_each_time(tmp_path, monkeypatch):

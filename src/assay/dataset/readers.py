@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from assay import jsonfast
 from assay.errors import ConfigError, DataIssue
 
@@ -112,6 +114,47 @@ def read_jsonl(path: Path, *, name: str | None = None) -> Iterator[Row]:
     # utf-8-sig: a byte-order mark at the start (some Windows editors write one) is not data.
     with path.open("r", encoding="utf-8-sig", errors="strict", newline="") as handle:
         yield from _utf8_checked(jsonl_rows(handle, name or path.name), path, name or path.name)
+
+
+BYTE_ORDER_MARK = b"\xef\xbb\xbf"
+
+
+def jsonl_rows_at_once(data: bytes, source: str) -> list[Row] | None:
+    """A whole JSONL file's rows from its bytes, each line given to orjson as it is: what
+    ``jsonl_rows`` reads, in less than half its time (the checks that text needs are made once over
+    the file, not per line). None when the file needs the general reader: it is not UTF-8, or it
+    has a run of 19 digits somewhere (a number orjson may not read as the standard library does).
+    A line orjson refuses, or one with more brackets than ``MAX_DEPTH``, is read the general way.
+
+    Lines end as text files' do (``\\n``, ``\\r\\n`` or ``\\r``: ``bytes.splitlines`` splits on
+    exactly these), so line numbers agree with ``jsonl_rows``."""
+    data = data.removeprefix(BYTE_ORDER_MARK)
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if jsonfast.has_long_number(data):
+        return None
+    rows: list[Row] = []
+    keep, loads = rows.append, orjson.loads  # the loop's names, looked up once
+    index = 0
+    for line_no, raw in enumerate(data.splitlines(), 1):
+        if raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
+            try:
+                value = loads(raw)
+            except orjson.JSONDecodeError:
+                value = None
+            if type(value) is dict:
+                keep(Row(index, line_no, *unwrap(value)) if "item" in value else Row(index, line_no, value))
+                index += 1
+                continue
+        text = raw.decode("utf-8")
+        if not text or text.isspace():
+            continue
+        keep(_parse_json_line(text, source, line_no, index))
+        index += 1
+    return rows
 
 
 def jsonl_rows(lines: Iterable[str], source: str) -> Iterator[Row]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.dataset.readers import Row, csv_rows, jsonl_rows, not_utf8, read_inline, read_path
+from assay.dataset.readers import Row, csv_rows, jsonl_rows, jsonl_rows_at_once, not_utf8, read_inline, read_path
 from assay.dataset.schema import ItemSchema
 from assay.errors import ConfigError, DataError, DataIssue
 
@@ -37,6 +37,9 @@ class Dataset:
         """An uploaded file: CSV when its name ends in .csv, else JSONL."""
 
         def rows() -> Iterator[Row]:
+            at_once = None if name.lower().endswith(".csv") else jsonl_rows_at_once(data, name)
+            if at_once is not None:
+                return iter(at_once)
             try:
                 text = io.StringIO(data.decode("utf-8-sig"), newline="")
             except UnicodeDecodeError:
@@ -104,6 +107,7 @@ def _parsed_once(path: Path) -> Callable[[], Iterator[Row]]:
         kept = seen
 
     def open_rows() -> Iterator[Row]:
+        nonlocal kept
         if kept is not None:
             return iter(kept)
         rows = read_path(path)  # raises at once when the file is not there
@@ -111,6 +115,10 @@ def _parsed_once(path: Path) -> Callable[[], Iterator[Row]]:
             small = path.is_file() and path.stat().st_size <= PARSED_ONCE_BYTES
         except OSError:
             small = False
+        if small and path.suffix.lower() != ".csv":
+            kept = jsonl_rows_at_once(path.read_bytes(), path.name)
+            if kept is not None:
+                return iter(kept)
         return keeping(rows) if small else rows
 
     return open_rows

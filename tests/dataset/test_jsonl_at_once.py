@@ -1,0 +1,98 @@
+"""A JSONL file read at once (its bytes, line by line by orjson) gives exactly the rows, issues and
+line numbers the general reader gives, or leaves the file to it."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from assay.dataset import Dataset
+from assay.dataset.readers import BYTE_ORDER_MARK, MAX_DEPTH, jsonl_rows, jsonl_rows_at_once
+
+
+def _general(data: bytes) -> list[tuple[object, ...]]:
+    text = io.StringIO(data.decode("utf-8-sig"), newline="")
+    return [_seen(row) for row in jsonl_rows(text, "data.jsonl")]
+
+
+def _at_once(data: bytes) -> list[tuple[object, ...]] | None:
+    rows = jsonl_rows_at_once(data, "data.jsonl")
+    return None if rows is None else [_seen(row) for row in rows]
+
+
+def _seen(row):
+    issue = None if row.issue is None else (row.issue.source, row.issue.line, row.issue.message)
+    return row.index, row.line, json.dumps(row.item, allow_nan=True), json.dumps(row.sample), issue
+
+
+DEEP = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+LINES = [
+    '{"q": "plain", "n": 1, "x": [1, 2.5, null, true]}',
+    "",
+    "   ",
+    "\x1c",  # blank to a text reader
+    '{"q": "caf\u00e9 \u4e2d\u6587 \U0001f600"}',  # not ASCII
+    '{"q": "\\ud800"}',  # a lone surrogate: orjson refuses it, the standard library reads it
+    '{"q": NaN, "r": Infinity}',
+    '{"q": 1e400}',
+    '{"q": 1, "q": 2}',
+    "not json",
+    "[1, 2]",
+    '"text"',
+    "42",
+    '{"q": 1} {"r": 2}',
+    '{"item": {"q": "wrapped"}, "sample": {"output_text": "hi"}}',
+    '{"item": {"q": "x"}, "other": 1}',
+    '{"deep": ' + DEEP + "}",
+    '{"q": "\\u0000 nul"}',
+    '{"q": "\t tab"}',
+]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("bom", [b"", BYTE_ORDER_MARK])
+def test_every_kind_of_line_reads_as_the_general_reader_reads_it(newline, bom):
+    data = bom + newline.join(LINES).encode("utf-8") + newline.encode()
+    at_once = _at_once(data)
+    assert at_once is not None
+    assert at_once == _general(data)
+    assert len(at_once) == len(LINES) - 3  # the blank lines hold no row
+
+
+def test_a_last_line_without_a_newline_is_read():
+    data = b'{"q": 1}\n{"q": 2}'
+    assert _at_once(data) == _general(data)
+    assert [row[1] for row in _at_once(data) or []] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"id": 12345678901234567890}\n',  # past 64 bits: orjson would make it a float
+        b'{"id": "1234567890123456789"}\n',  # the check is textual, and cheap
+        b'{"q": "\xff"}\n',  # not UTF-8
+    ],
+)
+def test_files_that_need_a_closer_look_go_to_the_general_reader(data):
+    assert jsonl_rows_at_once(data, "data.jsonl") is None
+
+
+def test_a_file_with_a_long_number_still_reads_it_exactly(tmp_path):
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(b'{"id": 123456789012345678901234567890}\n')
+    assert [row.item for row in Dataset.from_path(path).rows()] == [{"id": 123456789012345678901234567890}]
+
+
+def test_an_uploaded_file_reads_the_same_either_way():
+    data = "\n".join(LINES).encode("utf-8")
+    uploaded = [_seen(row) for row in Dataset.from_bytes(data, "upload.jsonl").rows()]
+    assert uploaded == [_seen(row) for row in jsonl_rows(io.StringIO(data.decode(), newline=""), "upload.jsonl")]
+
+
+def test_a_file_not_utf8_names_its_line(tmp_path):
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(b'{"q": "a"}\n{"q": "\xff"}\n')
+    with pytest.raises(Exception, match=r"data.jsonl:2: not UTF-8"):
+        list(Dataset.from_path(path).rows())
