@@ -96,7 +96,7 @@ def test_an_sdk_job_improves_a_prompt_agent_and_its_best_candidate_becomes_a_ver
     [
         ({"optimization_model_configuration": {}}, "optimization_model_configuration.model"),
         ({"target_configuration": {"type": "foundry_agent", "name": "nobody"}}, "baseline_agent_configuration"),
-        ({"optimization_configuration": {"type": "prompt_optimization"}}, "prompt_optimization"),
+        ({"optimization_configuration": {"type": "fine_tuning"}}, "agent_optimization or prompt_optimization"),
     ],
 )
 def test_bad_sdk_requests_are_refused_naming_the_field(project_client, change, named):

@@ -28,9 +28,10 @@ from assay.errors import ConfigError, NotFoundError
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.optimize.candidate import config_from, foundry_config
-from assay.optimize.estimate import estimate
+from assay.optimize.estimate import estimate, estimate_rewrite
 from assay.optimize.foundry import azd_request, candidate_object, is_foundry_request, target_of
 from assay.optimize.jobs import job_object, job_request
+from assay.optimize.rewrite import PromptRewrite, is_prompt_optimization, prompt_job
 from assay.optimize.search import Optimizer, Settings, State
 from assay.run.criteria import bind_criteria
 from assay.run.runner import EvalDefinition
@@ -57,6 +58,8 @@ def _state(project: str, job_id: str) -> State:
 @router.post(ROUTE, status_code=201)
 def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
     ctx = context(request)
+    if is_prompt_optimization(body):
+        return _create_prompt_job(request, body, owner)
     asked = _as_azd(ctx.store, owner, body)
     resolved = job_request(asked, ctx.store, owner)
     models = ctx.models()
@@ -102,7 +105,33 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
         state=state,
         validation=resolved["validation"],
     )
-    threading.Thread(target=_run, args=(optimizer,), name=f"assay-{state.id}", daemon=True).start()
+    return _started(request, optimizer)
+
+
+def _create_prompt_job(request: Request, body: dict[str, Any], owner: str) -> JSONResponse:
+    """A ``prompt_optimization`` job: the target prompt agent's instructions rewritten once, as the
+    request's steering prompts ask (``assay.optimize.rewrite``)."""
+    ctx = context(request)
+    name, version = target_of(body)
+    job = prompt_job(body, name, version, _stored_baseline(ctx.store, owner, name, version))
+    models = ctx.models()
+    models.get(job.optimization_model).check_credentials()  # refused now, not later in the thread
+    state = State(
+        id=f"optjob_{uuid.uuid4().hex[:12]}",
+        settings={"optimization_model": job.optimization_model},
+        status="queued",
+        project=owner,
+        request=body,
+    )
+    path = _jobs(owner) / state.id / "state.json"
+    state.save(path)
+    return _started(request, PromptRewrite(job, models, state, path))
+
+
+def _started(request: Request, job: Optimizer | PromptRewrite) -> JSONResponse:
+    """The job run in a thread of its own, answered as Foundry answers a create."""
+    state = job.state
+    threading.Thread(target=_run, args=(job,), name=f"assay-{state.id}", daemon=True).start()
     # The SDK's poller follows this to the job until it has ended, and reads its result there.
     location = request.url.replace(path=f"{request.url.path}/{state.id}")
     return JSONResponse(job_object(state), status_code=201, headers={"Operation-Location": str(location)})
@@ -112,6 +141,11 @@ def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
 def estimate_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]:
     """What a job would call and cost, from the request a create would take; nothing is called."""
     ctx = context(request)
+    if is_prompt_optimization(body):
+        name, version = target_of(body)
+        job = prompt_job(body, name, version, _stored_baseline(ctx.store, owner, name, version))
+        price = getattr(ctx.models().configs.get(job.optimization_model), "price", None)
+        return estimate_rewrite(job.baseline.instructions, job.guidance, price)
     resolved = job_request(_as_azd(ctx.store, owner, body), ctx.store, owner)
     settings = Settings(**resolved["settings"])
     catalog, models = ctx.catalog(owner), ctx.models()
@@ -164,15 +198,15 @@ def _stored_baseline(store: Store, project: str, name: str, version: str | None)
     return {"system_prompt": agent.instructions, "model": agent.model, "tools": agent.tool_descriptions()}
 
 
-def _run(optimizer: Optimizer) -> None:
-    state = optimizer.state
+def _run(job: Optimizer | PromptRewrite) -> None:
+    state = job.state
     state.status = "in_progress"
-    state.save(optimizer.state_path)
+    state.save(job.state_path)
     try:
-        optimizer.run()
+        job.run()
     except Exception as exc:  # noqa: BLE001 - the job records why it failed; the server goes on
         state.status, state.error = "failed", {"code": type(exc).__name__, "message": str(exc)}
-        state.save(optimizer.state_path)
+        state.save(job.state_path)
 
 
 @router.get(ROUTE)

@@ -109,10 +109,28 @@ def estimate(
             own + 100,
         ),
     }
+    return _priced(result, calls, tokens, prices)
+
+
+def estimate_rewrite(instructions: str, guidance: tuple[str, ...], price: Any) -> dict[str, Any]:
+    """A ``prompt_optimization`` job's estimate: one call of the optimization model in every band,
+    which reads the instructions and the guidance and writes the instructions again."""
+    once, none = Band(1, 1, 1), Band(0, 0, 0)
+    calls = {"agent": none, "evaluation": none, "optimization": once}
+    own = len(instructions) / 4
+    tokens = {"optimization": (REFLECTION_PROMPT_TOKENS + own + sum(map(len, guidance)) / 4, own + 100)}
+    result: dict[str, Any] = {"call_counts": {stage: band.as_dict() for stage, band in calls.items()}}
+    return _priced(result, calls, tokens, {"optimization": price})
+
+
+def _priced(
+    result: dict[str, Any], calls: dict[str, Band], tokens: dict[str, tuple[float, float]], prices: dict[str, Any]
+) -> dict[str, Any]:
+    """``result`` with the cost of ``calls`` at each stage's price, when any stage has one."""
     by_stage = {
         stage: calls[stage].scaled(prices[stage].cost(int(tokens[stage][0]), int(tokens[stage][1])))
         for stage in STAGES
-        if prices.get(stage) is not None
+        if prices.get(stage) is not None and stage in tokens
     }
     if by_stage:
         total = Band(

@@ -60,7 +60,7 @@ def azd_request(body: dict[str, Any], stored: dict[str, Any] | None) -> dict[str
     name, version = target_of(body)
     config = body.get(WHERE)
     if not isinstance(config, dict) or config.get("type", "agent_optimization") != "agent_optimization":
-        raise ConfigError(f"{WHERE}.type: agent_optimization (prompt_optimization is not run here)")
+        raise ConfigError(f"{WHERE}.type: agent_optimization or prompt_optimization")
     evaluation = config.get("evaluation_configuration")
     if not isinstance(evaluation, dict):
         raise ConfigError(f"{WHERE}.evaluation_configuration: expected {{training_set, evaluators}}")
@@ -146,6 +146,13 @@ def _named(case: dict[str, Any], index: int, simulated: bool) -> dict[str, Any]:
     return {"name": str(name) if name else f"case_{index + 1}", **case}
 
 
+def optimization_type(state: State) -> str:
+    """``agent_optimization`` (a search, each candidate scored) or ``prompt_optimization`` (one rewrite)."""
+    config = (state.request or {}).get(WHERE)
+    kind = config.get("type") if isinstance(config, dict) else None
+    return kind if kind == "prompt_optimization" else "agent_optimization"
+
+
 def foundry_fields(state: State) -> dict[str, Any]:
     """A job's own fields in the SDK's shape: what it was asked (as the SDK sent it) and when."""
     request = state.request or {}  # azd's request holds none of these
@@ -185,19 +192,21 @@ def candidate_object(state: State, scored: dict[str, Any], *, expand: bool) -> d
             mutation["value"] = config.get("instructions" if kind == "instructions" else kind)
         mutations.append(mutation)
     promoted = [p for p in state.promotions if p["candidate_id"] == cid]
-    done = bool(entry["tasks"])
+    kind = optimization_type(state)
+    evaluated = kind == "agent_optimization"  # a prompt optimization's candidates are made, not scored
+    done = bool(entry["tasks"]) or not evaluated
     found: dict[str, Any] = {
         "candidate_id": cid,
         "job_id": state.id,
         "name": cid,
         "status": "completed" if done else "evaluating",
-        "output": {"type": "agent_optimization", "mutations": mutations},
+        "output": {"type": kind, "mutations": mutations},
         "evaluation": {
             "score": scored["avg_score"],
             "eval_id": scored["eval_id"],
             "eval_run_id": scored["eval_run_id"],
         }
-        if done
+        if done and evaluated
         else None,
     }
     if promoted:
