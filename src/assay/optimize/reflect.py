@@ -156,13 +156,19 @@ def _read(
             return Proposal(None, (), digest, "the reply held no skill body")
         skills = tuple(dataclasses.replace(s, body=body.strip() + "\n") if s is skill else s for s in config.skills)
         return Proposal(dataclasses.replace(config, skills=skills), (f"skill_{skill.name}",), digest)
+    text = instructions_in(answer, completion)
+    if text is None:
+        return Proposal(None, (), digest, "the reply held no instructions")
+    return Proposal(dataclasses.replace(config, instructions=text), ("system_prompt",), digest)
+
+
+def instructions_in(answer: dict[str, Any] | None, completion: Completion) -> str | None:
+    """The instructions a reply holds: its JSON's ``instructions``, else its first fenced block."""
     text = (answer or {}).get("instructions")
     if not isinstance(text, str):
         fenced = FENCE.search(completion.text)
         text = fenced.group(1) if fenced else None
-    if not isinstance(text, str) or not text.strip():
-        return Proposal(None, (), digest, "the reply held no instructions")
-    return Proposal(dataclasses.replace(config, instructions=text.strip() + "\n"), ("system_prompt",), digest)
+    return text.strip() + "\n" if isinstance(text, str) and text.strip() else None
 
 
 def _tools(config: AgentDefinition, answer: dict[str, Any] | None, digest: str) -> Proposal:

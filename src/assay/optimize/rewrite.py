@@ -22,7 +22,7 @@ from assay.errors import ConfigError
 from assay.llm import ModelError, ModelRegistry
 from assay.llm.structured import ask_structured
 from assay.optimize.candidate import Candidate
-from assay.optimize.reflect import FENCE, INSTRUCTIONS_SCHEMA
+from assay.optimize.reflect import INSTRUCTIONS_SCHEMA, instructions_in
 from assay.optimize.search import State
 from assay.sync import run_sync
 
@@ -115,7 +115,7 @@ class PromptRewrite:
             state.save(self.state_path)
             return state
         rewritten = Candidate(
-            dataclasses.replace(self.job.baseline, instructions=text.strip() + "\n"), baseline.id, ("system_prompt",)
+            dataclasses.replace(self.job.baseline, instructions=text), baseline.id, ("system_prompt",)
         )
         digest = hashlib.sha256(json.dumps(asked).encode()).hexdigest()[:16]
         warnings = []
@@ -140,11 +140,8 @@ class PromptRewrite:
         finally:
             await model.aclose()
         self._count(completion.usage.prompt_tokens, completion.usage.completion_tokens, completion.cached)
-        text = (answer or {}).get("instructions")
-        if not isinstance(text, str):
-            fenced = FENCE.search(completion.text)
-            text = fenced.group(1) if fenced else None
-        if not isinstance(text, str) or not text.strip():
+        text = instructions_in(answer, completion)
+        if text is None:
             return None, "the optimization model's reply held no instructions"
         return text, None
 
