@@ -14,12 +14,13 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends).
   ``faults`` ``{"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 1}`` injects errors at
   random; ``hold_after: N`` answers N requests, then holds every later one unanswered until the
-  script is replaced or reset (a provider that stops answering, for tests that must interrupt a run
-  mid-way without racing it); ``refuse_json_schema: true`` answers 400 to any request asking for
+  script is replaced (the new script answers them) or reset (a provider that stops answering, for
+  tests that must interrupt a run mid-way without racing it); ``refuse_json_schema: true`` answers 400 to any request asking for
   ``response_format: json_schema`` (a server without structured output); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
 - ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...},
   "last_request": {path, query, headers, api_key, authorization}}``.
-- ``POST /_reset`` clears the script and the counters.
+- ``POST /_reset`` clears the script and the counters; a request still waiting then (held, or in
+  its latency) is dropped unanswered and uncounted: it was an earlier test's.
 """
 
 from __future__ import annotations
@@ -39,9 +40,12 @@ from typing import Any
 class State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.resets = 0
+        """How many resets there have been: a request held across one is dropped, not answered."""
         self.reset()
 
     def reset(self) -> None:
+        self.resets += 1
         self.script: dict[str, Any] = {}
         self.random = random.Random(1)
         self.requests = 0
@@ -147,15 +151,18 @@ def embeddings(body: dict[str, Any]) -> Reply:
 
 
 async def completion(path: str, body: dict[str, Any]) -> Reply | None:
+    resets = STATE.resets
     reply = STATE.choose(body)
-    while "hold" in reply:
+    while "hold" in reply and STATE.resets == resets:
         await asyncio.sleep(0.05)
         if STATE.script is not reply["hold"]:
             reply = STATE.choose(body)
     latency = reply.get("latency_ms", STATE.script.get("latency_ms", 0))
     if latency:
         await asyncio.sleep(latency / 1000)
-    if reply.get("drop"):
+    if reply.get("drop") or STATE.resets != resets:
+        # A reset came while this request waited: it is an earlier test's (whose client may be long
+        # gone, killed mid-run), and answered it would count among the next test's completions.
         return None
     if "raw" in reply:
         return 200, str(reply["raw"]), {}
