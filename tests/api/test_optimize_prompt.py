@@ -49,7 +49,7 @@ def steering(prompt: str = STEER) -> list[dict]:
 
 
 def test_a_prompt_optimization_rewrites_the_instructions_once_and_the_rewrite_becomes_a_version(project_client, served):
-    project_client.agents.create_version(
+    made = project_client.agents.create_version(
         agent_name="desk", definition=PromptAgentDefinition(model="judge", instructions=BASELINE)
     )
     poller = project_client.agents.begin_create_optimization_job(job("desk", steering()), polling_interval=0.2)
@@ -76,8 +76,9 @@ def test_a_prompt_optimization_rewrites_the_instructions_once_and_the_rewrite_be
     assert best.status == "completed" and best.evaluation is None
 
     promoted = project_client.agents.promote_optimization_candidate(job_id, best.candidate_id)
-    assert promoted.promotion.promoted_agent.version == "2"
-    version = project_client.agents.get_version(agent_name="desk", agent_version="2")
+    next_version = str(int(made.version) + 1)
+    assert promoted.promotion.promoted_agent.version == next_version
+    version = project_client.agents.get_version(agent_name="desk", agent_version=next_version)
     assert version.definition["instructions"].rstrip().endswith(RULE) and version.definition["model"] == "judge"
 
 
@@ -116,16 +117,16 @@ def test_an_estimate_counts_one_optimization_call(project_client):
 @pytest.mark.parametrize(
     ("body", "named"),
     [
-        (job("desk", [{"type": "examples", "prompt": "x"}]), r"context\[0\].type: steering_prompt"),
-        (job("desk", [{"type": "steering_prompt", "prompt": " "}]), r"context\[0\].prompt"),
-        (job("desk", {"type": "steering_prompt"}), "context: expected a list"),
+        (job("refused", [{"type": "examples", "prompt": "x"}]), r"context\[0\].type: steering_prompt"),
+        (job("refused", [{"type": "steering_prompt", "prompt": " "}]), r"context\[0\].prompt"),
+        (job("refused", {"type": "steering_prompt"}), "context: expected a list"),
         (job("nobody", steering()), "target_configuration.name: 'nobody' is not a prompt agent"),
-        ({**job("desk", steering()), "optimization_model_configuration": {}}, "optimization_model_configuration"),
+        ({**job("refused", steering()), "optimization_model_configuration": {}}, "optimization_model_configuration"),
     ],
 )
 def test_bad_prompt_optimization_requests_are_refused_naming_the_field(project_client, body, named):
     project_client.agents.create_version(
-        agent_name="desk", definition=PromptAgentDefinition(model="judge", instructions=BASELINE)
+        agent_name="refused", definition=PromptAgentDefinition(model="judge", instructions=BASELINE)
     )
     with pytest.raises(HttpResponseError, match=named) as caught:
         project_client.agents.begin_create_optimization_job(body, polling_interval=0.2)
