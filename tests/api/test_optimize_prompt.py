@@ -11,6 +11,8 @@ import pytest
 from azure.ai.projects.models import PromptAgentDefinition
 from azure.core.exceptions import HttpResponseError
 
+from assay.llm.config import Price
+from assay.optimize.estimate import estimate_rewrite
 from tests.api.test_foundry_sdk import foundry_client, foundry_server
 from tests.cli.test_optimize import BASELINE, RULE
 
@@ -131,3 +133,12 @@ def test_bad_prompt_optimization_requests_are_refused_naming_the_field(project_c
     with pytest.raises(HttpResponseError, match=named) as caught:
         project_client.agents.begin_create_optimization_job(body, polling_interval=0.2)
     assert caught.value.status_code == 400
+
+
+def test_the_rewrite_estimate_prices_its_one_call():
+    found = estimate_rewrite("x" * 400, ("be brief",), Price(input=1.0, output=2.0))
+    assert found["call_counts"]["optimization"] == {"low": 1, "typical": 1, "ceiling": 1}
+    # It reads about 500 + 100 (the instructions) + 2 (the guidance) tokens and writes 100 + 100.
+    assert found["cost"]["by_stage"]["optimization"]["ceiling"] == pytest.approx((602 * 1.0 + 200 * 2.0) / 1e6)
+    assert found["cost"]["unpriced_stages"] == ["agent", "evaluation"]
+    assert "cost" not in estimate_rewrite("x", (), None)  # no price, no cost
