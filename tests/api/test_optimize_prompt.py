@@ -8,7 +8,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from azure.ai.projects.models import PromptAgentDefinition
+from azure.ai.projects.models import (
+    AgentOptimizationFoundryAgentTargetConfiguration,
+    AgentOptimizationJob,
+    AgentOptimizationModelConfiguration,
+    PromptAgentDefinition,
+    PromptOptimizationConfiguration,
+    SteeringPromptOptimizationContext,
+)
 from azure.core.exceptions import HttpResponseError
 
 from assay.llm.config import Price
@@ -54,7 +61,15 @@ def test_a_prompt_optimization_rewrites_the_instructions_once_and_the_rewrite_be
     made = project_client.agents.create_version(
         agent_name="desk", definition=PromptAgentDefinition(model="judge", instructions=BASELINE)
     )
-    poller = project_client.agents.begin_create_optimization_job(job("desk", steering()), polling_interval=0.2)
+    typed = AgentOptimizationJob(  # the SDK's own models, as its samples write a job
+        display_name="desk: steer",
+        target_configuration=AgentOptimizationFoundryAgentTargetConfiguration(name="desk"),
+        optimization_model_configuration=AgentOptimizationModelConfiguration(model="judge"),
+        optimization_configuration=PromptOptimizationConfiguration(
+            context=[SteeringPromptOptimizationContext(prompt=STEER)]
+        ),
+    )
+    poller = project_client.agents.begin_create_optimization_job(typed, polling_interval=0.2)
     result = poller.result(timeout=120)
     summary = result.candidate_summary
     assert result.termination_reason == "completed" and summary.completed_candidate_count == 1
