@@ -192,15 +192,15 @@ def candidate_object(state: State, scored: dict[str, Any], *, expand: bool) -> d
             mutation["value"] = config.get("instructions" if kind == "instructions" else kind)
         mutations.append(mutation)
     promoted = [p for p in state.promotions if p["candidate_id"] == cid]
-    kind = optimization_type(state)
-    evaluated = kind == "agent_optimization"  # a prompt optimization's candidates are made, not scored
+    job_type = optimization_type(state)
+    evaluated = job_type == "agent_optimization"  # a prompt optimization's candidates are made, not scored
     done = bool(entry["tasks"]) or not evaluated
     found: dict[str, Any] = {
         "candidate_id": cid,
         "job_id": state.id,
         "name": cid,
         "status": "completed" if done else "evaluating",
-        "output": {"type": kind, "mutations": mutations},
+        "output": {"type": job_type, "mutations": mutations},
         "evaluation": {
             "score": scored["avg_score"],
             "eval_id": scored["eval_id"],
