@@ -22,12 +22,12 @@ from assay.errors import ConfigError
 from assay.llm import ModelError, ModelRegistry
 from assay.llm.structured import ask_structured
 from assay.optimize.candidate import Candidate
+from assay.optimize.foundry import WHERE
 from assay.optimize.reflect import INSTRUCTIONS_SCHEMA, instructions_in
 from assay.optimize.search import State
 from assay.sync import run_sync
 
 KIND = "prompt_optimization"
-WHERE = "optimization_configuration"
 SYSTEM = (
     "You rewrite an AI agent's instructions as its developer asks. Apply the developer's guidance; keep what the "
     "instructions say that the guidance does not change (facts, rules, tools, tone). Write complete instructions the "
