@@ -31,7 +31,7 @@ from assay.optimize.candidate import config_from, foundry_config
 from assay.optimize.estimate import estimate, estimate_rewrite
 from assay.optimize.foundry import azd_request, candidate_object, is_foundry_request, target_of
 from assay.optimize.jobs import job_object, job_request
-from assay.optimize.rewrite import PromptRewrite, is_prompt_optimization, prompt_job
+from assay.optimize.rewrite import PromptJob, PromptRewrite, is_prompt_optimization, prompt_job
 from assay.optimize.search import Optimizer, Settings, State
 from assay.run.criteria import bind_criteria
 from assay.run.runner import EvalDefinition
@@ -112,8 +112,7 @@ def _create_prompt_job(request: Request, body: dict[str, Any], owner: str) -> JS
     """A ``prompt_optimization`` job: the target prompt agent's instructions rewritten once, as the
     request's steering prompts ask (``assay.optimize.rewrite``)."""
     ctx = context(request)
-    name, version = target_of(body)
-    job = prompt_job(body, name, version, _stored_baseline(ctx.store, owner, name, version))
+    job = _prompt_job(ctx.store, owner, body)
     models = ctx.models()
     models.get(job.optimization_model).check_credentials()  # refused now, not later in the thread
     state = State(
@@ -126,6 +125,12 @@ def _create_prompt_job(request: Request, body: dict[str, Any], owner: str) -> JS
     path = _jobs(owner) / state.id / "state.json"
     state.save(path)
     return _started(request, PromptRewrite(job, models, state, path))
+
+
+def _prompt_job(store: Store, project: str, body: dict[str, Any]) -> PromptJob:
+    """A ``prompt_optimization`` request checked against the project's prompt agent it names."""
+    name, version = target_of(body)
+    return prompt_job(body, name, _stored_baseline(store, project, name, version))
 
 
 def _started(request: Request, job: Optimizer | PromptRewrite) -> JSONResponse:
@@ -142,8 +147,7 @@ def estimate_job(request: Request, body: JsonBody, owner: Owner) -> dict[str, An
     """What a job would call and cost, from the request a create would take; nothing is called."""
     ctx = context(request)
     if is_prompt_optimization(body):
-        name, version = target_of(body)
-        job = prompt_job(body, name, version, _stored_baseline(ctx.store, owner, name, version))
+        job = _prompt_job(ctx.store, owner, body)
         price = getattr(ctx.models().configs.get(job.optimization_model), "price", None)
         return estimate_rewrite(job.baseline.instructions, job.guidance, price)
     resolved = job_request(_as_azd(ctx.store, owner, body), ctx.store, owner)

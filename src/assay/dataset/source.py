@@ -34,11 +34,18 @@ class Dataset:
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str) -> Dataset:
-        """An uploaded file: CSV when its name ends in .csv, else JSONL."""
+        """An uploaded file: CSV when its name ends in .csv, else JSONL. A small JSONL file read at
+        once is kept, as ``from_path`` keeps one (the check before a run and the run share it)."""
+        kept: list[Row] | None = None
 
         def rows() -> Iterator[Row]:
+            nonlocal kept
+            if kept is not None:
+                return iter(kept)
             at_once = None if name.lower().endswith(".csv") else jsonl_rows_at_once(data, name)
             if at_once is not None:
+                if len(data) <= PARSED_ONCE_BYTES:
+                    kept = at_once
                 return iter(at_once)
             try:
                 text = io.StringIO(data.decode("utf-8-sig"), newline="")

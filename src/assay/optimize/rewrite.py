@@ -40,8 +40,6 @@ NO_GUIDANCE = "Make the instructions clearer, more specific and better organised
 class PromptJob:
     """A ``prompt_optimization`` create request, checked."""
 
-    agent: str
-    version: str | None
     optimization_model: str
     baseline: AgentDefinition
     guidance: tuple[str, ...]
@@ -52,9 +50,9 @@ def is_prompt_optimization(body: dict[str, Any]) -> bool:
     return isinstance(config, dict) and config.get("type") == KIND
 
 
-def prompt_job(body: dict[str, Any], agent: str, version: str | None, stored: dict[str, Any] | None) -> PromptJob:
-    """The request read and checked, each problem naming its field. ``stored``: the target's prompt
-    agent (``system_prompt``, ``model``, ``tools``), whose instructions are rewritten."""
+def prompt_job(body: dict[str, Any], agent: str, stored: dict[str, Any] | None) -> PromptJob:
+    """The request read and checked, each problem naming its field. ``stored``: the target prompt
+    agent ``agent`` (``system_prompt``, ``model``, ``tools``), whose instructions are rewritten."""
     if stored is None or not stored.get("system_prompt"):
         raise ConfigError(
             f"target_configuration.name: {agent!r} is not a prompt agent of this project, so there are no "
@@ -84,7 +82,7 @@ def prompt_job(body: dict[str, Any], agent: str, version: str | None, stored: di
         model=stored.get("model"),
         name=agent,
     )
-    return PromptJob(agent, version, model, baseline, tuple(guidance))
+    return PromptJob(model, baseline, tuple(guidance))
 
 
 def messages(instructions: str, guidance: tuple[str, ...]) -> list[dict[str, str]]:
