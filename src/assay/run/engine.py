@@ -33,6 +33,7 @@ from assay.results import OutputItem, Result
 from assay.run.criteria import BoundCriterion
 from assay.settings import settings
 from assay.store import Store
+from assay.store.tally import RunTally
 from assay.targets.base import TRIAL, Target, target_failed
 
 if TYPE_CHECKING:
@@ -138,6 +139,9 @@ class RunJob:
     write_turn: WriteTurn | None = None
     """With ``share``: what the run's processes take turns at writing with. A batch that finds the
     turn taken is written later, bigger; meanwhile this process evaluates on."""
+    tally: RunTally | None = None
+    """Counts what this execution wrote (a spread run's processes each their own, added up at the
+    end): the run's summary without reading its rows back."""
 
 
 @dataclass
@@ -365,7 +369,7 @@ async def _stored(job: RunJob, batch: list[OutputItem]) -> bool:
     """Write a batch; while the database is away (a restart), retry with backoff for up to
     ``ASSAY_STORE_OUTAGE_SECONDS``: items are keyed, so a write that did land is not doubled."""
     deadline, delay = time.monotonic() + settings().store_outage_seconds, 0.2
-    write = functools.partial(job.store.add_output_items, job.run_id, batch, worker=job.options.worker)
+    write = functools.partial(job.store.add_output_items, job.run_id, batch, worker=job.options.worker, tally=job.tally)
     on_loop = _writes_on_loop(job)
     while True:
         try:

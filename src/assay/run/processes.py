@@ -42,6 +42,7 @@ from typing import Any, NoReturn
 
 from assay.run.engine import RunJob, execute, log, only_computes, waits_on_model
 from assay.settings import settings
+from assay.store.tally import RunTally
 from assay.sync import run_sync
 
 ITEMS_PER_PROCESS = 1000
@@ -62,6 +63,8 @@ class ShareOutcome:
     stopped: bool = False
     lost: bool = False
     error: BaseException | None = None
+    tally: RunTally | None = None
+    """What the child wrote, counted (``RunJob.tally``)."""
 
 
 def processes_for(job: RunJob, items: int) -> int:
@@ -240,6 +243,11 @@ def _run_shares(job: RunJob, count: int, chunks: Chunks, stop_reading: int, stop
         evaluated += outcome.evaluated
         job.stopped = job.stopped or outcome.stopped
         job.lost = job.lost or outcome.lost
+        if job.tally is not None:
+            if outcome.tally is None:
+                job.tally.complete = False
+            else:
+                job.tally.merge(outcome.tally)
     return evaluated
 
 
@@ -299,9 +307,12 @@ def _run_share(job: RunJob, chunks: Chunks, writable: int, stop_reading: int) ->
             share=chunks,
             on_stored=report,
             options=dataclasses.replace(job.options, keep_going=keep_going),
+            tally=RunTally() if job.tally is not None else None,  # what this child writes, counted apart
         )
         evaluated = run_sync(execute(share))
         final: dict[str, Any] = {"evaluated": evaluated, "stopped": share.stopped, "lost": share.lost}
+        if share.tally is not None:
+            final["tally"] = base64.b64encode(pickle.dumps(share.tally)).decode()
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
         final, code = {"error": _pickled(exc)}, 1
     try:
@@ -371,7 +382,9 @@ class _Reader(threading.Thread):
 def _outcome(final: dict[str, Any]) -> ShareOutcome:
     if "error" in final:
         return ShareOutcome(error=_unpickled(final["error"]))
-    return ShareOutcome(int(final["evaluated"]), bool(final["stopped"]), bool(final["lost"]))
+    # The child is this process's own fork: what it pickled is trusted as this process's own objects are.
+    tally = pickle.loads(base64.b64decode(final["tally"])) if "tally" in final else None
+    return ShareOutcome(int(final["evaluated"]), bool(final["stopped"]), bool(final["lost"]), tally=tally)
 
 
 def _vanished(pid: int) -> ShareOutcome:

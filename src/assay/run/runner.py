@@ -40,6 +40,7 @@ from assay.run.trials import summarize_trials
 from assay.settings import settings
 from assay.store import Store
 from assay.store.base import DEFAULT_PROJECT, LOCAL_PREFIX
+from assay.store.tally import RunTally
 from assay.targets import Target, TargetSpec
 
 T = TypeVar("T")
@@ -245,6 +246,7 @@ def finish_run(
         on_sample,
         binding=prepared.binding,
         trials=prepared.definition.trials,
+        tally=RunTally(),
     )
     close = functools.partial(_close, store, run.id, prepared, worker=options.worker)
     try:
@@ -268,7 +270,7 @@ def finish_run(
         except Exception as exc:
             close("failed", {"code": type(exc).__name__, "message": str(exc)})
             raise
-    summary = close("canceled" if canceled else "completed")
+    summary = close("canceled" if canceled else "completed", written=job.tally)
     events_endpoint = settings().evaluation_events_endpoint
     if events_endpoint and not canceled:
         export_run_verdicts(store, run.id, events_endpoint)
@@ -319,17 +321,21 @@ def _close(
     error: dict[str, Any] | None = None,
     *,
     worker: str | None = None,
+    written: RunTally | None = None,
 ) -> RunSummary:
-    """Store the run's end; a worker that no longer holds the run's lease changes nothing."""
-    summary = summary_of(store, run_id, prepared)
+    """Store the run's end; a worker that no longer holds the run's lease changes nothing.
+    ``written``: what this execution wrote, counted as it wrote it (``RunTally``)."""
+    summary = summary_of(store, run_id, prepared, written)
     store.update_run(run_id, worker=worker, status=status, error=error, summary=summary)
     return summary
 
 
-def summary_of(store: Store, run_id: str, prepared: PreparedRun) -> RunSummary:
+def summary_of(store: Store, run_id: str, prepared: PreparedRun, written: RunTally | None = None) -> RunSummary:
     """The summary of a prepared run as it stands in the store."""
     definition = prepared.definition
-    return summarize(store, run_id, prepared.criteria, prepared.models, definition.cluster_by, definition.trials)
+    return summarize(
+        store, run_id, prepared.criteria, prepared.models, definition.cluster_by, definition.trials, written
+    )
 
 
 def summarize(
@@ -339,9 +345,11 @@ def summarize(
     models: ModelRegistry | None = None,
     cluster_by: str | None = None,
     trials: int = 1,
+    written: RunTally | None = None,
 ) -> RunSummary:
     # Task criteria report one row per check (criteria.<name>), not one for themselves.
-    summary = store.summarize(run_id, [(c.name, c.metric) for c in criteria if not isinstance(c, TaskCriteria)])
+    named = [(c.name, c.metric) for c in criteria if not isinstance(c, TaskCriteria)]
+    summary = store.summarize(run_id, named, written)
     if cluster_by or trials > 1:  # an item's trials are one cluster too
         cluster_intervals(store, run_id, summary, cluster_by, trials)
     _within_scale(summary, criteria)

@@ -181,20 +181,21 @@ class StoreBase:
         rows: list[tuple[Any, ...]],
         *,
         ready: frozenset[str] = frozenset(),
-    ) -> None:
+    ) -> int:
         """Insert ``rows`` (values in ``columns``' order), leaving rows already there as they are,
         through the driver's executemany, without SQLAlchemy's per-row statement work (a hot path:
         every output item and result of a run is written here). Each column's bind processing
         (JSON encoding) is applied once per value; a text column's checks once per distinct value.
         The columns in ``ready`` arrive as the driver takes them (a JSON column as ``values.dumps``
-        wrote it, a number or a bool as it is) and are passed unchanged."""
+        wrote it, a number or a bool as it is) and are passed unchanged. Returns how many rows were
+        inserted (-1 where the driver cannot tell)."""
         if not rows:
-            return
+            return 0
         statement, checks, encoders = self._insertion(table, columns, ready)
         for index, check in checks:
             for value in {row[index] for row in rows}:
                 check(value)
-        conn.exec_driver_sql(statement, _encoded(rows, encoders) if encoders else rows)
+        return conn.exec_driver_sql(statement, _encoded(rows, encoders) if encoders else rows).rowcount
 
     def _insertion(self, table: sa.Table, columns: tuple[str, ...], ready: frozenset[str]) -> Insertion:
         """For ``_insert_tuples``, once per table and columns: the statement, the text columns to

@@ -1,8 +1,9 @@
 """Evals, runs and output items: what a run reads and writes.
 
 Output items are keyed ``(run_id, datasource_item_id)`` and inserted with ``ON CONFLICT DO
-NOTHING``: a resumed run never writes an item twice. Summaries are ``GROUP BY`` queries over the
-per-criterion ``results`` rows, so they are exact however often a run was resumed.
+NOTHING``: a resumed run never writes an item twice. A summary is counted from the rows an item is
+written as (``assay.store.tally``): as they are written, or read back from the per-criterion
+``results`` rows, so it is exact however often a run was resumed.
 """
 
 from __future__ import annotations
@@ -15,15 +16,22 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import NotFoundError, UserError
-from assay.results import CriterionSummary, ModelUsage, OutputItem, Result, ResultCounts, RunSummary
-from assay.results.records import RoleUsage
+from assay.results import OutputItem, Result, RunSummary
 from assay.results.stored import Eval, Run, RunSettings, StoredItem
-from assay.stats import t_interval_from_moments, wilson
 from assay.store import tables as t
 from assay.store import values
 from assay.store.base import DEFAULT_PROJECT, StoreBase, lease_seconds, new_id, now
+from assay.store.tally import (
+    ITEM_COLUMNS,
+    RESULT_COLUMNS,
+    ROLE_COUNTS,
+    ROLE_USAGE_COLUMNS,
+    USAGE_COLUMNS,
+    RunTally,
+)
 
-USAGE_COLUMNS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens")
+TALLY_PAGE = 5000
+"""Rows read at a time when a run's tally is read back from the store."""
 
 
 class RunsStore(StoreBase):
@@ -181,9 +189,17 @@ class RunsStore(StoreBase):
 
     # output items --------------------------------------------------------------------------
 
-    def add_output_items(self, run_id: str, items: Sequence[OutputItem], *, worker: str | None = None) -> bool:
+    def add_output_items(
+        self,
+        run_id: str,
+        items: Sequence[OutputItem],
+        *,
+        worker: str | None = None,
+        tally: RunTally | None = None,
+    ) -> bool:
         """Insert a batch in one transaction; items already stored are left as they are. With
-        ``worker``, nothing is written unless it still holds the run's lease; returns whether written."""
+        ``worker``, nothing is written unless it still holds the run's lease; returns whether written.
+        ``tally`` counts what was written (it is marked incomplete if some items were already there)."""
         if not items:
             return True
         created = now()
@@ -209,9 +225,14 @@ class RunsStore(StoreBase):
         with self.engine.begin() as conn:
             if worker is not None and not self._holds_lease(conn, run_id, worker):
                 return False
-            self._insert_tuples(conn, t.output_items, ITEM_COLUMNS, item_rows, ready=ITEM_JSON)
-            self._insert_tuples(conn, t.results, RESULT_COLUMNS, result_rows, ready=RESULT_VALUES)
+            inserted = self._insert_tuples(conn, t.output_items, ITEM_COLUMNS, item_rows, ready=ITEM_JSON)
+            inserted += self._insert_tuples(conn, t.results, RESULT_COLUMNS, result_rows, ready=RESULT_VALUES)
             self._insert_tuples(conn, t.item_usage, ROLE_USAGE_COLUMNS, usage_rows)
+        if tally is not None:
+            if inserted == len(item_rows) + len(result_rows):
+                tally.add(item_rows, result_rows, usage_rows)
+            else:
+                tally.complete = False
         return True
 
     def done_item_ids(self, run_id: str) -> set[int]:
@@ -313,165 +334,45 @@ class RunsStore(StoreBase):
             outputs = [StoredItem.model_validate(row) for row in page]
         return outputs, total
 
-    def summarize(self, run_id: str, criteria: Sequence[tuple[str, str]]) -> RunSummary:
-        """Counts per item status and per criterion, mean scores and model calls, computed by the
-        database: one query over the run's output items, one over its results (and the score steps'
-        and the other roles' calls, one each)."""
-        items = t.output_items.c
-        res = t.results.c
-        usage = [sa.func.sum(res[name]) for name in USAGE_COLUMNS]
+    def summarize(
+        self, run_id: str, criteria: Sequence[tuple[str, str]], written: RunTally | None = None
+    ) -> RunSummary:
+        """Counts per item status and per criterion, mean scores, score steps and model calls
+        (``RunTally.summary``): from ``written``, the tally kept as this process wrote the run's items,
+        when it covers every item stored, else from the rows read back (``tally_of``)."""
+        tally = written
+        if tally is None or not tally.complete or tally.written != self.count_output_items(run_id):
+            tally = self.tally_of(run_id)
+        return tally.summary(criteria)
+
+    def count_output_items(self, run_id: str) -> int:
+        query = sa.select(sa.func.count()).select_from(t.output_items).where(t.output_items.c.run_id == run_id)
         with self.engine.connect() as conn:
-            item_rows = conn.execute(
-                sa.select(
-                    items.status,
-                    items.target_model,
-                    sa.func.count(),
-                    sa.func.sum(items.target_calls),
-                    sa.func.sum(items.target_cache_hits),
-                    sa.func.sum(items.target_prompt_tokens),
-                    sa.func.sum(items.target_completion_tokens),
-                    sa.literal(0),
-                )
-                .where(items.run_id == run_id)
-                .group_by(items.status, items.target_model)
-            ).all()
-            per_criterion = conn.execute(
-                sa.select(
-                    res.criterion,
-                    res.status,
-                    res.passed,
-                    res.model,
-                    sa.func.count(),
-                    sa.func.avg(res.score),
-                    sa.func.sum(res.score * res.score),
-                    sa.func.count(res.score),
-                    *usage,
-                )
-                .where(res.run_id == run_id)
-                .group_by(res.criterion, res.status, res.passed, res.model)
-            ).all()
-        by_status: dict[str, int] = {}
-        for status, _, count, *_ in item_rows:
-            by_status[status] = by_status.get(status, 0) + count
-        counts = ResultCounts(
-            total=sum(by_status.values()),
-            passed=by_status.get("pass", 0),
-            failed=by_status.get("fail", 0),
-            errored=by_status.get("error", 0),
-            skipped=by_status.get("skipped", 0),
-        )
-        summaries = {name: CriterionSummary(testing_criteria=name, metric=metric) for name, metric in criteria}
-        score_sums: dict[str, tuple[float, int, float]] = {}
-        for name, status, passed, _, count, mean, squares, scored, *_ in per_criterion:
-            summary = summaries.setdefault(name, CriterionSummary(testing_criteria=name, metric=""))
-            if status == "error":
-                summary.errored += count
-            elif status == "skipped":
-                summary.skipped += count
-            elif passed:
-                summary.passed += count
-            else:
-                summary.failed += count
-            if mean is not None and status == "completed":
-                total, n, square_sum = score_sums.get(name, (0.0, 0, 0.0))
-                score_sums[name] = (total + float(mean) * scored, n + scored, square_sum + float(squares or 0.0))
-        for name, summary in summaries.items():
-            decided = summary.passed + summary.failed
-            summary.n = decided
-            summary.pass_rate = summary.passed / decided if decided else None
-            interval = wilson(summary.passed, decided)
-            summary.pass_rate_ci = list(interval) if interval else None
-            if name in score_sums:
-                total, n, square_sum = score_sums[name]
-                summary.mean_score = total / n
-                spread = t_interval_from_moments(n, total, square_sum)
-                summary.mean_score_ci = list(spread) if spread else None
-        judged = [("judge", row[3], *row[8:]) for row in per_criterion if row[3] is not None]
-        generated = [("target", row[1], *row[3:]) for row in item_rows if row[1] is not None]
-        per_model, per_role = self._usage(run_id, [*judged, *generated])
-        return RunSummary(
-            result_counts=counts,
-            per_testing_criteria_results=list(summaries.values()),
-            per_model_usage=per_model,
-            per_role_usage=per_role,
-            score_steps=self.score_steps(run_id),
-        )
+            return int(conn.execute(query).scalar_one())
+
+    def tally_of(self, run_id: str, *, items: bool = True) -> RunTally:
+        """A run's tally from its stored rows, read a page at a time; ``items=False`` reads only its
+        results (the scores)."""
+        tally = RunTally()
+        reads: list[tuple[sa.Table, tuple[str, ...]]] = [(t.results, RESULT_COLUMNS)]
+        if items:
+            reads += [(t.output_items, ITEM_COLUMNS), (t.item_usage, ROLE_USAGE_COLUMNS)]
+        rows: dict[str, Sequence[Any]] = {}
+        with self.engine.connect() as conn:
+            for table, columns in reads:
+                # The columns the tally does not read (an item's JSON) are read as nulls.
+                read = [table.c[name] if name not in ITEM_JSON else sa.null() for name in columns]
+                query = sa.select(*read).where(table.c.run_id == run_id)
+                rows[table.name] = conn.execute(query.execution_options(yield_per=TALLY_PAGE)).all()
+        tally.add(rows.get("output_items", []), rows["results"], rows.get("item_usage", []))
+        return tally
 
     def score_steps(self, run_id: str) -> dict[str, list[tuple[float, int]]]:
-        """Each criterion's scores counted by the database in steps of 0.001 (a floor): the charts'
-        input at a size that does not grow with the run. No chart's bin edge falls inside a step."""
-        res = t.results.c
-        floor = sa.func.floor if self.engine.dialect.name == "postgresql" else lambda x: sa.cast(x, sa.Integer)
-        step = floor(res.score * 1000)
-        query = (
-            sa.select(res.criterion, step, sa.func.count())
-            .where(res.run_id == run_id, res.score.is_not(None))
-            .group_by(res.criterion, step)
-        )
-        steps: dict[str, list[tuple[float, int]]] = {}
-        with self.engine.connect() as conn:
-            for criterion, thousandths, count in conn.execute(query):
-                steps.setdefault(criterion, []).append((float(thousandths) / 1000, int(count)))
-        return steps
-
-    def _usage(self, run_id: str, counted: list[Sequence[Any]]) -> tuple[list[ModelUsage], list[RoleUsage]]:
-        """Every call the run made, per model and per role: judges' and targets' (``counted`` by the
-        summary's passes, as ``(role, model, calls, cache hits, prompt, completion, cached)``) and
-        the other roles' (``item_usage``: a simulated user, an attacker)."""
-        extra = t.item_usage.c
-        others = (
-            sa.select(
-                extra.role,
-                extra.model,
-                sa.func.sum(extra.calls),
-                sa.func.sum(extra.cache_hits),
-                sa.func.sum(extra.prompt_tokens),
-                sa.func.sum(extra.completion_tokens),
-                sa.literal(0),
-            )
-            .where(extra.run_id == run_id)
-            .group_by(extra.role, extra.model)
-        )
-        with self.engine.connect() as conn:
-            counted = [*counted, *conn.execute(others).all()]
-        by_role: dict[tuple[str, str], list[int]] = {}
-        for role, model, *counts in counted:
-            current = by_role.setdefault((role, model), [0] * 5)
-            by_role[(role, model)] = [a + int(b or 0) for a, b in zip(current, counts, strict=True)]
-        by_model: dict[str, list[int]] = {}
-        for (_, model), counts in by_role.items():
-            current = by_model.setdefault(model, [0] * 5)
-            by_model[model] = [a + b for a, b in zip(current, counts, strict=True)]
-        per_model = [
-            ModelUsage(model_name=model, **_usage_fields(counts)) for model, counts in sorted(by_model.items())
-        ]
-        per_role = [
-            RoleUsage(role=role, model_name=model, **_usage_fields(counts))
-            for (role, model), counts in sorted(
-                by_role.items(),
-                key=lambda entry: (ROLES.index(entry[0][0]) if entry[0][0] in ROLES else len(ROLES), entry[0]),
-            )
-        ]
-        return per_model, per_role
+        """Each criterion's scores counted in steps of 0.001 (``RunTally.score_steps``): the charts'
+        input at a size that does not grow with the run."""
+        return self.tally_of(run_id, items=False).score_steps()
 
 
-TARGET_COLUMNS = (
-    "target_model",
-    "target_calls",
-    "target_cache_hits",
-    "target_prompt_tokens",
-    "target_completion_tokens",
-)
-ITEM_COLUMNS = (
-    "run_id",
-    "datasource_item_id",
-    "status",
-    "datasource_item",
-    "sample",
-    "results",
-    "created_at",
-    *TARGET_COLUMNS,
-)
 ITEM_JSON = frozenset({"datasource_item", "sample", "results"})
 """An output item's JSON columns, which ``add_output_items`` encodes itself."""
 NO_TARGET = (None, 0, 0, 0, 0)
@@ -510,29 +411,6 @@ def _results_json(results: list[Result]) -> str:
     return text if text is not None else values.dumps([result.model_dump() for result in results])
 
 
-ROLES = ("target", "simulated_user", "attacker", "judge")
-
-
-def _role_order(role: str) -> int:
-    return ROLES.index(role) if role in ROLES else len(ROLES)
-
-
-def _usage_fields(counts: list[int]) -> dict[str, int]:
-    calls, hits, prompt, completion, cached = counts
-    return {
-        "invocation_count": calls,
-        "cache_hits": hits,
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "cached_tokens": cached,
-    }
-
-
-ROLE_COUNTS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens")
-ROLE_USAGE_COLUMNS = ("run_id", "datasource_item_id", "role", "model", *ROLE_COUNTS)
-
-
 def _role_usage(run_id: str, item: OutputItem) -> list[tuple[Any, ...]]:
     """The sample's ``usage_by_role`` (``ROLE_USAGE_COLUMNS``): what the roles beside the target cost
     (a simulated user, an attacker)."""
@@ -549,17 +427,6 @@ def _role_usage(run_id: str, item: OutputItem) -> list[tuple[Any, ...]]:
     return [(run_id, item.datasource_item_id, role, model, *summed) for (role, model), summed in counts.items()]
 
 
-RESULT_COLUMNS = (
-    "run_id",
-    "datasource_item_id",
-    "criterion",
-    "metric",
-    "status",
-    "passed",
-    "score",
-    "model",
-    *USAGE_COLUMNS,
-)
 RESULT_VALUES = frozenset({"passed", "score"})
 """A validated result's verdict (a bool or None) and score (a float or None), as either driver takes them."""
 
