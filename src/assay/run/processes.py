@@ -234,7 +234,10 @@ def _run_shares(job: RunJob, count: int, chunks: Chunks, stop_reading: int, stop
         os.close(stop_writing)  # each child stores what it has and ends
         _wait(children, reader)
         raise
-    _wait(children, reader)  # no child is told to stop before its share is done
+    # No child is told to stop before its share is done. A child that has reported its outcome has
+    # stored all it will: the run goes on while the system takes it down (a few milliseconds of a
+    # process this size), and the reader reaps it.
+    reader.reported.wait()
     os.close(stop_writing)
     job.stopped, job.lost = mine.stopped, mine.lost
     for outcome in reader.outcomes:
@@ -252,9 +255,8 @@ def _run_shares(job: RunJob, count: int, chunks: Chunks, stop_reading: int, stop
 
 
 def _wait(children: list[tuple[int, int]], reader: _Reader) -> None:
+    """Until every child has ended and been reaped."""
     reader.join()
-    for pid, _ in children:
-        os.waitpid(pid, 0)
 
 
 def _may_fork() -> bool:
@@ -339,12 +341,14 @@ def _unpickled(text: str) -> BaseException:
 
 class _Reader(threading.Thread):
     """Reads the children's pipes until each closes: their stored counts go to ``on_stored``
-    (for the progress bar), their final lines to ``outcomes``."""
+    (for the progress bar), their final lines to ``outcomes`` (``reported`` is set once each child
+    has sent one or ended). Then it reaps them."""
 
     def __init__(self, on_stored: Callable[[int], None] | None) -> None:
         super().__init__(name="assay-run-shares", daemon=True)
         self.on_stored = on_stored
         self.outcomes: list[ShareOutcome] = []
+        self.reported = threading.Event()
         self._children: queue.SimpleQueue[list[tuple[int, int]]] = queue.SimpleQueue()
         self.start()
 
@@ -355,10 +359,12 @@ class _Reader(threading.Thread):
     def run(self) -> None:
         selector = selectors.DefaultSelector()
         pending: dict[int, bytes] = {}
-        for pid, readable in self._children.get():
+        children = self._children.get()
+        for pid, readable in children:
             selector.register(readable, selectors.EVENT_READ, pid)
             pending[readable] = b""
         finals: dict[int, ShareOutcome] = {}
+        self._report(finals, len(children))
         while pending:
             for key, _ in selector.select():
                 readable = key.fd
@@ -368,15 +374,23 @@ class _Reader(threading.Thread):
                     os.close(readable)
                     pending.pop(readable)
                     finals.setdefault(readable, _vanished(key.data))
+                    self._report(finals, len(children))
                     continue
                 *lines, pending[readable] = (pending[readable] + chunk).split(b"\n")
                 for line in lines:
                     if line.startswith(b"done "):
                         finals[readable] = _outcome(json.loads(line[5:]))
+                        self._report(finals, len(children))
                     elif self.on_stored is not None:
                         self.on_stored(int(line))
         selector.close()
-        self.outcomes = list(finals.values())
+        for pid, _ in children:
+            os.waitpid(pid, 0)
+
+    def _report(self, finals: dict[int, ShareOutcome], children: int) -> None:
+        if len(finals) == children and not self.reported.is_set():
+            self.outcomes = list(finals.values())
+            self.reported.set()
 
 
 def _outcome(final: dict[str, Any]) -> ShareOutcome:

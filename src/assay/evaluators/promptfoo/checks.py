@@ -6,6 +6,7 @@ calls) and returns a ``Verdict``; a ``not-`` assertion inverts the pass (and a g
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -16,7 +17,6 @@ from typing import Any
 
 import jsonschema
 import yaml
-from nltk.tokenize import TreebankWordTokenizer
 from rapidfuzz.distance import Levenshtein
 
 from assay.errors import ItemError
@@ -255,7 +255,13 @@ def levenshtein(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict
     return boolean(distance <= threshold, inverse, failure)
 
 
-_TREEBANK = TreebankWordTokenizer()
+@functools.cache
+def _treebank() -> Any:
+    """NLTK's Treebank tokenizer, imported on first use: NLTK adds about 45 MB to a process (numpy
+    among it), which every process that loads the catalog would otherwise carry, and copy when it forks."""
+    from nltk.tokenize import TreebankWordTokenizer
+
+    return TreebankWordTokenizer()
 
 
 def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
@@ -263,7 +269,7 @@ def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
     case kept) that the candidate has."""
 
     def grams(text: str) -> Counter[tuple[str, ...]]:
-        tokens = _TREEBANK.tokenize(text)
+        tokens = _treebank().tokenize(text)
         return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
     reference_grams = grams(reference)
