@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import bisect
 import os
 import statistics
@@ -40,6 +41,7 @@ from assay.evaluators import load_catalog  # noqa: E402
 from assay.llm import ModelConfig, ModelRegistry  # noqa: E402
 from assay.ray.executor import RayExecutor  # noqa: E402
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start  # noqa: E402
+from assay.run.engine import evaluate_item  # noqa: E402
 from assay.store import Store  # noqa: E402
 
 WORDS = (
@@ -147,6 +149,43 @@ def cpu_scaling(store: Store, count: int) -> None:
             f"  {words}-word texts ({size} items): 1 actor {one:6.1f} items/s, 2 actors {two:6.1f} items/s "
             f"(medians of 3; in-process {timed.steady_rate():6.1f}): {two / one:.2f}x (target >= 1.7; 2 cores)"
         )
+        print(
+            f"    the same criteria in a loop, 2 forked processes / 1: {bare_scaling(items, crit):.2f}x (the ceiling)"
+        )
+
+
+def bare_scaling(items: list[dict], crit: list[dict]) -> float:
+    """What this machine's two cores give this work at the moment: the run's criteria evaluated in a
+    loop over the rows (the engine's own call, no store, no Ray), in one process and split between
+    two forked ones; the best of three of each. The driver shares these cores with the actors, so
+    Ray's scaling stays under this."""
+    prepared = prepare(EvalDefinition("bench", crit), Dataset.from_content(items), load_catalog())
+    rows = list(prepared.dataset.rows())
+
+    def loop(part: list) -> None:
+        async def each() -> None:
+            for row in part:
+                await evaluate_item(row, prepared.criteria)
+
+        asyncio.run(each())
+
+    loop(rows[:50])  # NLTK's data loaded
+
+    def timed(processes: int) -> float:
+        started = time.perf_counter()
+        children = []
+        for index in range(1, processes):
+            pid = os.fork()
+            if pid == 0:
+                loop(rows[index::processes])
+                os._exit(0)
+            children.append(pid)
+        loop(rows[0::processes])
+        for pid in children:
+            os.waitpid(pid, 0)
+        return len(rows) / (time.perf_counter() - started)
+
+    return max(timed(2) for _ in range(3)) / max(timed(1) for _ in range(3))
 
 
 def judge_throughput(store: Store, llm: LLMServer, count: int) -> None:
