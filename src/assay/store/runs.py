@@ -354,17 +354,16 @@ class RunsStore(StoreBase):
         """A run's tally from its stored rows, read a page at a time; ``items=False`` reads only its
         results (the scores)."""
         tally = RunTally()
-        reads: list[tuple[sa.Table, tuple[str, ...]]] = [(t.results, RESULT_COLUMNS)]
+        reads: list[tuple[str, sa.Table, tuple[str, ...]]] = [("results", t.results, RESULT_COLUMNS)]
         if items:
-            reads += [(t.output_items, ITEM_COLUMNS), (t.item_usage, ROLE_USAGE_COLUMNS)]
-        rows: dict[str, Sequence[Any]] = {}
+            reads += [("items", t.output_items, ITEM_COLUMNS), ("role_usage", t.item_usage, ROLE_USAGE_COLUMNS)]
         with self.engine.connect() as conn:
-            for table, columns in reads:
+            for kind, table, columns in reads:
                 # The columns the tally does not read (an item's JSON) are read as nulls.
                 read = [table.c[name] if name not in ITEM_JSON else sa.null() for name in columns]
                 query = sa.select(*read).where(table.c.run_id == run_id)
-                rows[table.name] = conn.execute(query.execution_options(yield_per=TALLY_PAGE)).all()
-        tally.add(rows.get("output_items", []), rows["results"], rows.get("item_usage", []))
+                for page in conn.execute(query.execution_options(yield_per=TALLY_PAGE)).partitions():
+                    tally.add(**{kind: page})
         return tally
 
     def score_steps(self, run_id: str) -> dict[str, list[tuple[float, int]]]:

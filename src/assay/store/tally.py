@@ -165,8 +165,8 @@ class RunTally:
 
     def add(
         self,
-        items: Sequence[Sequence[Any]],
-        results: Sequence[Sequence[Any]],
+        items: Sequence[Sequence[Any]] = (),
+        results: Sequence[Sequence[Any]] = (),
         role_usage: Sequence[Sequence[Any]] = (),
     ) -> None:
         """Rows as they are written (``ITEM_COLUMNS``, ``RESULT_COLUMNS``, ``ROLE_USAGE_COLUMNS``)."""
