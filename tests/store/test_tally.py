@@ -166,3 +166,15 @@ def test_tallies_merged_from_processes_give_one_tally(store, split):
         merged.merge(part)
     assert merged.written == 120
     assert store.summarize(run.id, CRITERIA, merged) == store.summarize(run.id, CRITERIA)
+
+
+def test_a_tally_read_back_a_page_at_a_time_is_the_whole_run(store, monkeypatch):
+    from assay.store import runs
+
+    run = new_run(store)
+    items = [judged(index) for index in range(50)]
+    tally = RunTally()
+    store.add_output_items(run.id, items, tally=tally)
+    whole = store.tally_of(run.id).summary(CRITERIA)
+    monkeypatch.setattr(runs, "TALLY_PAGE", 7)  # pages end mid-item and mid-criterion
+    assert store.tally_of(run.id).summary(CRITERIA) == whole == tally.summary(CRITERIA)
