@@ -43,6 +43,7 @@ from assay.ray.executor import RayExecutor  # noqa: E402
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start  # noqa: E402
 from assay.run.engine import evaluate_item  # noqa: E402
 from assay.store import Store  # noqa: E402
+from run_overhead import forked  # noqa: E402
 
 WORDS = (
     "the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing matches near "
@@ -170,22 +171,7 @@ def bare_scaling(items: list[dict], crit: list[dict]) -> float:
         asyncio.run(each())
 
     loop(rows[:50])  # NLTK's data loaded
-
-    def timed(processes: int) -> float:
-        started = time.perf_counter()
-        children = []
-        for index in range(1, processes):
-            pid = os.fork()
-            if pid == 0:
-                loop(rows[index::processes])
-                os._exit(0)
-            children.append(pid)
-        loop(rows[0::processes])
-        for pid in children:
-            os.waitpid(pid, 0)
-        return len(rows) / (time.perf_counter() - started)
-
-    return max(timed(2) for _ in range(3)) / max(timed(1) for _ in range(3))
+    return max(forked(rows, 2, loop) for _ in range(3)) / max(forked(rows, 1, loop) for _ in range(3))
 
 
 def judge_throughput(store: Store, llm: LLMServer, count: int) -> None:

@@ -32,7 +32,9 @@ import random
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -76,17 +78,26 @@ def bare(data: list[dict[str, str]]) -> float:
 def bare_spread(data: list[dict[str, str]], processes: int) -> float:
     """The bare loop split between ``processes`` forked processes (every n-th row each): what this
     machine's cores give pure F1 work, the ceiling of any spread run's ratio to one bare loop."""
+
+    def loop(part: list[dict[str, str]]) -> None:
+        for row in part:
+            scores.f1(row["response"], row["ground_truth"])
+
+    return forked(data, processes, loop)
+
+
+def forked(data: list[Any], processes: int, work: Callable[[list[Any]], None]) -> float:
+    """Items per second of ``work`` done on every ``processes``-th item of ``data`` in each of
+    ``processes`` processes (this one and forked children), all at once."""
     started = time.perf_counter()
     children = []
     for index in range(1, processes):
         pid = os.fork()
         if pid == 0:
-            for row in data[index::processes]:
-                scores.f1(row["response"], row["ground_truth"])
+            work(data[index::processes])
             os._exit(0)
         children.append(pid)
-    for row in data[0::processes]:
-        scores.f1(row["response"], row["ground_truth"])
+    work(data[0::processes])
     for pid in children:
         os.waitpid(pid, 0)
     return len(data) / (time.perf_counter() - started)
