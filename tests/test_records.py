@@ -3,7 +3,7 @@
 import pytest
 
 from assay.results import OutputItem, Result
-from assay.store.runs import _results_json
+from assay.store.item_rows import results_json
 
 
 @pytest.mark.parametrize("passed, reason, properties", [(True, None, {}), (False, "too short", {"precision": 0.2})])
@@ -15,7 +15,7 @@ def test_a_checked_result_is_the_validated_one(passed, reason, properties):
     )
     assert checked == validated
     assert list(checked.model_dump()) == list(validated.model_dump())  # the order stored JSON has
-    assert _results_json([checked]) == _results_json([validated])
+    assert results_json([checked]) == results_json([validated])
     assert checked.model_fields_set == validated.model_fields_set | {"status"}
 
 

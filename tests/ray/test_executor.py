@@ -247,3 +247,39 @@ def test_a_target_then_cpu_metrics_in_two_stages_gives_the_local_items(tmp_path,
     assert {r["name"] for item in spread for r in item["results"]} == {"f1", "bleu"}
     assert all(item["sample"]["output_text"].startswith("the cat sat") for item in spread)
     store.close()
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_actors_that_only_compute_send_the_rows_the_local_run_stores(tmp_path):
+    from assay.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
+    # OpenAI's {item, sample} rows: graded on their sample, whose model's calls the summary counts.
+    usage = {"prompt_tokens": 9, "completion_tokens": 4}
+    rows = [
+        {
+            "item": {"query": row["query"], "ground_truth": row["ground_truth"]},
+            "sample": {"output_text": row["response"], "model": "gpt-4.1-mini", "usage": usage},
+        }
+        for row in ROWS[:150]
+    ]
+    criteria = [
+        {**CRITERIA[0], "data_mapping": {"response": "{{sample.output_text}}"}},
+        {
+            "type": "string_check",
+            "name": "cat",
+            "input": "{{sample.output_text}}",
+            "operation": "ilike",
+            "reference": "%cat%",
+        },
+    ]
+    found = []
+    for executor in (None, RayExecutor(actors=2)):
+        outcome, items = run(store, None, executor, rows=rows, criteria=criteria)
+        found.append((outcome.summary, comparable(items), {item.created_at > 0 for item in items}))
+    (local_summary, local_items, _), (summary, items, stamped) = found
+    assert items == local_items and len(items) == 150 and stamped == {True}
+    assert {r["status"] for item in items for r in item["results"]} == {"completed"}
+    assert summary == local_summary
+    assert summary.result_counts.total == 150 and summary.per_model_usage[0].invocation_count == 150
+    store.close()

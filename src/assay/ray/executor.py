@@ -3,10 +3,12 @@
 The engine's writer, resume and cancel logic are unchanged: this replaces only its pool of local
 workers. Rows go out in batches to the actor with the fewest in flight, a bounded number of batches
 at a time (so memory stays flat whatever the dataset size); finished output items go to the
-engine's single writer, which stores them keyed by item. Model calls (target, judges) and CPU-bound
-criteria run in actors of their own kind; a run with both sends each batch through one, then the
-other (``_Plan``), and assembles each item from its two parts. Actors are restarted by Ray when they
-die (``max_restarts``) and their batches retried (``max_task_retries``): at least once, stored once.
+engine's single writer, which stores them keyed by item (actors that only compute send them
+encoded as the rows to insert: the driver shares the machine with them). Model calls (target,
+judges) and CPU-bound criteria run in actors of their own kind; a run with both sends each batch
+through one, then the other (``_Plan``), and assembles each item from its two parts. Actors are
+restarted by Ray when they die (``max_restarts``) and their batches retried (``max_task_retries``):
+at least once, stored once.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import logging
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +28,8 @@ from assay.ray import require_ray
 from assay.ray.actors import ActorSetup, EvalActor
 from assay.ray.limiter import Limiter
 from assay.results import OutputItem
-from assay.run.engine import Part, assemble
+from assay.run.engine import Finished, Part, assemble
+from assay.store.item_rows import ItemRows
 
 if TYPE_CHECKING:
     from assay.run.engine import RunJob
@@ -62,7 +66,7 @@ class RayExecutor:
     """Reservations per budget, as the limiter counted them by the end of the run."""
 
     async def __call__(
-        self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob
+        self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[Finished | None], job: RunJob
     ) -> None:
         ray = require_ray()
         with _joining:  # a worker's threads may start runs at once; Ray is joined once per process
@@ -107,7 +111,7 @@ class RayExecutor:
     async def _dispatch(
         self,
         rows: asyncio.Queue[Row | None],
-        finished: asyncio.Queue[OutputItem | None],
+        finished: asyncio.Queue[Finished | None],
         job: RunJob,
         plan: _Plan,
         io: _Pool | None,
@@ -121,8 +125,11 @@ class RayExecutor:
         batches: set[asyncio.Task[None]] = set()
         failures: list[Exception] = []
 
-        async def evaluated(batch: list[Row]) -> list[OutputItem]:
-            if io is None or cpu is None:  # one kind of actor does all of it
+        async def evaluated(batch: list[Row]) -> Sequence[Finished]:
+            if io is None:  # actors that only compute: their items come back as the rows to insert
+                encoded: list[ItemRows] = await first.call("encode", batch)
+                return encoded
+            if cpu is None:  # one kind of actor does all of it
                 items: list[OutputItem] = await first.call("evaluate", batch)
                 return items
             # Two stages: the target and the judges, then the CPU-bound metrics on what they saw.
@@ -133,7 +140,12 @@ class RayExecutor:
         async def evaluate(batch: list[Row]) -> None:
             try:
                 for item in await evaluated(batch):
-                    if job.on_sample is not None and job.target is not None and item.sample is not None:
+                    if (
+                        job.on_sample is not None
+                        and job.target is not None
+                        and isinstance(item, OutputItem)
+                        and item.sample
+                    ):
                         job.on_sample(item.sample)  # the progress bar's "generating", told late
                     await finished.put(item)
             except Exception as exc:  # noqa: BLE001 - raised below, once every batch in flight is done
@@ -214,6 +226,7 @@ def _setup(job: RunJob, *, cache: bool) -> ActorSetup:
     models = job.models
     return ActorSetup(
         binding=job.binding,
+        run_id=job.run_id,
         models=list(models.configs.values()) if models is not None else [],
         default_model=models.default if models is not None else None,
         agents=models.agents if models is not None else [],

@@ -33,6 +33,7 @@ from assay.results import OutputItem, Result
 from assay.run.criteria import BoundCriterion
 from assay.settings import settings
 from assay.store import Store
+from assay.store.item_rows import ItemRows
 from assay.store.tally import RunTally
 from assay.targets.base import TRIAL, Target, target_failed
 
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
 ProgressCallback = Callable[[int], None]
 """Told how many more items were stored (from another thread when a run spreads over processes)."""
 SampleCallback = Callable[[dict[str, Any]], None]
+Finished = OutputItem | ItemRows
+"""An evaluated item for the writer: as evaluated, or already encoded as the rows it is stored as
+(by an executor whose processes only compute, so the writer's process only inserts them)."""
 
 
 log = logging.getLogger("assay.run")
@@ -79,7 +83,7 @@ class Executor(Protocol):
     """Evaluates rows from ``rows`` (None: no more) and puts each output item on ``finished``."""
 
     async def __call__(
-        self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob
+        self, rows: asyncio.Queue[Row | None], finished: asyncio.Queue[Finished | None], job: RunJob
     ) -> None: ...
 
 
@@ -220,7 +224,7 @@ async def execute(job: RunJob) -> int:
     done = job.stored if job.stored is not None else await asyncio.to_thread(job.store.done_item_ids, job.run_id)
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
-    finished: asyncio.Queue[OutputItem | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
+    finished: asyncio.Queue[Finished | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
     computes = only_computes(job)
     if job.options.executor is not None:
         workers = [asyncio.create_task(job.options.executor(rows, finished, job))]
@@ -315,7 +319,7 @@ async def _close_clients(job: RunJob) -> None:
         await close_target()
 
 
-async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[OutputItem | None], job: RunJob) -> None:
+async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[Finished | None], job: RunJob) -> None:
     while (row := await rows.get()) is not None:
         if not job.stopped:  # once stopped, queued rows are drained unevaluated
             outages = watch_outages()
@@ -365,7 +369,7 @@ async def _watch(job: RunJob) -> None:
             job.stopped = True
 
 
-async def _stored(job: RunJob, batch: list[OutputItem]) -> bool:
+async def _stored(job: RunJob, batch: list[Finished]) -> bool:
     """Write a batch; while the database is away (a restart), retry with backoff for up to
     ``ASSAY_STORE_OUTAGE_SECONDS``: items are keyed, so a write that did land is not doubled."""
     deadline, delay = time.monotonic() + settings().store_outage_seconds, 0.2
@@ -401,12 +405,12 @@ class _Writer:
 
     def __init__(self, job: RunJob) -> None:
         self.job = job
-        self.batch: list[OutputItem] = []
+        self.batch: list[Finished] = []
         self.last_flush = time.monotonic()
         self.due = job.options.flush_every
         """The batch's size when it is written next."""
 
-    async def add(self, item: OutputItem) -> None:
+    async def add(self, item: Finished) -> None:
         self.batch.append(item)
         if len(self.batch) >= self.due or time.monotonic() - self.last_flush >= self.job.options.flush_seconds:
             await self.flush()
@@ -436,7 +440,7 @@ class _Writer:
             await asyncio.sleep(0)
 
 
-async def _write(finished: asyncio.Queue[OutputItem | None], writer: _Writer) -> None:
+async def _write(finished: asyncio.Queue[Finished | None], writer: _Writer) -> None:
     """The writer's task: takes finished items off the queue; flushes what it has when the run stops."""
     while True:
         try:  # what is already waiting is taken without a timer (one per item cost more than the write)

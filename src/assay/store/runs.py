@@ -16,17 +16,15 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import NotFoundError, UserError
-from assay.results import OutputItem, Result, RunSummary
+from assay.results import OutputItem, RunSummary
 from assay.results.stored import Eval, Run, RunSettings, StoredItem
 from assay.store import tables as t
-from assay.store import values
 from assay.store.base import DEFAULT_PROJECT, StoreBase, lease_seconds, new_id, now
+from assay.store.item_rows import ItemRows, encode_items
 from assay.store.tally import (
     ITEM_COLUMNS,
     RESULT_COLUMNS,
-    ROLE_COUNTS,
     ROLE_USAGE_COLUMNS,
-    USAGE_COLUMNS,
     RunTally,
 )
 
@@ -192,7 +190,7 @@ class RunsStore(StoreBase):
     def add_output_items(
         self,
         run_id: str,
-        items: Sequence[OutputItem],
+        items: Sequence[OutputItem | ItemRows],
         *,
         worker: str | None = None,
         tally: RunTally | None = None,
@@ -202,26 +200,7 @@ class RunsStore(StoreBase):
         ``tally`` counts what was written (it is marked incomplete if some items were already there)."""
         if not items:
             return True
-        created = now()
-        item_rows = [
-            (
-                run_id,
-                item.datasource_item_id,
-                item.status,
-                values.dumps(item.datasource_item),
-                values.dumps(item.sample),
-                _results_json(item.results),
-                created,
-                *_target_columns(item),
-            )
-            for item in items
-        ]
-        result_rows = [
-            (run_id, item.datasource_item_id, r.name, r.metric, r.status, r.passed, r.score, *_usage_columns(r))
-            for item in items
-            for r in item.results
-        ]
-        usage_rows = [row for item in items if item.sample is not None for row in _role_usage(run_id, item)]
+        item_rows, result_rows, usage_rows = encode_items(run_id, items, now())
         with self.engine.begin() as conn:
             if worker is not None and not self._holds_lease(conn, run_id, worker):
                 return False
@@ -374,71 +353,10 @@ class RunsStore(StoreBase):
 
 ITEM_JSON = frozenset({"datasource_item", "sample", "results"})
 """An output item's JSON columns, which ``add_output_items`` encodes itself."""
-NO_TARGET = (None, 0, 0, 0, 0)
-
-
-def _target_columns(item: OutputItem) -> tuple[Any, ...]:
-    """A target's calls (``TARGET_COLUMNS``), from the sample it produced (a target that made several,
-    such as a multi-turn attack, says how many in ``calls`` and ``cache_hits``). An agent is counted a
-    call even when it reports no usage; Responses' ``input_tokens``/``output_tokens`` count as tokens."""
-    sample = item.sample
-    if not sample:
-        return NO_TARGET
-    usage: dict[str, Any] = sample["usage"] if isinstance(sample.get("usage"), dict) else {}
-    name = sample.get("model") or sample.get("agent")
-    if not name or not (usage or sample.get("agent")):
-        return NO_TARGET
-    cached = bool(sample.get("cached"))
-    calls, hits = sample.get("calls"), sample.get("cache_hits")
-    if not (isinstance(calls, int) and isinstance(hits, int)):
-        calls, hits = (0, 1) if cached else (1, 0)
-    return (
-        str(name),
-        calls,
-        hits,
-        int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0),
-        int(usage.get("completion_tokens") or usage.get("output_tokens") or 0),
-    )
-
-
-def _results_json(results: list[Result]) -> str:
-    """An item's results as its JSON column holds them (``values.dumps`` of their dumps), encoded
-    straight from the models' fields. Every result has nulls (no reason, no label), so the nulls are
-    counted rather than the text read back to tell them from a NaN (a hot path: once per item)."""
-    fields = [result.__dict__ for result in results]  # a model's fields, in their order
-    text = values.dumps_counted(fields, sum(list(known.values()).count(None) for known in fields))
-    return text if text is not None else values.dumps([result.model_dump() for result in results])
-
-
-def _role_usage(run_id: str, item: OutputItem) -> list[tuple[Any, ...]]:
-    """The sample's ``usage_by_role`` (``ROLE_USAGE_COLUMNS``): what the roles beside the target cost
-    (a simulated user, an attacker)."""
-    entries = (item.sample or {}).get("usage_by_role")
-    if not isinstance(entries, list):
-        return []
-    counts: dict[tuple[str, str], list[int]] = {}
-    for entry in entries:
-        if not isinstance(entry, dict) or not entry.get("model") or not entry.get("role"):
-            continue
-        summed = counts.setdefault((str(entry["role"]), str(entry["model"])), [0] * len(ROLE_COUNTS))
-        for index, name in enumerate(ROLE_COUNTS):
-            summed[index] += int(entry.get(name) or 0)
-    return [(run_id, item.datasource_item_id, role, model, *summed) for (role, model), summed in counts.items()]
 
 
 RESULT_VALUES = frozenset({"passed", "score"})
 """A validated result's verdict (a bool or None) and score (a float or None), as either driver takes them."""
-
-
-def _usage_columns(result: Result) -> tuple[Any, ...]:
-    """Judges report their model calls in ``properties.usage``; stored as columns to sum per run."""
-    usage = result.properties.get("usage")
-    if not isinstance(usage, dict) or not usage.get("model"):
-        return NO_USAGE
-    return (str(usage["model"]), *(int(usage.get(key) or 0) for key in USAGE_COLUMNS))
-
-
-NO_USAGE = (None, *(0 for _ in USAGE_COLUMNS))
 
 
 @functools.cache
