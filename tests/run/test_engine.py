@@ -232,3 +232,31 @@ def test_a_criterion_said_to_only_compute_that_waits_is_still_judged_once_per_it
     assert [item.results[0].score for item in items] == [float(len(f"r{i}")) for i in range(40)]
     waited = [f"r{i}" for i in range(40) if i % 10 in (0, 3, 6, 9)]
     assert sorted(judged) == sorted([f"r{i}" for i in range(40)] + waited)  # those that waited, twice
+
+
+def test_several_criteria_that_only_compute_judge_each_item_once(store):
+    """Judged as each item is read, several criteria are awaited in turn: gathered, their tasks ran
+    again after the item had been judged the usual way (every criterion twice per item)."""
+    from assay.evaluators.base import EvaluatorSpec, Metric, Score, computes_only
+
+    judged = []
+
+    def factory():
+        async def evaluate(inputs):
+            judged.append(inputs["response"])
+            return Score(float(len(inputs["response"])))
+
+        return computes_only(evaluate)
+
+    catalog = load_catalog()
+    metric = Metric(name="length", type="continuous", min_value=0, max_value=100, threshold=0)
+    catalog.add(EvaluatorSpec(name="counted", required_inputs=["response"], metrics=[metric], factory=factory))
+    criteria = [
+        {"type": "azure_ai_evaluator", "name": "c", "evaluator_name": "counted"},
+        {"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"},
+    ]
+    data = [{"response": f"r{i}", "ground_truth": f"r{i}"} for i in range(40)]
+    prepared = prepare(EvalDefinition("e", criteria), Dataset.from_content(data), catalog)
+    outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(processes=1))
+    assert outcome.run.status == "completed" and outcome.summary.result_counts.passed == 40
+    assert sorted(judged) == sorted(f"r{i}" for i in range(40))

@@ -64,6 +64,8 @@ class EvalActor:
         self.run_id = setup.run_id
 
     async def evaluate(self, rows: list[Row]) -> list[OutputItem]:
+        if self.target is None and all(criterion.computes_only for criterion in self.criteria):
+            return [await evaluate_item(row, self.criteria) for row in rows]  # none waits: no task each
         return list(await asyncio.gather(*(evaluate_item(row, self.criteria, self.target) for row in rows)))
 
     async def encode(self, rows: list[Row]) -> list[ItemRows]:

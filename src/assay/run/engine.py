@@ -185,8 +185,10 @@ async def evaluate_part(
     failure = target_failed(sample)
     if failure is not None:
         found = [c.failed_for(item, failure) for _, c in chosen]
-    elif len(chosen) == 1:
-        found = [await chosen[0][1].evaluate_all(item, sample)]
+    elif len(chosen) == 1 or all(c.computes_only for _, c in chosen):
+        # Criteria that never wait are awaited in turn: no task each, and an item judged as it is read
+        # (``_evaluated_now``) finishes in one step (gathered, their tasks ran a second time after it).
+        found = [await c.evaluate_all(item, sample) for _, c in chosen]
     else:
         found = list(await asyncio.gather(*(c.evaluate_all(item, sample) for _, c in chosen)))
     groups = {i: [c.annotate(r, item) for r in group] for (i, c), group in zip(chosen, found, strict=True)}
