@@ -70,8 +70,8 @@ class EvalActor:
 
     async def encode(self, rows: list[Row]) -> list[ItemRows]:
         """``evaluate``, each item returned as the rows it is stored as: the driver, which shares the
-        machine with the actors, then only inserts them (it spent a third of its time per item
-        unpickling output items and a third encoding them)."""
+        machine with the actors, then only inserts them (unpickling output items and encoding them
+        took most of its Python time per item)."""
         created = now()
         return [encode_item(self.run_id, item, created) for item in await self.evaluate(rows)]
 

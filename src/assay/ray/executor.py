@@ -40,9 +40,11 @@ PER_ACTOR = 64
 """Items in flight per actor that calls models: its calls wait on the network together."""
 MODEL_BATCH = 16
 """Rows per task for actors that call models: a batch returns when its slowest call does."""
-CPU_BATCH = 64
+CPU_BATCH = 128
 """Rows per task for actors that only compute. Ray's cost per task falls on the driver, which shares
-the cores with the actors: 16 rows a task cost it about 150 µs of CPU an item, 64 about 110."""
+the cores with the actors: 16 rows a task cost it about 150 µs of CPU an item, 64 about 110; with the
+items sent back as rows, 64 about 80 and 128 about 70 (a batch's rows past 100 kB go through Ray's
+object store rather than inline, which 64 rows of 40-word NLP items already do)."""
 CPU_QUEUED = 3
 """Batches per computing actor: one at work, two waiting, so it never waits on the driver."""
 _joining = threading.Lock()
