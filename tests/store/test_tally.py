@@ -178,3 +178,22 @@ def test_a_tally_read_back_a_page_at_a_time_is_the_whole_run(store, monkeypatch)
     whole = store.tally_of(run.id).summary(CRITERIA)
     monkeypatch.setattr(runs, "TALLY_PAGE", 7)  # pages end mid-item and mid-criterion
     assert store.tally_of(run.id).summary(CRITERIA) == whole == tally.summary(CRITERIA)
+
+
+def test_a_role_model_name_the_column_clips_is_counted_as_stored(store):
+    """Names past the column's 256 characters (two that differ only past it) and one holding a NUL:
+    the tally counts the names as the rows keep them, so it gives what reading them back gives."""
+    run = new_run(store)
+    long = "m" * 256
+    entries = [
+        {"role": "simulated_user", "model": long + "-a", "calls": 1},
+        {"role": "simulated_user", "model": long + "-b", "calls": 2},
+        {"role": "attacker", "model": "bad\x00name", "calls": 1},
+    ]
+    item = judged(3).model_copy(update={"sample": {"usage_by_role": entries}})
+    tally = RunTally()
+    assert store.add_output_items(run.id, [item], tally=tally) and tally.complete
+    kept, read_back = store.summarize(run.id, CRITERIA, tally), store.summarize(run.id, CRITERIA)
+    assert kept == read_back
+    roles = {(usage.role, usage.model_name): usage.invocation_count for usage in read_back.per_role_usage}
+    assert roles[("simulated_user", long)] == 3 and roles[("attacker", "bad\ufffdname")] == 1

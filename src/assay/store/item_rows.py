@@ -10,9 +10,10 @@ the tuples are built where the item was evaluated, and the process that writes o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from assay.results import OutputItem, Result
+from assay.store import tables as t
 from assay.store import values
 from assay.store.tally import ROLE_COUNTS, USAGE_COLUMNS
 
@@ -20,6 +21,7 @@ Row = tuple[Any, ...]
 
 NO_TARGET = (None, 0, 0, 0, 0)
 NO_USAGE = (None, *(0 for _ in USAGE_COLUMNS))
+_USAGE_MODEL = cast(values.StoreText, t.item_usage.c.model.type)
 
 
 class ItemRows(NamedTuple):
@@ -112,7 +114,9 @@ def _role_usage(run_id: str, item: OutputItem) -> list[Row]:
     for entry in entries:
         if not isinstance(entry, dict) or not entry.get("model") or not entry.get("role"):
             continue
-        summed = counts.setdefault((str(entry["role"]), str(entry["model"])), [0] * len(ROLE_COUNTS))
+        # The name as the column keeps it (cleaned, clipped), so the tally counts what is stored.
+        model = _USAGE_MODEL.clipped(str(entry["model"]))
+        summed = counts.setdefault((str(entry["role"]), model), [0] * len(ROLE_COUNTS))
         for index, name in enumerate(ROLE_COUNTS):
             summed[index] += int(entry.get(name) or 0)
     return [(run_id, item.datasource_item_id, role, model, *summed) for (role, model), summed in counts.items()]

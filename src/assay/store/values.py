@@ -146,13 +146,17 @@ class StoreText(sa.types.TypeDecorator[str]):
         if not isinstance(value, str):
             return value
         if self.clip:
-            cleaned = UNSTORABLE.sub("\ufffd", value)
-            return cleaned[: self.length] if self.length else cleaned
+            return self.clipped(value)
         if _bad_string(value):
             raise StoreValueError(f"'{self.field}' holds a NUL character or a lone surrogate, which cannot be stored")
         if self.length and len(value) > self.length:
             raise StoreValueError(f"'{self.field}' is {len(value)} characters long; it holds at most {self.length}")
         return value
+
+    def clipped(self, value: str) -> str:
+        """What a ``clip`` column keeps of ``value``: what it cannot hold replaced, cut to its length."""
+        cleaned = UNSTORABLE.sub("\ufffd", value)
+        return cleaned[: self.length] if self.length else cleaned
 
 
 def name_text_columns(metadata: sa.MetaData) -> None:
