@@ -197,3 +197,19 @@ def test_a_role_model_name_the_column_clips_is_counted_as_stored(store):
     assert kept == read_back
     roles = {(usage.role, usage.model_name): usage.invocation_count for usage in read_back.per_role_usage}
     assert roles[("simulated_user", long)] == 3 and roles[("attacker", "bad\ufffdname")] == 1
+
+
+def test_a_target_or_judge_model_name_longer_than_its_column_is_stored_clipped(store):
+    """A sample's model comes from the data ({item, sample} rows): one past the column's 256
+    characters is stored and counted clipped, where it used to fail the whole batch's write."""
+    run = new_run(store)
+    long = "t" * 300
+    item = judged(3).model_copy(update={"sample": {"model": long, "usage": {"prompt_tokens": 4}}})
+    judge = item.results[1].model_copy(update={"properties": {"usage": {"model": "j" * 300, "calls": 1}}})
+    item = item.model_copy(update={"results": [item.results[0], judge]})
+    tally = RunTally()
+    assert store.add_output_items(run.id, [item, judged(10)], tally=tally) and tally.complete
+    kept, read_back = store.summarize(run.id, CRITERIA, tally), store.summarize(run.id, CRITERIA)
+    assert kept == read_back and read_back.result_counts.total == 2
+    roles = {(usage.role, usage.model_name): usage.invocation_count for usage in read_back.per_role_usage}
+    assert roles[("target", "t" * 256)] == 1 and roles[("judge", "j" * 256)] == 1

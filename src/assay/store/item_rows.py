@@ -22,6 +22,8 @@ Row = tuple[Any, ...]
 NO_TARGET = (None, 0, 0, 0, 0)
 NO_USAGE = (None, *(0 for _ in USAGE_COLUMNS))
 _USAGE_MODEL = cast(values.StoreText, t.item_usage.c.model.type)
+_TARGET_MODEL = cast(values.StoreText, t.output_items.c.target_model.type)
+_JUDGE_MODEL = cast(values.StoreText, t.results.c.model.type)
 
 
 class ItemRows(NamedTuple):
@@ -87,7 +89,7 @@ def _target_columns(item: OutputItem) -> Row:
     if not (isinstance(calls, int) and isinstance(hits, int)):
         calls, hits = (0, 1) if cached else (1, 0)
     return (
-        str(name),
+        _TARGET_MODEL.clipped(str(name)),  # a sample's model may come from the data, of any length
         calls,
         hits,
         int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0),
@@ -127,4 +129,4 @@ def _usage_columns(result: Result) -> Row:
     usage = result.properties.get("usage")
     if not isinstance(usage, dict) or not usage.get("model"):
         return NO_USAGE
-    return (str(usage["model"]), *(int(usage.get(key) or 0) for key in USAGE_COLUMNS))
+    return (_JUDGE_MODEL.clipped(str(usage["model"])), *(int(usage.get(key) or 0) for key in USAGE_COLUMNS))
