@@ -25,10 +25,10 @@ from typing import Any
 
 import yaml
 from jinja2 import TemplateError
-from jinja2.sandbox import SandboxedEnvironment
 
 from assay.errors import ConfigError
 from assay.evaluators.promptfoo import base_type, is_known, needs_model
+from assay.sandbox.templates import BoundedEnvironment, compile_bounded
 from assay.yamlfile import load_lined, safe_load, strip_lines
 
 DEFAULT_GRADER = "gpt-4.1-mini"
@@ -51,7 +51,7 @@ IGNORED_KEYS = {
 }
 SAMPLING = {"temperature", "max_tokens", "top_p", "seed", "response_format", "tools", "tool_choice", "stop"}
 PROVIDERS_HINT = "supported providers: echo, openai:chat:<model>, openai:responses:<model>, azure:chat:<deployment>"
-_JINJA = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
+_JINJA = BoundedEnvironment(autoescape=False, keep_trailing_newline=True)  # noqa: S701 - prompts, not HTML
 
 
 @dataclass
@@ -390,7 +390,7 @@ def _grader(default: dict[str, Any], tests: list[Test], at: _Where) -> str | Non
 
 def render(template: str, variables: dict[str, Any], where: str) -> str:
     try:
-        return _JINJA.from_string(template).render(**variables)
+        return _JINJA.render_bounded(compile_bounded(_JINJA, template), variables)
     except TemplateError as exc:
         raise ConfigError(f"{where}: the template cannot be rendered ({exc})") from None
 

@@ -58,8 +58,11 @@ class Settings(BaseModel):
     """Runs one caller may create per minute (a burst of as many); 0: no limit."""
     rate_uploads_per_minute: float = Field(default=120.0, ge=0)
     """Uploads one caller may make per minute; 0: no limit."""
-    sandbox: Literal["auto", "require"] = "auto"
-    """``require``: refuse untrusted code when bubblewrap is missing (``assay serve`` with keys sets it)."""
+    sandbox: Literal["auto", "require", "unsandboxed"] = "auto"
+    """``require``: refuse untrusted code when bubblewrap is missing (``assay serve`` and ``assay worker``
+    set it); ``unsandboxed``: the operator's explicit choice to let a server run posted code in a plain
+    subprocess where bubblewrap is missing (not isolation); ``auto``: bwrap when installed, else a plain
+    subprocess (the local CLI, running the user's own files)."""
     sandbox_cgroup: Literal["auto", "off"] = "auto"
     """``off``: no cgroup per sandboxed call, only per-process limits."""
     bwrap: str | None = None
@@ -74,6 +77,10 @@ class Settings(BaseModel):
     """The largest file a sandboxed call may write."""
     sandbox_max_output_bytes: int = Field(default=1024 * 1024, gt=0)
     """The most output a sandboxed call may print."""
+    allowed_hosts: str = ""
+    """Host names ``assay serve`` answers to besides the loopback names, comma-separated (``name``,
+    ``*.example.com``, ``*`` for any); a request naming another host gets 421. Without API keys the
+    server answers loopback names only unless this names more; with keys it checks once this is set."""
     evaluator_endpoints: str = ""
     """Hosts endpoint evaluators and alert webhooks may call from ``assay serve`` and ``assay worker``, comma-separated
     (``host``, ``host:port``, ``*.example.com``); none by default, and loopback or link-local

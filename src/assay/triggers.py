@@ -24,6 +24,10 @@ from assay.errors import ConfigError
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 HORIZON_DAYS = 366 * 5
 """How far ahead a search looks before saying the trigger never fires again."""
+YEARS = (1970, 9000)
+"""The years a trigger's times may name: within them every time converts to epoch seconds and back."""
+LONGEST_INTERVAL = {"Hourly": 24 * 3653, "Daily": 3653, "Weekly": 522, "Monthly": 120}
+"""A recurrence's longest ``interval`` in its unit: ten years."""
 
 
 def next_fire(trigger: dict[str, Any], after: float) -> float | None:
@@ -53,12 +57,16 @@ def check(trigger: Any) -> None:
         raise ConfigError("trigger: expected {type: OneTime | Recurrence | Cron, ...}")
     kind = trigger.get("type")
     if kind == "Recurrence":
-        interval = trigger.get("interval")
-        if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
-            raise ConfigError(f"trigger.interval: a whole number, at least 1, got {interval!r}")
-        _recurrence_kind(trigger.get("schedule"))
+        unit = _recurrence_kind(trigger.get("schedule"))
+        interval, longest = trigger.get("interval"), LONGEST_INTERVAL[unit]
+        if isinstance(interval, bool) or not isinstance(interval, int) or not 1 <= interval <= longest:
+            raise ConfigError(f"trigger.interval: a whole number from 1 to {longest} ({unit}), got {interval!r}")
     elif kind == "Cron":
-        parse_cron(trigger.get("expression"))
+        fields = parse_cron(trigger.get("expression"))
+        if _cron(fields, dt.datetime(2000, 1, 1, tzinfo=dt.UTC)) is None:  # 2000 to 2005: every date there is
+            raise ConfigError(
+                f"trigger.expression: {trigger.get('expression')!r} names no date that exists (such as 30 February)"
+            )
     elif kind != "OneTime":
         raise ConfigError(f"trigger.type: OneTime, Recurrence or Cron, got {kind!r}")
     next_fire(trigger, 0.0)  # dates and the time zone read
@@ -76,9 +84,15 @@ def _zone(name: Any) -> dt.tzinfo:
 def _when(value: Any, where: str, zone: dt.tzinfo) -> dt.datetime:
     try:
         moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        if not YEARS[0] <= moment.year <= YEARS[1]:
+            raise OverflowError
+        moment = moment.replace(tzinfo=zone) if moment.tzinfo is None else moment.astimezone(zone)
+        moment.timestamp()  # within the years, yet a zone's offset could still carry it past them
     except ValueError:
         raise ConfigError(f"{where}: an ISO 8601 time such as 2026-12-03T09:00:00Z, got {value!r}") from None
-    return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment.astimezone(zone)
+    except OverflowError:
+        raise ConfigError(f"{where}: a time in the years {YEARS[0]} to {YEARS[1]}, got {value!r}") from None
+    return moment
 
 
 def _recurrence_kind(schedule: Any) -> str:

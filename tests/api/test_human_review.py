@@ -24,7 +24,7 @@ from assay.review.labels import human_verdicts
 from tests.api.conftest import wait_for
 from tests.api.test_evals_api import make_eval
 from tests.support.fixtures import poll
-from tests.support.servers import post_receiver
+from tests.support.servers import post_receiver, ui_form_token
 
 EVENT = "gen_ai.evaluation.result"
 
@@ -273,7 +273,8 @@ def test_an_answer_the_queue_does_not_ask_for_is_refused(served):
     client = served.client()
     run = run_of(client, capitals(2))
     queue = create_queue(served.store, "default", run.id, criteria=["mentions"])
-    form = urllib.parse.urlencode({"reviewer": "eve", "verdict:mentions": "maybe"}).encode()
+    token = ui_form_token(f"{served.url}/ui/reviews/{queue['id']}/items/0?as=eve")
+    form = urllib.parse.urlencode({"reviewer": "eve", "verdict:mentions": "maybe", "csrf": token}).encode()
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(f"{served.url}/ui/reviews/{queue['id']}/items/0", data=form)  # noqa: S310 - loopback
     assert refused.value.code == 400 and "'maybe' is not one of fail, pass" in refused.value.read().decode()

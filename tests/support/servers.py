@@ -178,3 +178,15 @@ def post_receiver(path: str, status: int = 204) -> Iterator[tuple[str, list[tupl
     finally:
         server.shutdown()
         server.server_close()
+
+
+def ui_form_token(page_url: str, cookie: str = "") -> str:
+    """The form token a UI page gives its forms, as a browser reading the page would find it."""
+    import re
+    import urllib.request
+
+    request = urllib.request.Request(page_url, headers={"cookie": cookie} if cookie else {})
+    with urllib.request.urlopen(request) as reply:  # noqa: S310 - the test's own loopback server
+        found = re.search(r'name="csrf" value="([0-9a-f]+)"', reply.read().decode())
+    assert found, f"{page_url} has no form token"
+    return found.group(1)

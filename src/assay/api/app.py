@@ -31,6 +31,7 @@ from assay.api import (
     routes_traces,
 )
 from assay.api.context import ApiContext
+from assay.api.guard import BrowserGuard
 from assay.api.limits import BodyLimit
 from assay.api.readcache import CachedReads
 from assay.api.readonly import ReadOnly
@@ -79,6 +80,7 @@ def create_app(
     access.install(app)
     if read_only:
         app.add_middleware(ReadOnly)
+    app.add_middleware(BrowserGuard, keys_exist=app.state.assay.keys_exist)  # outermost: before any route or body
 
     for prefix in PREFIXES:
         routers = (routes_files, routes_evals, routes_runs, routes_evaluators, routes_capture)

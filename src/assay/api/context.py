@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ class ApiContext:
     """Per-key token buckets for run creation and uploads (``assay.api.ratelimit``)."""
     reads: ReadCache = field(default_factory=ReadCache)
     """The one-second cache of run reads."""
+    form_secret: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
+    """Signs the web UI's form tokens (``assay.api.ui.access.form_token``); a restart makes open forms stale."""
     _keys_checked: float = field(default=0.0, repr=False)
     _keys_exist: bool = field(default=False, repr=False)
     _owners: dict[str, tuple[str | None, float]] = field(default_factory=dict, repr=False)
@@ -94,9 +97,23 @@ async def project(request: Request) -> str:
     return owner
 
 
+def is_json_type(content_type: str) -> bool:
+    """``application/json`` or a ``+json`` type (``application/merge-patch+json``), parameters aside."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, parsed with the dataset reader's bounds (nesting, number length)."""
+    """The request's JSON object, parsed with the dataset reader's bounds (nesting, number length).
+    Only a JSON content type is read as JSON: a form or ``text/plain`` body is what a web page can
+    send without the browser asking the server first (``assay.api.guard``)."""
     raw = await request.body()
+    content_type = request.headers.get("content-type", "")
+    if raw and not is_json_type(content_type):
+        raise UserError(
+            f"request body: the content type is {content_type or 'not given'!r}, not JSON",
+            hint="send the body with 'Content-Type: application/json'",
+        )
     value, problem = parse_json(raw or b"null")
     if problem is not None:
         raise UserError(f"request body: {problem}", hint="send a JSON object")

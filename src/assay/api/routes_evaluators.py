@@ -15,6 +15,7 @@ from assay.errors import ConfigError, NotFoundError, UnknownEvaluatorError
 from assay.evaluators.base import EvaluatorSpec
 from assay.evaluators.custom import Kind, custom_spec
 from assay.outbound import check_url
+from assay.sandbox import Sandbox
 from assay.store import Store
 
 router = APIRouter()
@@ -98,6 +99,7 @@ def create_version(request: Request, name: str, body: JsonBody, owner: Owner) ->
         content = str(definition.get("prompt_text") or "")
     elif kind == "code":
         content = str(definition.get("code_text") or "")
+        Sandbox.configured().check(f"code evaluator {name!r}")  # refused here, not at each item of a run
     elif kind == "endpoint":
         fields = ("url", "headers", "timeout", "max_retries", "threshold")
         content = json.dumps({key: definition[key] for key in fields if key in definition})

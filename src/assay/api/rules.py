@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from assay.api.alerts import check_alert
@@ -161,13 +162,17 @@ def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.
     def loop() -> None:
         while not stop.is_set():
             window = settings().rule_window_seconds
-            try:
-                fire_due(ctx, name, window)
-                schedules.fire_due(ctx)
-                agent_insights.run_due(ctx)
-                alerts.check_finished(ctx.store)
-            except Exception:  # noqa: BLE001 - what cannot fire now is tried again next time
-                log.exception("evaluation rules and schedules: firing failed")
+            concerns: list[tuple[str, Callable[[], object]]] = [
+                ("evaluation rules", lambda: fire_due(ctx, name, window)),
+                ("schedules", lambda: schedules.fire_due(ctx)),
+                ("insight monitors", lambda: agent_insights.run_due(ctx)),
+                ("alerts", lambda: alerts.check_finished(ctx.store)),
+            ]
+            for concern, work in concerns:  # one failing concern does not skip the others
+                try:
+                    work()
+                except Exception:  # noqa: BLE001 - what cannot fire now is tried again next time
+                    log.exception("%s: firing failed", concern)
             stop.wait(min(1.0, window / 2))
 
     thread = threading.Thread(target=loop, name=f"assay-rules-{name}", daemon=True)

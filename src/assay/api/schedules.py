@@ -13,6 +13,7 @@ one starts, then the schedule goes on from the present (no burst of catch-up run
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from assay.store import Store
 
 TASKS = ("Evaluation", "Insight")
+log = logging.getLogger(__name__)
 
 
 def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
@@ -103,31 +105,48 @@ def _iso(seconds: float) -> str:
 
 
 def fire_due(ctx: ApiContext, clock: float | None = None) -> list[dict[str, Any]]:
-    """Fire every schedule whose time has come (once each across servers); the firings recorded."""
-    from assay.api.routes_runs import queue_run
-
+    """Fire every schedule whose time has come (once each across servers); the firings recorded.
+    One schedule that cannot fire (a trigger stored before triggers were checked as they are now)
+    records why and stops; the others fire."""
     store, clock = ctx.store, time.time() if clock is None else clock
     fired = []
     for row in store.due_schedules(clock):
-        following = next_fire(row["body"]["trigger"], clock)  # missed firings are not caught up on
-        if not store.claim_firing(row["project"], row["id"], row["next_fire"], following):
-            continue  # another server fired it
-        task = row["body"]["task"]
-        made: dict[str, str | None] = {"eval_run_id": None, "insight_id": None}
-        eval_id, error = str(task.get("evalId") or (task.get("insight") or {}).get("request", {}).get("evalId")), None
         try:
-            if task["type"] == "Insight":
-                made["insight_id"] = _fire_insight(ctx, row["project"], task["insight"])
-            else:
-                stored = store.get_eval_in(row["project"], eval_id)
-                body = {"name": f"schedule {row['id']}", **task["evalRun"]}
-                made["eval_run_id"] = queue_run(ctx, row["project"], stored, body).id
-        except Exception as exc:  # noqa: BLE001 - the firing records why it failed; the schedule goes on
-            error = getattr(exc, "message", None) or str(exc)
-        fired.append(
-            store.add_schedule_run(row["project"], row["id"], row["next_fire"], eval_id=eval_id, error=error, **made)
-        )
+            firing = _fire_one(ctx, row, clock)
+        except Exception:  # noqa: BLE001 - one schedule's failure is not every project's
+            log.exception("schedule %s of project %s: cannot fire", row["id"], row["project"])
+            continue
+        if firing is not None:
+            fired.append(firing)
     return fired
+
+
+def _fire_one(ctx: ApiContext, row: dict[str, Any], clock: float) -> dict[str, Any] | None:
+    from assay.api.routes_runs import queue_run
+
+    store = ctx.store
+    error = None
+    try:
+        following = next_fire(row["body"]["trigger"], clock)  # missed firings are not caught up on
+    except (ConfigError, ArithmeticError, ValueError) as exc:
+        following, error = None, f"the trigger cannot be read, so the schedule stops: {getattr(exc, 'message', exc)}"
+    if not store.claim_firing(row["project"], row["id"], row["next_fire"], following):
+        return None  # another server fired it
+    task = row["body"]["task"]
+    made: dict[str, str | None] = {"eval_run_id": None, "insight_id": None}
+    eval_id = str(task.get("evalId") or (task.get("insight") or {}).get("request", {}).get("evalId"))
+    try:
+        if error is not None:
+            pass
+        elif task["type"] == "Insight":
+            made["insight_id"] = _fire_insight(ctx, row["project"], task["insight"])
+        else:
+            stored = store.get_eval_in(row["project"], eval_id)
+            body = {"name": f"schedule {row['id']}", **task["evalRun"]}
+            made["eval_run_id"] = queue_run(ctx, row["project"], stored, body).id
+    except Exception as exc:  # noqa: BLE001 - the firing records why it failed; the schedule goes on
+        error = getattr(exc, "message", None) or str(exc)
+    return store.add_schedule_run(row["project"], row["id"], row["next_fire"], eval_id=eval_id, error=error, **made)
 
 
 def _fire_insight(ctx: ApiContext, project: str, insight: dict[str, Any]) -> str:

@@ -61,16 +61,34 @@ def parse_tool_sets(section: Any, models_file: Path) -> dict[str, list[dict[str,
     }
 
 
-def _require_sandbox_with_keys(store_has_keys: bool) -> None:
-    """With API keys, anyone holding one may post code: it runs in the sandbox or not at all
-    (``ASSAY_SANDBOX`` set by the operator wins)."""
+def _sandbox_for_others() -> None:
+    """A server takes code over the API (a key-less one too: any web page its user opens may post to
+    it), so that code runs in the sandbox or not at all, unless the operator opted out by name
+    (``ASSAY_SANDBOX=unsandboxed``). Either way the operator is told as the server starts."""
     from assay.sandbox import INSTALL_HINT, Sandbox
     from assay.settings import settings
 
-    if store_has_keys:
-        os.environ.setdefault("ASSAY_SANDBOX", "require")
-    if settings().sandbox == "require" and not Sandbox.configured().isolated:
-        out.print(f"[yellow]bwrap not found: python graders and code evaluators will be refused ({INSTALL_HINT})[/]")
+    if settings().sandbox != "unsandboxed":
+        os.environ["ASSAY_SANDBOX"] = "require"
+    if Sandbox.configured().isolated:
+        return
+    if settings().sandbox == "unsandboxed":
+        out.print(
+            "[red]ASSAY_SANDBOX=unsandboxed and bwrap not found: code posted to this server (code evaluators, "
+            "python graders, promptfoo python checks) runs as your user in a plain subprocess, not isolated[/]"
+        )
+    else:
+        out.print(
+            "[yellow]bwrap not found: code evaluators, python graders and promptfoo python checks will be "
+            f"refused ({INSTALL_HINT}; ASSAY_SANDBOX=unsandboxed runs them unisolated, at your own risk)[/]"
+        )
+
+
+def _allow_hosts(names: tuple[str, ...]) -> None:
+    """``--allowed-host``: names the server answers to besides loopback, added to ``ASSAY_ALLOWED_HOSTS``."""
+    if names:
+        given = [entry for entry in os.environ.get("ASSAY_ALLOWED_HOSTS", "").split(",") if entry.strip()]
+        os.environ["ASSAY_ALLOWED_HOSTS"] = ",".join([*given, *names])
 
 
 def _is_loopback(host: str) -> bool:
@@ -93,6 +111,12 @@ def _is_loopback(host: str) -> bool:
 @click.option("--tls", is_flag=True, help="Serve https with a self-signed certificate made under $ASSAY_HOME/tls.")
 @click.option("--certfile", type=click.Path(path_type=Path, exists=True, dir_okay=False), help="Serve https with it.")
 @click.option("--keyfile", type=click.Path(path_type=Path, exists=True, dir_okay=False), help="The certificate's key.")
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="A host name the server answers to besides loopback (repeat; *.example.com); others get 421.",
+)
 def serve(
     host: str,
     port: int,
@@ -102,6 +126,7 @@ def serve(
     tls: bool,
     certfile: Path | None,
     keyfile: Path | None,
+    allowed_hosts: tuple[str, ...],
 ) -> None:
     """Serve the OpenAI Evals API, the OTLP trace receiver, the capture pass-through and the web UI
     (and run evaluations) on HOST:PORT."""
@@ -116,6 +141,7 @@ def serve(
     from assay.run.worker import start_workers
     from assay.settings import settings
 
+    _allow_hosts(allowed_hosts)
     settings()  # a bad ASSAY_* value stops the server here, not a request or a run later
     serve_others()  # URLs from API callers must pass the operator's allow-list
     pair = certificates.given(certfile, keyfile) if certfile or keyfile else None
@@ -124,7 +150,7 @@ def serve(
 
     store = open_store()
     registry = models_from_file(models_file, store, cache_mode)
-    _require_sandbox_with_keys(store.has_keys())
+    _sandbox_for_others()
     if not store.has_keys():
         if not _is_loopback(host):
             raise ConfigError(
@@ -185,7 +211,7 @@ def worker(
     make_executor(executor, ray_address, actors)  # a missing Ray fails here, with the install command
     store = open_store()
     registry = models_from_file(models_file, store, cache_mode)
-    _require_sandbox_with_keys(store.has_keys())
+    _sandbox_for_others()
     stop, running = start_workers(
         store,
         lambda project: catalog(store, project),

@@ -7,8 +7,10 @@ print. A failure of the code, a timeout or too much output is an ``ItemError`` f
 
 Policy, from ``ASSAY_SANDBOX``:
 
-- ``require``: no bwrap, no call (``assay serve`` and ``assay worker`` set this when the store has
-  API keys: any key holder may post code).
+- ``require``: no bwrap, no call. ``assay serve`` and ``assay worker`` set this, keys or not: code
+  comes to them over the API (a key-less server is reachable by any web page its user opens).
+- ``unsandboxed``: the operator's explicit choice, by name, to let a server run posted code in a
+  plain subprocess where bwrap is missing; the server says so as it starts.
 - ``auto`` (default): bwrap when installed, else a plain subprocess with rlimits, a cleared
   environment and a private working directory, with one warning per process. For the local CLI,
   running the user's own files; it is not isolation.
@@ -74,7 +76,10 @@ class Sandbox:
     def check(self, what: str) -> None:
         """Refuse, before any work, code this process may not run."""
         if self.required and not self.isolated:
-            raise ConfigError(f"{what} needs the sandbox, and bwrap is not installed on this server", hint=INSTALL_HINT)
+            raise ConfigError(
+                f"{what} needs the sandbox, and bwrap is not installed on this server",
+                hint=f"{INSTALL_HINT}; or the operator sets ASSAY_SANDBOX=unsandboxed to run code unisolated",
+            )
         home = str(settings().home.resolve())
         if self.isolated and bwrap.exposes(home):
             raise ConfigError(

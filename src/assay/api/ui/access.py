@@ -3,15 +3,19 @@ form, kept in a cookie) and sees that key's project only, as the API would."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import Annotated
 from urllib.parse import urlencode
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 
 from assay.api.context import context, presented_key
 
 KEY_COOKIE = "assay_key"
+FORM_FIELD = "csrf"
+"""The hidden field of every form the UI posts: a token only the server's own pages know."""
 
 
 class SignInFirst(Exception):
@@ -35,11 +39,42 @@ Viewer = Annotated[str | None, Depends(viewer_of)]
 """A page's visitor: the project it may see (None: every project); else it is sent to sign in."""
 
 
+class ForeignForm(Exception):
+    """A form post without the token of the server's own page: another site's, or a stale page's."""
+
+
+def form_token(request: Request) -> str:
+    """The token this visitor's forms carry: the server's secret over the key it signed in with, so
+    another site can neither read it (no CORS) nor make it (no secret), signed in or not."""
+    signed_in = request.cookies.get(KEY_COOKIE, "")
+    return hmac.new(context(request).form_secret, signed_in.encode(), hashlib.sha256).hexdigest()
+
+
+async def posted_from_this_ui(request: Request) -> None:
+    """A dependency of every form post: its token must be the one this server's page gave it."""
+    form = await request.form()
+    given = str(form.get(FORM_FIELD) or "")
+    if not hmac.compare_digest(given.encode(), form_token(request).encode()):
+        raise ForeignForm
+
+
+FromThisUi = Depends(posted_from_this_ui)
+
+
 def install(app: FastAPI) -> None:
     async def redirect(request: Request, _: Exception) -> RedirectResponse:
         return sign_in_first(request)
 
+    async def refuse(_: Request, __: Exception) -> HTMLResponse:
+        page = (
+            "<!doctype html><title>Form refused</title><h1>Form refused</h1><p>This form did not come from "
+            "this server's own page, or the server restarted since the page was loaded: go back, reload the "
+            'page and send it again. <a href="/ui">Runs</a></p>'
+        )
+        return HTMLResponse(page, status_code=403)
+
     app.add_exception_handler(SignInFirst, redirect)
+    app.add_exception_handler(ForeignForm, refuse)
 
 
 def sign_in_first(request: Request) -> RedirectResponse:

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from assay.api.context import context
-from assay.api.ui.access import KEY_COOKIE, Viewer, back_into_the_ui
+from assay.api.ui.access import KEY_COOKIE, FromThisUi, Viewer, back_into_the_ui, form_token
 from assay.errors import ConfigError, NotFoundError
 from assay.report.charts import difference_bars
 from assay.report.redteam_view import red_team_section
@@ -48,16 +48,18 @@ def home() -> RedirectResponse:
 
 
 @router.get("/ui/login", response_class=HTMLResponse, include_in_schema=False)
-def login_page(next: str = "/ui") -> str:  # noqa: A002 - the query parameter's name
-    return TEMPLATES.get_template("login.html").render(title="Sign in", next=back_into_the_ui(next), problem=None)
+def login_page(request: Request, next: str = "/ui") -> str:  # noqa: A002 - the query parameter's name
+    return TEMPLATES.get_template("login.html").render(
+        title="Sign in", next=back_into_the_ui(next), problem=None, csrf=form_token(request)
+    )
 
 
-@router.post("/ui/login", include_in_schema=False, response_model=None)
+@router.post("/ui/login", include_in_schema=False, response_model=None, dependencies=[FromThisUi])
 def login(request: Request, key: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "/ui") -> Response:  # noqa: A002
     key, target = key.strip(), back_into_the_ui(next)
     if not key or context(request).owner_of(key) is None:
         page = TEMPLATES.get_template("login.html").render(
-            title="Sign in", next=target, problem="That is not one of this server's API keys."
+            title="Sign in", next=target, problem="That is not one of this server's API keys.", csrf=form_token(request)
         )
         return HTMLResponse(page, status_code=401)
     response = RedirectResponse(target, status_code=303)
@@ -202,6 +204,7 @@ def run_page(
         return f"{base}?{urlencode({**query, 'page': to})}"
 
     return TEMPLATES.get_template("run.html").render(
+        csrf=form_token(request),
         title=run.name or run_id,
         run=run,
         counts=summary.result_counts,

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from assay.api.context import context
-from assay.api.ui.access import Viewer
+from assay.api.ui.access import FromThisUi, Viewer, form_token
 from assay.api.ui.pages import visible_run
 from assay.errors import ConfigError, NotFoundError
 from assay.report.run_view import TEMPLATES, result_view
@@ -51,7 +51,7 @@ def queues_page(request: Request, viewer: Viewer) -> str:
     return TEMPLATES.get_template("reviews.html").render(title="Review", queues=queues, viewer=viewer)
 
 
-@router.post("/ui/runs/{run_id}/review", include_in_schema=False)
+@router.post("/ui/runs/{run_id}/review", include_in_schema=False, dependencies=[FromThisUi])
 def new_queue(
     request: Request,
     viewer: Viewer,
@@ -138,6 +138,7 @@ def review_item_page(request: Request, viewer: Viewer, queue_id: str, position: 
             sides.append({"letter": letter, "run_id": run_id, "verdicts": verdicts, **shown})
     following = next_position(entries, reviewer, after=position)
     page = TEMPLATES.get_template("review_item.html").render(
+        csrf=form_token(request),
         title=f"{body['name']} · item {item_id}",
         viewer=viewer,
         queue=queue,
@@ -157,7 +158,7 @@ def review_item_page(request: Request, viewer: Viewer, queue_id: str, position: 
     return _remembered(HTMLResponse(page), reviewer)
 
 
-@router.post("/ui/reviews/{queue_id}/items/{position}", include_in_schema=False)
+@router.post("/ui/reviews/{queue_id}/items/{position}", include_in_schema=False, dependencies=[FromThisUi])
 async def answer_item(request: Request, viewer: Viewer, queue_id: str, position: int) -> RedirectResponse:
     store = context(request).store
     queue = store.get_queue(viewer, queue_id)  # another project's queue is not there

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from assay.errors import ItemError
+from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.promptfoo.checks import CHECKS, Seen, Verdict
 from assay.evaluators.promptfoo.graded import GRADED
@@ -110,8 +110,12 @@ class _Judge:
         if not isinstance(source, str):
             raise ItemError("a python assertion carries no code (import the config with assay import promptfoo)")
         if self.sandbox is None:
-            self.sandbox = Sandbox.configured()
-            self.sandbox.check("a promptfoo python assertion")
+            sandbox = Sandbox.configured()
+            try:
+                sandbox.check("a promptfoo python assertion")
+            except ConfigError as exc:  # refused for this item, as each of its assertions is judged
+                raise ItemError(f"{exc.message} ({exc.hint})") from None
+            self.sandbox = sandbox
         context = {"vars": seen.vars, "prompt": seen.prompt, "config": assertion.get("config") or {}}
         limits = asked(PYTHON_TIME_LIMIT, PYTHON_MEMORY_MB, "python assertion")
         returned = await self.sandbox.call(source, function, {"output": seen.output, "context": context}, limits)
