@@ -15,6 +15,7 @@ response is in or out whichever server sees it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -163,7 +164,7 @@ def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.
         while not stop.is_set():
             window = settings().rule_window_seconds
             concerns: list[tuple[str, Callable[[], object]]] = [
-                ("evaluation rules", lambda: fire_due(ctx, name, window)),
+                ("evaluation rules", functools.partial(fire_due, ctx, name, window)),
                 ("schedules", lambda: schedules.fire_due(ctx)),
                 ("insight monitors", lambda: agent_insights.run_due(ctx)),
                 ("alerts", lambda: alerts.check_finished(ctx.store)),

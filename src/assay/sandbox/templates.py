@@ -116,7 +116,8 @@ def _replace(eval_ctx: Any, value: Any, old: Any, new: Any, count: Any = None) -
 def _join(eval_ctx: Any, value: Iterable[Any], d: Any = "", attribute: Any = None) -> str:
     items = list(value)
     _bounded(sum(_length(item) for item in items) + len(str(d)) * len(items), "join()")
-    return jinja2.filters.do_join(eval_ctx, items, d, attribute)
+    joined: str = jinja2.filters.do_join(eval_ctx, items, d, attribute)
+    return joined
 
 
 def _batch(value: Iterable[Any], linecount: Any, fill_with: Any = None) -> Any:
