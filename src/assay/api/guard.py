@@ -109,7 +109,9 @@ class BrowserGuard:
     def _refusal(self, scope: Scope, headers: dict[str, str], host: str) -> tuple[int, str, str] | None:
         allowed = configured_hosts()
         name = host_name(host)
-        if (allowed or not self.keys_exist()) and not (is_loopback_name(name) or host_allowed(name, allowed)):
+        # No Host at all is no browser (they always send one): HTTP/1.0 clients and in-process callers.
+        checked = bool(host) and (bool(allowed) or not self.keys_exist())
+        if checked and not (is_loopback_name(name) or host_allowed(name, allowed)):
             return (
                 421,
                 f"this server does not answer to the host {name or '(none)'!r}; the operator names the hosts "
