@@ -1,22 +1,36 @@
 """Where a server may send requests on a user's behalf: one policy for every outbound call an API
-caller can aim (endpoint evaluators today).
+caller can aim (endpoint evaluators, alert webhooks), applied when the call is made.
 
 A process that serves others (``assay serve``, ``assay worker``) calls ``serve_others()`` at start;
-from then on a URL must name a host the operator allowed in ``ASSAY_EVALUATOR_ENDPOINTS``. A
-loopback or link-local address is allowed only when named exactly (never by a wildcard), so a
-request cannot reach the server's own ports or a cloud metadata service. A local process (``assay
-run``, ``assay.evaluate()``) belongs to its user and calls what its evaluators name.
+from then on a URL must name a host the operator allowed in ``ASSAY_EVALUATOR_ENDPOINTS``, and
+every address that name resolves to must be public. A loopback, link-local, private or otherwise
+special address is called only when the operator's entry names that address exactly (never by a
+name, never by a wildcard), so neither a request nor a DNS answer can reach the server's own
+ports, the machine's other services or a cloud metadata service. The connection is made to the
+address that was checked (``PinnedResolver``, ``post``), so a name that resolves differently a
+moment later (DNS rebinding) changes nothing, and no call follows a redirect.
+
+A local process (``assay run``, ``assay.evaluate()``) belongs to its user and calls what its
+evaluators name (still without following redirects).
 """
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
+import socket
+import ssl
 import urllib.parse
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from assay.errors import UserError
 from assay.settings import settings
 
 _SERVING = False
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class OutboundRefused(UserError):
@@ -29,25 +43,92 @@ def serve_others() -> None:
     _SERVING = True
 
 
-def check_url(url: str, purpose: str) -> None:
-    """Refuse ``url`` unless this process may call it (see the module's doc)."""
+def serving() -> bool:
+    """Whether this process serves others (what arrives may be hostile), not its own user."""
+    return _SERVING
+
+
+@dataclass(frozen=True)
+class Destination:
+    """A URL's host and port, and the addresses the policy let through, in the order to try them."""
+
+    scheme: str
+    host: str
+    port: int
+    addresses: tuple[str, ...]
+
+
+def check_url(url: str, purpose: str) -> tuple[str, str, int]:
+    """Refuse ``url`` unless this process may call its host by name (the allow-list; nothing is
+    resolved): (scheme, host, port). What is saved is checked with this; what is called, with ``destination``."""
     parsed = urllib.parse.urlsplit(url)
+    try:
+        port = parsed.port
+    except ValueError:
+        raise OutboundRefused(f"{purpose}: {url[:200]!r} has no valid port") from None
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise OutboundRefused(f"{purpose}: {url!r} is not an http(s) URL")
-    if not _SERVING:
-        return
+        raise OutboundRefused(f"{purpose}: {url[:200]!r} is not an http(s) URL")
     host = parsed.hostname.lower()
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    allowed = [entry.strip().lower() for entry in settings().evaluator_endpoints.split(",") if entry.strip()]
-    if not any(_matches(entry, host, port) for entry in allowed):
+    port = port or (443 if parsed.scheme == "https" else 80)
+    if _SERVING and not any(_matches(entry, host, port) for entry in _allowed()):
         raise OutboundRefused(
             f"{purpose}: this server may not call {host}:{port}",
             hint="the operator allows hosts with ASSAY_EVALUATOR_ENDPOINTS (host, host:port or *.domain)",
         )
+    return parsed.scheme, host, port
+
+
+def destination(url: str, purpose: str) -> Destination:
+    """``url`` checked by name, resolved, and each address checked (see the module's doc)."""
+    scheme, host, port = check_url(url, purpose)
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise OutboundRefused(f"{purpose}: cannot resolve {host} ({exc})") from None
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+    if _SERVING:
+        named = _named_addresses()
+        for address in addresses:
+            if _special(ipaddress.ip_address(address.split("%", 1)[0])) and address not in named:
+                raise OutboundRefused(
+                    f"{purpose}: {host} resolves to {address}, an address this server does not call",
+                    hint="loopback, link-local and private addresses are called only when "
+                    "ASSAY_EVALUATOR_ENDPOINTS names the address itself",
+                )
+    if not addresses:
+        raise OutboundRefused(f"{purpose}: {host} resolves to no address")
+    return Destination(scheme, host, port, tuple(addresses))
+
+
+def _allowed() -> list[str]:
+    return [entry.strip().lower() for entry in settings().evaluator_endpoints.split(",") if entry.strip()]
+
+
+def _named_addresses() -> set[str]:
+    """The addresses the operator's entries name literally (``127.0.0.1``, ``[::1]:9000``)."""
+    named = set()
+    for entry in _allowed():
+        name = _split(entry)[0].strip("[]")
+        try:
+            named.add(str(ipaddress.ip_address(name)))
+        except ValueError:
+            continue
+    return named
+
+
+def _split(entry: str) -> tuple[str, str]:
+    """An entry's (name, port or ""): ``host``, ``host:port``, ``[v6]``, ``[v6]:port``, bare ``v6``."""
+    if entry.startswith("["):
+        name, _, rest = entry[1:].partition("]")
+        return name, rest.removeprefix(":")
+    if entry.count(":") == 1:
+        name, _, port = entry.partition(":")
+        return name, port
+    return entry, ""
 
 
 def _matches(entry: str, host: str, port: int) -> bool:
-    name, _, wanted_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+    name, wanted_port = _split(entry)
     if wanted_port and wanted_port != str(port):
         return False
     if name == host:
@@ -59,7 +140,88 @@ def _matches(entry: str, host: str, port: int) -> bool:
 
 def _internal(host: str) -> bool:
     try:
-        address = ipaddress.ip_address(host)
+        return _special(ipaddress.ip_address(host))
     except ValueError:
         return host == "localhost" or host.endswith(".localhost")
-    return address.is_loopback or address.is_link_local
+
+
+def _special(address: Address) -> bool:
+    """Not a public address: loopback, link-local, private, shared, reserved, multicast, unspecified
+    (IPv4 mapped into IPv6 judged as the IPv4 address it carries)."""
+    mapped = getattr(address, "ipv4_mapped", None)
+    if mapped is not None:
+        address = mapped
+    return not address.is_global or address.is_multicast
+
+
+class PinnedResolver(AbstractResolver):
+    """aiohttp's resolver for calls under the policy: a name resolves only to the addresses
+    ``destination`` checked, so the connection goes where the check looked."""
+
+    def __init__(self, purpose: str) -> None:
+        self.purpose = purpose
+
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
+        import asyncio
+
+        url = f"http://{host if ':' not in host else f'[{host}]'}:{port or 80}/"
+        checked = await asyncio.get_running_loop().run_in_executor(None, destination, url, self.purpose)
+        return [
+            ResolveResult(
+                hostname=host,
+                host=address,
+                port=port,
+                family=socket.AF_INET6 if ":" in address else socket.AF_INET,
+                proto=0,
+                flags=socket.AI_NUMERICHOST,
+            )
+            for address in checked.addresses
+        ]
+
+    async def close(self) -> None:
+        return None
+
+
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float, purpose: str) -> tuple[int, bytes]:
+    """POST ``body`` to ``url`` under the policy, connected to a checked address, never following a
+    redirect (a 3xx is the answer); (status, the answer's first 64 kB). Raises ``OutboundRefused``
+    or ``OSError``."""
+    target = destination(url, purpose)
+    parsed = urllib.parse.urlsplit(url)
+    path = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
+    last: OSError | None = None
+    for address in target.addresses:
+        connection = _connection(target, address, timeout)
+        try:
+            connection.request("POST", path, body=body, headers={**headers, "Host": _host_header(target)})
+            reply = connection.getresponse()
+            return reply.status, reply.read(64 * 1024)
+        except (OSError, http.client.HTTPException) as exc:  # a garbled answer is a failed call too
+            last = exc if isinstance(exc, OSError) else OSError(f"{type(exc).__name__}: {exc}")
+        finally:
+            connection.close()
+    assert last is not None
+    raise last
+
+
+def _host_header(target: Destination) -> str:
+    default = 443 if target.scheme == "https" else 80
+    name = f"[{target.host}]" if ":" in target.host else target.host
+    return name if target.port == default else f"{name}:{target.port}"
+
+
+def _connection(target: Destination, address: str, timeout: float) -> http.client.HTTPConnection:
+    """A connection to ``address`` that speaks to ``target.host`` (its TLS name and certificate)."""
+
+    class Pinned(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.create_connection((address, target.port), timeout)
+
+    class PinnedTls(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            raw = socket.create_connection((address, target.port), timeout)
+            context: Any = ssl.create_default_context()
+            self.sock = context.wrap_socket(raw, server_hostname=target.host)
+
+    kind = PinnedTls if target.scheme == "https" else Pinned
+    return kind(target.host, target.port, timeout=timeout)

@@ -8,7 +8,8 @@ alert, so a dip within noise is not; a run that failed, or a firing that could n
 is an alert too. The webhook gets the JSON, signed with HMAC-SHA256 of the body under ``secret``
 (``x-assay-signature: sha256=<hex>``), retried with backoff on a connection error, 429 or 5xx;
 the delivery (attempts, last status) is recorded. The URL passes the server's one outbound policy
-(``ASSAY_EVALUATOR_ENDPOINTS``), checked when the rule or schedule is saved.
+(``ASSAY_EVALUATOR_ENDPOINTS``, ``assay.outbound``) when the rule or schedule is saved and again
+at each delivery (a host the operator has since removed is not called); no redirect is followed.
 """
 
 from __future__ import annotations
@@ -18,12 +19,10 @@ import hmac
 import json
 import logging
 import time
-import urllib.error
-import urllib.request
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError
-from assay.outbound import check_url
+from assay.outbound import OutboundRefused, check_url, post
 from assay.stats import wilson
 
 if TYPE_CHECKING:
@@ -146,16 +145,15 @@ def deliver(alert: dict[str, Any], payload: dict[str, Any]) -> tuple[int, int | 
         headers["x-assay-signature"] = f"sha256={digest}"
     status: int | None = None
     for attempt in range(1, ATTEMPTS + 1):
-        request = urllib.request.Request(alert["url"], data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - the policy checked the URL
-                return attempt, int(response.status)
-        except urllib.error.HTTPError as exc:
-            status = exc.code
-            exc.close()
-            if status != 429 and status < 500:
-                return attempt, status
+            status, _ = post(alert["url"], body, headers, timeout=10, purpose="alert.url")
+        except OutboundRefused as exc:
+            log.warning("alert to %s refused: %s", alert["url"], exc.message)
+            return attempt, None
         except OSError as exc:
             log.warning("alert to %s: %s", alert["url"], exc)
+        else:
+            if status < 300 or (status != 429 and status < 500):
+                return attempt, status  # delivered, or refused for good (a redirect included: none is followed)
         time.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1))  # the firer's own thread: the API is not held
     return ATTEMPTS, status

@@ -2,12 +2,78 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from assay.errors import ConfigError
+from assay.regexes import UnsupportedPattern, compiled
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
+    if validator.is_type(instance, "string") and not compiled(pattern)(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: dict[str, Any]) -> Any:
+    if validator.is_type(instance, "object"):
+        for pattern, subschema in patterns.items():
+            for key, value in instance.items():
+                if compiled(pattern)(key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: dict[str, Any]) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    named, patterns = schema.get("properties", {}), list(schema.get("patternProperties", {}))
+    extras = [k for k in instance if k not in named and not any(compiled(p)(k) for p in patterns)]
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif not allowed and extras:
+        yield ValidationError(
+            f"Additional properties are not allowed ({', '.join(map(repr, sorted(extras)))} unexpected)"
+        )
+
+
+def linear_time(cls: Any) -> Any:
+    """``cls`` with its regex keywords (``pattern``, ``patternProperties``) matched by RE2
+    (``assay.regexes``): schemas arrive over the API, and items are matched against them."""
+    keywords = {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    }
+    return jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        cls, {k: v for k, v in keywords.items() if k in cls.VALIDATORS}
+    )
+
+
+def check_patterns(schema: Any, where: str) -> None:
+    """Refuse, before any item, a schema pattern RE2 cannot run (naming where it is)."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "pattern" and isinstance(value, str):
+                _readable(value, f"{where}.pattern")
+            elif key == "patternProperties" and isinstance(value, dict):
+                for pattern in value:
+                    _readable(str(pattern), f"{where}.patternProperties")
+            check_patterns(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            check_patterns(value, f"{where}[{index}]")
+
+
+def _readable(pattern: str, where: str) -> None:
+    try:
+        compiled(pattern)
+    except UnsupportedPattern as exc:
+        raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
+    except re.error as exc:
+        raise ConfigError(f"{where}: {pattern[:200]!r} is not a regular expression ({exc})") from None
 
 
 class ItemSchema:
@@ -28,7 +94,10 @@ class ItemSchema:
                     f"{where}: not a valid JSON Schema at {path}: {exc.message}",
                     hint="see https://json-schema.org/understanding-json-schema",
                 ) from None
-            self._validator = cls(schema)
+            except RecursionError:
+                raise ConfigError(f"{where}: the schema is nested too deeply") from None
+            check_patterns(schema, where)
+            self._validator = linear_time(cls)(schema)
 
     @property
     def checks_items(self) -> bool:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
-from assay.outbound import OutboundRefused, check_url
+from assay.outbound import OutboundRefused, PinnedResolver, check_url
 
 INPUTS = ["query", "response", "context", "ground_truth", "messages", "tool_calls", "tool_definitions"]
 RETRIED = {408, 409, 429, 500, 502, 503, 504}
@@ -58,11 +58,12 @@ def endpoint_factory(name: str, definition: EndpointDefinition) -> Any:
 
     def endpoint() -> Evaluator:
         async def evaluate(inputs: dict[str, Any]) -> Score:
-            try:  # the policy of the process that runs it
-                check_url(definition.url, f"evaluator {name}")
+            purpose = f"evaluator {name}"
+            try:  # the policy of the process that runs it, when it runs it
+                check_url(definition.url, purpose)
+                answer = await _post(definition, {k: v for k, v in inputs.items() if v is not None}, purpose)
             except OutboundRefused as exc:
-                raise ItemError(f"{exc.message} ({exc.hint})") from None
-            answer = await _post(definition, {k: v for k, v in inputs.items() if v is not None})
+                raise ItemError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
             return _score(answer, metric, definition.threshold)
 
         return evaluate
@@ -70,10 +71,12 @@ def endpoint_factory(name: str, definition: EndpointDefinition) -> Any:
     return endpoint
 
 
-async def _post(definition: EndpointDefinition, body: dict[str, Any]) -> dict[str, Any]:
+async def _post(definition: EndpointDefinition, body: dict[str, Any], purpose: str) -> dict[str, Any]:
+    """The endpoint's answer; each connection made to an address the policy checked, no redirect followed."""
     delay, problem = 0.5, ""
     timeout = aiohttp.ClientTimeout(total=definition.timeout)
-    async with aiohttp.ClientSession(timeout=timeout) as session:
+    connector = aiohttp.TCPConnector(resolver=PinnedResolver(purpose), use_dns_cache=False)
+    async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
         for attempt in range(definition.max_retries + 1):
             if attempt:
                 await asyncio.sleep(delay)
@@ -94,6 +97,8 @@ async def _post(definition: EndpointDefinition, body: dict[str, Any]) -> dict[st
                 continue
             if status >= 400:
                 raise ItemError(f"the endpoint answered {status}: {text[:300]}")
+            if status >= 300:
+                raise ItemError(f"the endpoint answered {status}, a redirect; assay follows none (give its final URL)")
             try:
                 answer = json.loads(text)
             except ValueError:

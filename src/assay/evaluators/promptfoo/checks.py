@@ -19,7 +19,10 @@ import jsonschema
 import yaml
 from rapidfuzz.distance import Levenshtein
 
-from assay.errors import ItemError
+from assay.dataset.schema import check_patterns, linear_time
+from assay.errors import ConfigError, ItemError
+from assay.outbound import serving
+from assay.regexes import UnsupportedPattern, search
 
 
 @dataclass
@@ -118,10 +121,12 @@ def starts_with(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict
 
 def regex(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
     pattern = str(_value(assertion))
-    try:
-        found = re.search(pattern, seen.output) is not None
+    try:  # linear time; Python's engine only for the user's own files in a local process
+        found = search(pattern, seen.output, fallback=not serving())
     except re.error as exc:
         raise ItemError(f"regex {pattern!r} is not a valid regular expression: {exc}") from None
+    except UnsupportedPattern as exc:
+        raise ItemError(f"regex: {exc.message} ({exc.hint})") from None
     return boolean(found, inverse, f'Expected output to {{not}}match regex "{pattern}"')
 
 
@@ -141,9 +146,13 @@ def _schema_validator(assertion: dict[str, Any]) -> jsonschema.protocols.Validat
     try:
         validator_class = jsonschema.validators.validator_for(schema)
         validator_class.check_schema(schema)
+        check_patterns(schema, "schema")
     except jsonschema.SchemaError as exc:
         raise ItemError(f"{assertion['type']}: invalid JSON schema: {exc.message}") from None
-    return validator_class(schema)
+    except ConfigError as exc:
+        raise ItemError(f"{assertion['type']}: {exc.message}") from None
+    validator: jsonschema.protocols.Validator = linear_time(validator_class)(schema)
+    return validator
 
 
 def _schema_problem(validator: jsonschema.protocols.Validator, value: Any) -> str | None:
@@ -237,7 +246,7 @@ def valid_tools_call(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Ve
             return boolean(False, inverse, f"The arguments of {name!r} are not JSON")
         schema = functions[name].get("parameters")
         if schema:
-            problem = _schema_problem(jsonschema.validators.validator_for(schema)(schema), arguments)
+            problem = _schema_problem(linear_time(jsonschema.validators.validator_for(schema))(schema), arguments)
             if problem is not None:
                 return boolean(False, inverse, f"The call to {name!r} does not match its schema: {problem}")
     return boolean(True, inverse, "Every tool call matched its schema")
