@@ -50,7 +50,7 @@ class Buckets:
             return (1 - tokens) / rate
 
 
-def _per_minute(action: str) -> float:
+def per_minute(action: str) -> float:
     chosen = settings()
     return chosen.rate_runs_per_minute if action == "runs" else chosen.rate_uploads_per_minute
 
@@ -61,7 +61,7 @@ def limited(action: str) -> Any:
     def check(request: Request, owner: str = Depends(project)) -> None:
         key = presented_key(request)
         caller = hashlib.sha256(key.encode()).hexdigest() if key else f"project:{owner}"
-        wait = context(request).rate_limits.take(caller, action, _per_minute(action))
+        wait = context(request).rate_limits.take(caller, action, per_minute(action))
         if wait > 0:
             raise RateLimited(action, wait)
 

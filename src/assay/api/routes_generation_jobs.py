@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.generation_jobs import create_data_job, create_evaluator_job
 from assay.api.jobs import Accepted, answer, cancel, reap
+from assay.api.ratelimit import limited
 from assay.api.wire import Paging
 from assay.store.jobs import JobKind
 
@@ -23,7 +24,7 @@ Create = Callable[[ApiContext, str, dict[str, Any], str | None], Accepted]
 
 
 def _routes(path: str, kind: JobKind, create: Create) -> None:
-    @router.post(f"/{path}", status_code=201)
+    @router.post(f"/{path}", status_code=201, dependencies=[limited("runs")])
     def create_job(
         request: Request,
         body: JsonBody,

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from assay.api import agent_insights as monitors
 from assay.api.context import JsonBody, OptionalJsonBody, Owner, context
 from assay.api.jobs import answer, cancel, reap
+from assay.api.ratelimit import limited
 from assay.api.wire import Paging
 from assay.errors import NotFoundError
 
@@ -54,7 +55,7 @@ def reset_monitor(request: Request, monitor_id: str, owner: Owner) -> Response:
     return Response(status_code=204)
 
 
-@router.post(ROUTE + "/{monitor_id}/runs", status_code=201)
+@router.post(ROUTE + "/{monitor_id}/runs", status_code=201, dependencies=[limited("runs")])
 def create_run(
     request: Request, monitor_id: str, body: OptionalJsonBody, owner: Owner, background: BackgroundTasks
 ) -> JSONResponse:

@@ -10,11 +10,12 @@ from fastapi.responses import JSONResponse
 
 from assay.api.context import JsonBody, Owner, context
 from assay.api.insights import generate
+from assay.api.ratelimit import limited
 
 router = APIRouter()
 
 
-@router.post("/insights")
+@router.post("/insights", dependencies=[limited("runs")])
 def generate_insight(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
     return JSONResponse(generate(context(request), owner, body), status_code=201)
 

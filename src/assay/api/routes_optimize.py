@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from assay.agentconfig import AgentDefinition
 from assay.api.context import JsonBody, OptionalJsonBody, Owner, context
+from assay.api.ratelimit import limited
 from assay.api.wire import Paging
 from assay.errors import ConfigError, NotFoundError
 from assay.evaluators.catalog import Catalog
@@ -55,7 +56,7 @@ def _state(project: str, job_id: str) -> State:
     return State.load(path)
 
 
-@router.post(ROUTE, status_code=201)
+@router.post(ROUTE, status_code=201, dependencies=[limited("runs")])
 def create_job(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
     ctx = context(request)
     if is_prompt_optimization(body):

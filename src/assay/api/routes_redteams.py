@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from assay.api.context import JsonBody, Owner, context
+from assay.api.ratelimit import limited
 from assay.api.routes_runs import queue_run
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.risks import CONTENT_RISKS, RISKS, risk_category
@@ -34,7 +35,7 @@ def red_team_object(run: Run) -> dict[str, Any]:
     return {**posted, "id": run.id, "status": STATUSES.get(run.status, run.status), "properties": properties}
 
 
-@router.post("/redTeams/runs:run", status_code=201)
+@router.post("/redTeams/runs:run", status_code=201, dependencies=[limited("runs")])
 def run_red_team(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
     ctx = context(request)
     target = body.get("target")

@@ -136,6 +136,11 @@ def _fire_one(ctx: ApiContext, row: dict[str, Any], clock: float) -> dict[str, A
     made: dict[str, str | None] = {"eval_run_id": None, "insight_id": None}
     eval_id = str(task.get("evalId") or (task.get("insight") or {}).get("request", {}).get("evalId"))
     try:
+        if error is None and (wait := _rate_limited(ctx, row["project"])) > 0:
+            error = (
+                "the project's run rate limit (ASSAY_RATE_RUNS_PER_MINUTE) was reached: this firing made nothing "
+                f"(the next may in {wait:.0f} s)"
+            )
         if error is not None:
             pass
         elif task["type"] == "Insight":
@@ -147,6 +152,15 @@ def _fire_one(ctx: ApiContext, row: dict[str, Any], clock: float) -> dict[str, A
     except Exception as exc:  # noqa: BLE001 - the firing records why it failed; the schedule goes on
         error = getattr(exc, "message", None) or str(exc)
     return store.add_schedule_run(row["project"], row["id"], row["next_fire"], eval_id=eval_id, error=error, **made)
+
+
+def _rate_limited(ctx: ApiContext, project: str) -> float:
+    """The seconds until the project may start another run: a schedule's firings count against the
+    project's run limit, as the runs its callers create do (0: it may now)."""
+    from assay.api.ratelimit import per_minute
+
+    wait: float = ctx.rate_limits.take(f"project:{project}", "runs", per_minute("runs"))
+    return wait
 
 
 def _fire_insight(ctx: ApiContext, project: str, insight: dict[str, Any]) -> str:

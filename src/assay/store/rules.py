@@ -79,10 +79,11 @@ class RulesStore(StoreBase):
         return int(count), oldest
 
     def runs_since(self, project: str, rule_id: str, since: float) -> int:
-        """Runs the rule started after ``since`` (for its hourly cap)."""
-        events, runs = t.rule_events.c, t.runs.c
-        mine = sa.select(events.run_id).where(events.project == project, events.rule_id == rule_id)
-        query = sa.select(sa.func.count()).where(runs.id.in_(mine), runs.created_at >= since)
+        """Runs the rule started after ``since`` (for its hourly cap), found by the name each is given
+        (``rule <id>``), not by the rule's events: a rule deleted and made again keeps its count."""
+        runs = t.runs.c
+        named = sa.and_(runs.project == project, runs.name == f"rule {rule_id}")
+        query = sa.select(sa.func.count()).where(named, runs.created_at >= since)
         with self.engine.connect() as conn:
             return int(conn.execute(query).scalar() or 0)
 

@@ -111,16 +111,18 @@ class RunsStore(StoreBase):
             raise NotFoundError(f"no run with id {run_id!r}", hint="`assay runs list` shows the runs in this store")
         return Run.of_row(row)
 
-    def run_id_for(self, given: str) -> str:
+    def run_id_for(self, given: str, project: str | None = None) -> str:
         """The run a command line names: its whole id, or a prefix only one run's id starts with
-        (``evalrun_4a04``; the ``evalrun_`` itself may be left out)."""
+        (``evalrun_4a04``; the ``evalrun_`` itself may be left out). With ``project``, only that
+        project's runs are looked at: the answer never tells of another project's ids."""
         ids = t.runs.c.id
+        mine = t.runs.c.project == project if project is not None else sa.true()
         with self.engine.connect() as conn:
-            if conn.execute(sa.select(ids).where(ids == given)).first() is not None:
+            if conn.execute(sa.select(ids).where(ids == given, mine)).first() is not None:
                 return given
             prefix = given if given.startswith("evalrun_") else f"evalrun_{given}"
             escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            query = sa.select(ids).where(ids.like(f"{escaped}%", escape="\\")).order_by(ids).limit(6)
+            query = sa.select(ids).where(ids.like(f"{escaped}%", escape="\\"), mine).order_by(ids).limit(6)
             found = [str(row[0]) for row in conn.execute(query)]
         if len(found) == 1:
             return found[0]

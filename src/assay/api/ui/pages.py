@@ -120,11 +120,11 @@ def compare_page(
     if pick:
         if len(pick) != 2:
             raise ConfigError(f"pick two runs to compare, not {len(pick)}", hint="tick two runs in the list")
-        older, newer = sorted((visible_run(store, store.run_id_for(p), viewer) for p in pick), key=_created)
+        older, newer = sorted((visible_run(store, p, viewer) for p in pick), key=_created)
         a, b = older.id, newer.id
     if not a or not b:
         raise ConfigError("name two runs: /ui/compare?a=BASELINE&b=RUN", hint="or tick two runs in the runs list")
-    a, b = (visible_run(store, store.run_id_for(r), viewer).id for r in (a, b))
+    a, b = (visible_run(store, r, viewer).id for r in (a, b))
     found = compare_runs(store, a, b, margin=margin)
     rows = [
         (
@@ -269,7 +269,7 @@ def item_page(request: Request, viewer: Viewer, run_id: str, item_id: int) -> st
 
 
 def visible_run(store: Store, run_id: str, viewer: str | None) -> Run:
-    run = store.get_run(store.run_id_for(run_id))  # a whole id or any unique start
+    run = store.get_run(store.run_id_for(run_id, viewer))  # a whole id or any unique start of the viewer's
     if viewer is not None and run.project != viewer:
         raise NotFoundError(f"no run with id {run_id!r}")  # another project's run is not there, as in the API
     return run
