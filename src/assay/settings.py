@@ -81,6 +81,9 @@ class Settings(BaseModel):
     """Host names ``assay serve`` answers to besides the loopback names, comma-separated (``name``,
     ``*.example.com``, ``*`` for any); a request naming another host gets 421. Without API keys the
     server answers loopback names only unless this names more; with keys it checks once this is set."""
+    public_url: str | None = None
+    """The server's address as its clients reach it (``https://evals.example.com``), for the URLs it
+    hands out (dataset SAS URLs); unset: the address each request reached, its ``Host`` checked."""
     evaluator_endpoints: str = ""
     """Hosts endpoint evaluators and alert webhooks may call from ``assay serve`` and ``assay worker``, comma-separated
     (``host``, ``host:port``, ``*.example.com``); none by default, and loopback or link-local

@@ -1,10 +1,13 @@
 """The part of Azure Blob Storage's REST API that ``azure-storage-blob`` uses to upload a dataset
 and read it back: Put Blob, Put Block, Put Block List and Get Blob, under
 ``/blobs/{container}/{blob}``. The SAS token ``startPendingUpload`` handed out is the credential:
-its ``sig`` must be the container's signature; no API key is involved, as with a real SAS URL."""
+its ``sig`` signs the container and its expiry (``se``, ``SAS_SECONDS`` after it was handed out)
+under the container's secret; no API key is involved, as with a real SAS URL."""
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import hmac
 import xml.etree.ElementTree as ElementTree
 from email.utils import formatdate
@@ -19,6 +22,8 @@ from assay.errors import UserError
 router = APIRouter()
 API_VERSION = "2025-11-05"
 SAS_VERSION = "2025-11-05"
+SAS_SECONDS = 2 * 3600
+"""How long a SAS URL lasts: an upload or a read, not a standing credential."""
 
 
 def storage_error(status: int, code: str, message: str) -> Response:
@@ -48,17 +53,33 @@ def _headers(extra: dict[str, str] | None = None) -> dict[str, str]:
     }
 
 
-def sas_query(container: dict[str, Any]) -> str:
-    return f"sv={SAS_VERSION}&sr=c&sp=racwl&sig={container['signature']}"
+def sas_query(container: dict[str, Any], now: float | None = None) -> str:
+    """A SAS token for the container, expiring ``SAS_SECONDS`` from ``now``."""
+    moment = dt.datetime.now(dt.UTC) if now is None else dt.datetime.fromtimestamp(now, dt.UTC)
+    expiry = (moment + dt.timedelta(seconds=SAS_SECONDS)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"sv={SAS_VERSION}&sr=c&sp=racwl&se={expiry}&sig={_signed(container, expiry)}"
+
+
+def _signed(container: dict[str, Any], expiry: str) -> str:
+    message = f"{container['id']}\n{expiry}".encode()
+    return hmac.new(container["signature"].encode(), message, hashlib.sha256).hexdigest()
 
 
 def _authorized(request: Request, container_id: str) -> dict[str, Any] | Response:
     container = context(request).store.container(container_id)
     if container is None:
         return storage_error(404, "ContainerNotFound", "The specified container does not exist.")
+    expiry = request.query_params.get("se", "")
     given = request.query_params.get("sig", "").encode("utf-8", errors="surrogatepass")
-    if not hmac.compare_digest(given, container["signature"].encode()):  # bytes: any text a caller sends compares
+    # bytes: any text a caller sends compares
+    if not expiry or not hmac.compare_digest(given, _signed(container, expiry).encode()):
         return storage_error(403, "AuthenticationFailed", "The SAS signature is missing or does not match.")
+    try:
+        expired = dt.datetime.strptime(expiry, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC) < dt.datetime.now(dt.UTC)
+    except ValueError:
+        expired = True
+    if expired:
+        return storage_error(403, "AuthenticationFailed", f"The SAS token expired at {expiry}; ask for a new one.")
     return container
 
 

@@ -16,6 +16,7 @@ from assay.api.context import JsonBody, Owner, context
 from assay.api.routes_blobs import sas_query
 from assay.dataset.ids import dataset_id
 from assay.errors import ConfigError
+from assay.settings import settings
 from assay.store import Store
 
 router = APIRouter()
@@ -112,7 +113,10 @@ def get_credentials(request: Request, name: str, version: str, owner: Owner) -> 
 
 
 def _blob_reference(request: Request, container: dict[str, Any]) -> dict[str, Any]:
-    blob_uri = f"{str(request.base_url).rstrip('/')}/blobs/{container['id']}"
+    """Where the client puts or reads the blobs: the operator's ``ASSAY_PUBLIC_URL`` when set, else
+    the address the request reached (whose ``Host`` the guard checked, ``assay.api.guard``)."""
+    base = settings().public_url or str(request.base_url)
+    blob_uri = f"{base.rstrip('/')}/blobs/{container['id']}"
     return {
         "blobUri": blob_uri,
         "storageAccountArmId": f"assay/projects/{container['project']}",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -65,12 +66,29 @@ def insight_page(request: Request, viewer: Viewer, insight_id: str) -> str:
     )
 
 
+class SpreadsheetSafe:
+    """A CSV writer whose text cells a spreadsheet shows as text: a cell starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return is a formula to Excel and LibreOffice, and answers come from
+    models and users (OWASP's CSV injection advice: prefix such a cell with a single quote)."""
+
+    FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+
+    def writerow(self, row: Sequence[Any]) -> None:
+        self.writer.writerow([self.shown(cell) for cell in row])
+
+    def shown(self, cell: Any) -> Any:
+        return f"'{cell}" if isinstance(cell, str) and cell.startswith(self.FORMULA_STARTS) else cell
+
+
 @router.get("/ui/insights/{insight_id}/export.csv", include_in_schema=False)
 def insight_csv(request: Request, viewer: Viewer, insight_id: str) -> Response:
     """One row per sample of each cluster (a comparison: one per criterion and treatment)."""
     insight = context(request).store.get_insight(viewer, insight_id)
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = SpreadsheetSafe(csv.writer(buffer))
     result = insight.get("result") or {}
     if result.get("type") == "EvaluationComparison":
         writer.writerow(
