@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assay.errors import ModelUnreachable
+from assay.errors import ConfigError, ModelUnreachable
 from assay.llm.breaker import unreachable
 from assay.llm.cache import CallCache
 from assay.llm.config import ModelConfig, from_environment
@@ -16,6 +16,11 @@ from assay.llm.limits import Budgets, local_budget
 from assay.llm.model import CacheMode, Model
 
 UNREACHABLE_HINT = "start the model's server, or correct its base_url or key"
+
+
+MAX_UNCONFIGURED = 256
+"""Model names from requests that no models file configures, each a client kept for reuse: bounded,
+whatever names callers invent."""
 
 
 class ModelRegistry:
@@ -50,6 +55,13 @@ class ModelRegistry:
     def get(self, name: str | None) -> Model:
         name = name or self.default or "gpt-4.1-mini"
         if name not in self._models:
+            unconfigured = len(self._models.keys() - self.configs.keys())
+            if name not in self.configs and unconfigured >= MAX_UNCONFIGURED:
+                raise ConfigError(
+                    f"model {name[:100]!r}: this process already serves {MAX_UNCONFIGURED} model names its "
+                    "models file does not configure",
+                    hint="name a model the models file configures",
+                )
             config = self.configs.get(name) or from_environment(name)
             model = Model(config, cache=self.cache, cache_mode=self.cache_mode, budgets=self.budgets)
             if name not in self.configs:  # the environment's endpoint serves it: was a configured name meant?
