@@ -61,11 +61,11 @@ class Destination:
 def check_url(url: str, purpose: str) -> tuple[str, str, int]:
     """Refuse ``url`` unless this process may call its host by name (the allow-list; nothing is
     resolved): (scheme, host, port). What is saved is checked with this; what is called, with ``destination``."""
-    parsed = urllib.parse.urlsplit(url)
     try:
+        parsed = urllib.parse.urlsplit(url)
         port = parsed.port
     except ValueError:
-        raise OutboundRefused(f"{purpose}: {url[:200]!r} has no valid port") from None
+        raise OutboundRefused(f"{purpose}: {url[:200]!r} is not a URL with a valid host and port") from None
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise OutboundRefused(f"{purpose}: {url[:200]!r} is not an http(s) URL")
     host = parsed.hostname.lower()

@@ -107,6 +107,18 @@ def install(app: FastAPI) -> None:
             reply.headers["Allow"] = ", ".join(_allowed_methods(request))
         return reply
 
+    @app.exception_handler(OverflowError)
+    async def too_large(_: Request, exc: OverflowError) -> JSONResponse:
+        # A number from the request past what the store's integers hold (SQLite's 64 bits), anywhere.
+        return error(400, "a number in the request is too large", "invalid_request_error", "number_too_large")
+
+    @app.exception_handler(sa.exc.DataError)
+    async def out_of_range(_: Request, exc: sa.exc.DataError) -> JSONResponse:
+        # PostgreSQL's refusal of a value its column cannot hold (a number out of range): the caller's.
+        return error(
+            400, "a value in the request is out of range for the store", "invalid_request_error", "out_of_range"
+        )
+
     @app.exception_handler(StoreError)
     async def store_down(_: Request, exc: StoreError) -> JSONResponse:
         reply = error(503, exc.message, "server_error", "store_unavailable")

@@ -56,7 +56,10 @@ def generate(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, A
         ctx.store.get_run_in(project, eval_id, str(run_id))  # a NotFoundError (404) names it
     started = time.time()
     samples = _failures(ctx, eval_id, [str(r) for r in run_ids])
-    model_name = (request.get("modelConfiguration") or {}).get("modelDeploymentName")
+    configuration = request.get("modelConfiguration") or {}
+    model_name = configuration.get("modelDeploymentName") if isinstance(configuration, dict) else None
+    if not isinstance(configuration, dict) or not isinstance(model_name, str | None):
+        raise ConfigError("request.modelConfiguration: expected {modelDeploymentName: <a model's name>}")
     clusters = [
         _cluster_object(ctx, model_name, samples, found, n)
         for n, found in enumerate(cluster([s.text for s in samples]))

@@ -409,7 +409,11 @@ def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str, binding: Bin
     missing = [key for key, parameter in accepted.items() if _required(parameter) and key not in kwargs]
     if missing:
         raise ConfigError(f"{label}: {spec.name} needs {missing[0]!r}", hint=f"add '{missing[0]}' to the criterion")
-    return spec.factory(**kwargs)
+    try:
+        return spec.factory(**kwargs)
+    except (TypeError, ValueError, ArithmeticError) as exc:  # the factory's own check of what the user gave
+        given = ", ".join(sorted(kwargs)) or "no parameters"
+        raise ConfigError(f"{label}: {spec.name} cannot be built from its parameters ({given}): {exc}") from None
 
 
 def _typed(factory: Any, key: str, value: Any, label: str) -> Any:

@@ -96,6 +96,8 @@ def score_model(
     pass_threshold: float | None = None,  # noqa: A002 - OpenAI's name
     sampling_params: dict[str, Any] | None = None,
 ) -> Evaluator:
+    if range is not None and len(range) != 2:
+        raise ConfigError(f"score_model range {range!r} must be two numbers, [low, high]")
     low, high = (range or [0.0, 1.0])[:2]
     if not low < high:
         raise ConfigError(f"score_model range {range!r} must be [low, high] with low < high")
