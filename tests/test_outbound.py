@@ -3,9 +3,16 @@ only when named exactly; a local process calls what it is given."""
 
 from __future__ import annotations
 
+import asyncio
+import http.server
+import socket
+import threading
+import urllib.parse
+
 import pytest
 
 from assay import outbound
+from tests.support.servers import post_receiver
 
 
 @pytest.fixture
@@ -40,3 +47,95 @@ def test_a_local_process_calls_what_it_is_given(monkeypatch):
     outbound.check_url("http://127.0.0.1:1234/score", "evaluator x")
     with pytest.raises(outbound.OutboundRefused, match="not an http"):
         outbound.check_url("file:///etc/passwd", "evaluator x")
+
+
+@pytest.fixture
+def dns(monkeypatch):
+    """Names this test resolves as a hostile DNS server would answer them: the one seam, since a
+    test cannot own a real zone. Every other name resolves as the machine does."""
+    answers: dict[str, str] = {}
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host in answers:
+            family = socket.AF_INET6 if ":" in answers[host] else socket.AF_INET
+            return [(family, socket.SOCK_STREAM, 6, "", (answers[host], port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answers
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "169.254.169.254", "10.1.2.3", "::1", "::ffff:127.0.0.1", "0.0.0.0"])
+def test_a_wildcard_name_that_resolves_inside_is_refused(serving, dns, address):
+    dns["metadata.corp.example"] = address
+    with pytest.raises(outbound.OutboundRefused, match="an address this server does not call"):
+        outbound.destination("http://metadata.corp.example/latest", "evaluator x")
+
+
+def test_an_address_named_exactly_is_called(serving, dns):
+    dns["evals.example.com"] = "93.184.215.14"
+    assert outbound.destination("https://evals.example.com/score", "x").addresses == ("93.184.215.14",)
+    assert outbound.destination("http://127.0.0.1:9000/score", "x").addresses == ("127.0.0.1",)
+
+
+def test_an_endpoint_evaluator_never_reaches_an_inside_address_through_a_name(serving, dns, monkeypatch):
+    from assay.errors import ItemError
+    from assay.evaluators.custom.endpoint import EndpointDefinition, endpoint_factory
+
+    with post_receiver("/score", status=200) as (url, got):
+        port = urllib.parse.urlsplit(url).port
+        dns["scorer.corp.example"] = "127.0.0.1"
+        definition = EndpointDefinition(url=f"http://scorer.corp.example:{port}/score", max_retries=0)
+        evaluate = endpoint_factory("custom.scorer", definition)()
+        with pytest.raises(ItemError, match="an address this server does not call"):
+            asyncio.run(evaluate({"response": "hi"}))
+        assert got == []  # nothing was sent
+
+
+def _redirecting(to: str) -> tuple[http.server.ThreadingHTTPServer, str]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["content-length"]))
+            self.send_response(302)
+            self.send_header("location", to)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/hook"
+
+
+def test_a_webhook_follows_no_redirect(serving, monkeypatch):
+    from assay.api.alerts import deliver
+
+    with post_receiver("/inside") as (inside, got):
+        server, hook = _redirecting(inside)
+        try:
+            monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", hook.split("/")[2])
+            attempts, status = deliver({"url": hook}, {"type": "run_failed"})
+        finally:
+            server.shutdown()
+            server.server_close()
+    assert (attempts, status) == (1, 302) and got == []
+
+
+def test_a_webhook_is_checked_when_it_is_called_not_only_when_saved(serving, monkeypatch):
+    from assay.api.alerts import check_alert, deliver
+
+    with post_receiver("/hook") as (hook, got):
+        monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", hook.split("/")[2])
+        alert = check_alert({"url": hook})
+        assert deliver(alert, {"type": "run_failed"}) == (1, 204) and len(got) == 1
+        monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", "")  # the operator removed the host
+        assert deliver(alert, {"type": "run_failed"}) == (1, None) and len(got) == 1
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://h:99999/", "http://h:-1/", "http://[zz]/"])
+def test_a_url_that_does_not_parse_is_refused_not_raised(serving, url):
+    with pytest.raises(outbound.OutboundRefused, match="not a URL"):
+        outbound.check_url(url, "alert.url")

@@ -87,9 +87,10 @@ def destination(url: str, purpose: str) -> Destination:
         raise OutboundRefused(f"{purpose}: cannot resolve {host} ({exc})") from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
     if _SERVING:
-        named = _named_addresses()
         for address in addresses:
-            if _special(ipaddress.ip_address(address.split("%", 1)[0])) and address not in named:
+            # check_url let a literal address through only when an entry names it exactly: a name never
+            # stands for an inside address, whatever DNS answers.
+            if _special(ipaddress.ip_address(address.split("%", 1)[0])) and address != _literal(host):
                 raise OutboundRefused(
                     f"{purpose}: {host} resolves to {address}, an address this server does not call",
                     hint="loopback, link-local and private addresses are called only when "
@@ -104,16 +105,12 @@ def _allowed() -> list[str]:
     return [entry.strip().lower() for entry in settings().evaluator_endpoints.split(",") if entry.strip()]
 
 
-def _named_addresses() -> set[str]:
-    """The addresses the operator's entries name literally (``127.0.0.1``, ``[::1]:9000``)."""
-    named = set()
-    for entry in _allowed():
-        name = _split(entry)[0].strip("[]")
-        try:
-            named.add(str(ipaddress.ip_address(name)))
-        except ValueError:
-            continue
-    return named
+def _literal(host: str) -> str | None:
+    """The address a URL's host spells, normalized as ``getaddrinfo`` prints it; None for a name."""
+    try:
+        return str(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return None
 
 
 def _split(entry: str) -> tuple[str, str]:
