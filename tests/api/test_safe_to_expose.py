@@ -62,7 +62,12 @@ def test_a_rebound_host_gets_421_and_the_operators_names_are_served(served, monk
 def test_a_foreign_origin_may_read_nothing_new_and_change_nothing(served):
     host = urllib.parse.urlsplit(served.url).netloc
     body, json_type = json.dumps(EVAL).encode(), {"Content-Type": "application/json"}
-    for origin in ("http://attacker.example", "null", f"http://localhost:{host.rsplit(':', 1)[1]}", "http://127.0.0.1:1"):
+    for origin in (
+        "http://attacker.example",
+        "null",
+        f"http://localhost:{host.rsplit(':', 1)[1]}",
+        "http://127.0.0.1:1",
+    ):
         status, text = call(f"{served.url}/v1/evals", body, {**json_type, "Origin": origin})
         assert status == 403 and "may not change anything" in text, origin
     assert served.client().evals.list().data == []
@@ -170,5 +175,218 @@ def test_a_template_cannot_take_the_servers_memory(tmp_path):
         peak = _high_water_mb(process.pid)
     finally:
         _stop(process)
-    print(f"server peak memory under the template attack: {before:.0f} MB before, {peak:.0f} MB after")
     assert peak - before < 256, f"{peak - before:.0f} MB"
+
+
+def _eval_and_run(store, project: str, run_id: str | None = None):
+    made = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[], project=project)
+    return made, store.create_run(eval_id=made.id, data_source={"type": "jsonl"}, project=project, id=run_id)
+
+
+def test_short_run_ids_resolve_within_the_viewers_project_only(store):
+    from assay.errors import NotFoundError, UserError
+
+    _, theirs = _eval_and_run(store, "beta", "evalrun_cafe0001")
+    _, other = _eval_and_run(store, "beta", "evalrun_cafe0002")
+    _, mine = _eval_and_run(store, "alpha", "evalrun_beef0001")
+    with pytest.raises(NotFoundError) as missing:
+        store.run_id_for("cafe", "alpha")
+    assert "cafe0001" not in str(missing.value) and "cafe0002" not in str(missing.value)
+    with pytest.raises(NotFoundError):
+        store.run_id_for(theirs.id, "alpha")  # a whole id of another project's is not there either
+    assert store.run_id_for("beef", "alpha") == mine.id
+    with pytest.raises(UserError, match="several"):
+        store.run_id_for("cafe", "beta")
+    assert store.run_id_for("cafe0002", "beta") == other.id
+
+
+def test_the_ui_resolves_no_other_projects_short_id(served):
+    _, theirs = _eval_and_run(served.store, "beta", "evalrun_f00d0001")
+    alpha = served.store.create_key("alpha")
+    cookie = {"Cookie": f"assay_key={alpha}"}
+    for path in ("/ui/runs/f00d", "/ui/compare?a=f00d&b=f00d"):
+        status, text = call(f"{served.url}{path}", headers=cookie)
+        assert status == 404 and "f00d0001" not in text, (path, status, text[:300])
+    assert call(f"{served.url}/ui/runs/{theirs.id}", headers=cookie)[0] == 404
+
+
+def test_every_route_that_starts_work_counts_against_the_run_limit(served, monkeypatch):
+    monkeypatch.setenv("ASSAY_RATE_RUNS_PER_MINUTE", "1")
+    routes = [
+        "/api/projects/default/redTeams/runs:run",
+        "/api/projects/p2/insights",
+        "/api/projects/p3/evaluationtaxonomies/x",  # not a run: never limited
+    ]
+    first = [call(f"{served.url}{route}", b"{}", JSON)[0] for route in routes]
+    second = [call(f"{served.url}{route}", b"{}", JSON)[0] for route in routes]
+    assert first[0] == 400 and second[0] == 429  # the bad body spent the caller's one run
+    assert first[1] == 400 and second[1] == 429
+    assert second[2] != 429
+
+
+def test_a_rules_hourly_cap_survives_its_deletion(store):
+    made = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[], project="p")
+    store.put_rule("p", "r1", {"action": {"type": "continuousEvaluation", "evalId": made.id, "maxHourlyRuns": 1}})
+    store.create_run(eval_id=made.id, data_source={"type": "jsonl"}, name="rule r1", project="p")
+    assert store.runs_since("p", "r1", time.time() - 3600) == 1
+    store.delete_rule("p", "r1")
+    store.put_rule("p", "r1", {"action": {"type": "continuousEvaluation", "evalId": made.id, "maxHourlyRuns": 1}})
+    assert store.runs_since("p", "r1", time.time() - 3600) == 1
+
+
+def _schedule(eval_id: str, trigger: dict) -> dict:
+    source = {"type": "jsonl", "source": {"type": "file_content", "content": [{"item": {"a": "a"}}]}}
+    return {"trigger": trigger, "task": {"type": "Evaluation", "evalId": eval_id, "evalRun": {"data_source": source}}}
+
+
+@pytest.mark.parametrize(
+    ("trigger", "said"),
+    [
+        ({"type": "Recurrence", "interval": 10**12, "schedule": {"type": "Hourly"}}, "trigger.interval"),
+        ({"type": "Recurrence", "interval": 10**30, "schedule": {"type": "Daily", "hours": [9]}}, "trigger.interval"),
+        ({"type": "OneTime", "triggerAt": "0001-01-01T00:00:00Z"}, "trigger.triggerAt"),
+        ({"type": "OneTime", "triggerAt": "9999-12-31T23:59:59-14:00"}, "trigger.triggerAt"),
+        ({"type": "Cron", "expression": "0 0 30 2 *"}, "names no date"),
+        ({"type": "Cron", "expression": "0 0 * * *", "startTime": "0001-01-01T00:00:00Z"}, "trigger.startTime"),
+    ],
+)
+def test_a_trigger_that_cannot_fire_is_refused_when_saved(served, trigger, said):
+    made = served.client().evals.create(**EVAL)
+    body = json.dumps(_schedule(made.id, {**trigger, "startTime": trigger.get("startTime", "2030-01-01T00:00:00Z")}))
+    status, text = call(f"{served.url}/api/projects/default/schedules/s1", body.encode(), JSON, method="PUT")
+    assert status == 400 and said in text, text
+
+
+def test_one_broken_schedule_does_not_stop_the_others(served, monkeypatch):
+    from assay.api.schedules import fire_due
+
+    monkeypatch.setenv("ASSAY_RATE_RUNS_PER_MINUTE", "0")
+    made = served.client().evals.create(**EVAL)
+    store, due = served.store, time.time() - 5
+    broken = {
+        "type": "Recurrence",
+        "interval": 10**12,
+        "schedule": {"type": "Hourly"},
+        "startTime": "2020-01-01T00:00:00Z",  # passed: the next firing is 10**12 hours on, past any date
+    }
+    store.put_schedule("default", "broken", _schedule(made.id, broken), due)  # saved before triggers were checked
+    store.put_schedule("default", "fine", _schedule(made.id, {"type": "Cron", "expression": "* * * * *"}), due)
+    fired = {firing["schedule_id"]: firing for firing in fire_due(served.app_state)}
+    assert fired["fine"]["error"] is None and fired["fine"]["eval_run_id"]
+    assert "cannot be read" in fired["broken"]["error"]
+    assert store.get_schedule("default", "broken")["next_fire"] is None  # it stopped
+    assert store.get_schedule("default", "fine")["next_fire"] > time.time()
+
+
+def test_schedule_firings_count_against_the_projects_run_limit(served, monkeypatch):
+    from assay.api.schedules import fire_due
+
+    monkeypatch.setenv("ASSAY_RATE_RUNS_PER_MINUTE", "1")
+    made = served.client().evals.create(**EVAL)
+    for name in ("one", "two"):
+        trigger = {"type": "Cron", "expression": "* * * * *"}
+        served.store.put_schedule("default", name, _schedule(made.id, trigger), time.time() - 5)
+    fired = fire_due(served.app_state)
+    made_runs = [f for f in fired if f["eval_run_id"]]
+    limited = [f for f in fired if f["error"] and "rate limit" in f["error"]]
+    assert len(made_runs) == 1 and len(limited) == 1
+
+
+def test_a_sas_url_expires(served):
+    from assay.api.routes_blobs import SAS_SECONDS, sas_query
+
+    container = served.store.open_container("default")
+    blob = f"{served.url}/blobs/{container['id']}/data.jsonl"
+    fresh = call(f"{blob}?{sas_query(container)}", b"{}", {"x-ms-blob-type": "BlockBlob"}, method="PUT")
+    assert fresh[0] == 201, fresh
+    old = sas_query(container, now=time.time() - SAS_SECONDS - 60)
+    status, text = call(f"{blob}?{old}", b"{}", {"x-ms-blob-type": "BlockBlob"}, method="PUT")
+    assert status == 403 and "expired" in text
+    forged = old.replace("se=", "se=2999").split("&sig=")[0] + "&sig=" + old.split("&sig=")[1]
+    assert call(f"{blob}?{forged}", b"{}", {"x-ms-blob-type": "BlockBlob"}, method="PUT")[0] == 403
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("GET", "/ui/runs/{run}?page=1000000000000000000000000000000", None),
+        ("GET", f"/ui/runs/{{run}}?page={2**63}", None),
+        ("GET", f"/ui/runs/{{run}}/items/{2**63}", None),
+        ("GET", "/ui/runs/{run}/items/1000000000000000000000000000000", None),
+        (
+            "POST",
+            "/api/projects/default/insights",
+            {
+                "request": {
+                    "type": "EvaluationRunClusterInsight",
+                    "evalId": "{eval}",
+                    "runIds": ["{run}"],
+                    "modelConfiguration": "x",
+                }
+            },
+        ),
+        (
+            "POST",
+            "/api/projects/default/insights",
+            {
+                "request": {
+                    "type": "EvaluationRunClusterInsight",
+                    "evalId": "{eval}",
+                    "runIds": ["{run}"],
+                    "modelConfiguration": {"modelDeploymentName": [1]},
+                }
+            },
+        ),
+        (
+            "POST",
+            "/v1/evals",
+            {
+                **EVAL,
+                "testing_criteria": [
+                    {
+                        "type": "score_model",
+                        "name": "s",
+                        "model": "m",
+                        "input": [{"role": "user", "content": "hi"}],
+                        "range": [1],
+                    }
+                ],
+            },
+        ),
+        (
+            "PUT",
+            "/api/projects/default/evaluationrules/r",
+            {
+                "eventType": "ResponseCompleted",
+                "action": {"type": "continuousEvaluation", "evalId": "{eval}"},
+                "alert": {"url": "http://[::1"},
+            },
+        ),
+        (
+            "PUT",
+            "/api/projects/default/evaluationrules/r",
+            {
+                "eventType": "ResponseCompleted",
+                "action": {"type": "continuousEvaluation", "evalId": "{eval}"},
+                "alert": {"url": "http://h:99999/"},
+            },
+        ),
+        (
+            "POST",
+            "/api/projects/default/evaluators/e/versions",
+            {"definition": {"type": "endpoint", "url": "http://h:-1/"}},
+        ),
+    ],
+)
+def test_the_attacks_server_errors_are_4xx(served, monkeypatch, method, path, body):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    made = served.client().evals.create(**EVAL)
+    run = served.client().evals.runs.create(
+        eval_id=made.id, data_source={"type": "jsonl", "source": {"type": "file_content", "content": [{"item": {}}]}}
+    )
+    fill = {"{eval}": made.id, "{run}": run.id}
+    text = json.dumps(body) if body is not None else None
+    for key, value in fill.items():
+        path, text = path.replace(key, value), text.replace(key, value) if text else text
+    status, answer = call(f"{served.url}{path}", text.encode() if text else None, JSON if text else {}, method=method)
+    assert 400 <= status < 500, (status, answer[:300])
