@@ -116,7 +116,7 @@ def _replace(eval_ctx: Any, value: Any, old: Any, new: Any, count: Any = None) -
 def _join(eval_ctx: Any, value: Iterable[Any], d: Any = "", attribute: Any = None) -> str:
     items = list(value)
     _bounded(sum(_length(item) for item in items) + len(str(d)) * len(items), "join()")
-    joined: str = jinja2.filters.do_join(eval_ctx, items, d, attribute)
+    joined: str = jinja2.filters.sync_do_join(eval_ctx, items, d, attribute)
     return joined
 
 
@@ -127,7 +127,7 @@ def _batch(value: Iterable[Any], linecount: Any, fill_with: Any = None) -> Any:
 
 def _slice(value: Iterable[Any], slices: Any, fill_with: Any = None) -> Any:
     _bounded(_count(slices), "slice()")
-    return jinja2.filters.do_slice(value, slices, fill_with)
+    return jinja2.filters.sync_do_slice(value, slices, fill_with)
 
 
 def _tojson(eval_ctx: Any, value: Any, indent: Any = None) -> Any:
@@ -142,7 +142,7 @@ def _truncate(environment: jinja2.Environment, value: Any, length: Any = 255, *a
 def _sum(environment: jinja2.Environment, iterable: Iterable[Any], attribute: Any = None, start: Any = 0) -> Any:
     if not isinstance(start, int | float) or isinstance(start, bool):
         raise jinja2.exceptions.SecurityError("sum() adds numbers in a template")  # lists: quadratic time
-    return jinja2.filters.do_sum(environment, iterable, attribute, start)
+    return jinja2.filters.sync_do_sum(environment, iterable, attribute, start)
 
 
 def _like(bounded: Callable[..., Any], original: Callable[..., Any]) -> Callable[..., Any]:
@@ -159,12 +159,12 @@ _SIZED: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "format": (_format, jinja2.filters.do_format),
     "wordwrap": (_wordwrap, jinja2.filters.do_wordwrap),
     "replace": (_replace, jinja2.filters.do_replace),
-    "join": (_join, jinja2.filters.do_join),
+    "join": (_join, jinja2.filters.sync_do_join),
     "batch": (_batch, jinja2.filters.do_batch),
-    "slice": (_slice, jinja2.filters.do_slice),
+    "slice": (_slice, jinja2.filters.sync_do_slice),
     "tojson": (_tojson, jinja2.filters.do_tojson),
     "truncate": (_truncate, jinja2.filters.do_truncate),
-    "sum": (_sum, jinja2.filters.do_sum),
+    "sum": (_sum, jinja2.filters.sync_do_sum),
 }
 _AS_THEY_ARE = (
     "abs attr capitalize count d default dictsort e escape filesizeformat first float forceescape groupby "
@@ -210,6 +210,18 @@ class BoundedEnvironment(jinja2.sandbox.ImmutableSandboxedEnvironment):
                 f"calling .{name}() is not allowed in a template; use a filter (center, join, replace ...)"
             )
         return super().call(__context, __obj, *args, **kwargs)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """``str.format`` pads to any width it is told (``"{:>1000000000}"``): refused, as ``center`` is."""
+        if super().wrap_str_format(value) is None:
+            return None
+
+        def refused(*args: Any, **kwargs: Any) -> str:
+            raise jinja2.exceptions.SecurityError(
+                f"calling .{value.__name__}() is not allowed in a template; use the format filter"
+            )
+
+        return refused
 
     def render_bounded(self, template: jinja2.Template, values: dict[str, Any]) -> str:
         """``template`` rendered, stopped once it passes ``MAX_RENDERED`` characters."""
