@@ -69,7 +69,7 @@ def _sandbox_for_others() -> None:
     from assay.settings import settings
 
     if settings().sandbox != "unsandboxed":
-        os.environ["ASSAY_SANDBOX"] = "require"
+        os.environ.update(ASSAY_SANDBOX="require")  # heard by every later settings() of this process
     if Sandbox.configured().isolated:
         return
     if settings().sandbox == "unsandboxed":
@@ -86,9 +86,11 @@ def _sandbox_for_others() -> None:
 
 def _allow_hosts(names: tuple[str, ...]) -> None:
     """``--allowed-host``: names the server answers to besides loopback, added to ``ASSAY_ALLOWED_HOSTS``."""
+    from assay.settings import settings
+
     if names:
-        given = [entry for entry in os.environ.get("ASSAY_ALLOWED_HOSTS", "").split(",") if entry.strip()]
-        os.environ["ASSAY_ALLOWED_HOSTS"] = ",".join([*given, *names])
+        given = [entry for entry in settings().allowed_hosts.split(",") if entry.strip()]
+        os.environ.update(ASSAY_ALLOWED_HOSTS=",".join([*given, *names]))
 
 
 def _is_loopback(host: str) -> bool:
