@@ -270,8 +270,10 @@ def test_a_cluster_insight_labels_a_runs_failures_with_their_samples(served, llm
         eval_id=ev.id, run_ids=[run.id], model_configuration=InsightModelConfiguration(model_deployment_name="judge")
     )
     insight = project.beta.insights.generate(insight=Insight(display_name="why it fails", request=request))
-    assert insight.state == "Succeeded"
-    found = project.beta.insights.get(insight.insight_id).result.cluster_insight
+    assert insight.state == "Running"  # answered first, clustered after: Foundry's samples poll
+    ended = poll(lambda: project.beta.insights.get(insight.insight_id), lambda i: i.state != "Running", seconds=60)
+    assert ended.state == "Succeeded"
+    found = ended.result.cluster_insight
     assert found.summary.sample_count == 12 and found.summary.unique_cluster_count == 2
     for group in found.clusters:
         reasons = {sample.features["reason"] for sample in group.samples}
@@ -309,7 +311,8 @@ def test_a_comparison_insight_gives_each_treatment_its_effect(served):
             assert finished.status == "completed"
     request = EvaluationComparisonInsightRequest(eval_id=ev.id, baseline_run_id=runs[0], treatment_run_ids=runs[1:])
     insight = project.beta.insights.generate(insight=Insight(display_name="versions", request=request))
-    (f1,) = project.beta.insights.get(insight.insight_id).result.comparisons
+    ended = poll(lambda: project.beta.insights.get(insight.insight_id), lambda i: i.state != "Running", seconds=60)
+    (f1,) = ended.result.comparisons
     assert f1.testing_criteria == "f1" and f1.baseline_run_summary.average == 0.9
     same, worse = f1.compare_items
     assert (same.treatment_effect, same.delta_estimate) == ("Inconclusive", 0.0)

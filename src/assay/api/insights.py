@@ -5,24 +5,29 @@ The failed results of the runs named (``evalId``, ``runIds``) are clustered by t
 reasons and responses (``assay.insights``); with ``modelConfiguration.modelDeploymentName`` (a
 model of the server's ``--models``) each cluster is named by that model with a suggestion (a JSON
 schema, parsing as the fallback), else by the terms that set it apart. Each cluster keeps its
-samples (the result, the item's id and run). The insight is made at once and stored (``GET
-/insights/{id}``, ``list``); its ``state`` is ``Succeeded``, or ``Failed`` with the reason.
+samples (the result, the item's id and run). The request is checked and the insight stored
+``Running`` when it is answered; the clustering (and the model's calls) happen after the answer is
+sent, as Foundry's own insights are polled (``GET /insights/{id}``, ``list``) until their ``state``
+is ``Succeeded``, or ``Failed`` with the reason.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import ConfigError
+from assay.errors import AssayError, ConfigError
 from assay.insights import cluster
 from assay.results import Result
 
 if TYPE_CHECKING:
     from assay.api.context import ApiContext
 
+log = logging.getLogger(__name__)
 SAMPLES_PER_CLUSTER = 10
 NAME_SCHEMA = {
     "type": "object",
@@ -37,12 +42,33 @@ NAME_SCHEMA = {
 }
 
 
+@dataclass(frozen=True)
+class Accepted:
+    """An insight stored ``Running``, and the work that gives it its result."""
+
+    insight: dict[str, Any]
+    work: Callable[[], dict[str, Any]]
+
+
 def generate(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Make and store the insight a ``POST /insights`` asks for."""
+    """Make and store the insight a ``POST /insights`` asks for, at once (a schedule's firing)."""
+    accepted = accept(ctx, project, body)
+    return accepted.work()
+
+
+def accept(ctx: ApiContext, project: str, body: dict[str, Any]) -> Accepted:
+    """Check what a ``POST /insights`` asks for (each mistake a 400 or 404 before anything is
+    stored) and store the insight ``Running``; its ``work`` reads the runs (and asks the model) and
+    stores the result. The route answers first and works after: clustering never holds a request."""
     request = body.get("request")
     kind = request.get("type") if isinstance(request, dict) else None
     if isinstance(request, dict) and kind == "EvaluationComparison":
-        return _stored(ctx, project, body, comparison(ctx, project, request))
+        treatments = _checked_comparison(ctx, project, request)
+
+        def compare() -> dict[str, Any]:
+            return comparison(ctx, request, treatments)
+
+        return _running(ctx, project, body, compare)
     if not isinstance(request, dict) or kind != "EvaluationRunClusterInsight":
         raise ConfigError(
             "request: expected {type: EvaluationRunClusterInsight, evalId, runIds} or "
@@ -54,46 +80,56 @@ def generate(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, A
         raise ConfigError("request: evalId and a non-empty runIds are required")
     for run_id in run_ids:
         ctx.store.get_run_in(project, eval_id, str(run_id))  # a NotFoundError (404) names it
-    started = time.time()
-    samples = _failures(ctx, eval_id, [str(r) for r in run_ids])
     configuration = request.get("modelConfiguration") or {}
     model_name = configuration.get("modelDeploymentName") if isinstance(configuration, dict) else None
     if not isinstance(configuration, dict) or not isinstance(model_name, str | None):
         raise ConfigError("request.modelConfiguration: expected {modelDeploymentName: <a model's name>}")
-    clusters = [
-        _cluster_object(ctx, model_name, samples, found, n)
-        for n, found in enumerate(cluster([s.text for s in samples]))
-    ]
-    result = {
-        "type": "EvaluationRunClusterInsight",
-        "clusterInsight": {
-            "summary": {
-                "sampleCount": len(samples),
-                "uniqueClusterCount": len(clusters),
-                "uniqueSubclusterCount": 0,
-                "method": "tfidf-kmeans" + ("+model-labels" if model_name else ""),
+
+    def clustered() -> dict[str, Any]:
+        samples = _failures(ctx, eval_id, [str(r) for r in run_ids])
+        clusters = [
+            _cluster_object(ctx, model_name, samples, found, n)
+            for n, found in enumerate(cluster([s.text for s in samples]))
+        ]
+        return {
+            "type": "EvaluationRunClusterInsight",
+            "clusterInsight": {
+                "summary": {
+                    "sampleCount": len(samples),
+                    "uniqueClusterCount": len(clusters),
+                    "uniqueSubclusterCount": 0,
+                    "method": "tfidf-kmeans" + ("+model-labels" if model_name else ""),
+                },
+                "clusters": clusters,
             },
-            "clusters": clusters,
-        },
-    }
-    return _stored(ctx, project, body, result, started)
+        }
+
+    return _running(ctx, project, body, clustered)
 
 
-def _stored(
-    ctx: ApiContext, project: str, body: dict[str, Any], result: dict[str, Any], started: float | None = None
-) -> dict[str, Any]:
-    """The insight with its result, kept for ``get`` and ``list``."""
+def _running(ctx: ApiContext, project: str, body: dict[str, Any], result: Callable[[], dict[str, Any]]) -> Accepted:
+    """The insight stored ``Running`` (Foundry's ``OperationState``), and the work that ends it."""
     insight_id = f"insight_{uuid.uuid4().hex[:24]}"
     insight: dict[str, Any] = {
         "id": insight_id,
         "displayName": body.get("displayName") or str(body["request"]["type"]),
         "request": body["request"],
-        "state": "Succeeded",
-        "metadata": {"createdAt": _iso(started or time.time()), "completedAt": _iso(time.time())},
-        "result": result,
+        "state": "Running",
+        "metadata": {"createdAt": _iso(time.time())},
     }
     ctx.store.put_insight(project, insight_id, insight)
-    return insight
+
+    def work() -> dict[str, Any]:
+        try:
+            ended = {**insight, "state": "Succeeded", "result": result()}
+        except Exception as exc:  # noqa: BLE001 - the insight records why it failed
+            log.warning("insight %s failed: %s", insight_id, exc, exc_info=not isinstance(exc, AssayError))
+            ended = {**insight, "state": "Failed", "error": {"message": getattr(exc, "message", None) or str(exc)}}
+        ended["metadata"] = {**insight["metadata"], "completedAt": _iso(time.time())}
+        ctx.store.update_insight(project, insight_id, ended)
+        return ended
+
+    return Accepted(insight, work)
 
 
 EFFECTS = {
@@ -105,11 +141,8 @@ EFFECTS = {
 }
 
 
-def comparison(ctx: ApiContext, project: str, request: dict[str, Any]) -> dict[str, Any]:
-    """``EvaluationComparison``: each criterion's pass rate, baseline against each treatment, with
-    ``assay runs compare``'s tests (McNemar mid-p, Holm) and verdicts in Foundry's words."""
-    from assay.compare import compare_runs
-
+def _checked_comparison(ctx: ApiContext, project: str, request: dict[str, Any]) -> list[str]:
+    """An ``EvaluationComparison`` request's treatments, its runs found in the project."""
     eval_id, baseline, treatments = request.get("evalId"), request.get("baselineRunId"), request.get("treatmentRunIds")
     if (
         not isinstance(eval_id, str)
@@ -120,8 +153,17 @@ def comparison(ctx: ApiContext, project: str, request: dict[str, Any]) -> dict[s
         raise ConfigError("request: evalId, baselineRunId and a non-empty treatmentRunIds are required")
     for run_id in [baseline, *treatments]:
         ctx.store.get_run_in(project, eval_id, str(run_id))  # a NotFoundError (404) names it
+    return [str(t) for t in treatments]
+
+
+def comparison(ctx: ApiContext, request: dict[str, Any], treatments: list[str]) -> dict[str, Any]:
+    """``EvaluationComparison``: each criterion's pass rate, baseline against each treatment, with
+    ``assay runs compare``'s tests (McNemar mid-p, Holm) and verdicts in Foundry's words."""
+    from assay.compare import compare_runs
+
+    baseline = str(request["baselineRunId"])
     rows: dict[str, dict[str, Any]] = {}
-    for treatment in map(str, treatments):
+    for treatment in treatments:
         for c in compare_runs(ctx.store, baseline, treatment).criteria:
             row = rows.setdefault(
                 c.name,

@@ -22,7 +22,7 @@ times, and no loop may hold another (``check_template``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import jinja2
@@ -125,7 +125,7 @@ def _batch(value: Iterable[Any], linecount: Any, fill_with: Any = None) -> Any:
     return jinja2.filters.do_batch(value, linecount, fill_with)
 
 
-def _slice(value: Iterable[Any], slices: Any, fill_with: Any = None) -> Any:
+def _slice(value: Collection[Any], slices: Any, fill_with: Any = None) -> Any:
     _bounded(_count(slices), "slice()")
     return jinja2.filters.sync_do_slice(value, slices, fill_with)
 

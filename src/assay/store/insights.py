@@ -16,6 +16,14 @@ class InsightsStore(StoreBase):
         with self.engine.begin() as conn:
             conn.execute(t.insights.insert().values(project=project, id=insight_id, body=body, created_at=now()))
 
+    def update_insight(self, project: str, insight_id: str, body: dict[str, Any]) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                t.insights.update()
+                .where(t.insights.c.project == project, t.insights.c.id == insight_id)
+                .values(body=body)
+            )
+
     def get_insight(self, project: str | None, insight_id: str) -> dict[str, Any]:
         """The insight (of any project when ``project`` is None: the UI of a server without keys)."""
         query = sa.select(t.insights.c.body).where(t.insights.c.id == insight_id)
