@@ -61,6 +61,11 @@ class Destination:
 def check_url(url: str, purpose: str) -> tuple[str, str, int]:
     """Refuse ``url`` unless this process may call its host by name (the allow-list; nothing is
     resolved): (scheme, host, port). What is saved is checked with this; what is called, with ``destination``."""
+    return _parts(url, purpose, listed=_SERVING)
+
+
+def _parts(url: str, purpose: str, listed: bool) -> tuple[str, str, int]:
+    """(scheme, host, port) of an http(s) URL; with ``listed``, only a host the allow-list names."""
     try:
         parsed = urllib.parse.urlsplit(url)
         port = parsed.port
@@ -70,7 +75,7 @@ def check_url(url: str, purpose: str) -> tuple[str, str, int]:
         raise OutboundRefused(f"{purpose}: {url[:200]!r} is not an http(s) URL")
     host = parsed.hostname.lower()
     port = port or (443 if parsed.scheme == "https" else 80)
-    if _SERVING and not any(_matches(entry, host, port) for entry in _allowed()):
+    if listed and not any(_matches(entry, host, port) for entry in _allowed()):
         raise OutboundRefused(
             f"{purpose}: this server may not call {host}:{port}",
             hint="the operator allows hosts with ASSAY_EVALUATOR_ENDPOINTS (host, host:port or *.domain)",
@@ -78,15 +83,17 @@ def check_url(url: str, purpose: str) -> tuple[str, str, int]:
     return parsed.scheme, host, port
 
 
-def destination(url: str, purpose: str) -> Destination:
-    """``url`` checked by name, resolved, and each address checked (see the module's doc)."""
-    scheme, host, port = check_url(url, purpose)
+def destination(url: str, purpose: str, operators_own: bool = False) -> Destination:
+    """``url`` checked by name, resolved, and each address checked (see the module's doc);
+    ``operators_own``: a URL from the operator's own configuration, resolved but not checked."""
+    checked = _SERVING and not operators_own
+    scheme, host, port = _parts(url, purpose, listed=checked)
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
         raise OutboundRefused(f"{purpose}: cannot resolve {host} ({exc})") from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
-    if _SERVING:
+    if checked:
         for address in addresses:
             # check_url let a literal address through only when an entry names it exactly: a name never
             # stands for an inside address, whatever DNS answers.
@@ -179,11 +186,13 @@ class PinnedResolver(AbstractResolver):
         return None
 
 
-def post(url: str, body: bytes, headers: dict[str, str], timeout: float, purpose: str) -> tuple[int, bytes]:
+def post(
+    url: str, body: bytes, headers: dict[str, str], timeout: float, purpose: str, operators_own: bool = False
+) -> tuple[int, bytes]:
     """POST ``body`` to ``url`` under the policy, connected to a checked address, never following a
     redirect (a 3xx is the answer); (status, the answer's first 64 kB). Raises ``OutboundRefused``
-    or ``OSError``."""
-    target = destination(url, purpose)
+    or ``OSError``. ``operators_own``: see ``destination``."""
+    target = destination(url, purpose, operators_own)
     parsed = urllib.parse.urlsplit(url)
     path = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
     last: OSError | None = None
