@@ -4,8 +4,8 @@ caller can aim (endpoint evaluators, alert webhooks), applied when the call is m
 A process that serves others (``assay serve``, ``assay worker``) calls ``serve_others()`` at start;
 from then on a URL must name a host the operator allowed in ``ASSAY_EVALUATOR_ENDPOINTS``, and
 every address that name resolves to must be public. A loopback, link-local, private or otherwise
-special address is called only when the operator's entry names that address exactly (never by a
-name, never by a wildcard), so neither a request nor a DNS answer can reach the server's own
+special address is called only when the URL spells that address and an operator's entry names it
+exactly (never through a name, never by a wildcard), so neither a request nor a DNS answer can reach the server's own
 ports, the machine's other services or a cloud metadata service. The connection is made to the
 address that was checked (``PinnedResolver``, ``post``), so a name that resolves differently a
 moment later (DNS rebinding) changes nothing, and no call follows a redirect.
