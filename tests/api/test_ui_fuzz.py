@@ -59,7 +59,7 @@ def populated(served):
 
 
 @settings(
-    max_examples=150,
+    max_examples=200,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -12,6 +12,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from assay.api.context import context, presented_key
+from assay.report.run_view import TEMPLATES
 
 KEY_COOKIE = "assay_key"
 FORM_FIELD = "csrf"
@@ -66,12 +67,7 @@ def install(app: FastAPI) -> None:
         return sign_in_first(request)
 
     async def refuse(_: Request, __: Exception) -> HTMLResponse:
-        page = (
-            "<!doctype html><title>Form refused</title><h1>Form refused</h1><p>This form did not come from "
-            "this server's own page, or the server restarted since the page was loaded: go back, reload the "
-            'page and send it again. <a href="/ui">Runs</a></p>'
-        )
-        return HTMLResponse(page, status_code=403)
+        return HTMLResponse(TEMPLATES.get_template("refused.html").render(title="Form refused"), status_code=403)
 
     app.add_exception_handler(SignInFirst, redirect)
     app.add_exception_handler(ForeignForm, refuse)
