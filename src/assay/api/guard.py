@@ -89,9 +89,13 @@ class BrowserGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
-        host = headers.get("host", "")
-        refusal = self._refusal(scope, headers, host)
+        host = origin = None
+        for key, value in scope["headers"]:  # the two headers read, not a dict of all of them
+            if key == b"host":
+                host = value.decode("latin-1")
+            elif key == b"origin":
+                origin = value.decode("latin-1")
+        refusal = self._refusal(scope, host or "", origin)
         if refusal is None:
             await self.app(scope, receive, send)
             return
@@ -106,20 +110,20 @@ class BrowserGuard:
         )
         await send({"type": "http.response.body", "body": body.encode()})
 
-    def _refusal(self, scope: Scope, headers: dict[str, str], host: str) -> tuple[int, str, str] | None:
-        allowed = configured_hosts()
+    def _refusal(self, scope: Scope, host: str, origin: str | None) -> tuple[int, str, str] | None:
         name = host_name(host)
         # No Host at all is no browser (they always send one): HTTP/1.0 clients and in-process callers.
-        checked = bool(host) and (bool(allowed) or not self.keys_exist())
-        if checked and not (is_loopback_name(name) or host_allowed(name, allowed)):
-            return (
-                421,
-                f"this server does not answer to the host {name or '(none)'!r}; the operator names the hosts "
-                "it serves with --allowed-host or ASSAY_ALLOWED_HOSTS",
-                "host_not_allowed",
-            )
-        origin = headers.get("origin")
-        if scope["method"] in CHANGES and origin is not None:
+        # A loopback name is served always; the settings are read only for other names.
+        if host and not is_loopback_name(name):
+            allowed = configured_hosts()
+            if (allowed or not self.keys_exist()) and not host_allowed(name, allowed):
+                return (
+                    421,
+                    f"this server does not answer to the host {name!r}; the operator names the hosts "
+                    "it serves with --allowed-host or ASSAY_ALLOWED_HOSTS",
+                    "host_not_allowed",
+                )
+        if origin is not None and scope["method"] in CHANGES:
             if not same_origin(origin, str(scope.get("scheme", "http")), host):
                 return (
                     403,
