@@ -9,7 +9,7 @@ judges as soon as there are answers: the figures ``assay judges agreement`` prin
 from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -29,7 +29,8 @@ router = APIRouter()
 
 
 def _reviewer(request: Request, given: str | None) -> str:
-    return (given if given is not None else request.cookies.get(REVIEWER_COOKIE, "")).strip()[:256]
+    kept = unquote(request.cookies.get(REVIEWER_COOKIE, ""))
+    return (given if given is not None else kept).strip()[:256]
 
 
 R = TypeVar("R", HTMLResponse, RedirectResponse)
@@ -37,7 +38,8 @@ R = TypeVar("R", HTMLResponse, RedirectResponse)
 
 def _remembered(response: R, reviewer: str) -> R:
     if reviewer:
-        response.set_cookie(REVIEWER_COOKIE, reviewer, max_age=30 * 24 * 3600, path="/ui", samesite="strict")
+        # Quoted: a header holds Latin-1 only, and a reviewer may be "Zoë" or "Ārons".
+        response.set_cookie(REVIEWER_COOKIE, quote(reviewer), max_age=30 * 24 * 3600, path="/ui", samesite="strict")
     return response
 
 
