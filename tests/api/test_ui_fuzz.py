@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from assay.api import create_app
 from tests.api.conftest import wait_for
 from tests.api.test_safe_to_expose import EVAL, call
+from tests.support.fixtures import poll
 from tests.support.servers import ui_form_token
 
 NUMBERS = st.sampled_from(["0", "-1", "1", "7", str(2**63), str(2**64), "1" + "0" * 30, "1e400", "nan", "-0"])
@@ -63,13 +64,21 @@ FORM_FIELDS = ["key", "next", "reviewers", "items", "limit", "against", "reviewe
 
 
 def test_no_generated_ui_request_gets_a_server_error(populated):
-    """Each route gets its own examples (a route drawn among twenty would be reached a few times)."""
+    """Each route gets its own examples (a route drawn among twenty would be reached a few times),
+    first from a visitor of a server without keys, then from one signed in to a server with keys
+    (pages then see one project, and short ids resolve within it)."""
     served, known, routes = populated
     for method, template in routes:
-        fuzz_route(served, known, method, template)
+        fuzz_route(served, known, method, template, cookie="")
+    key = served.store.create_key("default")
+    signed_in = f"assay_key={key}"
+    status, _ = poll(lambda: call(f"{served.url}/v1/evals"), lambda answer: answer[0] == 401, seconds=10)
+    assert status == 401, "the server did not see its new key"
+    for method, template in routes:
+        fuzz_route(served, known, method, template, cookie=signed_in)
 
 
-def fuzz_route(served, known: dict[str, str], method: str, template: str) -> None:
+def fuzz_route(served, known: dict[str, str], method: str, template: str, cookie: str) -> None:
     @settings(
         max_examples=EXAMPLES_PER_ROUTE,
         deadline=None,
@@ -86,11 +95,11 @@ def fuzz_route(served, known: dict[str, str], method: str, template: str) -> Non
         query = data.draw(st.fixed_dictionaries({}, optional=dict.fromkeys(QUERY_NAMES, TEXTS)), label="query")
         url = f"{served.url}{path}?{urllib.parse.urlencode(query)}"
         body = None
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = {"Cookie": cookie} if cookie else {}
         if method == "POST":
             fields = data.draw(st.dictionaries(st.sampled_from(FORM_FIELDS), TEXTS, max_size=5), label="form")
             if data.draw(st.booleans(), label="with the page's token"):
-                fields["csrf"] = ui_form_token(f"{served.url}/ui/login")
+                fields["csrf"] = ui_form_token(f"{served.url}/ui/login", cookie)
             body = urllib.parse.urlencode(fields).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         status, text = call(url, body, headers, method=method)
