@@ -80,9 +80,15 @@ ENVIRONMENT = BoundedEnvironment(undefined=jinja2.StrictUndefined, autoescape=Fa
     ],
 )
 def test_a_template_may_not_make_more_than_its_bound(template):
-    compiled = compile_bounded(ENVIRONMENT, template)  # constant filters fold within the bounds
-    with pytest.raises(TemplateTooLarge, match=f"{MAX_RENDERED:,}"):
-        ENVIRONMENT.render_bounded(compiled, {"q": "hello"})
+    # Refused when it is made where the filter's inputs are constants, else when it renders.
+    with pytest.raises((TemplateTooLarge, jinja2.TemplateSyntaxError), match=f"{MAX_RENDERED:,}"):
+        ENVIRONMENT.render_bounded(compile_bounded(ENVIRONMENT, template), {"q": "hello"})
+
+
+def test_a_filter_on_constants_that_would_make_too_much_is_refused_when_the_template_is_made():
+    with pytest.raises(jinja2.TemplateSyntaxError, match="center") as refused:
+        compile_bounded(ENVIRONMENT, 'Rate this.\n{{ q }}\n{{ ("x"|center(1000000000))|upper }}')
+    assert refused.value.lineno == 3
 
 
 @pytest.mark.parametrize(

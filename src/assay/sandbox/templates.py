@@ -268,7 +268,20 @@ def compile_bounded(environment: BoundedEnvironment, source: str) -> jinja2.Temp
     """``source`` parsed, checked and compiled (its constant filters folded within the bounds).
     Raises ``jinja2.TemplateSyntaxError`` naming the line, or ``SecurityError``."""
     tree = environment.parse(source)
-    problem = template_problem(tree)
+    problem = template_problem(tree) or _too_large_constant(environment, tree)
     if problem is not None:
         raise jinja2.TemplateSyntaxError(problem[1], problem[0])
     return environment.from_string(tree)
+
+
+def _too_large_constant(environment: BoundedEnvironment, tree: jinja2.nodes.Template) -> tuple[int, str] | None:
+    """A filter on constants that would make too much, found as Jinja folds it (Jinja itself drops
+    the error and leaves the filter to each render): refused when the template is made, not at each item."""
+    context = jinja2.nodes.EvalContext(environment)
+    for node in tree.find_all(jinja2.nodes.Filter):
+        try:
+            node.as_const(context)
+        except jinja2.nodes.Impossible as folded:
+            if isinstance(folded.__cause__, TemplateTooLarge):
+                return node.lineno, str(folded.__cause__)
+    return None
