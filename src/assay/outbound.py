@@ -1,5 +1,6 @@
 """Where a server may send requests on a user's behalf: one policy for every outbound call an API
-caller can aim (endpoint evaluators, alert webhooks), applied when the call is made.
+caller can aim (endpoint evaluators, alert webhooks), and those the operator configured that a
+request sets going (MCP servers' URLs), applied when the call is made.
 
 A process that serves others (``assay serve``, ``assay worker``) calls ``serve_others()`` at start;
 from then on a URL must name a host the operator allowed in ``ASSAY_EVALUATOR_ENDPOINTS``, and
@@ -24,6 +25,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from assay.errors import UserError
@@ -184,6 +186,31 @@ class PinnedResolver(AbstractResolver):
 
     async def close(self) -> None:
         return None
+
+
+class PinnedTransport(httpx2.AsyncBaseTransport):
+    """An httpx transport for calls under the policy (the MCP SDK's client takes one): each request
+    is checked by ``destination`` and sent to the address checked, its ``Host`` header and TLS
+    name still the URL's. ``operators_own``: a URL of the operator's configuration (see ``destination``)."""
+
+    def __init__(self, purpose: str, operators_own: bool = False) -> None:
+        self.purpose = purpose
+        self.operators_own = operators_own
+        self.inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        import asyncio
+
+        checked = await asyncio.get_running_loop().run_in_executor(
+            None, destination, str(request.url), self.purpose, self.operators_own
+        )
+        if request.url.scheme == "https":
+            request.extensions = {**request.extensions, "sni_hostname": checked.host}
+        request.url = request.url.copy_with(host=checked.addresses[0])
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def post(

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from assay.errors import ConfigError
+from assay.outbound import PinnedTransport
 
 INSTALL_HINT = "pip install 'assay[mcp]'"
 
@@ -73,7 +74,7 @@ class McpTools:
                 await self._closing.wait()
         except Exception as exc:  # noqa: BLE001 - the run is told why, once, in its own words
             if not listed.done():
-                listed.set_exception(ConfigError(f"the MCP server {self.where} could not be used: {exc}"))
+                listed.set_exception(ConfigError(f"the MCP server {self.where} could not be used: {_why(exc)}"))
         finally:
             self.session = None
             if not listed.done():
@@ -90,9 +91,18 @@ class McpTools:
             async with stdio_client(parameters) as streams:
                 yield streams
         else:
+            import httpx2
             from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-            async with streamable_http_client(str(self.spec["url"])) as streams:
+            # Through the one outbound policy: in a server, the host must be on the operator's
+            # allow-list and resolve to addresses it may call, and the connection goes to the one checked.
+            transport = PinnedTransport(f"the MCP server {self.where}")
+            timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+            async with (
+                httpx2.AsyncClient(transport=transport, timeout=timeout) as client,
+                streamable_http_client(str(self.spec["url"]), http_client=client) as streams,
+            ):
                 yield streams
 
     async def aclose(self) -> None:
@@ -101,3 +111,13 @@ class McpTools:
             with contextlib.suppress(Exception):
                 await self._owner
             self._owner = None
+
+
+def _why(exc: BaseException) -> str:
+    """What went wrong, from inside the task groups the SDK wraps it in (a refusal of the outbound
+    policy, a refused connection), not "unhandled errors in a TaskGroup"."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    hint = getattr(exc, "hint", None)
+    return f"{message} ({hint})" if hint else message
