@@ -139,3 +139,70 @@ def test_a_webhook_is_checked_when_it_is_called_not_only_when_saved(serving, mon
 def test_a_url_that_does_not_parse_is_refused_not_raised(serving, url):
     with pytest.raises(outbound.OutboundRefused, match="not a URL"):
         outbound.check_url(url, "alert.url")
+
+
+def _agent_server(answer) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """An agent's Responses endpoint on a free loopback port; ``answer(handler)`` replies."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["content-length"]))
+            answer(self)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def _reply(handler, status: int, body: bytes = b"", location: str | None = None) -> None:
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    if location:
+        handler.send_header("location", location)
+    handler.send_header("content-length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def _ask_agent(endpoint: str) -> dict:
+    from assay.targets.agents import AgentConfig, AgentTarget
+
+    target = AgentTarget(AgentConfig(name="support", endpoint=endpoint), None)
+
+    async def once() -> dict:
+        try:
+            return await target({"query": "where is my order?"})
+        finally:
+            await target.aclose()
+
+    return asyncio.run(once())
+
+
+ANSWER = b'{"output": [{"type": "message", "content": [{"type": "output_text", "text": "shipped"}]}]}'
+
+
+def test_an_agent_the_operator_named_is_called_and_follows_no_redirect(serving):
+    answered, inside = _agent_server(lambda h: _reply(h, 200, ANSWER))
+    redirecting, hop = _agent_server(lambda h: _reply(h, 307, location=f"{inside}/responses"))
+    try:
+        assert _ask_agent(inside)["output_text"] == "shipped"  # named by address in the operator's file
+        sample = _ask_agent(hop)
+        assert sample["output_text"] is None and "307" in sample["error"]["message"]
+    finally:
+        for server in (answered, redirecting):
+            server.shutdown()
+            server.server_close()
+
+
+def test_an_agents_name_may_not_lead_inside(serving, dns):
+    answered, inside = _agent_server(lambda h: _reply(h, 200, ANSWER))
+    dns["support.corp.example"] = "127.0.0.1"
+    try:
+        sample = _ask_agent(inside.replace("127.0.0.1", "support.corp.example"))
+    finally:
+        answered.shutdown()
+        answered.server_close()
+    assert sample["output_text"] is None and "an address this server does not call" in sample["error"]["message"]

@@ -1,9 +1,10 @@
 """Where a server may send requests on a user's behalf: one policy for every outbound call an API
-caller can aim (endpoint evaluators, alert webhooks), and those the operator configured that a
-request sets going (MCP servers' URLs), applied when the call is made.
+caller can aim (endpoint evaluators, alert webhooks) or set going (the agents and MCP servers the
+operator configured), applied when the call is made.
 
 A process that serves others (``assay serve``, ``assay worker``) calls ``serve_others()`` at start;
-from then on a URL must name a host the operator allowed in ``ASSAY_EVALUATOR_ENDPOINTS``, and
+from then on a URL must name a host the operator allowed in ``ASSAY_EVALUATOR_ENDPOINTS`` (or in
+the ``--models`` file, for its agents and MCP servers), and
 every address that name resolves to must be public. A loopback, link-local, private or otherwise
 special address is called only when the URL spells that address and an operator's entry names it
 exactly (never through a name, never by a wildcard), so neither a request nor a DNS answer can reach the server's own
@@ -23,7 +24,7 @@ import socket
 import ssl
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -85,11 +86,16 @@ def _parts(url: str, purpose: str, listed: bool) -> tuple[str, str, int]:
     return parsed.scheme, host, port
 
 
-def destination(url: str, purpose: str, operators_own: bool = False) -> Destination:
-    """``url`` checked by name, resolved, and each address checked (see the module's doc);
-    ``operators_own``: a URL from the operator's own configuration, resolved but not checked."""
-    checked = _SERVING and not operators_own
-    scheme, host, port = _parts(url, purpose, listed=checked)
+Named = Literal["request", "operator", "setting"]
+"""Who named a URL: a request (the allow-list decides), the operator for requests to use (an agent's
+endpoint, a tool set's MCP server: named, so listed, but its addresses checked as any), or an
+operator's setting no request sets going (resolved and pinned, not checked)."""
+
+
+def destination(url: str, purpose: str, named_by: Named = "request") -> Destination:
+    """``url`` checked by name, resolved, and each address checked (see the module's doc and ``Named``)."""
+    checked = _SERVING and named_by != "setting"
+    scheme, host, port = _parts(url, purpose, listed=checked and named_by == "request")
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
@@ -97,13 +103,16 @@ def destination(url: str, purpose: str, operators_own: bool = False) -> Destinat
     addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
     if checked:
         for address in addresses:
-            # check_url let a literal address through only when an entry names it exactly: a name never
-            # stands for an inside address, whatever DNS answers.
-            if _special(ipaddress.ip_address(address.split("%", 1)[0])) and address != _literal(host):
+            # A literal address passed the list only where an entry (or the operator's file) names it
+            # exactly; a name never stands for an inside address, whatever DNS answers, except that an
+            # operator who wrote ``localhost`` named the loopback address.
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
+            loopback_named = named_by == "operator" and _loopback_name(host) and ip.is_loopback
+            if _special(ip) and address != _literal(host) and not loopback_named:
                 raise OutboundRefused(
                     f"{purpose}: {host} resolves to {address}, an address this server does not call",
-                    hint="loopback, link-local and private addresses are called only when "
-                    "ASSAY_EVALUATOR_ENDPOINTS names the address itself",
+                    hint="loopback, link-local and private addresses are called only when the URL is the "
+                    "address itself, named in ASSAY_EVALUATOR_ENDPOINTS or in the --models file",
                 )
     if not addresses:
         raise OutboundRefused(f"{purpose}: {host} resolves to no address")
@@ -144,11 +153,15 @@ def _matches(entry: str, host: str, port: int) -> bool:
     return False
 
 
+def _loopback_name(host: str) -> bool:
+    return host == "localhost" or host.endswith(".localhost")
+
+
 def _internal(host: str) -> bool:
     try:
         return _special(ipaddress.ip_address(host))
     except ValueError:
-        return host == "localhost" or host.endswith(".localhost")
+        return _loopback_name(host)
 
 
 def _special(address: Address) -> bool:
@@ -191,18 +204,18 @@ class PinnedResolver(AbstractResolver):
 class PinnedTransport(httpx2.AsyncBaseTransport):
     """An httpx transport for calls under the policy (the MCP SDK's client takes one): each request
     is checked by ``destination`` and sent to the address checked, its ``Host`` header and TLS
-    name still the URL's. ``operators_own``: a URL of the operator's configuration (see ``destination``)."""
+    name still the URL's. ``named_by``: see ``Named``."""
 
-    def __init__(self, purpose: str, operators_own: bool = False) -> None:
+    def __init__(self, purpose: str, named_by: Named = "request") -> None:
         self.purpose = purpose
-        self.operators_own = operators_own
+        self.named_by = named_by
         self.inner = httpx2.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         import asyncio
 
         checked = await asyncio.get_running_loop().run_in_executor(
-            None, destination, str(request.url), self.purpose, self.operators_own
+            None, destination, str(request.url), self.purpose, self.named_by
         )
         if request.url.scheme == "https":
             request.extensions = {**request.extensions, "sni_hostname": checked.host}
@@ -214,12 +227,12 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
 
 
 def post(
-    url: str, body: bytes, headers: dict[str, str], timeout: float, purpose: str, operators_own: bool = False
+    url: str, body: bytes, headers: dict[str, str], timeout: float, purpose: str, named_by: Named = "request"
 ) -> tuple[int, bytes]:
     """POST ``body`` to ``url`` under the policy, connected to a checked address, never following a
     redirect (a 3xx is the answer); (status, the answer's first 64 kB). Raises ``OutboundRefused``
-    or ``OSError``. ``operators_own``: see ``destination``."""
-    target = destination(url, purpose, operators_own)
+    or ``OSError``. ``named_by``: see ``Named``."""
+    target = destination(url, purpose, named_by)
     parsed = urllib.parse.urlsplit(url)
     path = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
     last: OSError | None = None

@@ -1,6 +1,6 @@
 """An MCP server over streamable HTTP (the official SDK's server, served by uvicorn on a free
 port): its tools are listed and called through the one outbound transport; in a process that
-serves others, its URL passes the operator's allow-list and its name may not lead inside."""
+serves others, the operator's naming of it is its listing, and its name may not lead inside."""
 
 from __future__ import annotations
 
@@ -46,24 +46,21 @@ def test_a_local_process_calls_an_mcp_server_over_http(mcp_url, monkeypatch):
     assert asyncio.run(_use(mcp_url)) == "order 42: shipped on 2026-11-30"
 
 
-def test_a_server_calls_an_mcp_url_the_operator_allows(mcp_url, monkeypatch):
+def test_a_server_calls_the_mcp_server_its_operator_named_by_address(mcp_url, monkeypatch):
     monkeypatch.setattr(outbound, "_SERVING", True)
-    monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", mcp_url.split("/")[2])  # 127.0.0.1:port, named exactly
+    monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", "")  # the --models file named it: no second list
     assert asyncio.run(_use(mcp_url)) == "order 42: shipped on 2026-11-30"
+    assert asyncio.run(_use(mcp_url.replace("127.0.0.1", "localhost"))) == "order 42: shipped on 2026-11-30"
 
 
-def test_a_server_refuses_an_mcp_url_off_the_list_or_resolving_inside(mcp_url, monkeypatch):
+def test_a_server_refuses_an_mcp_name_whose_dns_answer_is_inside(mcp_url, monkeypatch):
     monkeypatch.setattr(outbound, "_SERVING", True)
-    monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", "")
-    with pytest.raises(ConfigError, match="this server may not call"):
-        asyncio.run(_use(mcp_url))
     port = mcp_url.split(":")[2].split("/")[0]
     real = socket.getaddrinfo
 
-    def rebinding(host, *args, **kwargs):  # a name on the list whose DNS answer is the loopback address
+    def rebinding(host, *args, **kwargs):  # the operator's name, answered with the loopback address
         return real("127.0.0.1", *args, **kwargs) if host == "tools.corp.example" else real(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", rebinding)
-    monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", "*.corp.example")
     with pytest.raises(ConfigError, match="an address this server does not call"):
         asyncio.run(_use(f"http://tools.corp.example:{port}/mcp"))

@@ -116,7 +116,7 @@ def _post(endpoint: str, records: list[LogRecord]) -> int:
     body = request.SerializeToString()
     headers = {"content-type": "application/x-protobuf"}
     try:  # the operator's own endpoint: not under the allow-list, but no redirect is followed
-        status, _ = post(endpoint, body, headers, timeout=10, purpose="evaluation events", operators_own=True)
+        status, _ = post(endpoint, body, headers, timeout=10, purpose="evaluation events", named_by="setting")
     except (OutboundRefused, OSError) as exc:
         log.warning("evaluation events to %s: %s", endpoint, exc)
         return 0

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from assay.errors import ConfigError, ItemError, UnknownAgentError, invalid_settings
 from assay.mapping import Template
 from assay.messages import normalize_tool_definitions, to_response_input
+from assay.outbound import OutboundRefused, PinnedTransport
 from assay.targets.messages import InputMessages
 
 if TYPE_CHECKING:
@@ -122,12 +123,16 @@ class AgentTarget:
 
         loop = asyncio.get_running_loop()
         if loop not in self._clients:
+            # Through the one outbound policy (the operator named the endpoint; in a server its
+            # addresses are checked and the connection pinned), and no redirect is followed.
+            transport = PinnedTransport(f"agent {self.agent.name}", named_by="operator")
             self._clients[loop] = openai.AsyncOpenAI(
                 base_url=self.agent.endpoint,
                 api_key="agent",
                 max_retries=2,
                 timeout=self.agent.timeout,
                 default_headers={**self.agent.headers, **self._candidate_headers()},
+                http_client=openai.DefaultAsyncHttpxClient(transport=transport, follow_redirects=False),
             )
         return self._clients[loop]
 
@@ -159,8 +164,11 @@ class AgentTarget:
                     for p in o.get("content") or []
                     if p.get("type") == "output_text"
                 )
-        except (openai.OpenAIError, ItemError) as exc:
+        except (openai.OpenAIError, ItemError, OutboundRefused) as exc:
+            refused = exc if isinstance(exc, OutboundRefused) else exc.__cause__  # may come as "Connection error."
             message = getattr(exc, "message", None) or str(exc)
+            if isinstance(refused, OutboundRefused):
+                message = f"{refused.message} ({refused.hint})" if refused.hint else refused.message
             error = {"code": "target_error", "message": f"agent {agent.name}@{agent.version}: {message}"}
             return {
                 "input": [],

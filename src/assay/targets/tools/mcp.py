@@ -95,9 +95,9 @@ class McpTools:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-            # Through the one outbound policy: in a server, the host must be on the operator's
-            # allow-list and resolve to addresses it may call, and the connection goes to the one checked.
-            transport = PinnedTransport(f"the MCP server {self.where}")
+            # Through the one outbound policy: the operator named it, and in a server its addresses
+            # are checked as any (a name leads to no inside address), the connection made to the one checked.
+            transport = PinnedTransport(f"the MCP server {self.where}", named_by="operator")
             timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
             async with (
                 httpx2.AsyncClient(transport=transport, timeout=timeout) as client,
