@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from assay.api.alerts import check_alert
+from assay.api.ratelimit import per_minute
 from assay.errors import ConfigError
 from assay.triggers import check as check_trigger
 from assay.triggers import next_fire
@@ -136,16 +137,10 @@ def _fire_one(ctx: ApiContext, row: dict[str, Any], clock: float) -> dict[str, A
     made: dict[str, str | None] = {"eval_run_id": None, "insight_id": None}
     eval_id = str(task.get("evalId") or (task.get("insight") or {}).get("request", {}).get("evalId"))
     try:
-        if error is None and (wait := _rate_limited(ctx, row["project"])) > 0:
-            error = (
-                "the project's run rate limit (ASSAY_RATE_RUNS_PER_MINUTE) was reached: this firing made nothing "
-                f"(the next may in {wait:.0f} s)"
-            )
-        if error is not None:
-            pass
-        elif task["type"] == "Insight":
+        error = error or _over_the_run_limit(ctx, row["project"])
+        if error is None and task["type"] == "Insight":
             made["insight_id"] = _fire_insight(ctx, row["project"], task["insight"])
-        else:
+        elif error is None:
             stored = store.get_eval_in(row["project"], eval_id)
             body = {"name": f"schedule {row['id']}", **task["evalRun"]}
             made["eval_run_id"] = queue_run(ctx, row["project"], stored, body).id
@@ -154,13 +149,16 @@ def _fire_one(ctx: ApiContext, row: dict[str, Any], clock: float) -> dict[str, A
     return store.add_schedule_run(row["project"], row["id"], row["next_fire"], eval_id=eval_id, error=error, **made)
 
 
-def _rate_limited(ctx: ApiContext, project: str) -> float:
-    """The seconds until the project may start another run: a schedule's firings count against the
-    project's run limit, as the runs its callers create do (0: it may now)."""
-    from assay.api.ratelimit import per_minute
-
+def _over_the_run_limit(ctx: ApiContext, project: str) -> str | None:
+    """Why the project may not start another run now (None: it may): a schedule's firings count
+    against the project's run limit, as the runs its callers create do."""
     wait: float = ctx.rate_limits.take(f"project:{project}", "runs", per_minute("runs"))
-    return wait
+    if wait <= 0:
+        return None
+    return (
+        "the project's run rate limit (ASSAY_RATE_RUNS_PER_MINUTE) was reached: this firing made nothing "
+        f"(the next may in {wait:.0f} s)"
+    )
 
 
 def _fire_insight(ctx: ApiContext, project: str, insight: dict[str, Any]) -> str:
