@@ -306,6 +306,12 @@ def test_a_sas_url_expires(served):
     assert call(f"{blob}?{forged}", b"{}", {"x-ms-blob-type": "BlockBlob"}, method="PUT")[0] == 403
 
 
+def _insight_of(model_configuration) -> dict:
+    """A cluster insight's body over the test's run, with a ``modelConfiguration`` of the caller's."""
+    request = {"type": "EvaluationRunClusterInsight", "evalId": "{eval}", "runIds": ["{run}"]}
+    return {"request": {**request, "modelConfiguration": model_configuration}}
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body"),
     [
@@ -313,30 +319,8 @@ def test_a_sas_url_expires(served):
         ("GET", f"/ui/runs/{{run}}?page={2**63}", None),
         ("GET", f"/ui/runs/{{run}}/items/{2**63}", None),
         ("GET", "/ui/runs/{run}/items/1000000000000000000000000000000", None),
-        (
-            "POST",
-            "/api/projects/default/insights",
-            {
-                "request": {
-                    "type": "EvaluationRunClusterInsight",
-                    "evalId": "{eval}",
-                    "runIds": ["{run}"],
-                    "modelConfiguration": "x",
-                }
-            },
-        ),
-        (
-            "POST",
-            "/api/projects/default/insights",
-            {
-                "request": {
-                    "type": "EvaluationRunClusterInsight",
-                    "evalId": "{eval}",
-                    "runIds": ["{run}"],
-                    "modelConfiguration": {"modelDeploymentName": [1]},
-                }
-            },
-        ),
+        ("POST", "/api/projects/default/insights", _insight_of("x")),
+        ("POST", "/api/projects/default/insights", _insight_of({"modelDeploymentName": [1]})),
         (
             "POST",
             "/v1/evals",
