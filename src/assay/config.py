@@ -86,6 +86,8 @@ class DatasetRef:
     local_path: Path | None = None
     name: str | None = None
     version: str | None = None
+    line: int | None = None
+    """Where eval.yaml names the dataset, for an error about it."""
     traces: dict[str, Any] | None = None
     """A trace data source, written as the API takes it (``azure_ai_traces`` or ``azure_ai_trace_data_source``)."""
 
@@ -404,7 +406,7 @@ def _dataset(path: Path, raw: dict[str, Any], fail: Any) -> DatasetRef:
     if not isinstance(dataset, dict):
         raise fail(raw, "missing 'dataset'", hint="add dataset: {local_uri: data.jsonl} or dataset_file: data.jsonl")
     if dataset.get("local_uri"):
-        return DatasetRef(local_path=base / str(dataset["local_uri"]))
+        return DatasetRef(local_path=base / str(dataset["local_uri"]), line=_line(dataset, raw))
     if dataset.get("traces") is not None:
         source = strip_lines(dataset["traces"])
         if not isinstance(source, dict) or source.get("type") not in TRACE_SOURCES:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -194,3 +198,32 @@ def test_a_typo_of_a_configured_models_name_is_named_as_one(tmp_path, monkeypatc
         "options: {eval_model: judg}\nevaluators: [builtin.coherence]\n",
     )
     assert result.returncode != 0 and "model 'judg' is not in models: (did you mean 'judge'?)" in result.stderr
+
+
+def test_a_missing_dataset_file_is_named_at_its_eval_yaml_line_not_a_traceback(tmp_path):
+    (tmp_path / "eval.yaml").write_text("name: x\ndataset:\n  local_uri: data/nothing.jsonl\nevaluators: [f1_score]\n")
+    result = assay("run", str(tmp_path / "eval.yaml"), home=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"eval.yaml:3: dataset data/nothing.jsonl: not found (looked for {tmp_path}/data/nothing.jsonl)" in (
+        result.stderr
+    )
+    assert "relative to its folder" in result.stderr
+
+
+def test_the_commands_a_run_summary_prints_run_as_printed(tmp_path):
+    """Pasted into a shell, each command of the summary's ``details:`` line runs (``--format
+    jsonl|csv`` was a pipe into a program named csv)."""
+    (tmp_path / "d.jsonl").write_text(json.dumps({"response": "a", "ground_truth": "a"}) + "\n")
+    (tmp_path / "eval.yaml").write_text("name: x\ndataset: {local_uri: d.jsonl}\nevaluators: [f1_score]\n")
+    env = {**os.environ, "ASSAY_HOME": str(tmp_path / ".assay"), "COLUMNS": "200"}
+    env.pop("ASSAY_DATABASE_URL", None)
+    assay_dir = Path(sys.executable).parent  # `assay` itself, as the user's shell finds it
+    env["PATH"] = f"{assay_dir}:{env['PATH']}"
+    ran = subprocess.run(["assay", "run", "eval.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    details = next(line for line in ran.stdout.splitlines() if line.startswith("details: "))
+    commands = [part.split(": ", 1)[1] for part in details.split(" · ")]
+    assert len(commands) == 2 and all("|" not in command for command in commands)
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.strip(), (command, done.stderr)

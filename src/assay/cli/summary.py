@@ -76,7 +76,8 @@ def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
     out.print(f"store: {store_url}")
     short = short_id(run.id)
     me = invoked_as()
-    out.print(f"details: {me} runs show {short} · results: {me} results {short} --format jsonl|csv", soft_wrap=True)
+    # Each command as it runs when pasted: "--format jsonl|csv" was a pipe to a program named csv.
+    out.print(f"details: {me} runs show {short} · results: {me} results {short} --format csv", soft_wrap=True)
     served = server_for(store_url)
     if served is not None:
         out.print(f"view: {served}/ui/runs/{run.id}", soft_wrap=True)

@@ -66,6 +66,7 @@ def config_request(
         data_source = ref.traces
         settings.traces = (resumed.options.traces if resumed is not None else None) or _resolved(config, store, notes)
     elif ref.local_path is not None:
+        _check_exists(config, ref.local_path)
         return RunRequest.for_file(ref.local_path, inputs, settings)
     else:
         assert ref.name is not None
@@ -74,8 +75,22 @@ def config_request(
             # (a CSV file is read as CSV by its name whatever the type says)
             data_source = {"type": "jsonl", "source": {"type": "file_id", "id": record["file_id"]}}
         else:
+            _check_exists(config, Path(record["uri"]), f"dataset {ref.name}@{record['version']} is")
             return RunRequest.for_file(Path(record["uri"]), inputs, settings)
     return RunRequest(data_source=data_source, settings=settings, inputs=inputs)
+
+
+def _check_exists(config: EvalConfig, file: Path, what: str = "dataset") -> None:
+    """Refuse, naming eval.yaml's line, a dataset that is not there, before anything reads it (a
+    folder is a dataset too: its JSONL and CSV files)."""
+    if file.exists():
+        return
+    where = f"{config.path.name}:{config.dataset.line}" if config.dataset.line else config.path.name
+    written = file.relative_to(config.path.parent) if file.is_relative_to(config.path.parent) else file
+    raise ConfigError(
+        f"{where}: {what} {written}: not found (looked for {file.resolve()})",
+        hint=f"a dataset's path in {config.path.name} is relative to its folder",
+    )
 
 
 def config_inputs(config: EvalConfig) -> RunInputs:
