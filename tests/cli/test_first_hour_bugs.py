@@ -227,3 +227,15 @@ def test_the_commands_a_run_summary_prints_run_as_printed(tmp_path):
     for command in commands:
         done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert done.returncode == 0 and done.stdout.strip(), (command, done.stderr)
+
+
+def test_a_mistyped_command_gets_the_nearest_one_suggested(tmp_path):
+    result = assay("rnu", "eval.yaml", home=tmp_path)
+    assert result.returncode == 2 and "No such command 'rnu'. Did you mean 'run'?" in result.stderr
+    assert "Did you mean" not in assay("xyzzy", home=tmp_path).stderr  # nothing near: no guess
+
+
+def test_keys_create_says_the_key_is_shown_once_and_prints_it_alone_on_stdout(tmp_path):
+    result = assay("keys", "create", "--project", "alpha", home=tmp_path, cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.strip().startswith("assay-") and len(result.stdout.split()) == 1
+    assert "shown once" in result.stderr and "'alpha'" in result.stderr

@@ -7,6 +7,7 @@ holds what ``--help`` shows of each; ``tests/test_docs.py`` checks it against th
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from typing import Any
@@ -92,6 +93,17 @@ class AssayGroup(click.Group):
         module, name, _ = COMMANDS[cmd_name]
         command: click.Command = getattr(importlib.import_module(module), name)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's lookup, with the command nearest a typo suggested (``assay rnu``: did you mean run?)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            close = difflib.get_close_matches(name, sorted(COMMANDS), n=1, cutoff=0.6)
+            if close:
+                ctx.fail(f"No such command {name!r}. Did you mean {close[0]!r}?")
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):

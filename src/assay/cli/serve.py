@@ -242,7 +242,12 @@ def keys_group() -> None:
 def create_key(project: str) -> None:
     """Create an API key for PROJECT; it is shown once and stored hashed."""
     key = open_store().create_key(project)
-    out.print(key, markup=False)
+    out.print(key, markup=False)  # alone on stdout, for KEY=$(assay keys create ...)
+    click.echo(
+        f"this is the key of project {project!r}, shown once: the store keeps only its hash, so keep it now "
+        "(send it as 'Authorization: Bearer KEY' or 'api-key: KEY')",
+        err=True,
+    )
 
 
 @click.command("view")
