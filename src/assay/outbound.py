@@ -18,6 +18,7 @@ evaluators name (still without following redirects).
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import ipaddress
 import socket
@@ -107,7 +108,7 @@ def destination(url: str, purpose: str, named_by: Named = "request") -> Destinat
             # exactly; a name never stands for an inside address, whatever DNS answers, except that an
             # operator who wrote ``localhost`` named the loopback address.
             ip = ipaddress.ip_address(address.split("%", 1)[0])
-            loopback_named = named_by == "operator" and _loopback_name(host) and ip.is_loopback
+            loopback_named = named_by == "operator" and is_loopback_host(host) and ip.is_loopback
             if _special(ip) and address != _literal(host) and not loopback_named:
                 raise OutboundRefused(
                     f"{purpose}: {host} resolves to {address}, an address this server does not call",
@@ -153,15 +154,22 @@ def _matches(entry: str, host: str, port: int) -> bool:
     return False
 
 
-def _loopback_name(host: str) -> bool:
-    return host == "localhost" or host.endswith(".localhost")
+def is_loopback_host(host: str) -> bool:
+    """``localhost``, a ``*.localhost`` name (RFC 6761) or a loopback address (``127.0.0.1``, ``::1``)."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _internal(host: str) -> bool:
     try:
         return _special(ipaddress.ip_address(host))
     except ValueError:
-        return _loopback_name(host)
+        return is_loopback_host(host)
 
 
 def _special(address: Address) -> bool:
@@ -181,8 +189,6 @@ class PinnedResolver(AbstractResolver):
         self.purpose = purpose
 
     async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
-        import asyncio
-
         url = f"http://{host if ':' not in host else f'[{host}]'}:{port or 80}/"
         checked = await asyncio.get_running_loop().run_in_executor(None, destination, url, self.purpose)
         return [
@@ -212,8 +218,6 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
         self.inner = httpx2.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        import asyncio
-
         checked = await asyncio.get_running_loop().run_in_executor(
             None, destination, str(request.url), self.purpose, self.named_by
         )

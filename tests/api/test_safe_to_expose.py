@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fixtures import free_port
+from tests.support.fixtures import free_port, poll
 from tests.support.servers import ui_form_token
 
 
@@ -89,26 +89,27 @@ def test_ui_forms_need_the_token_their_page_gave(served):
 
 def _serve(home: Path, env_extra: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
-    env = {**os.environ, "ASSAY_HOME": str(home), "OPENAI_API_KEY": "test", **env_extra}
-    for name in ("ASSAY_DATABASE_URL", "ASSAY_SANDBOX", "ASSAY_ALLOWED_HOSTS"):
-        env.pop(name, None)
+    unset = ("ASSAY_DATABASE_URL", "ASSAY_SANDBOX", "ASSAY_ALLOWED_HOSTS")  # the test's own choices only
+    inherited = {k: v for k, v in os.environ.items() if k not in unset}
     process = subprocess.Popen(
         [sys.executable, "-m", "assay", "serve", "--port", str(port), "--workers", "1"],
-        env={**env, **env_extra},
+        env={**inherited, "ASSAY_HOME": str(home), "OPENAI_API_KEY": "test", **env_extra},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
         try:
-            if call(f"{url}/v1/evals")[0] == 200:
-                return process, url
+            return call(f"{url}/v1/evals")[0] == 200
         except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError(f"assay serve did not start: {process.communicate()[0]}")
+            return False  # not listening yet
+
+    if not poll(answers, bool, seconds=30):
+        process.kill()
+        raise RuntimeError(f"assay serve did not start: {process.communicate()[0]}")
+    return process, url
 
 
 def _stop(process: subprocess.Popen[str]) -> str:

@@ -18,17 +18,16 @@ answers as same-origin. Three checks, in this order, stop that:
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import urllib.parse
 from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from assay.outbound import is_loopback_host
 from assay.settings import settings
 
 CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 def host_name(netloc: str) -> str:
@@ -37,15 +36,6 @@ def host_name(netloc: str) -> str:
     if netloc.startswith("["):
         return netloc[1 : netloc.find("]")] if "]" in netloc else ""
     return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
-
-
-def is_loopback_name(name: str) -> bool:
-    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def configured_hosts() -> list[str]:
@@ -114,7 +104,7 @@ class BrowserGuard:
         name = host_name(host)
         # No Host at all is no browser (they always send one): HTTP/1.0 clients and in-process callers.
         # A loopback name is served always; the settings are read only for other names.
-        if host and not is_loopback_name(name):
+        if host and not is_loopback_host(name):
             allowed = configured_hosts()
             if (allowed or not self.keys_exist()) and not host_allowed(name, allowed):
                 return (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 import signal
 import socket
@@ -93,15 +92,6 @@ def _allow_hosts(names: tuple[str, ...]) -> None:
         os.environ.update(ASSAY_ALLOWED_HOSTS=",".join([*given, *names]))
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
@@ -139,7 +129,7 @@ def serve(
     from assay.api import tls as certificates
     from assay.api.announce import announced
     from assay.api.rules import start_firer
-    from assay.outbound import serve_others
+    from assay.outbound import is_loopback_host, serve_others
     from assay.run.worker import start_workers
     from assay.settings import settings
 
@@ -154,7 +144,7 @@ def serve(
     registry = models_from_file(models_file, store, cache_mode)
     _sandbox_for_others()
     if not store.has_keys():
-        if not _is_loopback(host):
+        if not is_loopback_host(host):
             raise ConfigError(
                 f"no API keys exist, so assay serves loopback only and will not listen on {host}",
                 hint="create one with `assay keys create --project NAME`, or serve on 127.0.0.1",
@@ -264,6 +254,7 @@ def create_key(project: str) -> None:
 def view(run_id: str | None, host: str, port: int, no_browser: bool) -> None:
     """Open the web UI on this store, read-only, at RUN's page (or the runs list)."""
     from assay.api.announce import server_for
+    from assay.outbound import is_loopback_host
 
     store = open_store()
     page = f"/ui/runs/{store.run_id_for(run_id)}" if run_id else "/ui"
@@ -273,7 +264,7 @@ def view(run_id: str | None, host: str, port: int, no_browser: bool) -> None:
         if not no_browser:
             webbrowser.open(running + page)
         return
-    if not _is_loopback(host):
+    if not is_loopback_host(host):
         raise ConfigError(f"assay view serves loopback only, not {host}", hint="use assay serve with API keys")
     listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     try:
