@@ -92,6 +92,11 @@ class Settings(BaseModel):
     """How long an evaluation rule gathers the responses it sampled before one run evaluates them
     all (a run per window, not one per response)."""
 
+    schedule_starting_deadline_seconds: float = Field(default=3600.0, ge=0)
+    """How late a schedule may still fire a firing it missed (the server down or busy at its time),
+    as Kubernetes CronJob's ``startingDeadlineSeconds``: later than this the firing is recorded as
+    missed and makes no run. Of several missed firings only the latest is caught up on."""
+
     evaluation_events_endpoint: str | None = None
     """An OTLP/HTTP logs endpoint (``http://collector:4318/v1/logs``) sent each completed run's verdicts
     as ``gen_ai.evaluation.result`` events, parented to the span judged when the item came from one."""

@@ -9,6 +9,7 @@ import pytest
 from openai import OpenAI
 
 from assay.api import create_app
+from assay.api.background import for_workers
 from assay.evaluators import load_catalog
 from assay.run.worker import start_workers
 from tests.support.servers import uvicorn_in_thread
@@ -33,7 +34,10 @@ class Served:
 def served(store, models):
     app = create_app(store, catalog=lambda project: load_catalog(store, project), models=lambda: models)
     with uvicorn_in_thread(app) as url:
-        stop, workers = start_workers(store, lambda project: load_catalog(store, project), lambda: models, 2)
+        catalog = lambda project: load_catalog(store, project)  # noqa: E731
+        stop, workers = start_workers(
+            store, catalog, lambda: models, 2, background=for_workers(store, catalog, lambda: models)
+        )
         served = Served(url, store, app.state.assay)
         yield served
         for client in served.clients:

@@ -7,9 +7,10 @@ import csv
 import io
 import urllib.request
 
-from assay.api.insights import generate
+from assay.api.insights import accept
 from tests.api.conftest import wait_for
 from tests.api.test_evals_api import make_eval
+from tests.support.fixtures import poll
 
 CRITERIA = [
     {
@@ -22,6 +23,14 @@ CRITERIA = [
 ]
 
 
+def generate(served, body):
+    """The insight, once a worker has made it."""
+    made = accept(served.app_state, "default", body)
+    ended = poll(lambda: served.store.get_insight("default", made["id"]), lambda i: i["state"] != "Running", seconds=60)
+    assert ended["state"] == "Succeeded", ended
+    return ended
+
+
 def test_an_insight_page_shows_clusters_with_linked_samples_and_exports_csv(served, browser, tmp_path):
     client = served.client()
     created = make_eval(client, criteria=CRITERIA)
@@ -32,14 +41,14 @@ def test_an_insight_page_shows_clusters_with_linked_samples_and_exports_csv(serv
         source = {"type": "jsonl", "source": {"type": "file_content", "content": [{"item": r} for r in content]}}
         runs.append(wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=source).id))
     request = {"type": "EvaluationRunClusterInsight", "evalId": created.id, "runIds": [runs[0].id]}
-    clustered = generate(served.app_state, "default", {"displayName": "why it fails", "request": request})
+    clustered = generate(served, {"displayName": "why it fails", "request": request})
     comparison = {
         "type": "EvaluationComparison",
         "evalId": created.id,
         "baselineRunId": runs[0].id,
         "treatmentRunIds": [runs[1].id],
     }
-    compared = generate(served.app_state, "default", {"displayName": "the fix", "request": comparison})
+    compared = generate(served, {"displayName": "the fix", "request": comparison})
 
     page = browser.new_page()
     page.goto(f"{served.url}/ui/insights")

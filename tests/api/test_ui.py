@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from assay.api import agent_insights
-from assay.api.jobs import run_job
 from tests.api.conftest import wait_for
 from tests.api.test_agent_insights import DENIED, FINE, QUESTION
 from tests.api.test_evals_api import make_eval
+from tests.support.fixtures import poll
 from tests.support.otel import export_agent_turns
 
 
@@ -310,7 +310,12 @@ def test_an_agent_insight_monitor_is_shown_with_its_insights_evidence_and_runs(s
         ctx, "default", {"agent_name": "desk", "model_deployment_name": "judge", "enabled": False}
     )
     accepted = agent_insights.create_run(ctx, "default", monitor["id"], {"lookback_hours": 1})
-    run_job(ctx, "default", "insight_run", accepted.job["id"], accepted.work)
+    job = poll(
+        lambda: served.store.get_job("default", "insight_run", accepted.job["id"]),
+        lambda job: job["status"] in ("succeeded", "failed"),
+        seconds=60,
+    )  # a worker took it
+    assert job["status"] == "succeeded", job
 
     page = browser.new_page()
     page.goto(f"{served.url}/ui/insights")
@@ -331,3 +336,37 @@ def test_an_agent_insight_monitor_is_shown_with_its_insights_evidence_and_runs(s
     section.locator("a[href^='/ui/traces/']").first.click()
     page.wait_for_url("**/ui/traces/**")
     assert "invoke_agent desk" in page.content()
+
+
+def test_the_alerts_page_lists_each_alert_with_every_attempt(served, browser, tmp_path):
+    store = served.store
+    for run_key, state, log in (
+        ("run_flaky", "delivered", [(500, None), (500, None), (200, None)]),
+        ("run_dead", "failed", [(None, "timed out")] * 2),
+    ):
+        store.claim_alert("default", run_key, "schedule", "nightly")
+        attempts = [
+            {"attempt": n, "at": 1_780_000_000.0 + n, "seconds": 0.01, "status": status, **({"error": e} if e else {})}
+            for n, (status, e) in enumerate(log, start=1)
+        ]
+        store.record_alert(
+            "default",
+            run_key,
+            kind="run_failed",
+            payload={"type": "run_failed", "runId": run_key},
+            target={"url": f"https://hooks.example.com/{run_key}"},
+            state=state,
+            attempts=len(attempts),
+            attempt_log=attempts,
+        )
+    page = browser.new_page()
+    page.goto(f"{served.url}/ui/alerts")
+    rows = page.locator("#alerts tr.alert")
+    assert rows.count() == 2
+    flaky = page.locator("#alerts tr.alert", has_text="run_flaky")
+    assert flaky.locator(".state").inner_text() == "delivered"
+    assert flaky.locator(".attempt").all_inner_texts() == ["#1 500", "#2 500", "#3 200"]
+    dead = page.locator("#alerts tr.alert", has_text="run_dead")
+    assert dead.locator(".state").inner_text() == "failed"
+    assert dead.locator(".attempt.bad").count() == 2 and "timed out" in dead.inner_text()
+    page.screenshot(path=str(tmp_path / "alerts.png"), full_page=True)

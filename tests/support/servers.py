@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,9 @@ import uvicorn
 from openai import OpenAI
 
 from tests.support.fixtures import free_port, poll
+
+ReceiverLog = tuple[str, list[tuple[dict[str, str], bytes]]]
+"""A receiver's URL, and what it got: (headers, body) each."""
 
 
 @contextlib.contextmanager
@@ -153,16 +156,34 @@ def start_support_agent(base_url: str, log_path: Path, *extra: str) -> tuple[sub
 
 
 @contextlib.contextmanager
-def post_receiver(path: str, status: int = 204) -> Iterator[tuple[str, list[tuple[dict[str, str], bytes]]]]:
+def post_receiver(path: str, status: int = 204) -> Iterator[ReceiverLog]:
     """An HTTP receiver on a free loopback port answering each POST with ``status``: its URL (at
     ``path``) and what it got, (headers, body) each (a webhook's alerts, an OTLP exporter's requests)."""
+    with scripted_receiver(lambda n: status, threading.Event(), path) as found:
+        yield found
+
+
+@contextlib.contextmanager
+def scripted_receiver(
+    answers: Callable[[int], int | None], release: threading.Event, path: str = "/hook"
+) -> Iterator[ReceiverLog]:
+    """A webhook on a free loopback port whose ``n``-th POST (from 0) is answered with the status
+    ``answers(n)``, or, when that is None, held unanswered until ``release`` is set (a webhook that
+    never answers). Its URL and what it got, (headers, body) each."""
     import http.server
 
     got: list[tuple[dict[str, str], bytes]] = []
+    lock = threading.Lock()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            got.append((dict(self.headers), self.rfile.read(int(self.headers["content-length"]))))
+            with lock:
+                number = len(got)
+                got.append((dict(self.headers), self.rfile.read(int(self.headers["content-length"]))))
+            status = answers(number)
+            if status is None:
+                release.wait()
+                return
             self.send_response(status)
             self.send_header("content-length", "0")
             self.end_headers()
@@ -171,11 +192,13 @@ def post_receiver(path: str, status: int = 204) -> Iterator[tuple[str, list[tupl
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}{path}", got
     finally:
+        release.set()
         server.shutdown()
         server.server_close()
 

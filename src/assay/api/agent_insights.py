@@ -14,26 +14,25 @@ insight stays ignored. A trace already counted is never counted again, so a reru
 window changes nothing. The overview lists the active insights, worst first, unless the user wrote
 their own (``overview_override``).
 
-Runs are long-running jobs (``assay.api.jobs``), one at a time per monitor. The firer thread of
-``assay serve`` starts the runs that are due (``run_due``), each in a thread; of several servers on
-one database, one starts each.
+Runs are long-running jobs (``assay.api.jobs``), one at a time per monitor, that the workers take
+(``assay.api.background``): neither a request nor the firer waits on the model. The firer of
+``assay serve`` queues the runs that are due (``run_due``); of several servers on one database, one
+queues each.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import threading
 import time
 import uuid
 import zlib
 from collections import Counter
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from assay.api.fields import text
-from assay.api.jobs import Accepted, accept, reap, run_job
+from assay.api.jobs import Accepted, queue_for_workers, reap
 from assay.errors import ConfigError, ItemError, NotFoundError
 from assay.llm.model import ModelError
 from assay.llm.structured import ask_structured
@@ -237,13 +236,12 @@ def create_run(
         "started_at": None,
         "updated_at": moment,
     }
-    return accept(ctx, project, "insight_run", run, partial(_analyze, ctx, project, run))
+    return queue_for_workers(ctx, project, "insight_run", run)
 
 
 def run_due(ctx: ApiContext, clock: float | None = None) -> list[str]:
-    """Start the runs of enabled monitors that are due, each in a thread of its own (the firer
-    thread calls this, and must go on firing rules meanwhile); the runs started. Each is claimed
-    first, so one server of several starts it."""
+    """Queue the runs of enabled monitors that are due, for the workers; the runs queued. Each is
+    claimed first, so one server of several queues it."""
     moment = int(clock if clock is not None else time.time())
     made = []
     for project, monitor, due in ctx.store.due_monitors(moment):
@@ -253,15 +251,13 @@ def run_due(ctx: ApiContext, clock: float | None = None) -> list[str]:
             accepted = create_run(ctx, project, monitor["id"], {}, trigger="scheduled")
         except ConfigError:  # a run of it is still going: the next one is due an interval on
             continue
-        assert accepted.work is not None
-        arguments = (ctx, project, "insight_run", accepted.job["id"], accepted.work)
-        threading.Thread(target=run_job, args=arguments, name=f"assay-{accepted.job['id']}", daemon=True).start()
         made.append(accepted.job["id"])
     return made
 
 
-def _analyze(ctx: ApiContext, project: str, run: dict[str, Any]) -> dict[str, Any]:
-    """The run's work: read the window's traces, keep what the model says of each, merge it into the monitor."""
+def analyze(ctx: ApiContext, project: str, run: dict[str, Any]) -> dict[str, Any]:
+    """A worker's part of a run: read the window's traces, keep what the model says of each, and
+    merge it into the monitor."""
     monitor = ctx.store.get_monitor(project, run["monitor_id"])
     resets = monitor.get("resets", 0)
     agent = monitor["agent_name"]

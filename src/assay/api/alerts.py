@@ -5,11 +5,20 @@
 When a run it made since it was saved ends, the run is checked once (across servers: one row per run): a pass rate
 whose Wilson 95% interval lies wholly below ``passRate`` (each criterion, or the one named) is an
 alert, so a dip within noise is not; a run that failed, or a firing that could not make its run,
-is an alert too. The webhook gets the JSON, signed with HMAC-SHA256 of the body under ``secret``
-(``x-assay-signature: sha256=<hex>``), retried with backoff on a connection error, 429 or 5xx;
-the delivery (attempts, last status) is recorded. The URL passes the server's one outbound policy
-(``ASSAY_EVALUATOR_ENDPOINTS``, ``assay.outbound``) when the rule or schedule is saved and again
-at each delivery (a host the operator has since removed is not called); no redirect is followed.
+is an alert too.
+
+An alert found goes into an outbox (the store's ``alerts``), and the ``Outbox`` of each server
+delivers what is due there, apart from the firer: several at once (``WORKERS``, at most
+``PER_HOST`` to one host, so a dead webhook holds none of another's), each attempt within
+``TIMEOUT_SECONDS``, retried on a connection error, a timeout, 429 or 5xx with exponential backoff
+and jitter up to ``ATTEMPTS`` attempts, then ``failed``. Delivery is at least once: a server holds an
+alert for one attempt (a lease), so two servers do not both send it, but a receiver that took it
+and did not answer in time gets it again; ``x-assay-delivery`` names the alert so it can tell. The
+webhook gets the JSON, signed with HMAC-SHA256 of the body under ``secret`` (``x-assay-signature:
+sha256=<hex>``). Every attempt (when, how long, the status or the error) is kept and listed
+(``GET /alerts``, the UI's alerts page). The URL passes the server's one outbound policy
+(``ASSAY_EVALUATOR_ENDPOINTS``, ``assay.outbound``) when the rule or schedule is saved and again at
+each attempt (a host the operator has since removed is not called); no redirect is followed.
 """
 
 from __future__ import annotations
@@ -18,8 +27,14 @@ import hashlib
 import hmac
 import json
 import logging
+import random
+import threading
 import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from assay.errors import ConfigError
 from assay.outbound import OutboundRefused, check_url, post
@@ -30,8 +45,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 TERMINAL = ("completed", "failed", "canceled")
-ATTEMPTS = 4
-BACKOFF_SECONDS = 0.5
+ATTEMPTS = 6
+"""Attempts at one alert before it is ``failed``: with the backoff, about a minute of trying."""
+BACKOFF_SECONDS = 2.0
+"""The wait after the first failed attempt; each next one doubles it, up to ``LONGEST_WAIT``."""
+LONGEST_WAIT = 300.0
+TIMEOUT_SECONDS = 5.0
+"""One attempt's time to connect, send and read the answer."""
+LEASE_MARGIN = 30.0
+"""How much longer than an attempt's timeout a server holds an alert: past it, another may try."""
+WORKERS = 8
+PER_HOST = 2
+POLL_SECONDS = 0.2
+PAGE, PAGES = 200, 10
+"""Due alerts are read a page at a time, so many to one dead host do not hide the others."""
 
 
 def check_alert(value: Any) -> dict[str, Any] | None:
@@ -54,7 +81,7 @@ def check_alert(value: Any) -> dict[str, Any] | None:
 
 
 def check_finished(store: Store) -> list[dict[str, Any]]:
-    """Check every run a rule or schedule with an alert made that has ended; the alerts sent."""
+    """Check every run a rule or schedule with an alert made that has ended; the alerts put in the outbox."""
     sent: list[dict[str, Any]] = []
     checked: dict[str, set[str]] = {}
 
@@ -89,18 +116,18 @@ def _check(
         return []  # another server checks it
     payload = _finding(store, alert, run_key, failure)
     if payload is None:
-        store.record_alert(project, run_key, kind="none")
+        store.record_alert(project, run_key, kind="none", state="none")
         return []
     payload = {"source": source, "sourceId": source_id, "project": project, **payload}
-    attempts, status = deliver(alert, payload)
+    target = {"url": alert["url"], **({"secret": alert["secret"]} if alert.get("secret") else {})}
     store.record_alert(
         project,
         run_key,
         kind=payload["type"],
         payload=payload,
-        delivered=status is not None and status < 300,
-        attempts=attempts,
-        status=status,
+        target=target,
+        state="pending",
+        next_attempt_at=time.time(),
     )
     return [payload]
 
@@ -136,24 +163,136 @@ def _finding(store: Store, alert: dict[str, Any], run_key: str, failure: str | N
     }
 
 
-def deliver(alert: dict[str, Any], payload: dict[str, Any]) -> tuple[int, int | None]:
-    """POST the payload, signed; (attempts made, the last HTTP status or None)."""
-    body = json.dumps(payload, sort_keys=True).encode()
-    headers = {"content-type": "application/json"}
-    if alert.get("secret"):
-        digest = hmac.new(str(alert["secret"]).encode(), body, hashlib.sha256).hexdigest()
-        headers["x-assay-signature"] = f"sha256={digest}"
-    status: int | None = None
-    for attempt in range(1, ATTEMPTS + 1):
+def alert_object(row: dict[str, Any]) -> dict[str, Any]:
+    """An alert as ``GET /alerts`` lists it: what it says, where it goes, how each attempt went."""
+    return {
+        "id": row["run_key"],
+        "object": "alert",
+        "source": row["source"],
+        "sourceId": row["source_id"],
+        "type": row["kind"],
+        "state": row["state"] or ("delivered" if row["delivered"] else "failed"),
+        "url": (row["target"] or {}).get("url"),
+        "createdAt": row["created_at"],
+        "nextAttemptAt": row["next_attempt_at"] if row["state"] == "pending" else None,
+        "attempts": row["attempt_log"] or [],
+        "payload": row["payload"],
+    }
+
+
+class Outbox:
+    """Delivers the alerts due in the store, beside the firer: a pool of ``workers`` threads, at
+    most ``per_host`` attempts at one host at a time. ``clock`` is injectable: tests step it."""
+
+    def __init__(
+        self,
+        store: Store,
+        holder: str,
+        *,
+        workers: int = WORKERS,
+        per_host: int = PER_HOST,
+        timeout: float = TIMEOUT_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store, self.holder, self.clock = store, holder, clock
+        self.workers, self.per_host, self.timeout = workers, per_host, timeout
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix=f"assay-alerts-{holder}")
+        self._lock = threading.Lock()
+        self._busy = Counter[str]()
+        """Attempts under way, by host."""
+
+    def pump(self) -> int:
+        """Start an attempt at each due alert there is room for; how many were started."""
+        with self._lock:
+            if sum(self._busy.values()) >= self.workers:
+                return 0
+        started, clock = 0, self.clock()
+        for page in range(PAGES):  # past the alerts of hosts that have their share, to the others
+            rows = self.store.due_alerts(clock, limit=PAGE, offset=page * PAGE)
+            for row in rows:
+                host = (urlsplit(row["target"]["url"]).hostname or "").lower()
+                with self._lock:
+                    if sum(self._busy.values()) >= self.workers:
+                        return started
+                    if self._busy[host] >= self.per_host:
+                        continue  # that host has its share: the others go first
+                    now = self.clock()
+                    if not self.store.lease_alert(row, self.holder, now, now + self.timeout + LEASE_MARGIN):
+                        continue  # another server took it
+                    self._busy[host] += 1
+                self._pool.submit(self._attempt, row, host)
+                started += 1
+            if len(rows) < PAGE:
+                break
+        return started
+
+    def _attempt(self, row: dict[str, Any], host: str) -> None:
         try:
-            status, _ = post(alert["url"], body, headers, timeout=10, purpose="alert.url")
-        except OutboundRefused as exc:
-            log.warning("alert to %s refused: %s", alert["url"], exc.message)
-            return attempt, None
-        except OSError as exc:
-            log.warning("alert to %s: %s", alert["url"], exc)
-        else:
-            if status < 300 or (status != 429 and status < 500):
-                return attempt, status  # delivered, or refused for good (a redirect included: none is followed)
-        time.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1))  # the firer's own thread: the API is not held
-    return ATTEMPTS, status
+            attempt(self.store, row, self.holder, self.clock, self.timeout)
+        except Exception:  # noqa: BLE001 - the lease runs out and the alert is tried again
+            log.exception("alert %s: the attempt failed", row["run_key"])
+        finally:
+            with self._lock:
+                self._busy[host] -= 1
+
+    def idle(self) -> bool:
+        with self._lock:
+            return sum(self._busy.values()) == 0
+
+    def run(self, stop: threading.Event) -> None:
+        """Pump until ``stop`` is set."""
+        while not stop.is_set():
+            try:
+                self.pump()
+            except Exception:  # noqa: BLE001 - the store may be back next time
+                log.exception("alerts: the outbox could not be read")
+            stop.wait(POLL_SECONDS)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def attempt(
+    store: Store,
+    row: dict[str, Any],
+    holder: str,
+    clock: Callable[[], float] = time.time,
+    timeout: float = TIMEOUT_SECONDS,
+) -> dict[str, Any]:
+    """One attempt at a leased alert, recorded with what comes next; the attempt."""
+    number = row["attempts"] + 1
+    body = json.dumps(row["payload"], sort_keys=True).encode()
+    target = row["target"]
+    headers = {
+        "content-type": "application/json",
+        "x-assay-delivery": f"{row['project']}/{row['run_key']}",
+        "x-assay-attempt": str(number),
+    }
+    if target.get("secret"):
+        digest = hmac.new(str(target["secret"]).encode(), body, hashlib.sha256).hexdigest()
+        headers["x-assay-signature"] = f"sha256={digest}"
+    started, status, error, final = clock(), None, None, False
+    try:
+        status, _ = post(target["url"], body, headers, timeout=timeout, purpose="alert.url")
+    except OutboundRefused as exc:
+        error, final = exc.message, True
+    except OSError as exc:  # refused, reset, timed out
+        error = str(exc) or type(exc).__name__
+    ended = clock()
+    tried = {"attempt": number, "at": round(started, 3), "seconds": round(ended - started, 3), "status": status}
+    tried |= {"error": error} if error else {}
+    if status is not None and status < 300:
+        state, following = "delivered", None
+    elif final or (status is not None and status != 429 and status < 500) or number >= ATTEMPTS:
+        state, following = "failed", None  # refused for good (a redirect included: none is followed), or tried enough
+    else:
+        state, following = "pending", ended + backoff(number)
+    if state != "delivered":
+        log.warning("alert to %s, attempt %d: %s", target["url"], number, error or f"HTTP {status}")
+    store.record_attempt(row, holder, tried, state=state, next_attempt_at=following)
+    return tried
+
+
+def backoff(attempts: int) -> float:
+    """The wait after ``attempts`` failed attempts: doubling from ``BACKOFF_SECONDS``, up to
+    ``LONGEST_WAIT``, of which a random half is jitter (so many alerts to one host spread out)."""
+    wait = min(LONGEST_WAIT, BACKOFF_SECONDS * 2 ** (attempts - 1))
+    return float(wait / 2 + random.uniform(0, wait / 2))  # noqa: S311 - spreading retries, not a secret

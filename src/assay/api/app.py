@@ -13,6 +13,7 @@ from assay.api import (
     errors,
     openapi,
     routes_agents,
+    routes_alerts,
     routes_blobs,
     routes_capture,
     routes_datasets,
@@ -36,7 +37,7 @@ from assay.api.limits import BodyLimit
 from assay.api.readcache import CachedReads
 from assay.api.readonly import ReadOnly
 from assay.api.responses import WireJSON
-from assay.api.ui import access, insights_pages, pages, reviews, traces
+from assay.api.ui import access, alerts, insights_pages, pages, reviews, traces
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelRegistry
 from assay.store import Store
@@ -95,6 +96,7 @@ def create_app(
     app.include_router(routes_optimize.router, prefix="/api/projects/{project}")
     app.include_router(routes_rules.router, prefix="/api/projects/{project}")
     app.include_router(routes_schedules.router, prefix="/api/projects/{project}")
+    app.include_router(routes_alerts.router, prefix="/api/projects/{project}")
     app.include_router(routes_insights.router, prefix="/api/projects/{project}")
     app.include_router(routes_generation_jobs.router, prefix="/api/projects/{project}")
     app.include_router(routes_insight_monitors.router, prefix="/api/projects/{project}")
@@ -104,4 +106,5 @@ def create_app(
     app.include_router(traces.router)
     app.include_router(reviews.router)
     app.include_router(insights_pages.router)
+    app.include_router(alerts.router)
     return app

@@ -6,9 +6,10 @@ reasons and responses (``assay.insights``); with ``modelConfiguration.modelDeplo
 model of the server's ``--models``) each cluster is named by that model with a suggestion (a JSON
 schema, parsing as the fallback), else by the terms that set it apart. Each cluster keeps its
 samples (the result, the item's id and run). The request is checked and the insight stored
-``Running`` when it is answered; the clustering (and the model's calls) happen after the answer is
-sent, as Foundry's own insights are polled (``GET /insights/{id}``, ``list``) until their ``state``
-is ``Succeeded``, or ``Failed`` with the reason.
+``Running`` when it is answered; the clustering (and the model's calls) is a job a worker takes
+(``assay.api.background``), never a request's or the firer's thread, as Foundry's own insights are
+polled (``GET /insights/{id}``, ``list``) until their ``state`` is ``Succeeded``, or ``Failed`` with
+the reason.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assay.api.jobs import queue_for_workers
 from assay.errors import AssayError, ConfigError
 from assay.insights import cluster
 from assay.results import Result
@@ -42,24 +44,40 @@ NAME_SCHEMA = {
 }
 
 
-@dataclass(frozen=True)
-class Accepted:
-    """An insight stored ``Running``, and the work that gives it its result."""
-
-    insight: dict[str, Any]
-    work: Callable[[], dict[str, Any]]
-
-
-def generate(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Make and store the insight a ``POST /insights`` asks for, at once (a schedule's firing)."""
-    accepted = accept(ctx, project, body)
-    return accepted.work()
-
-
-def accept(ctx: ApiContext, project: str, body: dict[str, Any]) -> Accepted:
+def accept(ctx: ApiContext, project: str, body: dict[str, Any]) -> dict[str, Any]:
     """Check what a ``POST /insights`` asks for (each mistake a 400 or 404 before anything is
-    stored) and store the insight ``Running``; its ``work`` reads the runs (and asks the model) and
-    stores the result. The route answers first and works after: clustering never holds a request."""
+    stored), store the insight ``Running`` and queue the job that makes it for a worker; the
+    insight as stored."""
+    _work(ctx, project, body)
+    insight_id = f"insight_{uuid.uuid4().hex[:24]}"
+    insight: dict[str, Any] = {
+        "id": insight_id,
+        "displayName": body.get("displayName") or str(body["request"]["type"]),
+        "request": body["request"],
+        "state": "Running",
+        "metadata": {"createdAt": _iso(time.time())},
+    }
+    ctx.store.put_insight(project, insight_id, insight)
+    queue_for_workers(ctx, project, "insight", {"id": insight_id, "body": body})
+    return insight
+
+
+def perform(ctx: ApiContext, project: str, job: dict[str, Any]) -> dict[str, Any]:
+    """A worker's part: read the runs (and ask the model), and store the insight ``Succeeded`` with
+    its result or ``Failed`` with why; the job's result names the insight."""
+    insight = ctx.store.get_insight(project, job["id"])
+    try:
+        ended = {**insight, "state": "Succeeded", "result": _work(ctx, project, job["body"])()}
+    except Exception as exc:  # noqa: BLE001 - the insight records why it failed
+        log.warning("insight %s failed: %s", job["id"], exc, exc_info=not isinstance(exc, AssayError))
+        ended = {**insight, "state": "Failed", "error": {"message": getattr(exc, "message", None) or str(exc)}}
+    ended["metadata"] = {**insight["metadata"], "completedAt": _iso(time.time())}
+    ctx.store.update_insight(project, job["id"], ended)
+    return {"insightId": job["id"], "state": ended["state"]}
+
+
+def _work(ctx: ApiContext, project: str, body: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    """The request checked; what makes its result."""
     request = body.get("request")
     kind = request.get("type") if isinstance(request, dict) else None
     if isinstance(request, dict) and kind == "EvaluationComparison":
@@ -68,7 +86,7 @@ def accept(ctx: ApiContext, project: str, body: dict[str, Any]) -> Accepted:
         def compare() -> dict[str, Any]:
             return comparison(ctx, request, treatments)
 
-        return _running(ctx, project, body, compare)
+        return compare
     if not isinstance(request, dict) or kind != "EvaluationRunClusterInsight":
         raise ConfigError(
             "request: expected {type: EvaluationRunClusterInsight, evalId, runIds} or "
@@ -91,45 +109,21 @@ def accept(ctx: ApiContext, project: str, body: dict[str, Any]) -> Accepted:
             _cluster_object(ctx, model_name, samples, found, n)
             for n, found in enumerate(cluster([s.text for s in samples]))
         ]
+        clusters = merge_alike(clusters) if model_name else clusters
         return {
             "type": "EvaluationRunClusterInsight",
             "clusterInsight": {
                 "summary": {
                     "sampleCount": len(samples),
                     "uniqueClusterCount": len(clusters),
-                    "uniqueSubclusterCount": 0,
-                    "method": "tfidf-kmeans" + ("+model-labels" if model_name else ""),
+                    "uniqueSubclusterCount": sum(len(c.get("subClusters") or []) for c in clusters),
+                    "method": "tfidf-spectral" + ("+model-labels" if model_name else ""),
                 },
                 "clusters": clusters,
             },
         }
 
-    return _running(ctx, project, body, clustered)
-
-
-def _running(ctx: ApiContext, project: str, body: dict[str, Any], result: Callable[[], dict[str, Any]]) -> Accepted:
-    """The insight stored ``Running`` (Foundry's ``OperationState``), and the work that ends it."""
-    insight_id = f"insight_{uuid.uuid4().hex[:24]}"
-    insight: dict[str, Any] = {
-        "id": insight_id,
-        "displayName": body.get("displayName") or str(body["request"]["type"]),
-        "request": body["request"],
-        "state": "Running",
-        "metadata": {"createdAt": _iso(time.time())},
-    }
-    ctx.store.put_insight(project, insight_id, insight)
-
-    def work() -> dict[str, Any]:
-        try:
-            ended = {**insight, "state": "Succeeded", "result": result()}
-        except Exception as exc:  # noqa: BLE001 - the insight records why it failed
-            log.warning("insight %s failed: %s", insight_id, exc, exc_info=not isinstance(exc, AssayError))
-            ended = {**insight, "state": "Failed", "error": {"message": getattr(exc, "message", None) or str(exc)}}
-        ended["metadata"] = {**insight["metadata"], "completedAt": _iso(time.time())}
-        ctx.store.update_insight(project, insight_id, ended)
-        return ended
-
-    return Accepted(insight, work)
+    return clustered
 
 
 EFFECTS = {
@@ -244,6 +238,35 @@ def _cluster_object(
         "weight": len(members),
         "samples": [_sample(s) for s in members[:SAMPLES_PER_CLUSTER]],
     }
+
+
+def merge_alike(clusters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One cluster for the clusters the model named alike (the same label, case and spacing aside),
+    the clusters it was made of kept as its ``subClusters``; largest first, numbered again. Words
+    alone can split one kind of failure whose texts share none; the model's names put it together."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for found in clusters:
+        groups.setdefault(" ".join(str(found["label"]).lower().split()), []).append(found)
+    merged = []
+    for alike in groups.values():
+        if len(alike) == 1:
+            merged.append(alike[0])
+            continue
+        samples = [sample for found in alike for sample in found["samples"]]
+        merged.append(
+            {
+                **alike[0],
+                "weight": sum(found["weight"] for found in alike),
+                "samples": samples[:SAMPLES_PER_CLUSTER],
+                "subClusters": [dict(found) for found in alike],
+            }
+        )
+    merged.sort(key=lambda found: -found["weight"])
+    for number, found in enumerate(merged, start=1):
+        found["id"] = f"cluster-{number}"
+        for part, sub in enumerate(found.get("subClusters") or [], start=1):
+            sub["id"] = f"cluster-{number}.{part}"
+    return merged
 
 
 def _sample(sample: Failure) -> dict[str, Any]:

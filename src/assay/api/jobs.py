@@ -1,7 +1,11 @@
-"""Long-running operations of the API (data and evaluator generation jobs, agent insight runs): a
-job is stored ``queued`` when its create is answered (201 with ``Operation-Location``), runs after
-the answer is sent, and ends ``succeeded`` with its result or ``failed`` with the reason, unless a
-cancel came first. A job whose server stopped is failed when it is next read."""
+"""Long-running operations of the API (data and evaluator generation jobs, agent insight runs,
+insights): a job is stored ``queued`` when its create is answered (201 with ``Operation-Location``),
+runs after the answer is sent, and ends ``succeeded`` with its result or ``failed`` with the reason,
+unless a cancel came first. A job whose server stopped is failed when it is next read.
+
+Generation jobs run in the server that answered, after the answer. Insights and agent insight runs
+are queued for the workers (``queue_for_workers``; ``assay.api.background`` runs them): they make
+model calls for minutes, and neither a request's thread nor the firer's may wait on them."""
 
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ STAMPS: dict[str, tuple[str | None, str]] = {
     "data": (None, "finished_at"),
     "evaluator": (None, "finished_at"),
     "insight_run": ("started_at", "completed_at"),
+    "insight": (None, "finished_at"),
 }
 """Each kind's fields for when it started (None: not shown) and when it ended, as Foundry names them."""
 
@@ -43,9 +48,19 @@ def accept(
     ctx: ApiContext, project: str, kind: JobKind, job: dict[str, Any], work: Callable[[], dict[str, Any]]
 ) -> Accepted:
     """Store ``job`` queued, this process its runner."""
-    job |= {"status": "queued", "result": None, "error": None, "created_at": int(time.time()), STAMPS[kind][1]: None}
-    ctx.store.add_job(project, kind, job, runner=local_worker())
+    ctx.store.add_job(project, kind, _queued(kind, job), runner=local_worker())
     return Accepted(job, work)
+
+
+def queue_for_workers(ctx: ApiContext, project: str, kind: JobKind, job: dict[str, Any]) -> Accepted:
+    """Store ``job`` queued with no runner: the first worker free takes it."""
+    ctx.store.add_job(project, kind, _queued(kind, job), runner=None)
+    return Accepted(job, None)
+
+
+def _queued(kind: JobKind, job: dict[str, Any]) -> dict[str, Any]:
+    job |= {"status": "queued", "result": None, "error": None, "created_at": int(time.time()), STAMPS[kind][1]: None}
+    return job
 
 
 def answer(

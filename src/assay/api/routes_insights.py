@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from assay.api.context import JsonBody, Owner, context
@@ -16,11 +16,9 @@ router = APIRouter()
 
 
 @router.post("/insights", dependencies=[limited("runs")])
-def generate_insight(request: Request, body: JsonBody, owner: Owner, background: BackgroundTasks) -> JSONResponse:
-    """201 with the insight ``Running``; it is made once the answer is sent (callers poll ``get``)."""
-    accepted = accept(context(request), owner, body)
-    background.add_task(accepted.work)
-    return JSONResponse(accepted.insight, status_code=201, background=background)
+def generate_insight(request: Request, body: JsonBody, owner: Owner) -> JSONResponse:
+    """201 with the insight ``Running``; a worker makes it (callers poll ``get``)."""
+    return JSONResponse(accept(context(request), owner, body), status_code=201)
 
 
 @router.get("/insights/{insight_id}")

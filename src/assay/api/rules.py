@@ -15,7 +15,6 @@ response is in or out whichever server sees it.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
@@ -153,29 +152,38 @@ def traces_source(trace_ids: list[str]) -> dict[str, Any]:
     return {"type": "azure_ai_trace_data_source", "trace_source": {"type": "trace_id_source", "trace_ids": trace_ids}}
 
 
-def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> threading.Thread:
-    """The thread that fires due rules, schedules (``assay.api.schedules``) and agent insight
-    monitors (``assay.api.agent_insights``), and checks the runs they made for alerts
-    (``assay.api.alerts``), until ``stop`` is set."""
+def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> list[threading.Thread]:
+    """The threads that keep the production loop's time until ``stop`` is set, one per concern so
+    none waits on another: evaluation rules, schedules (``assay.api.schedules``), agent insight
+    monitors (``assay.api.agent_insights``) and the check of finished runs for alerts, each a
+    short store-only step a second; and the alerts' outbox (``assay.api.alerts.Outbox``), whose
+    webhook calls run in a pool of their own. Model calls are the workers' jobs, never these."""
     from assay.api import agent_insights, alerts, schedules
     from assay.settings import settings
 
-    def loop() -> None:
-        while not stop.is_set():
-            window = settings().rule_window_seconds
-            concerns: list[tuple[str, Callable[[], object]]] = [
-                ("evaluation rules", functools.partial(fire_due, ctx, name, window)),
-                ("schedules", lambda: schedules.fire_due(ctx)),
-                ("insight monitors", lambda: agent_insights.run_due(ctx)),
-                ("alerts", lambda: alerts.check_finished(ctx.store)),
-            ]
-            for concern, work in concerns:  # one failing concern does not skip the others
+    def every(concern: str, work: Callable[[], object], period: Callable[[], float]) -> threading.Thread:
+        def loop() -> None:
+            while not stop.is_set():
                 try:
                     work()
                 except Exception:  # noqa: BLE001 - what cannot fire now is tried again next time
                     log.exception("%s: firing failed", concern)
-            stop.wait(min(1.0, window / 2))
+                stop.wait(period())
 
-    thread = threading.Thread(target=loop, name=f"assay-rules-{name}", daemon=True)
-    thread.start()
-    return thread
+        return threading.Thread(target=loop, name=f"assay-{concern}-{name}", daemon=True)
+
+    outbox = alerts.Outbox(ctx.store, name)
+    threads = [
+        every(
+            "rules",
+            lambda: fire_due(ctx, name, settings().rule_window_seconds),
+            lambda: min(1.0, settings().rule_window_seconds / 2),
+        ),
+        every("schedules", lambda: schedules.fire_due(ctx), lambda: schedules.TICK_SECONDS),
+        every("monitors", lambda: agent_insights.run_due(ctx), lambda: 1.0),
+        every("alert-checks", lambda: alerts.check_finished(ctx.store), lambda: 1.0),
+        threading.Thread(target=outbox.run, args=(stop,), name=f"assay-alerts-{name}", daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    return threads

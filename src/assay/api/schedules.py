@@ -7,8 +7,14 @@ rules') fires each due schedule through the same door as an API run (``queue_run
 firing (``list_runs``: success, error, the eval run).
 
 One firing per trigger: the store moves ``next_fire`` on with a compare-and-set, so of several
-servers on one database exactly one fires it. A trigger missed while no server ran fires once when
-one starts, then the schedule goes on from the present (no burst of catch-up runs).
+servers on one database exactly one fires it. Each firing is recorded with its time
+(``triggerTime``), when it fired (``properties.firedAt``) and how late (``properties.delaySeconds``).
+
+Missed firings, as Kubernetes CronJob's ``startingDeadlineSeconds``: when no server ran (or none was
+free) at a firing's time, the latest firing missed fires once, late (``properties.late``), if it is
+at most ``ASSAY_SCHEDULE_STARTING_DEADLINE_SECONDS`` (an hour) old; the others are not made up (no
+burst of catch-up runs). When even the latest is older, the schedule records one firing that made
+nothing (``success: false``, the error saying it was missed) and goes on from the present.
 """
 
 from __future__ import annotations
@@ -28,13 +34,19 @@ if TYPE_CHECKING:
     from assay.store import Store
 
 TASKS = ("Evaluation", "Insight")
+TICK_SECONDS = 0.5
+"""How often the firer looks for due schedules: a firing is made within this of its time."""
+LATE_SECONDS = 60.0
+"""A firing made later than this after its time is marked ``late``: it was caught up on."""
+CATCH_UP_SEARCH = 10_000
+"""At most this many missed firings are stepped over looking for the latest within the deadline."""
 log = logging.getLogger(__name__)
 
 
 def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
     """Foundry's ``Schedule`` body, checked (each mistake named by its field) and kept as given."""
     alert = check_alert(body.get("alert"))  # first: a refused URL is named before anything is looked up
-    check_trigger(body.get("trigger"))
+    check_trigger(body.get("trigger"), time.time())
     task = body.get("task")
     if not isinstance(task, dict) or task.get("type") not in TASKS:
         raise ConfigError("task: expected {type: Evaluation, evalId, evalRun} or {type: Insight, insight: {request}}")
@@ -76,8 +88,8 @@ def _check_evaluation_task(task: dict[str, Any], store: Store, project: str) -> 
 
 
 def first_fire(body: dict[str, Any], now: float) -> float | None:
-    """When a saved schedule first fires; a one-time trigger already past is refused, not fired."""
-    found = next_fire(body["trigger"], now)
+    """When a schedule saved ``now`` first fires; a one-time trigger already past is refused, not fired."""
+    found = next_fire(body["trigger"], now, anchor=now)
     if found is None and body["trigger"].get("type") == "OneTime":
         raise ConfigError("trigger.triggerAt: the time has passed", hint="give a time to come")
     return found
@@ -96,9 +108,18 @@ def schedule_run_object(row: dict[str, Any]) -> dict[str, Any]:
         "scheduleId": row["schedule_id"],
         "success": row["success"],
         "triggerTime": _iso(row["trigger_time"]),
-        "properties": properties,
+        "properties": properties | _timing(row),
     }
     return {**found, "error": row["error"]} if row["error"] else found
+
+
+def _timing(row: dict[str, Any]) -> dict[str, str]:
+    """When the firing was made and how late, as the strings Foundry's ``properties`` hold."""
+    if row.get("fired_at") is None:  # recorded before firings were timed
+        return {}
+    delay = max(0.0, row["fired_at"] - row["trigger_time"])
+    timing = {"firedAt": _iso(row["fired_at"]), "delaySeconds": f"{delay:.3f}"}
+    return timing | ({"late": "true"} if delay > LATE_SECONDS else {})
 
 
 def _iso(seconds: float) -> str:
@@ -128,11 +149,18 @@ def _fire_one(ctx: ApiContext, row: dict[str, Any], clock: float) -> dict[str, A
     store = ctx.store
     error = None
     try:
-        following = next_fire(row["body"]["trigger"], clock)  # missed firings are not caught up on
+        due, following = _due(row, clock)
     except (ConfigError, ArithmeticError, ValueError) as exc:
-        following, error = None, f"the trigger cannot be read, so the schedule stops: {getattr(exc, 'message', exc)}"
+        due, following = row["next_fire"], None
+        error = f"the trigger cannot be read, so the schedule stops: {getattr(exc, 'message', exc)}"
     if not store.claim_firing(row["project"], row["id"], row["next_fire"], following):
         return None  # another server fired it
+    if due is None:
+        due = row["next_fire"]
+        error = error or (
+            f"missed: no server fired it at its time, and it was more than {_deadline():.0f} s late when one could "
+            "(ASSAY_SCHEDULE_STARTING_DEADLINE_SECONDS), so it made nothing; the schedule goes on from now"
+        )
     task = row["body"]["task"]
     made: dict[str, str | None] = {"eval_run_id": None, "insight_id": None}
     eval_id = str(task.get("evalId") or (task.get("insight") or {}).get("request", {}).get("evalId"))
@@ -146,7 +174,29 @@ def _fire_one(ctx: ApiContext, row: dict[str, Any], clock: float) -> dict[str, A
             made["eval_run_id"] = queue_run(ctx, row["project"], stored, body).id
     except Exception as exc:  # noqa: BLE001 - the firing records why it failed; the schedule goes on
         error = getattr(exc, "message", None) or str(exc)
-    return store.add_schedule_run(row["project"], row["id"], row["next_fire"], eval_id=eval_id, error=error, **made)
+    return store.add_schedule_run(row["project"], row["id"], due, eval_id=eval_id, error=error, fired_at=clock, **made)
+
+
+def _due(row: dict[str, Any], clock: float) -> tuple[float | None, float | None]:
+    """(the firing to make now: the latest one due within the starting deadline, None when every
+    one due is older; the firing after ``clock``)."""
+    trigger, anchor = row["body"]["trigger"], float(row["updated_at"])
+    latest, moment = None, row["next_fire"]
+    if moment < clock - _deadline():  # missed by more than the deadline: look from where it ends
+        moment = next_fire(trigger, clock - _deadline() - 1e-6, anchor)
+    for _ in range(CATCH_UP_SEARCH):
+        if moment is None or moment > clock:
+            break
+        latest, moment = moment, next_fire(trigger, moment, anchor)
+    else:
+        moment = next_fire(trigger, clock, anchor)
+    return latest, moment
+
+
+def _deadline() -> float:
+    from assay.settings import settings
+
+    return settings().schedule_starting_deadline_seconds
 
 
 def _over_the_run_limit(ctx: ApiContext, project: str) -> str | None:
@@ -162,8 +212,9 @@ def _over_the_run_limit(ctx: ApiContext, project: str) -> str | None:
 
 
 def _fire_insight(ctx: ApiContext, project: str, insight: dict[str, Any]) -> str:
-    """Generate the task's insight; a cluster insight naming no runs reads the eval's newest completed run."""
-    from assay.api.insights import generate
+    """Queue the task's insight for a worker; a cluster insight naming no runs reads the eval's
+    newest completed run."""
+    from assay.api.insights import accept
 
     request = dict(insight["request"])
     if request["type"] == "EvaluationRunClusterInsight" and not request.get("runIds"):
@@ -171,4 +222,4 @@ def _fire_insight(ctx: ApiContext, project: str, insight: dict[str, Any]) -> str
         if not done:
             raise ConfigError(f"eval {request['evalId']} has no completed run to read yet")
         request["runIds"] = [done[0].id]
-    return str(generate(ctx, project, {**insight, "request": request})["id"])
+    return str(accept(ctx, project, {**insight, "request": request})["id"])

@@ -128,6 +128,7 @@ def serve(
     from assay.api import create_app
     from assay.api import tls as certificates
     from assay.api.announce import announced
+    from assay.api.background import for_workers
     from assay.api.rules import start_firer
     from assay.outbound import is_loopback_host, serve_others
     from assay.run.worker import start_workers
@@ -150,7 +151,10 @@ def serve(
                 hint="create one with `assay keys create --project NAME`, or serve on 127.0.0.1",
             )
         out.print("[yellow]no API keys configured: anyone on this machine can call the API (loopback only)[/]")
-    stop, _ = start_workers(store, lambda project: catalog(store, project), lambda: registry, worker_count)
+    jobs = for_workers(store, lambda project: catalog(store, project), lambda: registry)
+    stop, _ = start_workers(
+        store, lambda project: catalog(store, project), lambda: registry, worker_count, background=jobs
+    )
     app = create_app(store, catalog=lambda project: catalog(store, project), models=lambda: registry)
     start_firer(app.state.assay, stop, f"{socket.gethostname()}:{os.getpid()}")  # evaluation rules' runs
     base = f"{'https' if pair else 'http'}://{host}:{port}"
@@ -193,7 +197,8 @@ def worker(
     ray_address: str | None,
     actors: int | None,
 ) -> None:
-    """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines."""
+    """Execute queued runs (and insights) from the store (ASSAY_DATABASE_URL); run several on several machines."""
+    from assay.api.background import for_workers
     from assay.outbound import serve_others
     from assay.run.worker import start_workers
     from assay.settings import settings
@@ -210,6 +215,7 @@ def worker(
         lambda: registry,
         threads,
         executor=lambda: make_executor(executor, ray_address, actors),
+        background=for_workers(store, lambda project: catalog(store, project), lambda: registry),
     )
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     tune_for_throughput()

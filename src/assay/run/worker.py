@@ -48,8 +48,12 @@ class Worker:
         name: str | None = None,
         poll_seconds: float = 0.5,
         executor: Callable[[], Executor | None] | None = None,
+        background: Callable[[], bool] | None = None,
     ) -> None:
         self.store = store
+        self.background = background
+        """Takes and does one of the API's jobs (insights, agent insight runs) when no run waits;
+        whether there was one (``assay.api.background``)."""
         self.executor = executor
         """Makes each claimed run's executor (``assay worker --executor ray``); None: in this process."""
         self.catalog = catalog
@@ -60,7 +64,7 @@ class Worker:
     def serve(self, stop: threading.Event) -> None:
         while not stop.is_set():
             try:
-                worked = self.work_once()
+                worked = self.work_once() or (self.background is not None and self.background())
             except Exception:  # noqa: BLE001 - a worker outlives any one run's failure
                 log.exception("worker %s: unexpected error", self.name)
                 worked = False
@@ -157,11 +161,15 @@ def start_workers(
     models: Callable[[], ModelRegistry],
     count: int,
     executor: Callable[[], Executor | None] | None = None,
+    background: Callable[[], bool] | None = None,
 ) -> tuple[threading.Event, list[threading.Thread]]:
     """``count`` worker threads, each with a name of its own; set the event to stop them."""
     stop = threading.Event()
     prefix = f"{socket.gethostname()}:{os.getpid()}"
-    workers = [Worker(store, catalog, models, name=f"{prefix}:{i}", executor=executor) for i in range(count)]
+    workers = [
+        Worker(store, catalog, models, name=f"{prefix}:{i}", executor=executor, background=background)
+        for i in range(count)
+    ]
     threads = [threading.Thread(target=w.serve, args=(stop,), name=f"assay-{w.name}", daemon=True) for w in workers]
     for thread in threads:
         thread.start()

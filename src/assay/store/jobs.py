@@ -1,6 +1,7 @@
 """Long-running jobs as the API returns them (``assay.api.jobs`` runs them; this stores): data and
-evaluator generation jobs and agent insight runs, each with the process running it (``runner``), so
-a job whose server died can be told apart."""
+evaluator generation jobs, agent insight runs and insights, each with the process running it
+(``runner``), so a job whose server died can be told apart. A job stored without a runner waits for
+a worker to take it (``claim_job``)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from assay.errors import NotFoundError
 from assay.store import tables as t
 from assay.store.base import StoreBase, now
 
-JobKind = Literal["data", "evaluator", "insight_run"]
+JobKind = Literal["data", "evaluator", "insight_run", "insight"]
 ENDED = ("succeeded", "failed", "cancelled")
 
 
 class JobsStore(StoreBase):
-    def add_job(self, project: str, kind: JobKind, job: dict[str, Any], runner: str) -> None:
+    def add_job(self, project: str, kind: JobKind, job: dict[str, Any], runner: str | None) -> None:
         row = {
             "project": project,
             "id": job["id"],
@@ -36,6 +37,23 @@ class JobsStore(StoreBase):
         mine = sa.and_(table.c.project == project, table.c.id == job["id"], table.c.status.not_in(ENDED))
         with self.engine.begin() as conn:
             return bool(conn.execute(table.update().where(mine).values(status=job["status"], body=job)).rowcount)
+
+    def claim_job(self, kinds: tuple[JobKind, ...], runner: str) -> tuple[str, JobKind, dict[str, Any]] | None:
+        """Take the oldest queued job of ``kinds`` no runner holds, for ``runner``: (its project,
+        its kind, the job); None when there is none. Of several workers asking, one takes each."""
+        table = t.jobs
+        waiting = sa.and_(table.c.runner.is_(None), table.c.status == "queued", table.c.kind.in_(kinds))
+        query = sa.select(table.c.project, table.c.id).where(waiting).order_by(table.c.created_at, table.c.id)
+        with self.engine.connect() as conn:
+            candidates = conn.execute(query.limit(8)).all()
+        for project, job_id in candidates:
+            this = sa.and_(table.c.project == project, table.c.id == job_id)
+            with self.engine.begin() as conn:
+                if not conn.execute(table.update().where(this, waiting).values(runner=runner)).rowcount:
+                    continue  # another worker took it
+                kind, body = conn.execute(sa.select(table.c.kind, table.c.body).where(this)).one()
+            return project, kind, dict(body)
+        return None
 
     def get_job(self, project: str, kind: JobKind, job_id: str) -> dict[str, Any]:
         table = t.jobs

@@ -81,6 +81,7 @@ class SchedulesStore(StoreBase):
         eval_run_id: str | None,
         error: str | None,
         insight_id: str | None = None,
+        fired_at: float | None = None,
     ) -> dict[str, Any]:
         row = {
             "project": project,
@@ -92,6 +93,7 @@ class SchedulesStore(StoreBase):
             "eval_id": eval_id,
             "eval_run_id": eval_run_id,
             "insight_id": insight_id,
+            "fired_at": fired_at,
         }
         with self.engine.begin() as conn:
             conn.execute(t.schedule_runs.insert().values(**row))

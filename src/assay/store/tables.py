@@ -297,10 +297,13 @@ schedule_runs = sa.Table(
     sa.Column("eval_run_id", StoreText(64), nullable=True),
     sa.Column("eval_id", StoreText(64), nullable=True),
     sa.Column("insight_id", StoreText(64), nullable=True),
+    sa.Column("fired_at", sa.Float, nullable=True),
 )
 
-# What each run an evaluation rule or a schedule made was found to need: an alert (its webhook's
-# delivery, recorded) or none; one row per run, so no run is alerted on twice (``assay.api.alerts``).
+# What each run an evaluation rule or a schedule made was found to need: an alert or none; one row
+# per run, so no run is alerted on twice. An alert waits here, an outbox, until it is delivered:
+# ``next_attempt_at`` when it is next tried, a lease so one server tries it at a time, and every
+# attempt in ``attempt_log`` (``assay.api.alerts``).
 alerts = sa.Table(
     "alerts",
     metadata,
@@ -314,6 +317,13 @@ alerts = sa.Table(
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("status", sa.Integer, nullable=True),
     sa.Column("created_at", sa.Integer, nullable=False),
+    sa.Column("state", StoreText(16), nullable=True),
+    sa.Column("target", JSON, nullable=True),
+    sa.Column("next_attempt_at", sa.Float, nullable=True),
+    sa.Column("leased_until", sa.Float, nullable=True),
+    sa.Column("leased_by", StoreText(256), nullable=True),
+    sa.Column("attempt_log", JSON, nullable=True),
+    sa.Index("alerts_due", "next_attempt_at"),
 )
 
 # Insights (Foundry's ``/insights``): the request and its result, as the API returns them.
