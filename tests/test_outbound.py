@@ -7,6 +7,7 @@ import asyncio
 import http.server
 import socket
 import threading
+import time
 import urllib.parse
 
 import pytest
@@ -110,29 +111,58 @@ def _redirecting(to: str) -> tuple[http.server.ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/hook"
 
 
-def test_a_webhook_follows_no_redirect(serving, monkeypatch):
-    from assay.api.alerts import deliver
+def _attempt_alert(tmp_path, url: str, key: str = "run_1") -> tuple[dict, dict]:
+    """One delivery attempt at an alert to ``url``, as a server's outbox makes it: (the attempt, the
+    alert as stored after it)."""
+    from assay.api.alerts import attempt
+    from assay.store import Store
 
+    store = Store(f"sqlite:///{tmp_path / 'alerts.db'}")
+    try:
+        store.claim_alert("p", key, "rule", "r")
+        target = {"url": url}
+        store.record_alert(
+            "p",
+            key,
+            kind="run_failed",
+            payload={"type": "run_failed"},
+            target=target,
+            state="pending",
+            next_attempt_at=0.0,
+        )
+        (row,) = [row for row in store.due_alerts(time.time(), 10) if row["run_key"] == key]
+        assert store.lease_alert(row, "test", time.time(), time.time() + 60)
+        tried = attempt(store, row, "test")
+        (stored,) = [row for row in store.alerts_of("p") if row["run_key"] == key]
+        return tried, stored
+    finally:
+        store.close()
+
+
+def test_a_webhook_follows_no_redirect(serving, monkeypatch, tmp_path):
     with post_receiver("/inside") as (inside, got):
         server, hook = _redirecting(inside)
         try:
             monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", hook.split("/")[2])
-            attempts, status = deliver({"url": hook}, {"type": "run_failed"})
+            tried, stored = _attempt_alert(tmp_path, hook)
         finally:
             server.shutdown()
             server.server_close()
-    assert (attempts, status) == (1, 302) and got == []
+    assert tried["status"] == 302 and stored["state"] == "failed" and got == []  # refused for good, not followed
 
 
-def test_a_webhook_is_checked_when_it_is_called_not_only_when_saved(serving, monkeypatch):
-    from assay.api.alerts import check_alert, deliver
+def test_a_webhook_is_checked_when_it_is_called_not_only_when_saved(serving, monkeypatch, tmp_path):
+    from assay.api.alerts import check_alert
 
     with post_receiver("/hook") as (hook, got):
         monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", hook.split("/")[2])
         alert = check_alert({"url": hook})
-        assert deliver(alert, {"type": "run_failed"}) == (1, 204) and len(got) == 1
+        tried, _ = _attempt_alert(tmp_path, alert["url"], "run_1")
+        assert tried["status"] == 204 and len(got) == 1
         monkeypatch.setenv("ASSAY_EVALUATOR_ENDPOINTS", "")  # the operator removed the host
-        assert deliver(alert, {"type": "run_failed"}) == (1, None) and len(got) == 1
+        tried, stored = _attempt_alert(tmp_path, alert["url"], "run_2")
+        assert tried["status"] is None and "may not call" in tried["error"] and len(got) == 1
+        assert stored["state"] == "failed"  # refused by the policy: not retried
 
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://h:99999/", "http://h:-1/", "http://[zz]/"])

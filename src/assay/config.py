@@ -39,7 +39,7 @@ from assay.simulate.runs import SimulationSettings, conversation_gen_settings
 from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig, parse_agents
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
-from assay.targets.tools import check_sources
+from assay.targets.tools import check_sources, check_timeouts
 from assay.yamlfile import BoundedLoader, load_lined, strip_lines
 
 CRITERION_KEYS = {
@@ -215,7 +215,7 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
 
 TARGET_SHAPES = (
     "target must be {type: model, model: <name in models:>, sampling_params?, input_messages?, instructions?, "
-    "tools?: [{python: FILE} | {mcp: {command | url}}], max_tool_rounds?} or "
+    "tools?: [{python: FILE} | {mcp: {command | url}}], max_tool_rounds?, tool_timeout_s?} or "
     "{type: agent, name: <name in agents:>, version?, input_messages?, tool_descriptions?} or "
     "{type: echo, input_messages?}"
 )
@@ -256,6 +256,7 @@ def _target(raw: Any, fail: Any, base: Path) -> TargetSpec | None:
         raise fail(raw, "target.instructions must be text: the agent's system prompt")
     try:
         tools = check_sources(clean["tools"], "target.tools", base) if clean.get("tools") is not None else []
+        timeouts = check_timeouts(clean.get("tool_timeout_s"), "target.tool_timeout_s")
     except ConfigError as exc:
         raise fail(raw, exc.message, hint=exc.hint) from None
     return TargetSpec(
@@ -266,6 +267,7 @@ def _target(raw: Any, fail: Any, base: Path) -> TargetSpec | None:
         instructions=instructions,
         tools=tools,
         max_tool_rounds=rounds,
+        tool_timeouts=timeouts,
     )
 
 

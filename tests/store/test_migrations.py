@@ -58,5 +58,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(details) FROM evaluators")).scalar_one()
             conn.execute(sa.text("SELECT count(runner) FROM jobs")).scalar_one()
             conn.execute(sa.text("SELECT count(next_run_at) FROM insight_monitors")).scalar_one()
+            conn.execute(sa.text("SELECT count(fired_at) FROM schedule_runs")).scalar_one()
+            conn.execute(sa.text("SELECT count(next_attempt_at), count(attempt_log) FROM alerts")).one()
     finally:
         store.close()

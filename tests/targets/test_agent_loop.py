@@ -149,13 +149,125 @@ def test_a_tool_source_of_the_wrong_shape_names_the_entry(tmp_path, llm, tools, 
     assert done.returncode != 0 and message in done.stderr and "eval.yaml:" in done.stderr, done.stderr
 
 
-def test_a_tools_module_that_will_not_load_fails_its_items_with_the_cause(tmp_path, llm):
+def test_a_tools_module_that_will_not_load_stops_the_run_before_any_item(tmp_path, llm):
     script(llm)
     (tmp_path / "tools.py").write_text('raise RuntimeError("no database here")\n')
     config = write_project(tmp_path, llm, "    - python: tools.py\n")
     done = assay("run", config, home=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    found = samples(tmp_path, done.stdout)
-    for sample in found.values():
-        assert "importing it failed: RuntimeError: no database here" in sample["error"]["message"]
+    assert done.returncode == 2, done.stdout + done.stderr  # a usage error, said once: not every item's
+    assert "importing it failed: RuntimeError: no database here" in done.stderr
     assert llm.stats()["completions"] == 0  # the model is never asked with tools it cannot use
+
+
+def test_a_tools_module_without_tools_says_why_each_function_is_not_one(tmp_path, llm):
+    (tmp_path / "tools.py").write_text(
+        "def lookup_order(order_id):\n    return order_id\n\n\ndef refund(order_id: str):\n    return order_id\n"
+    )
+    done = assay("run", write_project(tmp_path, llm, "    - python: tools.py\n"), home=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert "no tools found (lookup_order: no docstring; refund: no docstring)" in said
+
+
+def test_an_mcp_server_that_exits_at_start_says_what_it_wrote(tmp_path, llm):
+    pytest.importorskip("mcp", reason="the mcp SDK is a dev dependency")
+    script(llm)
+    (tmp_path / "broken_server.py").write_text(
+        "import sys\nprint('error: WEATHER_API_KEY is not set', file=sys.stderr)\nsys.exit(3)\n"
+    )
+    config = write_project(tmp_path, llm, f"    - mcp: {{command: ['{sys.executable}', broken_server.py]}}\n")
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert "it wrote to stderr: error: WEATHER_API_KEY is not set" in said and "TaskGroup" not in said
+
+
+HANGING_TOOLS = '''
+import time
+
+
+def lookup_order(order_id: str) -> str:
+    """Look an order up by its id."""
+    time.sleep(3600)
+    return "never"
+'''
+
+
+def test_a_tool_that_never_returns_is_abandoned_at_its_timeout_and_the_model_told(tmp_path, llm):
+    llm.reset()
+    llm.script(
+        rules=[{"match": "did not answer within", "reply": {"content": "The order system is not answering."}}],
+        default={"tool_calls": [call("lookup_order", {"order_id": "42"}, "c_lookup")]},
+    )
+    (tmp_path / "tools.py").write_text(HANGING_TOOLS)
+    config = write_project(tmp_path, llm, "    - python: tools.py\n")
+    config.write_text(
+        config.read_text().replace("  max_tool_rounds: 4\n", "  max_tool_rounds: 4\n  tool_timeout_s: 1\n")
+    )
+    done = assay("run", config, home=tmp_path, cwd=tmp_path)  # a process of its own: it must exit too
+    assert done.returncode == 0, done.stdout + done.stderr
+    for sample in samples(tmp_path, done.stdout).values():
+        timed_out = sample["output_items"][1]
+        assert (
+            timed_out["type"] == "function_call_output"
+            and "'lookup_order' did not answer within 1 s" in timed_out["error"]
+        )
+        assert sample["output_text"] == "The order system is not answering."  # the model saw it
+
+
+def test_a_run_in_which_every_item_errored_exits_3(tmp_path, llm):
+    llm.reset()
+    llm.script(rules=[], default={"status": 400})  # every call refused: every item errors
+    (tmp_path / "tools.py").write_text(TOOLS)
+    done = assay("run", write_project(tmp_path, llm, "    - python: tools.py\n"), home=tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "nothing could be evaluated: all 2 items errored" in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("timeout", "said"),
+    [("0", "target.tool_timeout_s: seconds from 0"), ("{default: 5, search: -1}", "target.tool_timeout_s.search")],
+)
+def test_a_tool_timeout_that_is_not_seconds_is_named(tmp_path, llm, timeout, said):
+    (tmp_path / "tools.py").write_text(TOOLS)
+    config = write_project(tmp_path, llm, "    - python: tools.py\n")
+    config.write_text(config.read_text().replace("  max_tool_rounds: 4\n", f"  tool_timeout_s: {timeout}\n"))
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 2 and said in done.stderr and "eval.yaml:" in done.stderr, done.stderr
+
+
+HANGING_SERVER = '''
+import time
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("orders")
+
+
+@server.tool()
+def lookup_order(order_id: str) -> str:
+    """Look an order up by its id."""
+    time.sleep(3600)
+    return "never"
+
+
+if __name__ == "__main__":
+    server.run()
+'''
+
+
+def test_an_mcp_tool_that_never_answers_is_abandoned_at_its_timeout(tmp_path, llm):
+    pytest.importorskip("mcp", reason="the mcp SDK is a dev dependency")
+    llm.reset()
+    llm.script(
+        rules=[{"match": "did not answer within", "reply": {"content": "The order system is not answering."}}],
+        default={"tool_calls": [call("lookup_order", {"order_id": "42"}, "c_lookup")]},
+    )
+    (tmp_path / "hanging_server.py").write_text(HANGING_SERVER)
+    config = write_project(tmp_path, llm, f"    - mcp: {{command: ['{sys.executable}', hanging_server.py]}}\n")
+    config.write_text(config.read_text().replace("  max_tool_rounds: 4\n", "  tool_timeout_s: 1\n"))
+    done = assay("run", config, home=tmp_path, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for sample in samples(tmp_path, done.stdout).values():
+        assert "'lookup_order' did not answer within 1 s" in sample["output_items"][1]["error"]
+        assert sample["output_text"] == "The order system is not answering."

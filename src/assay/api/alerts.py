@@ -90,19 +90,26 @@ def check_finished(store: Store) -> list[dict[str, Any]]:
             checked[project] = store.checked_runs(project)
         return checked[project]
 
+    def check(project: str, source: str, source_id: str, alert: dict[str, Any], key: str, failure: str | None) -> None:
+        nonlocal sent
+        try:
+            sent += _check(store, project, source, source_id, alert, key, failure)
+        except Exception:  # noqa: BLE001 - one run that cannot be checked holds up no other
+            log.exception("%s %s of project %s: run %s cannot be checked", source, source_id, project, key)
+
     for rule in store.list_rules(None):
         alert = rule["body"].get("alert")
         # Runs made since the rule was saved with its alert: not every run it ever made.
         for run_id in store.rule_run_ids(rule["project"], rule["id"], since=rule["updated_at"]) if alert else []:
             if run_id not in done(rule["project"]):
-                sent += _check(store, rule["project"], "rule", rule["id"], alert, run_id, None)
+                check(rule["project"], "rule", rule["id"], alert, run_id, None)
     for schedule in store.list_schedules(None):
         alert = schedule["body"].get("alert")
         firings = store.schedule_runs(schedule["project"], schedule["id"]) if alert else []
         for firing in (f for f in firings if f["trigger_time"] >= schedule["updated_at"]):
             run_key = firing["eval_run_id"] or firing["id"]
             if run_key not in done(schedule["project"]):
-                sent += _check(store, schedule["project"], "schedule", schedule["id"], alert, run_key, firing["error"])
+                check(schedule["project"], "schedule", schedule["id"], alert, run_key, firing["error"])
     return sent
 
 

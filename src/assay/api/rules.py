@@ -101,37 +101,46 @@ def record_response(store: Store, project: str, agent_name: str | None, response
 
 def fire_due(ctx: ApiContext, worker: str, window: float) -> list[str]:
     """Queue a run for each rule whose oldest waiting event is ``window`` old, within its hourly
-    cap; the runs' ids."""
+    cap; the runs' ids. A rule that cannot (its eval deleted, say) is logged and left; the others go on."""
+    queued: list[str] = []
+    for row in ctx.store.list_rules(None, enabled=True):
+        try:
+            queued += _fire_rule(ctx, row, worker, window)
+        except Exception:  # noqa: BLE001 - one rule's failure is not every project's
+            log.exception("rule %s of project %s: cannot fire", row["id"], row["project"])
+    return queued
+
+
+def _fire_rule(ctx: ApiContext, row: dict[str, Any], worker: str, window: float) -> list[str]:
     from assay.api.routes_runs import queue_run
 
     store, queued = ctx.store, []
-    for row in store.list_rules(None, enabled=True):
-        project, rule_id, action = row["project"], row["id"], row["body"].get("action") or {}
-        waiting, oldest = store.pending_since(project, rule_id)
-        if not waiting or oldest is None or time.time() - oldest < window:
-            continue
-        cap = action.get("maxHourlyRuns")
-        if cap is not None and store.runs_since(project, rule_id, time.time() - 3600) >= cap:
-            continue
-        marker = f"pending:{uuid.uuid4().hex[:16]}"
-        taken = store.take_events(project, rule_id, worker, marker, LEASE_SECONDS)
-        if not taken:
-            continue
-        try:
-            stored = store.get_eval_in(project, str(action.get("evalId")))
-            traces = [i.removeprefix(TRACE_EVENT) for i in taken if i.startswith(TRACE_EVENT)]
-            responses = [i for i in taken if not i.startswith(TRACE_EVENT)]
-            for ids, source, events in (
-                (responses, responses_source, responses),
-                (traces, traces_source, [TRACE_EVENT + t for t in traces]),
-            ):
-                if ids:
-                    body = {"name": f"rule {rule_id}", "data_source": source(ids), "metadata": {"rule": rule_id}}
-                    run = queue_run(ctx, project, stored, body)
-                    store.relabel_events(project, rule_id, marker, run.id, events)
-                    queued.append(run.id)
-        finally:
-            store.release_rule(project, rule_id, worker)
+    project, rule_id, action = row["project"], row["id"], row["body"].get("action") or {}
+    waiting, oldest = store.pending_since(project, rule_id)
+    if not waiting or oldest is None or time.time() - oldest < window:
+        return []
+    cap = action.get("maxHourlyRuns")
+    if cap is not None and store.runs_since(project, rule_id, time.time() - 3600) >= cap:
+        return []
+    marker = f"pending:{uuid.uuid4().hex[:16]}"
+    taken = store.take_events(project, rule_id, worker, marker, LEASE_SECONDS)
+    if not taken:
+        return []
+    try:
+        stored = store.get_eval_in(project, str(action.get("evalId")))
+        traces = [i.removeprefix(TRACE_EVENT) for i in taken if i.startswith(TRACE_EVENT)]
+        responses = [i for i in taken if not i.startswith(TRACE_EVENT)]
+        for ids, source, events in (
+            (responses, responses_source, responses),
+            (traces, traces_source, [TRACE_EVENT + t for t in traces]),
+        ):
+            if ids:
+                body = {"name": f"rule {rule_id}", "data_source": source(ids), "metadata": {"rule": rule_id}}
+                run = queue_run(ctx, project, stored, body)
+                store.relabel_events(project, rule_id, marker, run.id, events)
+                queued.append(run.id)
+    finally:
+        store.release_rule(project, rule_id, worker)
     return queued
 
 

@@ -191,7 +191,7 @@ def start_command(
     """Run a declared eval (creating what it needs first) and gate on its pass rate."""
     import dataclasses
 
-    from assay.cli.run import gate_on, parse_fail_on, run_eval
+    from assay.cli.run import gate_on, parse_fail_on, refuse_nothing_evaluated, run_eval
     from assay.config import eval_config_from
     from assay.evalspec import eval_yaml, find_eval, load_spec, reconcile
 
@@ -208,6 +208,7 @@ def start_command(
     config.definition = dataclasses.replace(config.definition, eval_id=done.evals[entry["name"]][0])
     outcome = run_eval(config, None, False, None, None, False, None, None, cap or None, None)
     if outcome is not None:
+        refuse_nothing_evaluated(outcome)
         gate_on(outcome, gate)
 
 

@@ -93,7 +93,12 @@ def run_command(
     ray_address: str | None,
     actors: int | None,
 ) -> None:
-    """Evaluate the dataset of EVAL_YAML with its evaluators and store the results."""
+    """Evaluate the dataset of EVAL_YAML with its evaluators and store the results.
+
+    Exit codes: 0 the run ended (and passed its --fail-on gate); 1 the gate was missed, or the run
+    stopped on the way (a model unreachable, a full disk: --resume it); 2 a usage error (a bad
+    eval.yaml, tools that cannot be opened), said before any item; 3 nothing could be evaluated
+    (every item errored, no verdict given); 130 interrupted."""
     from assay.promptfoo import is_promptfoo_config
 
     gate = parse_fail_on(fail_on)
@@ -119,7 +124,26 @@ def run_command(
     ]
     for outcome in outcomes:
         if outcome is not None:
+            refuse_nothing_evaluated(outcome)
             gate_on(outcome, gate, min_kappa if require_calibrated else None)
+
+
+NOTHING_EVALUATED = 3
+"""The exit code of a run in which every item errored (the others: ``run_command``'s help)."""
+
+
+def refuse_nothing_evaluated(outcome: RunOutcome) -> None:
+    """Exit ``NOTHING_EVALUATED`` when every item errored and no criterion gave any verdict:
+    whatever the cause, such a run measured nothing and must not pass a pipeline."""
+    counts, criteria = outcome.summary.result_counts, outcome.summary.per_testing_criteria_results
+    decided = sum(criterion.passed + criterion.failed for criterion in criteria)
+    if counts.total and counts.errored == counts.total and not decided:  # no criterion judged any item
+        out.print(
+            f"[red]nothing could be evaluated[/]: all {counts.total} items errored "
+            f"(each item's error: assay results {outcome.run.id} --format csv)",
+            highlight=False,
+        )
+        sys.exit(NOTHING_EVALUATED)
 
 
 def imported_promptfoo(config: Path) -> list[Path]:

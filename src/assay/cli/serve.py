@@ -197,7 +197,9 @@ def worker(
     ray_address: str | None,
     actors: int | None,
 ) -> None:
-    """Execute queued runs (and insights) from the store (ASSAY_DATABASE_URL); run several on several machines."""
+    """Execute queued runs from the store (ASSAY_DATABASE_URL); run several on several machines.
+
+    Between runs a worker makes the insights and agent insight runs the API queued."""
     from assay.api.background import for_workers
     from assay.outbound import serve_others
     from assay.run.worker import start_workers

@@ -366,6 +366,11 @@ class RedTeamTarget:
             "item_fields": fields,
         }
 
+    async def ready(self) -> None:
+        ready = getattr(self.target, "ready", None)  # the wrapped target's pre-flight
+        if ready is not None:
+            await ready()
+
     async def aclose(self) -> None:
         close = getattr(self.target, "aclose", None)  # the attacker model is the registry's to close
         if close is not None:

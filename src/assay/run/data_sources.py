@@ -87,6 +87,7 @@ class ModelTarget(_Open):
     sampling_params: dict[str, Any] | None = None
     tools: list[str] | None = None
     max_tool_rounds: int | None = None
+    tool_timeout_s: float | dict[str, float] | None = None
 
 
 class AgentTarget(_Open):

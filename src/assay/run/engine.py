@@ -223,6 +223,9 @@ async def execute(job: RunJob) -> int:
     """Evaluate every item not yet stored for the run; returns how many were evaluated now."""
     if job.models is not None:
         await job.models.check_reachable()
+    ready = getattr(job.target, "ready", None)
+    if ready is not None:  # its tools opened once: a tools file that will not load stops the run, not each item
+        await ready()
     done = job.stored if job.stored is not None else await asyncio.to_thread(job.store.done_item_ids, job.run_id)
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.

@@ -29,6 +29,7 @@ from assay.store import Store
 from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig
 from assay.targets.prompt_agents import as_prompt_agent
+from assay.targets.tools import ToolTimeouts
 
 
 class LocalEvaluator(BaseModel):
@@ -182,5 +183,6 @@ def target_from_data(data: dict[str, Any]) -> TargetSpec:
     simulation = data.pop("simulation", None)
     if simulation is not None:
         simulation = SimulationSettings(**{**simulation, "warnings": tuple(simulation.get("warnings") or ())})
+    timeouts = data.pop("tool_timeouts", None) or {}  # a run stored before tools had timeouts has none
     kind: Literal["model", "callable", "agent", "responses", "echo"] = data.pop("kind")
-    return TargetSpec(kind=kind, **data, simulation=simulation)
+    return TargetSpec(kind=kind, **data, simulation=simulation, tool_timeouts=ToolTimeouts(**timeouts))

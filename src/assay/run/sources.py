@@ -37,6 +37,7 @@ from assay.targets import TargetSpec
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
 from assay.targets.prompt_agents import AgentLookup, as_prompt_agent
 from assay.targets.retrieval import Lookup
+from assay.targets.tools import ToolTimeouts, check_timeouts
 
 if TYPE_CHECKING:
     from assay.run.request import RunInputs
@@ -245,7 +246,7 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None, agents: AgentL
     if kind == "completions":
         model, sampling = data_source.get("model"), data_source.get("sampling_params") or {}
         tool_sets: list[str] = []
-        rounds = DEFAULT_MAX_TOOL_ROUNDS
+        rounds, timeouts = DEFAULT_MAX_TOOL_ROUNDS, ToolTimeouts()
     elif kind in ("azure_ai_target_completions", SIMULATION, RED_TEAM, *GENERATED):
         target = data_source.get("target") or {}
         if target.get("type") == "azure_ai_agent":
@@ -270,6 +271,7 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None, agents: AgentL
             )
         model, sampling = target.get("model"), target.get("sampling_params") or {}
         tool_sets, rounds = _tool_sets(target)
+        timeouts = check_timeouts(target.get("tool_timeout_s"), "data_source.target.tool_timeout_s")
     else:
         return None
     if not isinstance(model, str) or not model:
@@ -284,6 +286,7 @@ def _replying(data_source: dict[str, Any], lookup: Lookup | None, agents: AgentL
         input_messages=messages,
         tool_sets=tool_sets,
         max_tool_rounds=rounds,
+        tool_timeouts=timeouts,
     )
 
 

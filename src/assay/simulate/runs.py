@@ -275,6 +275,11 @@ class SimulationTarget:
             "item_fields": fields,
         }
 
+    async def ready(self) -> None:
+        ready = getattr(self.target, "ready", None)  # the wrapped target's pre-flight
+        if ready is not None:
+            await ready()
+
     async def aclose(self) -> None:
         close = getattr(self.target, "aclose", None)
         if close is not None:

@@ -24,7 +24,7 @@ from assay.targets.agents import AgentTarget, find_agent
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS, loop_sample, run_loop
 from assay.targets.messages import InputMessages
 from assay.targets.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
-from assay.targets.tools import open_tools
+from assay.targets.tools import ToolTimeouts, open_tools
 
 if TYPE_CHECKING:
     from assay.redteam.runs import RedTeamSettings
@@ -81,6 +81,8 @@ class TargetSpec:
     """Tool sets the operator configured, by name: all a request over the API may give."""
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
     """The most rounds of tool calls one item's loop makes before it stops."""
+    tool_timeouts: ToolTimeouts = field(default_factory=ToolTimeouts)
+    """How long one tool call may take (``tool_timeout_s``) before the model is told it timed out."""
     candidate: dict[str, Any] | None = None
     """An agent scored as an optimizer's candidate: its configuration (Foundry's JSON), sent with
     each request (``assay.targets.agents``)."""
@@ -149,7 +151,7 @@ class AgentLoop:
     def __init__(self, model: Model, spec: TargetSpec, inputs: InputMessages) -> None:
         self.model, self.inputs, self.instructions = model, inputs, spec.instructions
         self.params = _sampling(spec.sampling_params)
-        self.tools = open_tools(spec.tools)
+        self.tools = open_tools(spec.tools, spec.tool_timeouts)
         self.max_rounds = spec.max_tool_rounds
 
     async def __call__(self, item: dict[str, Any]) -> dict[str, Any]:
@@ -162,6 +164,11 @@ class AgentLoop:
         except ModelError as exc:
             return _failed(messages, str(exc), "target_error", started)
         return loop_sample(trajectory, messages, started)
+
+    async def ready(self) -> None:
+        """Open the tools before the first item (a run's pre-flight): one that cannot be opened is
+        the run's error, said once, not every item's."""
+        await self.tools.ready()
 
     async def aclose(self) -> None:
         await self.tools.aclose()

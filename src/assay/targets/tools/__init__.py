@@ -11,6 +11,14 @@ A tool that raises answers the model with the error (and the call is recorded wi
 sees it as a person would see an error message, and the loop goes on.
 """
 
-from assay.targets.tools.base import Tool, ToolCall, ToolSet, check_sources, open_tools
+from assay.targets.tools.base import (
+    Tool,
+    ToolCall,
+    ToolSet,
+    ToolTimeouts,
+    check_sources,
+    check_timeouts,
+    open_tools,
+)
 
-__all__ = ["Tool", "ToolCall", "ToolSet", "check_sources", "open_tools"]
+__all__ = ["Tool", "ToolCall", "ToolSet", "ToolTimeouts", "check_sources", "check_timeouts", "open_tools"]

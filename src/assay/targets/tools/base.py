@@ -14,6 +14,41 @@ from assay.targets.tools.functions import ModuleTools
 from assay.targets.tools.mcp import McpTools
 
 SOURCE_SHAPES = "a tool source is {python: FILE}, {mcp: {command: [PROGRAM, ARG, ...]}} or {mcp: {url: URL}}"
+DEFAULT_TOOL_TIMEOUT_S = 60.0
+"""How long one tool call may take before the model is told it timed out: a slow search or API
+call fits, a tool that hangs does not hold the run."""
+LONGEST_TOOL_TIMEOUT_S = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class ToolTimeouts:
+    """How long each tool call may take: ``default`` seconds, or the tool's own (``per_tool``)."""
+
+    default: float = DEFAULT_TOOL_TIMEOUT_S
+    per_tool: dict[str, float] = field(default_factory=dict)
+
+    def of(self, name: str) -> float:
+        return self.per_tool.get(name, self.default)
+
+
+def check_timeouts(raw: Any, where: str) -> ToolTimeouts:
+    """``tool_timeout_s``: seconds for every tool (``30``), or a default and some tools' own
+    (``{default: 30, search_web: 120}``)."""
+    if raw is None:
+        return ToolTimeouts()
+    shape = f"{where}: seconds (such as 60), or {{default: 60, TOOL: 300}} for some tools' own"
+    given = raw if isinstance(raw, dict) else {"default": raw}
+    seconds: dict[str, float] = {}
+    for name, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= LONGEST_TOOL_TIMEOUT_S:
+            raise ConfigError(
+                f"{where}{'' if name == 'default' and not isinstance(raw, dict) else '.' + str(name)}: "
+                f"seconds from 0 to {LONGEST_TOOL_TIMEOUT_S:.0f}, got {value!r}",
+                hint=shape,
+            )
+        seconds[str(name)] = float(value)
+    default = seconds.pop("default", DEFAULT_TOOL_TIMEOUT_S)
+    return ToolTimeouts(default, seconds)
 
 
 class Tool(Protocol):
@@ -51,6 +86,7 @@ class ToolSet:
     """The tools of a target's sources, opened on first use within the run's event loop."""
 
     sources: list[ToolSource]
+    timeouts: ToolTimeouts = field(default_factory=ToolTimeouts)
     tools: dict[str, Tool] = field(default_factory=dict)
     _opened: asyncio.Lock | None = None
     _ready: bool = False
@@ -89,8 +125,8 @@ class ToolSet:
         ]
 
     async def call(self, call_id: str, name: str, arguments: str) -> ToolCall:
-        """Run one call; an unknown tool, arguments that are not JSON or a tool that raises are the
-        call's error, which the model is shown."""
+        """Run one call; an unknown tool, arguments that are not JSON, a tool that raises or one
+        that takes longer than its timeout are the call's error, which the model is shown."""
         tool = self.tools.get(name)
         if tool is None:
             error = f"there is no tool {name!r} (the tools are {', '.join(sorted(self.tools)) or 'none'})"
@@ -99,7 +135,11 @@ class ToolSet:
             parsed = json.loads(arguments or "{}")
             if not isinstance(parsed, dict):
                 raise ValueError("the arguments must be a JSON object")
-            output = await tool(parsed)
+            limit = self.timeouts.of(name)
+            output = await asyncio.wait_for(tool(parsed), limit)
+        except TimeoutError:
+            error = f"the tool {name!r} did not answer within {limit:g} s (tool_timeout_s), so it was abandoned"
+            return ToolCall(call_id, name, arguments, f"error: {error}", error)
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to see, and the call's record
             error = f"{type(exc).__name__}: {exc}"
             return ToolCall(call_id, name, arguments, f"error: {error}", error)
@@ -147,7 +187,7 @@ def _mcp_shape(value: dict[str, Any]) -> bool:
     return isinstance(url, str) and url.startswith(("http://", "https://"))
 
 
-def open_tools(sources: list[dict[str, Any]]) -> ToolSet:
+def open_tools(sources: list[dict[str, Any]], timeouts: ToolTimeouts | None = None) -> ToolSet:
     """The tool set of checked sources (nothing is started until the run first needs a tool)."""
     opened: list[ToolSource] = []
     for source in sources:
@@ -155,4 +195,4 @@ def open_tools(sources: list[dict[str, Any]]) -> ToolSet:
             opened.append(ModuleTools(Path(source["python"])))
         else:
             opened.append(McpTools(source["mcp"]))
-    return ToolSet(opened)
+    return ToolSet(opened, timeouts or ToolTimeouts())

@@ -5,10 +5,12 @@ the user's own code); the API never takes a module path."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import inspect
 import json
 import sys
+import threading
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -44,8 +46,32 @@ class FunctionTool:
         if inspect.iscoroutinefunction(self.function):
             result = await self.function(**values)
         else:
-            result = await asyncio.to_thread(self.function, **values)
+            result = await _in_daemon_thread(self.function, values)
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+
+
+async def _in_daemon_thread(function: Callable[..., Any], values: dict[str, Any]) -> Any:
+    """Call ``function`` in a thread of its own that the process does not wait for: a tool abandoned
+    at its timeout (a thread cannot be stopped) then holds up neither the run's end nor the exit,
+    as it would in asyncio's default executor."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(outcome: Any, failure: BaseException | None) -> None:
+        if not done.done():
+            done.set_exception(failure) if failure is not None else done.set_result(outcome)
+
+    def work() -> None:
+        outcome, failure = None, None
+        try:
+            outcome = function(**values)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting call, as to_thread would
+            failure = exc
+        with contextlib.suppress(RuntimeError):  # the run ended while it ran: nobody waits for it now
+            loop.call_soon_threadsafe(settle, outcome, failure)
+
+    threading.Thread(target=work, name=f"assay-tool-{function.__name__}", daemon=True).start()
+    return await done
 
 
 class ModuleTools:
@@ -56,19 +82,18 @@ class ModuleTools:
 
     async def open(self) -> list[FunctionTool]:
         module = _load(self.path)
-        tools = [
-            FunctionTool(value)
+        public = [
+            value
             for name, value in vars(module).items()
-            if inspect.isfunction(value)
-            and value.__module__ == module.__name__
-            and not name.startswith("_")
-            and value.__doc__
-            and _hinted(value)
+            if inspect.isfunction(value) and value.__module__ == module.__name__ and not name.startswith("_")
         ]
+        tools = [FunctionTool(value) for value in public if _unusable(value) is None]
         if not tools:
+            skipped = "; ".join(f"{f.__name__}: {_unusable(f)}" for f in public) or "it defines no public function"
             raise ConfigError(
-                f"{self.path}: no tools found",
-                hint="a tool is a public function with a docstring and type hints on its parameters",
+                f"{self.path}: no tools found ({skipped})",
+                hint="a tool is a public function with a docstring (the model reads it) and type hints on "
+                "its parameters",
             )
         return tools
 
@@ -76,9 +101,13 @@ class ModuleTools:
         return None
 
 
-def _hinted(function: Callable[..., Any]) -> bool:
+def _unusable(function: Callable[..., Any]) -> str | None:
+    """Why a public function is not a tool (None: it is one)."""
+    if not function.__doc__:
+        return "no docstring"
     parameters = inspect.signature(function).parameters.values()
-    return all(p.annotation is not p.empty for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    bare = [p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.annotation is p.empty]
+    return f"no type hint on {', '.join(bare)}" if bare else None
 
 
 def _load(path: Path) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -47,6 +48,9 @@ class McpTools:
         self.spec = spec
         self.where = " ".join(spec["command"]) if spec.get("command") else str(spec.get("url"))
         self.session: Any = None
+        self._errors: Any = None
+        """Where a server this process started writes its stderr: its last lines say why it stopped."""
+        self._said = ""
         self._closing = asyncio.Event()
         self._owner: asyncio.Task[None] | None = None
 
@@ -74,7 +78,13 @@ class McpTools:
                 await self._closing.wait()
         except Exception as exc:  # noqa: BLE001 - the run is told why, once, in its own words
             if not listed.done():
-                listed.set_exception(ConfigError(f"the MCP server {self.where} could not be used: {_why(exc)}"))
+                said = self._said
+                listed.set_exception(
+                    ConfigError(
+                        f"the MCP server {self.where} could not be used: {_why(exc)}"
+                        + (f"; it wrote to stderr: {said}" if said else "")
+                    )
+                )
         finally:
             self.session = None
             if not listed.done():
@@ -88,8 +98,14 @@ class McpTools:
 
             command = list(self.spec["command"])
             parameters = StdioServerParameters(command=command[0], args=command[1:], cwd=self.spec.get("cwd"))
-            async with stdio_client(parameters) as streams:
-                yield streams
+            with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errors:
+                self._errors = errors
+                try:
+                    async with stdio_client(parameters, errlog=errors) as streams:
+                        yield streams
+                finally:
+                    self._said = self._last_words()  # before the file goes: the error is told after
+                    self._errors = None
         else:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -104,6 +120,17 @@ class McpTools:
                 streamable_http_client(str(self.spec["url"]), http_client=client) as streams,
             ):
                 yield streams
+
+    def _last_words(self, lines: int = 5) -> str:
+        """The last lines the server wrote to stderr, on one line; empty when it wrote none."""
+        if self._errors is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._errors.flush()
+            self._errors.seek(0)
+            written = [line.strip() for line in self._errors.read()[-8000:].splitlines() if line.strip()]
+            return " | ".join(written[-lines:])
+        return ""
 
     async def aclose(self) -> None:
         self._closing.set()
