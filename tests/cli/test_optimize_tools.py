@@ -82,3 +82,43 @@ def test_the_starred_candidate_calls_the_tool_and_scores_higher(tmp_path, llm):
     assert {json.loads(line)["sample"]["trial"] for line in listed} == {0, 1, 2}  # each task scored 3 times
     assert [i["type"] for i in sample["output_items"]] == ["function_call", "function_call_output", "message"]
     assert sample["output_items"][1]["output"].endswith("delivered on 2026-11-28")
+
+
+@pytest.mark.parametrize(
+    ("implemented", "missing"),
+    [(None, "lookup_order, cancel_order"), ("tools.py", "cancel_order")],
+    ids=["no-implementation", "one-of-two"],
+)
+def test_an_agent_whose_described_tools_nothing_implements_is_not_optimized(tmp_path, llm, implemented, missing):
+    """``assay eval generate`` writes tools.json descriptions; tools nothing implements would be
+    offered to the model and never run, the agent judged on empty answers: refused, each named."""
+    llm.reset()
+    folder = tmp_path / ".agent_configs" / "baseline"
+    folder.mkdir(parents=True)
+    (folder / "instructions.md").write_text(BASELINE)
+    (folder / "metadata.yaml").write_text("instruction_file: instructions.md\ntools_file: tools.json\n")
+    described = [{"name": name, "description": f"{name} by number"} for name in ("lookup_order", "cancel_order")]
+    (folder / "tools.json").write_text(json.dumps(described))
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "tasks.jsonl").write_text(json.dumps({"name": "t1", "query": "When did order 4001 arrive?"}) + "\n")
+    models = {n: {"model": f"{n}-m", "base_url": llm.base_url, "api_key": "t"} for n in ("agent", "judge", "opt")}
+    agent = {"name": "shop", "config": ".agent_configs/baseline/metadata.yaml", "model": "agent"}
+    if implemented:
+        agent["tools"] = [{"python": implemented}]
+    (tmp_path / "eval.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "orders",
+                "agent": agent,
+                "dataset": {"local_uri": "tasks.jsonl"},
+                "models": models,
+                "evaluators": ["builtin.task_adherence"],
+                "options": {"eval_model": "judge", "optimization_model": "opt"},
+            }
+        )
+    )
+    refused = assay("optimize", "--config", str(tmp_path / "eval.yaml"), home=tmp_path)
+    said = " ".join(refused.stderr.split())
+    assert refused.returncode == 2 and f"the agent's tools {missing} are described" in said, refused.stderr
+    assert "agent: tools: [{python: tools.py}]" in said
+    assert llm.stats()["completions"] == 0  # nothing was scored

@@ -140,3 +140,40 @@ def test_queries_from_a_long_document_cover_all_of_it(llm, models):
     assert all(len(row["generator"]["sections"]) == 1 for row in generated.rows)  # the section each named
     asked = llm.stats()["last"]["response_format"]["json_schema"]["schema"]
     assert "section" in asked["properties"]["queries"]["items"]["required"]
+
+
+def test_a_document_longer_than_the_rounds_can_show_is_drawn_from_all_of_it():
+    """100 sections, five rounds of eight: forty are shown, one from each fortieth of the document,
+    so its last pages are as likely as its first (30,000 characters was all that used to be read)."""
+    from assay.synth.queries import SECTIONS_PER_ROUND, coverage_plan
+
+    for seed in range(5):
+        plan = coverage_plan(100, seed=seed)
+        shown = sorted(i for used in plan for i in used)
+        assert len(plan) == 5 and all(len(used) <= SECTIONS_PER_ROUND for used in plan)
+        assert len(shown) == len(set(shown)) == 40
+        assert [i * 100 // 40 <= found < (i + 1) * 100 // 40 for i, found in enumerate(shown)] == [True] * 40
+
+
+def test_queries_from_a_very_long_document_come_from_across_it_and_say_so(llm, models):
+    sections = [f"Section {i}: " + " ".join(f"policy{i}-{w}" for w in range(300)) for i in range(100)]
+    document = "\n\n".join(sections)
+    assert len(document) > 289_000
+    llm.script(
+        rules=[],
+        default={
+            "content": json.dumps({"queries": [{"query": distinct_question(n), "ground_truth": ""} for n in range(3)]})
+        },
+    )
+    from assay.synth.queries import chunk_text
+
+    total = len(chunk_text(document))
+    generated = generate(models, Brief(document=document), 3)
+    prompt = json.dumps(llm.stats()["last"]["messages"])
+    assert f"of {total}]" in prompt and len(prompt) < 40_000  # a round's sections, not the whole document
+    assert generated.sections_total == total > 90 and 0 < generated.sections_shown <= 16
+    assert generated.coverage == (
+        f"the queries come from {generated.sections_shown} of the document's {total} sections, "
+        "drawn from across all of it"
+    )
+    assert all(row["generator"]["of_sections"] == total for row in generated.rows)

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from assay.llm import CacheMode, Model
     from assay.synth import Brief, Generated
 
-MAX_DOCUMENT_CHARS = 30_000
+MAX_DOCUMENT_CHARS = 20_000_000
+"""A document longer than this is read to here, and the output says so."""
 
 
 @click.group("generate")
@@ -74,7 +75,10 @@ def generate_queries_command(
         found = find_agent(models.agents, name, version or None)
         brief = Brief(prompt=prompt, agent_instructions=found.instructions or None, tools=found.tool_descriptions)
     if document is not None:
-        text = document.read_text(encoding="utf-8", errors="replace")[:MAX_DOCUMENT_CHARS]
+        text = document.read_text(encoding="utf-8", errors="replace")
+        if len(text) > MAX_DOCUMENT_CHARS:
+            out.print(f"[yellow]{document}: only its first {MAX_DOCUMENT_CHARS:,} characters are read[/]")
+            text = text[:MAX_DOCUMENT_CHARS]
         brief = Brief(
             prompt=brief.prompt, agent_instructions=brief.agent_instructions, tools=brief.tools, document=text
         )
@@ -90,6 +94,8 @@ def generate_queries_command(
     )
     if generated.shortfall:
         out.print(f"[yellow]{generated.shortfall}[/]")
+    if generated.coverage:
+        out.print(f"[dim]{generated.coverage} (each row's generator.sections says which)[/]")
     content = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in generated.rows)
     if save_as:
         saved = store.save_dataset(DEFAULT_PROJECT, save_as, content.encode())

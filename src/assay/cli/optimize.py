@@ -101,6 +101,8 @@ def optimize_group(
         )
     tasks = _tasks(config)
     baseline = _baseline(config, eval_model)
+    if settings.hosted_agent is None:
+        _refuse_unimplemented_tools(config, baseline, settings.tool_sources)
     if estimate:
         _print_estimate(tasks, settings, config)
         return
@@ -156,6 +158,34 @@ def _baseline(config: EvalConfig, eval_model: str | None) -> AgentDefinition:
     if config.agent.model or _hosted(config):  # a hosted agent runs on its own model unless told another
         return config.agent
     return dataclasses.replace(config.agent, model=eval_model)
+
+
+def _refuse_unimplemented_tools(config: EvalConfig, baseline: AgentDefinition, sources: list[dict[str, Any]]) -> None:
+    """A prompt agent whose tools.json describes tools no source implements would be offered them,
+    call them, get nothing back and be judged on an empty answer: refuse, naming them."""
+    from assay.sync import run_sync
+    from assay.targets.tools import open_tools
+
+    described = [str(tool.get("name")) for tool in baseline.tools]
+    if not described:
+        return
+    tools = open_tools(sources)
+
+    async def implemented() -> set[str]:
+        try:
+            await tools.ready() if sources else None
+            return set(tools.tools)
+        finally:
+            await tools.aclose()
+
+    missing = [name for name in described if name not in run_sync(implemented())]
+    if missing:
+        raise ConfigError(
+            f"{config.path.name}: the agent's tools {', '.join(missing)} are described (tools.json) but nothing "
+            "implements them, so they would never run and the agent would be scored on empty answers",
+            hint="implement them as functions with docstrings and type hints in a module and list it under "
+            "agent: tools: [{python: tools.py}] (or an MCP server: {mcp: {command: [...]}})",
+        )
 
 
 def _hosted(config: EvalConfig) -> dict[str, str | None] | None:

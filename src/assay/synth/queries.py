@@ -30,6 +30,9 @@ NEAR_DUPLICATE = 0.3
 """Estimated Jaccard distance under which two queries are the same question."""
 SHOWN_KEPT = 40
 CHUNK_CHARS = 3000
+SECTIONS_PER_ROUND = 8
+"""The most sections one prompt shows (about 24,000 characters): a long document is covered by
+sections drawn from all of it, not by its first pages."""
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -150,6 +153,19 @@ class Generated:
     rounds: int
     dropped_duplicates: int
     noun: str = "queries"
+    sections_shown: int = 0
+    """How many of the document's sections the rounds showed the model."""
+    sections_total: int = 0
+
+    @property
+    def coverage(self) -> str | None:
+        """What of the document was drawn from, when there was one."""
+        if not self.sections_total:
+            return None
+        spread = "" if self.sections_shown == self.sections_total else ", drawn from across all of it"
+        return (
+            f"the {self.noun} come from {self.sections_shown} of the document's {self.sections_total} sections{spread}"
+        )
 
     @property
     def shortfall(self) -> str | None:
@@ -223,7 +239,8 @@ async def generate(
                 break
         if on_round is not None:
             on_round(len(kept))
-    return Generated(kept, count, rounds, dropped, kind.noun)
+    shown = len({section for used in plan[:rounds] for section in used})
+    return Generated(kept, count, rounds, dropped, kind.noun, shown, len(brief.chunks()))
 
 
 def chunk_text(text: str, size: int = CHUNK_CHARS) -> list[str]:
@@ -242,15 +259,25 @@ def chunk_text(text: str, size: int = CHUNK_CHARS) -> list[str]:
     return chunks
 
 
-def coverage_plan(sections: int, seed: int, rounds: int = MAX_ROUNDS - 1) -> list[list[int]]:
-    """Which sections each round shows: every section once, over at most ``rounds`` rounds (one
-    round is kept for a shortfall), in a seeded order so rounds mix the document's parts."""
+def coverage_plan(
+    sections: int, seed: int, rounds: int = MAX_ROUNDS - 1, per_round: int = SECTIONS_PER_ROUND
+) -> list[list[int]]:
+    """Which sections each round shows, over at most ``rounds`` rounds (one round is kept for a
+    shortfall) of at most ``per_round`` sections, in a seeded order so rounds mix the document's
+    parts. Every section once when they fit; otherwise one section from each of as many equal
+    stretches of the document as fit, so what is shown spans the whole of it."""
     if sections == 0:
         return []
-    per_round = -(-sections // min(rounds, sections))
-    order = list(range(sections))
-    random.Random(seed).shuffle(order)
-    return [sorted(order[i : i + per_round]) for i in range(0, sections, per_round)]
+    rng = random.Random(seed)
+    room = min(rounds, sections) * per_round
+    if sections <= room:
+        order = list(range(sections))
+    else:  # one from each stretch: the first pages are no likelier than the last
+        bounds = [sections * i // room for i in range(room + 1)]
+        order = [rng.randrange(bounds[i], bounds[i + 1]) for i in range(room)]
+    rng.shuffle(order)
+    size = -(-len(order) // min(rounds, len(order)))
+    return [sorted(order[i : i + size]) for i in range(0, len(order), size)]
 
 
 def _with_section(schema: dict[str, Any], kind: Kind) -> dict[str, Any]:

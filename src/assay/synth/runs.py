@@ -35,7 +35,8 @@ WITH_SIMULATION = "azure_ai_synthetic_data_generation_with_simulation"
 GENERATED = frozenset({SYNTHETIC, WITH_SIMULATION})
 """Data sources whose items a worker writes when the run starts."""
 MAX_SAMPLES = 1000
-DOCUMENT_CHARS = 30_000
+DOCUMENT_CHARS = 20_000_000
+"""A source file is read to here; its sections are drawn from across all of it (``coverage_plan``)."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,13 @@ def generate_dataset(
     seed = zlib.crc32(json.dumps(run.data_source.get("item_generation_params"), sort_keys=True).encode())
     generated = write_rows(models, settings.model, brief, settings.count, seed, generate_queries)
     name = settings.dataset_name or f"synthetic-{run.id.rsplit('_', 1)[-1][:8]}"
-    return save_rows(store, project, name, generated.rows), generated.shortfall
+    return save_rows(store, project, name, generated.rows), _notes(generated)
+
+
+def _notes(generated: Generated) -> str | None:
+    """What the run should say of the writing: a shortfall, and which of a document's sections were used."""
+    partial = generated.coverage if generated.sections_shown < generated.sections_total else None
+    return "; ".join(note for note in (generated.shortfall, partial) if note) or None
 
 
 def generate_scenario_dataset(
@@ -171,7 +178,7 @@ def generate_scenario_dataset(
     seed = zlib.crc32(json.dumps(config, sort_keys=True).encode())
     generated = write_rows(models, settings.model, brief, settings.count, seed, generate_scenarios)
     name = settings.dataset_name or f"synthetic-test-cases-{run.id.rsplit('_', 1)[-1][:8]}"
-    return save_rows(store, project, name, generated.rows), generated.shortfall
+    return save_rows(store, project, name, generated.rows), _notes(generated)
 
 
 def brief_for(
