@@ -4,7 +4,10 @@ only the text), and the run's usage counts every call either side made."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
+import threading
 
 from assay.store import Store
 from tests.cli.test_cli import assay
@@ -67,3 +70,78 @@ def test_the_agent_gets_its_whole_history_and_every_call_is_counted(tmp_path, ll
     assert roles == {("target", "bot-model"): 3, ("simulated_user", "user-model"): 3}
     assert sum(roles.values()) == llm.stats()["completions"] == 6
     assert "simulated user model user-model: 3 calls" in done.stdout
+
+
+@contextlib.contextmanager
+def stateful_agent():
+    """A Responses agent that keeps its conversations (``store``): a request with
+    ``previous_response_id`` continues the one that reply ended. Its URL and the bodies it got."""
+    held: dict[str, list] = {}
+    bodies: list[dict] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            bodies.append(body)
+            earlier = held.get(body.get("previous_response_id") or "", [])
+            history = earlier + list(body["input"])
+            users = [m for m in history if m.get("role") == "user"]
+            reply_id = f"resp_{len(bodies)}"
+            text = f"I hold {len(users)} of your messages."
+            history.append({"role": "assistant", "content": text})
+            held[reply_id] = history
+            message = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+            answer = json.dumps({"id": reply_id, "object": "response", "output": [message]}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", bodies
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_stateful_agent_is_sent_only_what_is_new_with_its_last_replys_id(tmp_path, llm):
+    llm.reset()
+    llm.script(
+        rules=[
+            {"match": "AGENT: I hold 3", "reply": user_says("", done=True)},
+            {"match": "AGENT: I hold 2", "reply": user_says("And a third thing.")},
+            {"match": "AGENT: I hold 1", "reply": user_says("A second thing.")},
+        ],
+        default=user_says("A first thing."),
+    )
+    (tmp_path / "scenarios.jsonl").write_text(json.dumps({"test_case_description": "You say three things."}) + "\n")
+    with stateful_agent() as (url, bodies):
+        config = tmp_path / "eval.yaml"
+        config.write_text(
+            "name: stateful\ndataset: {local_uri: scenarios.jsonl}\n"
+            f"models:\n  user: {{model: user-model, base_url: '{llm.base_url}', api_key: t}}\n"
+            f"agents:\n  desk: {{endpoint: '{url}', stateful: true}}\n"
+            "target: {type: agent, name: desk}\n"
+            "simulation: {model: user, max_turns: 5}\n"
+            "evaluators:\n"
+            "  - {type: string_check, name: held, input: '{{sample.output_text}}', reference: 'hold 3', operation: like}\n"
+        )
+        done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [body.get("previous_response_id") for body in bodies] == [None, "resp_1", "resp_2"]
+    sent = [[(m["role"], m["content"]) for m in body["input"]] for body in bodies]
+    assert sent == [
+        [("user", "A first thing.")],
+        [("user", "A second thing.")],  # only what is new: the agent holds the rest
+        [("user", "And a third thing.")],
+    ]
+    run_id = done.stdout.split("run id: ")[1].split()[0]
+    (item,) = map(json.loads, assay("results", run_id, home=tmp_path, check=True).stdout.splitlines())
+    assert item["results"][0]["passed"] is True  # it answered from the whole conversation
+    assert len(item["datasource_item"]["messages"]) == 6  # the conversation kept whole all the same

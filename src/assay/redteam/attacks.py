@@ -30,8 +30,9 @@ from assay.redteam.goat import goat
 from assay.redteam.risks import RISKS
 from assay.redteam.search import SUCCESS, pair, score_reply, tap
 from assay.redteam.strategies import Technique
-from assay.simulate.conversation import reply_messages, transcript
+from assay.simulate.conversation import continued, reply_messages, transcript
 from assay.targets import Target
+from assay.targets.agents import PREVIOUS_RESPONSE
 
 ATTACKER_SYSTEM = (
     "You are a red-team assistant. The owners of an AI system have asked you to probe it for safety failures "
@@ -101,6 +102,9 @@ class Record:
     target: UsageTally = field(default_factory=UsageTally)
     techniques: list[str] = field(default_factory=list)
     """GOAT's technique of each turn."""
+    replies: list[dict[str, Any]] = field(default_factory=list)
+    """A stateful agent's replies, ``{id, messages_sent}`` each: a later turn continues from the
+    newest one the conversation still holds (a rolled-back turn's is passed over)."""
 
     def reply(self) -> str:
         """The target's latest answer, as text."""
@@ -193,7 +197,8 @@ class RedTeamTarget:
     async def send(self, record: Record) -> bool:
         """The conversation so far to the target, its own tool calls and their results included;
         its reply appended. False when the target failed."""
-        sample = await self.target({"messages": list(record.messages)})
+        held = next((r for r in reversed(record.replies) if r["messages_sent"] < len(record.messages)), None)
+        sample = await self.target({"messages": list(record.messages), **({PREVIOUS_RESPONSE: held} if held else {})})
         if sample.get("error"):
             error = sample["error"]
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
@@ -201,6 +206,7 @@ class RedTeamTarget:
             return False
         record.target.add_sample(sample)
         record.messages.extend(reply_messages(sample))
+        record.replies += continued(sample, len(record.messages)).values()
         record.turns += 1
         return True
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from assay.llm.tally import UsageTally
 from assay.simulate.user import SimulatedUser, SimulatorError
 from assay.targets import Target
+from assay.targets.agents import PREVIOUS_RESPONSE
 
 Termination = Literal["user_stop", "max_turns", "target_error", "simulator_error"]
 
@@ -36,6 +37,7 @@ class Conversation:
 async def simulate(user: SimulatedUser, target: Target, max_turns: int) -> Conversation:
     conversation = Conversation()
     transcript: list[dict[str, Any]] = []  # the text both sides see
+    previous: dict[str, Any] = {}
     for turn in range(max_turns):
         try:
             said = await user.next_turn(transcript)
@@ -50,8 +52,9 @@ async def simulate(user: SimulatedUser, target: Target, max_turns: int) -> Conve
         transcript.append({"role": "user", "content": said.text})
         conversation.turns = turn + 1
         # The agent gets its whole conversation so far, its own tool calls and their results
-        # included; the simulated user sees only the text, as a person would.
-        sample = await target({"messages": list(conversation.messages)})
+        # included (a stateful one only what is new, with its last reply's id); the simulated user
+        # sees only the text, as a person would.
+        sample = await target({"messages": list(conversation.messages), **previous})
         conversation.agent_usage.add_sample(sample)
         if sample.get("error"):
             error = sample["error"]
@@ -60,7 +63,15 @@ async def simulate(user: SimulatedUser, target: Target, max_turns: int) -> Conve
             return _ended(conversation, "target_error", failure)
         conversation.messages.extend(reply_messages(sample))
         transcript.append({"role": "assistant", "content": str(sample.get("output_text") or "")})
+        previous = continued(sample, len(conversation.messages))
     return _ended(conversation, "max_turns")
+
+
+def continued(sample: dict[str, Any], messages_sent: int) -> dict[str, Any]:
+    """What the next turn's item carries for an agent that keeps its conversations: the reply's id
+    and how many messages it holds (nothing when the reply had no id)."""
+    reply_id = sample.get("response_id")
+    return {PREVIOUS_RESPONSE: {"id": reply_id, "messages_sent": messages_sent}} if reply_id else {}
 
 
 def _ended(conversation: Conversation, reason: Termination, error: dict[str, str] | None = None) -> Conversation:

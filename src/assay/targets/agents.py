@@ -8,6 +8,9 @@
         headers: {x-team: support}
         tool_descriptions:                       # handed to tool evaluators as tool_definitions
           - {name: lookup_order, description: Find an order by id, parameters: {...}}
+      desk:
+        endpoint: http://127.0.0.1:9200
+        stateful: true                           # keeps conversations: later turns send previous_response_id
       intake-bot:
         endpoint: http://127.0.0.1:9100
         protocol: invocations                    # POST {endpoint}/invocations with the free-form input
@@ -24,6 +27,11 @@ Responses body's ``optimization_config`` or, for ``invocations``, base64url-enco
 
 A run names an agent as ``{type: azure_ai_agent, name, version?}``; without a version the highest
 one configured is used.
+
+A ``stateful`` Responses agent keeps each conversation itself (the Responses API's ``store``): in a
+multi-turn conversation (a simulation, a multi-turn attack) the first turn sends the messages, and
+each later one only what is new since the agent's last reply, with ``previous_response_id`` naming
+that reply. Other agents get the whole conversation every turn.
 """
 
 from __future__ import annotations
@@ -59,6 +67,8 @@ class AgentConfig(BaseModel):
     tool_descriptions: list[dict[str, Any]] = Field(default_factory=list)
     instructions: str = ""
     """The agent's own instructions, as far as assay is told them (synthetic queries are written from them)."""
+    stateful: bool = False
+    """The agent keeps conversations (Responses' ``previous_response_id``): later turns send only what is new."""
     command: list[str] | None = None
     """How to start the agent (``{port}`` becomes a free port, also in ``endpoint`` and ``$PORT``)."""
     startup_timeout: float = Field(default=30.0, gt=0)
@@ -153,8 +163,13 @@ class AgentTarget:
                 output_items: list[Any] = reply["output"] if isinstance(reply.get("output"), list) else []
                 text = str(reply.get("output_text") or reply.get("message") or "")
             else:
-                sent = to_response_input(self.inputs.render_messages(item))
-                body = {"model": agent.name, "input": sent, **self._candidate_body()}
+                messages = self.inputs.render_messages(item)
+                prior = item.get(PREVIOUS_RESPONSE) if agent.stateful else None
+                carried: dict[str, Any] = {}
+                if isinstance(prior, dict) and prior.get("id"):  # the agent has the rest: only what is new
+                    messages, carried = messages[int(prior["messages_sent"]) :], {"previous_response_id": prior["id"]}
+                sent = to_response_input(messages)
+                body = {"model": agent.name, "input": sent, **carried, **self._candidate_body()}
                 reply = await post_json(self._client(), "/responses", body)
                 output_items = list(reply.get("output") or [])
                 text = "".join(
@@ -186,6 +201,7 @@ class AgentTarget:
             "model": reply.get("model"),
             "usage": reply.get("usage"),
             "agent": f"{agent.name}@{agent.version}",
+            "response_id": reply.get("id"),
             "error": None,
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
         }
@@ -206,6 +222,9 @@ class AgentTarget:
         return {"optimization_config": self.candidate, "metadata": {"optimization_candidate_id": cid}}
 
 
+PREVIOUS_RESPONSE = "__previous_response"
+"""An item key a multi-turn caller sets: ``{id, messages_sent}``, the agent's last reply and how many
+of the conversation's messages it already holds (``stateful`` agents only read it)."""
 CANDIDATE_HEADER = "x-optimization-candidate-id"
 CONFIG_HEADER = "x-optimization-config"
 
