@@ -202,6 +202,7 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
             )
         target = dataclasses.replace(target, input_messages=None, simulation=_simulation(raw["simulation"], fail))
     agents = parse_agents(strip_lines(raw.get("agents")), where=f"{path.name}:{_line(raw.get('agents'), raw)}: agents")
+    agents += [found] if (found := a2a_agent(target)) is not None else []
     agent = None
     if target is None and raw.get("agent") is not None:
         target, agent = _agent_target(path, raw["agent"], agents, clean_options, fail)
@@ -217,8 +218,26 @@ TARGET_SHAPES = (
     "target must be {type: model, model: <name in models:>, sampling_params?, input_messages?, instructions?, "
     "tools?: [{python: FILE} | {mcp: {command | url}}], max_tool_rounds?, tool_timeout_s?} or "
     "{type: agent, name: <name in agents:>, version?, input_messages?, tool_descriptions?} or "
+    "{type: a2a, url: <an A2A agent's base URL>, input_messages?} or "
     "{type: echo, input_messages?}"
 )
+
+
+A2A_NAME = "a2a:"
+"""The name a ``target: {type: a2a, url}`` agent is known by: this, then its URL."""
+
+
+def _input_messages(clean: dict[str, Any]) -> Any:
+    messages = clean.get("input_messages")
+    return {"type": "template", "template": messages} if isinstance(messages, list) else messages
+
+
+def a2a_agent(target: TargetSpec | None) -> AgentConfig | None:
+    """The ``agents:`` entry a ``target: {type: a2a, url}`` stands for."""
+    if target is None or target.kind != "agent" or not (target.model or "").startswith(A2A_NAME):
+        return None
+    url = str(target.model).removeprefix(A2A_NAME)
+    return AgentConfig(name=str(target.model), endpoint=url, protocol="a2a")
 
 
 def _target(raw: Any, fail: Any, base: Path) -> TargetSpec | None:
@@ -227,13 +246,17 @@ def _target(raw: Any, fail: Any, base: Path) -> TargetSpec | None:
     kind = raw.get("type", "model") if isinstance(raw, dict) else None
     if kind == "azure_ai_agent":
         kind = "agent"
+    if kind == "a2a":  # an agent at a URL over A2A: the agents: entry it stands for (a2a_agent) names it
+        url = raw.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise fail(raw, "target.url: the A2A agent's base URL (it serves /.well-known/agent-card.json)")
+        clean = strip_lines(raw)
+        return TargetSpec(kind="agent", model=A2A_NAME + url, input_messages=_input_messages(clean))
     named = isinstance(raw, dict) and raw.get("model" if kind == "model" else "name")
     if kind not in ("model", "agent", "echo") or not (named or kind == "echo"):
         raise fail(raw, TARGET_SHAPES)
     clean = strip_lines(raw)
-    messages = clean.get("input_messages")
-    if isinstance(messages, list):
-        messages = {"type": "template", "template": messages}
+    messages = _input_messages(clean)
     if kind == "echo":  # answers with what it is sent: prompts and assertions checked without a model
         return TargetSpec(kind="echo", input_messages=messages)
     if kind == "agent":

@@ -218,16 +218,38 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
         self.inner = httpx2.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        checked = await asyncio.get_running_loop().run_in_executor(
-            None, destination, str(request.url), self.purpose, self.named_by
-        )
-        if request.url.scheme == "https":
-            request.extensions = {**request.extensions, "sni_hostname": checked.host}
-        request.url = request.url.copy_with(host=checked.addresses[0])
+        await _pin(request, self.purpose, self.named_by)
         return await self.inner.handle_async_request(request)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def pinned_httpx_transport(purpose: str, named_by: Named = "request") -> Any:
+    """``PinnedTransport`` for the ``httpx`` package, whose clients some SDKs take (the A2A SDK's)."""
+    import httpx
+
+    class Pinned(httpx.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            await _pin(request, purpose, named_by)
+            return await self.inner.handle_async_request(request)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return Pinned()
+
+
+async def _pin(request: Any, purpose: str, named_by: Named) -> None:
+    """Check the request's URL by ``destination`` and point it at the address checked, its ``Host``
+    header and TLS name still the URL's (an httpx or httpx2 request)."""
+    checked = await asyncio.get_running_loop().run_in_executor(None, destination, str(request.url), purpose, named_by)
+    if request.url.scheme == "https":
+        request.extensions = {**request.extensions, "sni_hostname": checked.host}
+    request.url = request.url.copy_with(host=checked.addresses[0])
 
 
 def post(

@@ -26,9 +26,10 @@ ReceiverLog = tuple[str, list[tuple[dict[str, str], bytes]]]
 
 
 @contextlib.contextmanager
-def uvicorn_in_thread(app: Any) -> Iterator[str]:
-    """``app`` served over real HTTP on a free loopback port (its base URL) until the block ends."""
-    port = free_port()
+def uvicorn_in_thread(app: Any, port: int | None = None) -> Iterator[str]:
+    """``app`` served over real HTTP on a loopback port (a free one unless given: its base URL)
+    until the block ends."""
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -14,6 +14,9 @@
       intake-bot:
         endpoint: http://127.0.0.1:9100
         protocol: invocations                    # POST {endpoint}/invocations with the free-form input
+      planner:
+        endpoint: http://127.0.0.1:9300          # serves /.well-known/agent-card.json
+        protocol: a2a                            # Agent2Agent, through the a2a SDK (assay.targets.a2a)
       travel-agent:                              # started by assay, once per optimizer candidate
         command: [python, agent.py, --port, "{port}"]
         endpoint: http://127.0.0.1:{port}
@@ -61,7 +64,7 @@ class AgentConfig(BaseModel):
     name: str
     version: str = "1"
     endpoint: str
-    protocol: Literal["responses", "invocations"] = "responses"
+    protocol: Literal["responses", "invocations", "a2a"] = "responses"
     headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(default=120.0, gt=0)
     tool_descriptions: list[dict[str, Any]] = Field(default_factory=list)

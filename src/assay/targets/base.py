@@ -115,6 +115,10 @@ def build_target(spec: TargetSpec, models: ModelRegistry | None) -> Target:
                 f"agent {agent.name}: assay starts an agent from its command only for assay optimize",
                 hint="start it yourself and give agents: a fixed endpoint to run it otherwise",
             )
+        if agent.protocol == "a2a":
+            from assay.targets.a2a import A2ATarget
+
+            return A2ATarget(agent, spec.input_messages)
         tools = spec.tool_descriptions or agent.tool_descriptions
         return AgentTarget(agent, spec.input_messages, tools, candidate=spec.candidate)
     inputs = InputMessages(spec.input_messages)
