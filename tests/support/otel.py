@@ -38,3 +38,33 @@ def export_agent_turns(
         with tracer.start_as_current_span(f"invoke_agent {agent}", attributes=attributes):
             pass
     provider.shutdown()
+
+
+def export_handoffs(base_url: str, cases: list[tuple[str, str, str]]) -> None:
+    """A two-agent program, traced: for each ``(question, triage's reply, billing's answer)`` a
+    workflow span holds the triage agent's turn, which hands off, and the billing agent's, which
+    answers, in one trace and one conversation, exported to ``{base_url}/v1/traces``."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "support-workflow"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{base_url}/v1/traces")))
+    tracer = provider.get_tracer("tests")
+
+    def said(role: str, text: str) -> dict[str, Any]:
+        return {"role": role, "parts": [{"type": "text", "content": text}]}
+
+    for index, (question, handoff, answer) in enumerate(cases):
+        conversation = f"case-{index}"
+        with tracer.start_as_current_span("workflow support", attributes={"gen_ai.conversation.id": conversation}):
+            for agent, history, reply in (
+                ("triage", [said("user", question)], handoff),
+                ("billing", [said("user", question), said("assistant", handoff)], answer),
+            ):
+                attributes = {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": agent,
+                    "gen_ai.conversation.id": conversation,
+                    "gen_ai.input.messages": json.dumps(history),
+                    "gen_ai.output.messages": json.dumps([said("assistant", reply)]),
+                }
+                with tracer.start_as_current_span(f"invoke_agent {agent}", attributes=attributes):
+                    pass
+    provider.shutdown()

@@ -69,6 +69,8 @@ def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
             f"(0–1; {scores})",
             soft_wrap=True,
         )
+    if summary.per_agent:
+        print_per_agent(summary)
     if summary.trials is not None:
         print_trials(summary.trials)
     print_usage(summary)
@@ -83,6 +85,20 @@ def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
         out.print(f"view: {served}/ui/runs/{run.id}", soft_wrap=True)
     else:
         out.print(f"view: {me} view {short} · report: {me} report {short} --html report.html", soft_wrap=True)
+
+
+def print_per_agent(summary: RunSummary) -> None:
+    """A multi-agent workflow's verdicts per agent: the workflow overall first, then each agent."""
+    assert summary.per_agent is not None
+    table = Table(title="per agent", title_justify="left")
+    table.add_column("agent", no_wrap=True, max_width=24, overflow="ellipsis")
+    table.add_column("criterion", no_wrap=True, max_width=20, overflow="ellipsis")
+    table.add_column("pass rate", justify="right", no_wrap=True, min_width=10)
+    table.add_column("p/f/e", justify="right", no_wrap=True, min_width=7)
+    for row in summary.per_agent:
+        rate = f"{_bar(row.pass_rate, 4)} {percent(row.pass_rate):>4}"
+        table.add_row(row.agent, row.testing_criteria, rate, f"{row.passed}/{row.failed}/{row.errored}")
+    out.print(table)
 
 
 def short_id(run_id: str) -> str:

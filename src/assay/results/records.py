@@ -231,6 +231,18 @@ class TrialSummary(BaseModel):
     per_testing_criteria: list[TrialCriterion] = Field(default_factory=list)
 
 
+class AgentCriterionSummary(BaseModel):
+    """One criterion's verdicts on one agent's items of a multi-agent workflow run (``workflow``
+    for the items judging the workflow overall)."""
+
+    agent: str
+    testing_criteria: str
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    pass_rate: float | None = None
+
+
 class RunSummary(BaseModel):
     result_counts: ResultCounts = Field(default_factory=ResultCounts)
     per_testing_criteria_results: list[CriterionSummary] = Field(default_factory=list)
@@ -243,6 +255,8 @@ class RunSummary(BaseModel):
     tasks: TaskSummary | None = None
     trials: TrialSummary | None = None
     """With target repeats: pass@k and pass^k per criterion over each item's trials."""
+    per_agent: list[AgentCriterionSummary] | None = None
+    """A multi-agent workflow's run (trace items with ``workflow_part``): each criterion per agent."""
     score_steps: dict[str, list[tuple[float, int]]] | None = None
     """Per criterion, its scores counted in steps of 0.001 (for the charts; not on the wire)."""
 

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import itertools
 import os
 import socket
 import threading
@@ -25,7 +26,7 @@ from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.redteam.summary import add_red_team
 from assay.results import RunSummary
-from assay.results.records import SimulationSummary
+from assay.results.records import AgentCriterionSummary, SimulationSummary
 from assay.results.stored import Run, RunSettings
 from assay.review.events import export_run_verdicts
 from assay.run.attack_criteria import AttackCriterion, attack_criteria
@@ -367,6 +368,7 @@ def summarize(
         _count_flaky(store, run_id, summary)
     if any(isinstance(c, AttackCriterion) for c in criteria):
         add_red_team(summary, store, run_id)
+    summary.per_agent = _per_agent(store, run_id)
     prices = {c.model: c.price for c in (models.configs.values() if models else []) if c.price}
     for usage in [*summary.per_model_usage, *summary.per_role_usage]:
         price = prices.get(usage.model_name)
@@ -391,6 +393,32 @@ def _within_scale(summary: RunSummary, criteria: list[BoundCriterion]) -> None:
 
 
 FIDELITY = "builtin.simulator_fidelity"
+
+
+def _per_agent(store: Store, run_id: str) -> list[AgentCriterionSummary] | None:
+    """Each criterion's verdicts per agent, for a workflow's run (its items say which part they
+    are); None for any other run, whose items are not read again."""
+    outputs = store.iter_output_items(run_id)
+    first = next(outputs, None)
+    if first is None or "workflow_part" not in first.datasource_item:
+        return None
+    rows: dict[tuple[str, str], AgentCriterionSummary] = {}
+    for output in itertools.chain([first], outputs):
+        agent = str(output.datasource_item.get("agent_id") or "unknown")
+        for result in output.results:
+            row = rows.setdefault(
+                (agent, result.name), AgentCriterionSummary(agent=agent, testing_criteria=result.name)
+            )
+            if result.status == "error":
+                row.errored += 1
+            elif result.passed is True:
+                row.passed += 1
+            elif result.passed is False:
+                row.failed += 1
+    for row in rows.values():
+        decided = row.passed + row.failed
+        row.pass_rate = row.passed / decided if decided else None
+    return sorted(rows.values(), key=lambda r: (r.agent != "workflow", r.agent, r.testing_criteria))
 
 
 def _count_flaky(store: Store, run_id: str, summary: RunSummary) -> None:

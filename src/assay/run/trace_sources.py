@@ -9,10 +9,20 @@ The selection is resolved once, when the run is created, into concrete trace ids
 options, so a resumed or re-claimed run evaluates the same items however much time has passed.
 Turn level: one item per agent span of the chosen traces (only the filtered agent's, with an agent
 filter). Conversation level: one item per conversation (``gen_ai.conversation.id`` or ``session.id``).
+
+Multi-agent workflows (``workflow: {include_overall?: true, include_per_agent?: true}`` on either
+kind, as Agent Framework's ``evaluate_workflow``): a trace where several agents took part (one
+agent invoking others, or handing off) is evaluated overall and per agent. An agent filter then
+chooses the traces the agent took part in, and every agent's spans in them are read. Per trace:
+one ``overall`` item (the outermost agent spans' conversation: the user's question to the final
+answer, ``agent_id: "workflow"``) and one item per agent (its own turns), each with ``query``,
+``response``, ``messages`` and ``workflow_part`` (``overall`` or ``agent``); the run's summary then
+reports each criterion per agent (``per_agent``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -22,6 +32,7 @@ from typing import Any, Literal
 
 from assay.dataset import Dataset
 from assay.errors import ConfigError
+from assay.messages import normalize, normalize_tool_definitions, split_turn, turn_fields
 from assay.sampling import Candidate, SampleReport, random_sample, smart_sample
 from assay.store import Store
 from assay.traces.conversion import Conversation, Turn, conversations_of, turn_order, turns_of
@@ -56,6 +67,15 @@ class TraceSelection:
     edge_buffer: bool = False
     """An agent filter leaves out conversations active within 5 minutes of either edge (maybe partial)."""
     seed: int = 0
+    workflow: Workflow | None = None
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A multi-agent trace evaluated as a whole (``include_overall``) and agent by agent."""
+
+    include_overall: bool = True
+    include_per_agent: bool = True
 
 
 @dataclass
@@ -68,11 +88,12 @@ class ResolvedTraces:
     turns: list[Turn] | None = None
     """The chosen traces' turns, already read (None when only ids were given): the items need no
     second load of the spans."""
+    workflow: Workflow | None = None
 
     def dataset(self, store: Store, project: str, level: Level) -> Dataset:
         if self.turns is None:
             return trace_dataset(store, project, self.options(), level)
-        return items_dataset(self.turns, level)
+        return items_dataset(self.turns, level, self.workflow)
 
     def options(self) -> dict[str, Any]:
         """What the run keeps so that it always evaluates the same items."""
@@ -81,6 +102,8 @@ class ResolvedTraces:
             "agent_name": self.agent_name,
             "agent_version": self.agent_version,
         }
+        if self.workflow is not None:
+            resolved["workflow"] = dataclasses.asdict(self.workflow)
         if self.report is not None:
             resolved["sampling"] = {
                 "strategy": self.report.strategy,
@@ -94,6 +117,10 @@ class ResolvedTraces:
 def selection_of(data_source: dict[str, Any], now: float | None = None) -> TraceSelection:
     """Read and check a trace data source; refuse, naming the field, what cannot be evaluated."""
     now = time.time() if now is None else now
+    return dataclasses.replace(_selection(data_source, now), workflow=_workflow(data_source.get("workflow")))
+
+
+def _selection(data_source: dict[str, Any], now: float) -> TraceSelection:
     if data_source.get("type") in ("azure_ai_traces", "azure_ai_traces_preview"):
         return _flat(data_source, now)
     source = data_source.get("trace_source")
@@ -118,8 +145,9 @@ def resolve(store: Store, project: str, selection: TraceSelection, level: Level)
     name, version = selection.agent_name, selection.agent_version
     if name is not None and version is None:
         version = store.latest_agent_version(project, name)
+    workflow = selection.workflow
     if selection.trace_ids is not None:
-        return ResolvedTraces(list(dict.fromkeys(selection.trace_ids)), name, version)
+        return ResolvedTraces(list(dict.fromkeys(selection.trace_ids)), name, version, workflow=workflow)
     candidates = store.agent_trace_ids(
         project,
         agent_name=name,
@@ -129,7 +157,8 @@ def resolve(store: Store, project: str, selection: TraceSelection, level: Level)
         conversation_ids=selection.conversation_ids,
     )
     spans = store.trace_spans(project, candidates)
-    turns = turns_of([s for trace in spans.values() for s in trace], name, version)
+    # A workflow's traces are chosen by the agent taking part; every agent's turns in them are read.
+    turns = turns_of([s for trace in spans.values() for s in trace], *((None, None) if workflow else (name, version)))
     if level == "conversation" or selection.edge_buffer:
         units: list[Turn | Conversation] = list(conversations_of(turns))
     else:
@@ -150,27 +179,86 @@ def resolve(store: Store, project: str, selection: TraceSelection, level: Level)
     trace_ids = list(dict.fromkeys(t for u in units if _key(u) in chosen for t in _trace_ids(u)))
     # Every turn of a chosen trace, as a later load of those traces by id would give them.
     picked = set(trace_ids)
-    return ResolvedTraces(trace_ids, name, version, report, notes, [t for t in turns if t.span.trace_id in picked])
+    kept = [t for t in turns if t.span.trace_id in picked]
+    return ResolvedTraces(trace_ids, name, version, report, notes, kept, workflow)
 
 
 def trace_dataset(store: Store, project: str, resolved: dict[str, Any], level: Level) -> Dataset:
     """The run's items from its resolved trace ids: turns, or conversations."""
     spans = store.trace_spans(project, list(resolved.get("trace_ids") or []))
-    turns = turns_of(
-        [s for trace in spans.values() for s in trace], resolved.get("agent_name"), resolved.get("agent_version")
-    )
-    return items_dataset(turns, level)
+    workflow = Workflow(**resolved["workflow"]) if resolved.get("workflow") else None
+    agent = (None, None) if workflow else (resolved.get("agent_name"), resolved.get("agent_version"))
+    turns = turns_of([s for trace in spans.values() for s in trace], *agent)
+    return items_dataset(turns, level, workflow)
 
 
-def items_dataset(turns: list[Turn], level: Level) -> Dataset:
-    """Turn items, or conversation items, in an order that does not depend on how the turns were found
-    (a resumed run must number its items as the first attempt did)."""
-    if level == "conversation":
+def items_dataset(turns: list[Turn], level: Level, workflow: Workflow | None = None) -> Dataset:
+    """Turn items, or conversation items (or a workflow's), in an order that does not depend on how
+    the turns were found (a resumed run must number its items as the first attempt did)."""
+    if workflow is not None:
+        items = workflow_items(turns, workflow)
+    elif level == "conversation":
         conversations = sorted(conversations_of(turns), key=lambda c: turn_order(c.turns[0]))
         items = [c.item() for c in conversations]
     else:
         items = [t.item() for t in sorted(turns, key=turn_order)]
     return Dataset.from_content([{"item": item} for item in items], name="traces")
+
+
+def workflow_items(turns: list[Turn], workflow: Workflow) -> list[dict[str, Any]]:
+    """Per trace, in trace order: the overall item, then one per agent (in the order they first acted)."""
+    items = []
+    for _, group in sorted(_by_trace_id(turns).items(), key=lambda found: turn_order(found[1][0])):
+        outermost = [t for t in group if not any(_within(t, other) for other in group if other is not t)]
+        if workflow.include_overall:
+            overall = _workflow_item(Conversation(f"trace:{group[0].span.trace_id}", outermost))
+            items.append({**overall, "agent_id": "workflow", "workflow_part": "overall"})
+        if workflow.include_per_agent:
+            agents: dict[str | None, list[Turn]] = {}
+            for turn in group:
+                agents.setdefault(turn.agent_id, []).append(turn)
+            for agent_id, own in agents.items():
+                item = _workflow_item(Conversation(f"trace:{group[0].span.trace_id}:{agent_id}", own))
+                items.append({**item, "workflow_part": "agent"})
+    return items
+
+
+def _by_trace_id(turns: list[Turn]) -> dict[str, list[Turn]]:
+    groups: dict[str, list[Turn]] = {}
+    for turn in sorted(turns, key=turn_order):
+        groups.setdefault(turn.span.trace_id, []).append(turn)
+    return groups
+
+
+def _within(inner: Turn, outer: Turn) -> bool:
+    """Whether ``inner`` ran inside ``outer`` (an agent another invoked, whatever spans lie between)."""
+    return (
+        outer.span.start_ns <= inner.span.start_ns
+        and inner.span.end_ns <= outer.span.end_ns
+        and ((outer.span.start_ns, -outer.span.end_ns) < (inner.span.start_ns, -inner.span.end_ns))
+    )
+
+
+def _workflow_item(conversation: Conversation) -> dict[str, Any]:
+    """A conversation item with the fields of a turn too (``query``: up to the last user message,
+    ``response``: the rest), so turn and conversation evaluators alike can read it."""
+    item = conversation.item()
+    messages = normalize(item["messages"])
+    definitions = normalize_tool_definitions(item["tool_definitions"])
+    return {**turn_fields(*split_turn(messages), definitions), **item}
+
+
+def _workflow(raw: Any) -> Workflow | None:
+    if raw is None:
+        return None
+    if raw is True:
+        return Workflow()
+    if not isinstance(raw, dict) or set(raw) - {"include_overall", "include_per_agent"}:
+        raise ConfigError("workflow must be {include_overall?: true, include_per_agent?: true}")
+    given = {key: raw.get(key, True) for key in ("include_overall", "include_per_agent")}
+    if not all(isinstance(value, bool) for value in given.values()) or not any(given.values()):
+        raise ConfigError("workflow: include_overall and include_per_agent are true or false, and one must be true")
+    return Workflow(**given)
 
 
 # reading the data source ------------------------------------------------------------------------

@@ -220,6 +220,7 @@ def run_page(
         next_link=link(page + 1) if (page + 1) * PAGE_SIZE < total else None,
         previous_link=link(page - 1) if page else None,
         red_team=red_team_section(store, run_id) if summary.red_team is not None else None,
+        per_agent=summary.per_agent or [],
         source=run.data_source.get("type") or "–",
         options=json.dumps(options, indent=2, ensure_ascii=False, default=str) if options else None,
     )
