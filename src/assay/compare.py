@@ -164,13 +164,19 @@ def verdicts(store: Store, run_id: str) -> Verdicts:
 
 
 def read_run(store: Store, run_id: str) -> tuple[Verdicts, Scores]:
-    """A run's verdicts, and its completed results' scores."""
+    """A run's verdicts, and its completed results' scores. A multi-agent workflow's items (trace
+    items with ``workflow_part``) count under their criterion and again under ``CRITERION · AGENT``,
+    so a comparison shows each agent's change as well as the whole run's."""
     found: Verdicts = {}
     scores: Scores = {}
     for output in store.iter_output_items(run_id):
         completed = [r for r in output.results if r.status == "completed"]
-        found[output.datasource_item_id] = {r.name: (r.passed, r.reason) for r in completed if r.passed is not None}
-        scores[output.datasource_item_id] = {r.name: r.score for r in completed if r.score is not None}
+        agent = output.datasource_item.get("agent_id") if "workflow_part" in output.datasource_item else None
+        names = [(r, [r.name, *([f"{r.name} · {agent}"] if agent else [])]) for r in completed]
+        found[output.datasource_item_id] = {
+            n: (r.passed, r.reason) for r, ns in names for n in ns if r.passed is not None
+        }
+        scores[output.datasource_item_id] = {n: r.score for r, ns in names for n in ns if r.score is not None}
     return found, scores
 
 

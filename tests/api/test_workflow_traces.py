@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from assay.cli.common import out
 from assay.cli.summary import print_summary
+from assay.compare import compare_runs
 from tests.api.conftest import wait_for
 from tests.support.otel import export_handoffs
 
@@ -64,3 +65,29 @@ def test_a_two_agent_workflow_is_evaluated_overall_and_per_agent(served, browser
     assert agents.count() == 3
     assert agents.nth(2).inner_text().split("\t")[:2] == ["triage", "refund_given"]
     page.screenshot(path=str(tmp_path / "per-agent.png"), full_page=True)
+
+
+def test_a_comparison_of_two_workflow_runs_shows_which_agent_changed(served):
+    client = served.client()
+    made = client.evals.create(
+        name="support workflow",
+        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
+        testing_criteria=[REFUNDED],
+    )
+
+    def evaluate(cases: list[tuple[str, str, str]]) -> str:
+        before = {t["trace_id"] for t in served.store.list_traces("default", limit=1000)}
+        export_handoffs(served.url, cases)
+        traces = [t["trace_id"] for t in served.store.list_traces("default", limit=1000) if t["trace_id"] not in before]
+        source = {"type": "azure_ai_traces", "trace_ids": traces, "workflow": {}}
+        run = wait_for(client, made.id, client.evals.runs.create(eval_id=made.id, data_source=source).id)
+        assert run.status == "completed", run
+        return run.id
+
+    good = evaluate(CASES)
+    worse = evaluate([(question, handoff, "We cannot help with money matters.") for question, handoff, _ in CASES])
+    found = {c.name: c for c in compare_runs(served.store, good, worse).criteria}
+    assert (found["refund_given · billing"].passed_a, found["refund_given · billing"].passed_b) == (2, 0)
+    assert (found["refund_given · triage"].passed_a, found["refund_given · triage"].passed_b) == (0, 0)
+    assert (found["refund_given · workflow"].passed_a, found["refund_given · workflow"].passed_b) == (2, 0)
+    assert found["refund_given"].n == 6  # the whole run's items too
