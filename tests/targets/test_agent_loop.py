@@ -169,6 +169,15 @@ def test_a_tools_module_without_tools_says_why_each_function_is_not_one(tmp_path
     assert "no tools found (lookup_order: no docstring; refund: no docstring)" in said
 
 
+def test_an_mcp_server_that_cannot_start_says_so(tmp_path, llm):
+    pytest.importorskip("mcp", reason="the mcp SDK is a dev dependency")
+    config = write_project(tmp_path, llm, "    - mcp: {command: [no-such-mcp-server, --port, '1']}\n")
+    done = assay("run", config, home=tmp_path)
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "cannot start no-such-mcp-server: No such file or directory" in said, said
+    assert "it exited with code 127" in said
+
+
 def test_an_mcp_server_that_exits_at_start_says_what_it_wrote(tmp_path, llm):
     pytest.importorskip("mcp", reason="the mcp SDK is a dev dependency")
     script(llm)
@@ -179,7 +188,8 @@ def test_an_mcp_server_that_exits_at_start_says_what_it_wrote(tmp_path, llm):
     done = assay("run", config, home=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     said = " ".join(done.stderr.split())
-    assert "it wrote to stderr: error: WEATHER_API_KEY is not set" in said and "TaskGroup" not in said
+    assert "it exited with code 3; it wrote to stderr: error: WEATHER_API_KEY is not set" in said
+    assert "TaskGroup" not in said
 
 
 HANGING_TOOLS = '''

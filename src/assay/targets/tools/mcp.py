@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import tempfile
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,6 +18,23 @@ from assay.errors import ConfigError
 from assay.outbound import PinnedTransport
 
 INSTALL_HINT = "pip install 'assay[mcp]'"
+EXIT_MARK = "[assay: the server exited with code "
+REPORTER = (
+    "import signal, subprocess, sys\n"
+    "try:\n"
+    "    child = subprocess.Popen(sys.argv[1:])\n"
+    "except OSError as exc:\n"
+    "    print(f'cannot start {sys.argv[1]}: {exc.strerror}', file=sys.stderr)\n"
+    f"    print({EXIT_MARK!r} + '127]', file=sys.stderr)\n"
+    "    sys.exit(127)\n"
+    "signal.signal(signal.SIGTERM, lambda *_: child.terminate())\n"
+    "code = child.wait()\n"
+    f"print({EXIT_MARK!r} + str(code) + ']', file=sys.stderr, flush=True)\n"
+    "sys.exit(code if code >= 0 else 1)\n"
+)
+"""Runs a stdio server's command as its parent, its pipes passed straight through, and says how it
+exited: the SDK's client keeps the process to itself, and a server that stops at start is best
+explained by its exit code beside its last words."""
 
 
 class McpTool:
@@ -81,8 +99,7 @@ class McpTools:
                 said = self._said
                 listed.set_exception(
                     ConfigError(
-                        f"the MCP server {self.where} could not be used: {_why(exc)}"
-                        + (f"; it wrote to stderr: {said}" if said else "")
+                        f"the MCP server {self.where} could not be used: {_why(exc)}" + (f"; {said}" if said else "")
                     )
                 )
         finally:
@@ -96,7 +113,7 @@ class McpTools:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
-            command = list(self.spec["command"])
+            command = [sys.executable, "-c", REPORTER, *self.spec["command"]]
             parameters = StdioServerParameters(command=command[0], args=command[1:], cwd=self.spec.get("cwd"))
             with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errors:
                 self._errors = errors
@@ -122,14 +139,18 @@ class McpTools:
                 yield streams
 
     def _last_words(self, lines: int = 5) -> str:
-        """The last lines the server wrote to stderr, on one line; empty when it wrote none."""
+        """How the server ended: its exit code, when it has exited, and the last lines it wrote to
+        stderr, on one line; empty when there is nothing to tell."""
         if self._errors is None:
             return ""
         with contextlib.suppress(OSError, ValueError):
             self._errors.flush()
             self._errors.seek(0)
             written = [line.strip() for line in self._errors.read()[-8000:].splitlines() if line.strip()]
-            return " | ".join(written[-lines:])
+            codes = [line.removeprefix(EXIT_MARK).rstrip("]") for line in written if line.startswith(EXIT_MARK)]
+            said = " | ".join([line for line in written if not line.startswith(EXIT_MARK)][-lines:])
+            exited = f"it exited with code {codes[-1]}" if codes else ""
+            return "; ".join(part for part in (exited, f"it wrote to stderr: {said}" if said else "") if part)
         return ""
 
     async def aclose(self) -> None:
