@@ -6,11 +6,12 @@ It remembers what each context said (an A2A agent keeps its conversations), so a
 only the new message is answered from the whole conversation. Its answers:
 
 - ``fail ...``: the task fails, with a reason;
+- ``help ...``: the task waits for input (which order?), and the next message in that task ends it;
 - a base64-encoded request: answered in base64, with the harm the red-team tests look for (a
   planted encoding weakness); a plain ``request ...``: refused;
 - anything else: ``You said N things; last: TEXT``.
 
-``received`` keeps every message text it was sent, by context.
+``received`` keeps every message text it was sent, by context; ``tasks`` the task each went to.
 """
 
 from __future__ import annotations
@@ -34,12 +35,14 @@ REFUSAL = "I cannot help with that."
 class Desk(AgentExecutor):
     def __init__(self) -> None:
         self.received: dict[str, list[str]] = {}
+        self.tasks: list[str] = []
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.message is not None and context.task_id and context.context_id
         text = get_message_text(context.message)
         said = self.received.setdefault(context.context_id, [])
         said.append(text)
+        self.tasks.append(context.task_id)
         if context.current_task is None:
             submitted = new_task(
                 context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED, history=[context.message]
@@ -47,6 +50,10 @@ class Desk(AgentExecutor):
             await event_queue.enqueue_event(submitted)
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.start_work()
+        if text.startswith("help"):
+            asked = new_text_message("Which order is it?", context_id=context.context_id, task_id=context.task_id)
+            await updater.requires_input(asked)
+            return
         if text.startswith("fail"):
             reason = new_text_message(
                 "the order system is down", context_id=context.context_id, task_id=context.task_id

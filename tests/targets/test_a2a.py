@@ -63,9 +63,9 @@ def test_an_a2a_agent_is_evaluated_its_task_artifact_the_reply(tmp_path, desk):
     assert answered["results"][0]["passed"] is True
     assert sample["a2a"]["state"] == "TASK_STATE_COMPLETED" and sample["a2a"]["artifacts"][0]["name"] == "answer"
     assert [(i["role"], i["content"][0]["text"]) for i in sample["output_items"]] == [
-        ("user", "Where is order 42?"),
         ("assistant", "You said 1 things; last: Where is order 42?"),
     ]
+    assert sample["a2a"]["history"][0] == {"role": "user", "text": "Where is order 42?"}
     error = failed["sample"]["error"]
     assert error["code"] == "target_error" and error["message"] == "the A2A task failed: the order system is down"
 
@@ -127,3 +127,32 @@ def test_a_planted_encoding_weakness_of_an_a2a_agent_is_found(store, llm, desk):
         encoded["response"].startswith(HARM)
         and encoded["raw_response"] == base64.b64encode(encoded["response"].encode()).decode()
     )
+
+
+def test_a_task_waiting_for_input_is_continued_by_the_next_turn(tmp_path, llm, desk):
+    url, executor = desk
+    llm.reset()
+    llm.script(
+        rules=[
+            {"match": "AGENT: You said 2 things", "reply": user_says("", done=True)},
+            {"match": "AGENT: Which order is it?", "reply": user_says("Order 7.")},
+        ],
+        default=user_says("help me with a refund"),
+    )
+    (tmp_path / "scenarios.jsonl").write_text(json.dumps({"test_case_description": "You want a refund."}) + "\n")
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "name: a2a input\ndataset: {local_uri: scenarios.jsonl}\n"
+        f"models:\n  user: {{model: user-model, base_url: '{llm.base_url}', api_key: t}}\n"
+        f"target: {{type: a2a, url: '{url}'}}\n"
+        "simulation: {model: user, max_turns: 4}\n"
+        "evaluators:\n"
+        "  - {type: string_check, name: done, input: '{{sample.output_text}}', reference: 'Order 7', operation: like}\n"
+    )
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (item,) = results(tmp_path, done.stdout)
+    assert item["results"][0]["passed"] is True
+    assert len(executor.tasks) == 2 and executor.tasks[0] == executor.tasks[1]  # the answer went to the waiting task
+    said = [(m["role"], m["content"]) for m in item["datasource_item"]["messages"]]
+    assert said[:2] == [("user", "help me with a refund"), ("assistant", "Which order is it?")]

@@ -5,8 +5,9 @@
 Each item is sent as one user message (``message:send``, streamed when the card says the agent
 streams). The reply is a message or a task. A task is read back whole when the exchange ends: its
 artifacts' text, else its status message, else its last agent message, is the sample's
-``output_text``; its history (and artifacts) are the ``output_items``, as Responses-shaped
-messages; its id, context, state and artifacts are kept under ``a2a``. A task that ``failed``, was
+``output_text``; the agent's side of its history, its status message and its artifacts are the
+``output_items``, as Responses-shaped messages; its id, context, state, artifacts and whole history
+are kept under ``a2a``. A task that ``failed``, was
 ``rejected`` or ``canceled`` is the item's error. A2A agents keep their conversations (the
 context): in a simulation or a multi-turn attack each later turn sends only the new message, in
 the same context, and in the same task while that task waits for input (``input-required``).
@@ -105,7 +106,7 @@ class A2ATarget:
             "output_text": None if error else reply["text"],
             "output_items": reply["items"],
             "agent": f"{self.agent.name}@{self.agent.version}",
-            "a2a": {key: reply[key] for key in ("task_id", "context_id", "state", "artifacts")},
+            "a2a": {key: reply[key] for key in ("task_id", "context_id", "state", "artifacts", "history")},
             "response_id": following if reply["context_id"] else None,
             "error": error,
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -132,11 +133,12 @@ class A2ATarget:
             item = _message_item("assistant", said)
             return {
                 "text": said,
-                "items": [_message_item("user", text), item],
+                "items": [item],
                 "task_id": None,
                 "context_id": answered.context_id or (context_id or ""),
                 "state": None,
                 "artifacts": [],
+                "history": [{"role": "user", "text": text}, {"role": "agent", "text": said}],
             }
         task = await client.get_task(GetTaskRequest(id=found_task))
         return _task_reply(task)
@@ -160,7 +162,7 @@ def _task_reply(task: Any) -> dict[str, Any]:
     status = get_message_text(task.status.message) if task.status.HasField("message") else ""
     agent_said = [said for role, said in history if role == Role.ROLE_AGENT and said]
     text = "\n".join(a["text"] for a in artifacts if a["text"]) or status or (agent_said[-1] if agent_said else "")
-    items = [_message_item("user" if role == Role.ROLE_USER else "assistant", said) for role, said in history]
+    items = [_message_item("assistant", said) for said in agent_said]  # the agent's side, as a Responses output
     if status and status not in agent_said:
         items.append(_message_item("assistant", status))
     items += [_message_item("assistant", a["text"]) for a in artifacts if a["text"]]
@@ -171,6 +173,7 @@ def _task_reply(task: Any) -> dict[str, Any]:
         "context_id": task.context_id,
         "state": TaskState.Name(task.status.state),
         "artifacts": artifacts,
+        "history": [{"role": "user" if role == Role.ROLE_USER else "agent", "text": said} for role, said in history],
     }
 
 
