@@ -9,9 +9,12 @@ import datetime as dt
 import threading
 import time
 
+import pytest
+
 from assay.api import background, schedules
 from assay.api.insights import accept
 from assay.api.rules import start_firer
+from assay.errors import ConfigError
 from tests.support.fixtures import poll
 from tests.support.servers import scripted_receiver
 
@@ -122,3 +125,13 @@ def test_an_insight_is_a_job_the_workers_take_not_the_requests(served):
     job = served.store.get_job("default", "insight", insight["id"])
     assert job["status"] == "succeeded" and job["result"]["insightId"] == insight["id"]
     assert background.work_once(served.app_state) is False  # taken once: nothing waits
+
+
+def test_a_trigger_that_never_fires_again_is_refused_unless_the_schedule_is_off(served):
+    made = served.client().evals.create(**EVAL)
+    ended = {"type": "Cron", "expression": "0 9 * * *", "endTime": "2026-01-01T00:00:00Z"}
+    body = schedule(made.id, ended)
+    with pytest.raises(ConfigError, match="never fires"):
+        schedules.check_schedule(body, served.store, "default")
+    kept = schedules.check_schedule({**body, "enabled": False}, served.store, "default")
+    assert kept["enabled"] is False and kept["trigger"] == ended

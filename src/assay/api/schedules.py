@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 def check_schedule(body: dict[str, Any], store: Store, project: str) -> dict[str, Any]:
     """Foundry's ``Schedule`` body, checked (each mistake named by its field) and kept as given."""
     alert = check_alert(body.get("alert"))  # first: a refused URL is named before anything is looked up
-    check_trigger(body.get("trigger"), time.time())
+    # A disabled schedule may keep a trigger whose time has passed (turning an ended one off is fine).
+    check_trigger(body.get("trigger"), time.time() if body.get("enabled", True) is True else None)
     task = body.get("task")
     if not isinstance(task, dict) or task.get("type") not in TASKS:
         raise ConfigError("task: expected {type: Evaluation, evalId, evalRun} or {type: Insight, insight: {request}}")
