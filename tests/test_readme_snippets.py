@@ -150,9 +150,10 @@ def test_the_config_fragments_run_against_the_scripted_server(workspace, llm):
         assert "readme — completed" in ran.stdout and "1 errored" not in ran.stdout, name
     (folder / "agents.yaml").write_text(yaml_block("Targets: generate, then evaluate", "agents:"), encoding="utf-8")
     agents = models_from_file(folder / "agents.yaml").agents
-    assert [(a.name, a.version, a.protocol) for a in agents] == [
-        ("support", "2", "responses"),
-        ("intake", "1", "invocations"),
+    assert [(a.name, a.version, a.protocol, a.stateful) for a in agents] == [
+        ("support", "2", "responses", False),
+        ("intake", "1", "invocations", False),
+        ("desk", "1", "responses", True),
     ]
 
 

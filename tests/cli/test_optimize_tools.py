@@ -122,3 +122,48 @@ def test_an_agent_whose_described_tools_nothing_implements_is_not_optimized(tmp_
     assert refused.returncode == 2 and f"the agent's tools {missing} are described" in said, refused.stderr
     assert "agent: tools: [{python: tools.py}]" in said
     assert llm.stats()["completions"] == 0  # nothing was scored
+
+
+def test_eval_generate_writes_stubs_of_the_described_tools_that_optimize_then_runs(tmp_path):
+    """tools.json only describes: the generated project gets tools.py with a stub of each (its
+    docstring and typed parameters, raising until filled in) and eval.yaml's agent names it, so the
+    optimizer's check finds every tool implemented; a tools.py the user wrote is never replaced."""
+    from assay.agentconfig import AgentDefinition
+    from assay.evalgen.layout import write_project
+    from assay.sync import run_sync
+    from assay.targets.tools import open_tools
+
+    described = (
+        {
+            "name": "lookup_order",
+            "description": "Find an order",
+            "parameters": {
+                "type": "object",
+                "properties": {"order_id": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["order_id"],
+            },
+        },
+        {"name": "escalate", "description": "Open a ticket"},
+    )
+    agent = AgentDefinition("Help.", tools=described, name="shop")
+    out = tmp_path / "eval.yaml"
+    write_project(tmp_path, "orders", agent, [], [], out_file=out, eval_model="m", evaluators=[], max_samples=5)
+    assert yaml.safe_load(out.read_text())["agent"]["tools"] == [{"python": "tools.py"}]
+    tools = open_tools([{"python": str(tmp_path / "tools.py")}])
+
+    async def called():
+        await tools.ready()
+        try:
+            definitions = {d["function"]["name"]: d["function"] for d in tools.definitions()}
+            return definitions, await tools.call("c1", "lookup_order", '{"order_id": "7"}')
+        finally:
+            await tools.aclose()
+
+    definitions, result = run_sync(called())
+    assert set(definitions) == {"lookup_order", "escalate"}
+    assert definitions["lookup_order"]["parameters"]["required"] == ["order_id"]
+    assert definitions["lookup_order"]["description"] == "Find an order"
+    assert "NotImplementedError: lookup_order is a stub" in result.error
+    (tmp_path / "tools.py").write_text("# mine\n")
+    write_project(tmp_path, "orders", agent, [], [], out_file=out, eval_model="m", evaluators=[], max_samples=5)
+    assert (tmp_path / "tools.py").read_text() == "# mine\n"

@@ -5,11 +5,17 @@ datasets/<name>/<name>_dg.jsonl                   the tasks; the folder is empti
 evaluators/<rubric>/rubric_dimensions.json        the rubric's dimensions, a bare JSON array
 .agent_configs/baseline/metadata.yaml             written only when absent
 .agent_configs/baseline/instructions.md
+tools.py                                          stubs of the agent's described tools, only when absent
+
+tools.json only describes the agent's tools; to run the agent (and to optimize it) assay needs them
+implemented. ``tools.py`` gets a stub of each, with its docstring and typed parameters, raising
+``NotImplementedError`` until the user fills it in, and eval.yaml's ``agent.tools`` names it.
 """
 
 from __future__ import annotations
 
 import json
+import keyword
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +64,19 @@ def write_project(
     baseline = project / BASELINE
     if not (baseline / "metadata.yaml").is_file():
         written.append(write_agent_config(baseline, agent))
+    stubs = out_file.parent / "tools.py"
+    if agent.tools and not stubs.is_file():
+        stubs.write_text(tool_stubs(agent.tools), encoding="utf-8")
+        written.append(stubs)
+    implemented = {"tools": [{"python": "tools.py"}]} if agent.tools else {}
     config = {
         "name": name,
-        "agent": {"name": agent.name or name, "kind": "prompt", "config": str(BASELINE / "metadata.yaml")},
+        "agent": {
+            "name": agent.name or name,
+            "kind": "prompt",
+            "config": str(BASELINE / "metadata.yaml"),
+            **implemented,
+        },
         "dataset": dataset or {"name": name, "version": "1.0", "local_uri": f"datasets/{name}"},
         "evaluators": [
             *dict.fromkeys(["builtin.task_adherence", *evaluators]),
@@ -78,3 +94,46 @@ def write_project(
     out_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     written.append(out_file)
     return written
+
+
+JSON_TYPES = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "array": "list",
+    "object": "dict",
+}
+
+
+def tool_stubs(tools: Any) -> str:
+    """A module with a stub of each described tool: its docstring and typed parameters, raising
+    ``NotImplementedError`` until filled in (a name that is no Python identifier is left out, said)."""
+    parts = [
+        '"""The agent\'s tools, as tools.json describes them: fill each in (assay runs them in the agent\'s loop)."""',
+        "",
+        "from __future__ import annotations",
+    ]
+    for tool in tools:
+        name = str(tool.get("name"))
+        if not name.isidentifier() or keyword.iskeyword(name):
+            parts += ["", f"# {name!r} is no Python name: implement it in an MCP server (agent.tools: [{{mcp: ...}}])"]
+            continue
+        schema = tool.get("parameters") or {}
+        properties = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        given = [p for p in properties if str(p).isidentifier() and not keyword.iskeyword(str(p))]
+        ordered = [p for p in given if p in required] + [p for p in given if p not in required]
+        params = []
+        for parameter in ordered:
+            kind = JSON_TYPES.get(str((properties[parameter] or {}).get("type")), "str")
+            params.append(f"{parameter}: {kind}" if parameter in required else f"{parameter}: {kind} | None = None")
+        description = " ".join(str(tool.get("description") or name).replace("\\", "/").replace('"', "'").split())
+        parts += [
+            "",
+            "",
+            f"def {name}({', '.join(params)}) -> str:",
+            f'    """{description}"""',
+            f'    raise NotImplementedError("{name} is a stub: implement it in tools.py")',
+        ]
+    return "\n".join(parts) + "\n"
