@@ -372,7 +372,10 @@ def test_an_insight_schedule_clusters_the_evals_newest_run(served):
     )
     (fired,) = poll(lambda: list(project.beta.schedules.list_runs("insight")), lambda r: len(r) == 1, seconds=60)
     assert fired.success is True and "eval_run_id" not in fired.properties
-    insight = project.beta.insights.get(fired.properties["insight_id"])
+    # The firing queues the insight; a worker makes it.
+    insight = poll(
+        lambda: project.beta.insights.get(fired.properties["insight_id"]), lambda i: i.state != "Running", seconds=60
+    )
     assert insight.state == "Succeeded" and insight.display_name == "what failed today"
     assert insight.request.run_ids == [run.id]
     assert insight.result.cluster_insight.summary.sample_count == 6

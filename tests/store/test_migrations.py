@@ -38,6 +38,8 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("ALTER TABLE evaluators DROP COLUMN details"))
         conn.execute(sa.text("DROP TABLE jobs"))
         conn.execute(sa.text("DROP TABLE insight_monitors"))
+        for table in ("conversations", "conversation_items", "ingestion_keys"):  # 0021
+            conn.execute(sa.text(f"DROP TABLE {table}"))
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -58,6 +60,8 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(details) FROM evaluators")).scalar_one()
             conn.execute(sa.text("SELECT count(runner) FROM jobs")).scalar_one()
             conn.execute(sa.text("SELECT count(next_run_at) FROM insight_monitors")).scalar_one()
+            conn.execute(sa.text("SELECT count(item) FROM conversation_items")).scalar_one()
+            conn.execute(sa.text("SELECT count(key) FROM ingestion_keys")).scalar_one()
             conn.execute(sa.text("SELECT count(fired_at) FROM schedule_runs")).scalar_one()
             conn.execute(sa.text("SELECT count(next_attempt_at), count(attempt_log) FROM alerts")).one()
     finally:

@@ -15,7 +15,8 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   ``faults`` ``{"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 1}`` injects errors at
   random; ``hold_after: N`` answers N requests, then holds every later one unanswered until the
   script is replaced (the new script answers them) or reset (a provider that stops answering, for
-  tests that must interrupt a run mid-way without racing it); ``refuse_json_schema: true`` answers 400 to any request asking for
+  tests that must interrupt a run mid-way without racing it); ``fill_schemas: true`` answers a request asking for a JSON schema (that no rule answers) with a small
+  instance of it; ``refuse_json_schema: true`` answers 400 to any request asking for
   ``response_format: json_schema`` (a server without structured output); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
 - ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...},
   "last_request": {path, query, headers, api_key, authorization}}``.
@@ -99,7 +100,48 @@ class State:
                         roll = int(hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8], 16)
                         return dict(rule["reply"] if roll / 0xFFFFFFFF < rule["chance"] else rule["otherwise"])
                     return dict(rule["reply"])
+        schema = _asked_schema(body)
+        if self.script.get("fill_schemas") and schema is not None:
+            return {"content": json.dumps(instance_of(schema))}
         return dict(self.script.get("default") or {"content": '{"reason": "default reply", "score": 3}'})
+
+
+def _asked_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asks its answer to follow (chat's ``response_format`` or the
+    Responses API's ``text.format``), if any."""
+    chat = body.get("response_format") or {}
+    if chat.get("type") == "json_schema":
+        return (chat.get("json_schema") or {}).get("schema")
+    responses = (body.get("text") or {}).get("format") or {}
+    return responses.get("schema") if responses.get("type") == "json_schema" else None
+
+
+def instance_of(schema: dict[str, Any]) -> Any:
+    """A small value that follows ``schema``: a generator, attacker or simulated user scripted to
+    answer in the shape it asked for, with words that say they are scripted."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    for union in ("anyOf", "oneOf"):
+        if schema.get(union):
+            return instance_of(schema[union][0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in schema:
+        return {name: instance_of(sub) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [
+            instance_of(schema.get("items") or {"type": "string"}) for _ in range(max(1, schema.get("minItems", 1)))
+        ]
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return "a scripted answer"
 
 
 STATE = State()

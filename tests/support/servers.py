@@ -60,10 +60,12 @@ def start_assay_server(
     workers: int = 2,
     tls: bool = False,
     key: str = "local",
+    log: Path | None = None,
 ) -> tuple[subprocess.Popen[bytes], OpenAI]:
     """A server on ``port`` (a free one by default) with 2-second leases; SQLite under ``home``
     unless ``database_url`` is given; with ``tls``, https with the certificate it makes under
-    ``home/tls`` (the returned client trusts it). Returns once it answers."""
+    ``home/tls`` (the returned client trusts it); what it prints goes to ``log`` if given.
+    Returns once it answers."""
     port = port or free_port()
     env = {**os.environ, "ASSAY_HOME": str(home), "ASSAY_LEASE_SECONDS": "2"}
     env.pop("ASSAY_DATABASE_URL", None)
@@ -82,7 +84,10 @@ def start_assay_server(
         str(workers),
         *(["--tls"] if tls else []),
     ]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sink = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - the child holds it
+    process = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
+    if log:
+        sink.close()  # type: ignore[union-attr]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         client = None

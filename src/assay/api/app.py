@@ -16,6 +16,8 @@ from assay.api import (
     routes_alerts,
     routes_blobs,
     routes_capture,
+    routes_connections,
+    routes_conversations,
     routes_datasets,
     routes_evals,
     routes_evaluators,
@@ -84,12 +86,13 @@ def create_app(
     app.add_middleware(BrowserGuard, keys_exist=app.state.assay.keys_exist)  # outermost: before any route or body
 
     for prefix in PREFIXES:
-        routers = (routes_files, routes_evals, routes_runs, routes_evaluators, routes_capture)
+        routers = (routes_files, routes_evals, routes_runs, routes_evaluators, routes_capture, routes_conversations)
         for router in (module.router for module in routers):
             app.include_router(router, prefix=prefix)
     # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
     app.include_router(routes_datasets.router, prefix="/api/projects/{project}")
+    app.include_router(routes_connections.router, prefix="/api/projects/{project}")
     app.include_router(routes_taxonomies.router, prefix="/api/projects/{project}")
     app.include_router(routes_agents.router, prefix="/api/projects/{project}")
     app.include_router(routes_redteams.router, prefix="/api/projects/{project}")

@@ -1,5 +1,5 @@
 """The part of Azure Blob Storage's REST API that ``azure-storage-blob`` uses to upload a dataset
-and read it back: Put Blob, Put Block, Put Block List and Get Blob, under
+and read it back: Put Blob, Put Block, Put Block List, Get Blob and List Blobs, under
 ``/blobs/{container}/{blob}``. The SAS token ``startPendingUpload`` handed out is the credential:
 its ``sig`` signs the container and its expiry (``se``, ``SAS_SECONDS`` after it was handed out)
 under the container's secret; no API key is involved, as with a real SAS URL."""
@@ -118,6 +118,40 @@ def _block_ids(body: bytes) -> list[str]:
     except ElementTree.ParseError as exc:
         raise UserError(f"the block list is not XML ({exc})") from None
     return [(element.text or "").strip() for element in root if element.tag in ("Latest", "Committed", "Uncommitted")]
+
+
+@router.get("/blobs/{container_id}", include_in_schema=False)
+def list_blobs(request: Request, container_id: str) -> Response:
+    """List Blobs (``?restype=container&comp=list``, ``prefix``, ``maxresults``), in one page:
+    what ``ContainerClient.list_blobs`` and ``list_blob_names`` read."""
+    container = _authorized(request, container_id)
+    if isinstance(container, Response):
+        return container
+    query = request.query_params
+    if query.get("restype") != "container" or query.get("comp") != "list":
+        return storage_error(400, "UnsupportedQueryParameter", "a container answers only ?restype=container&comp=list")
+    prefix = query.get("prefix", "")
+    found = context(request).store.list_blobs(container_id, prefix)
+    root = ElementTree.Element("EnumerationResults", ContainerName=str(request.url).split("?")[0])
+    ElementTree.SubElement(root, "Prefix").text = prefix
+    listed = ElementTree.SubElement(root, "Blobs")
+    for name, size, created in found:
+        entry = ElementTree.SubElement(listed, "Blob")
+        ElementTree.SubElement(entry, "Name").text = name
+        properties = ElementTree.SubElement(entry, "Properties")
+        stamp = formatdate(created, usegmt=True)
+        for tag, value in (
+            ("Creation-Time", stamp),
+            ("Last-Modified", stamp),
+            ("Etag", "0x1"),
+            ("Content-Length", str(size)),
+            ("Content-Type", "application/octet-stream"),
+            ("BlobType", "BlockBlob"),
+        ):
+            ElementTree.SubElement(properties, tag).text = value
+    ElementTree.SubElement(root, "NextMarker")
+    body = b'<?xml version="1.0" encoding="utf-8"?>' + ElementTree.tostring(root)
+    return Response(body, headers=_headers(), media_type="application/xml")
 
 
 @router.get("/blobs/{container_id}/{blob:path}", include_in_schema=False)

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from assay.api.context import ApiContext, JsonBody, Owner, context
+from assay.api.conversations import agent_span, conversation_id, normalized_items, upstream_items
 from assay.api.errors import error
 from assay.api.rules import record_response
 from assay.errors import ConfigError, ItemError, NotFoundError
@@ -64,27 +67,57 @@ def _stored(ctx: ApiContext, owner: str, response_id: str, api: Api) -> dict[str
     return dict(found["response"])
 
 
-async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], agent: str | None = None) -> Response:
-    """``agent``: the prompt agent the request was for, recorded with the response it made."""
-    if api == "responses" and body.get("agent") is not None:
+@dataclass
+class Turn:
+    """What a response answers for besides itself: the agent that gave it (for evaluation rules,
+    and kept as its ``invoke_agent`` span) and the conversation it continues."""
+
+    agent: str | None = None
+    version: str | None = None
+    instructions: str | None = None
+    conversation: str | None = None
+    new_items: list[dict[str, Any]] = field(default_factory=list)
+    """The request's own input items, appended to the conversation with the response's output."""
+    started: float = field(default_factory=time.time)
+
+
+async def _forward(ctx: ApiContext, owner: str, api: Api, body: dict[str, Any], turn: Turn | None = None) -> Response:
+    turn = turn or Turn()
+    if api == "responses" and _agent_reference(body) is not None:
         return await _to_agent(ctx, owner, body)
     name = body.get("model")
     if not isinstance(name, str) or not name:
         raise ConfigError("model: name the model to call (a models: entry of assay serve --models)")
     model = ctx.models().get(name)
     model.check_credentials()
+    if api == "responses":
+        body = await asyncio.to_thread(_in_conversation, ctx, owner, body, turn)
     path = "/chat/completions" if api == "chat" else "/responses"
     keep = body.get("store") is not False
     try:
         if body.get("stream"):
             events = await model.forward_stream(path, body)
-            relayed = _relay(ctx, owner, api, body, events, keep, agent)
+            relayed = _relay(ctx, owner, api, body, events, keep, turn)
             return StreamingResponse(relayed, media_type="text/event-stream")
         reply = await model.forward(path, body)
     except ModelError as exc:
         return _upstream_error(exc)
-    await _keep(ctx, owner, api, body, reply, keep, agent)
+    await _keep(ctx, owner, api, body, reply, keep, turn)
     return JSONResponse(reply)
+
+
+def _in_conversation(ctx: ApiContext, owner: str, body: dict[str, Any], turn: Turn) -> dict[str, Any]:
+    """A Responses request as its model takes it: a ``conversation``'s items before the request's
+    own input (noted in ``turn``, to be appended with the answer); without the conversation as is."""
+    conversation = conversation_id(body)
+    if conversation is None:
+        return body
+    history = ctx.store.conversation_items(owner, conversation)
+    turn.conversation, turn.new_items = conversation, normalized_items(body.get("input"), "input")
+    if not history and not turn.new_items:
+        raise ConfigError("input: the conversation has no items yet; give the request an input")
+    asked = {key: value for key, value in body.items() if key != "conversation"}
+    return {**asked, "input": upstream_items(history + turn.new_items)}
 
 
 async def _relay(
@@ -94,7 +127,7 @@ async def _relay(
     body: dict[str, Any],
     events: AsyncIterator[dict[str, Any]],
     keep: bool,
-    agent: str | None,
+    turn: Turn,
 ) -> AsyncIterator[bytes]:
     """Pass each event on as it comes, and store the whole answer it made before the client hears
     that the stream is over: a retrieve by id right after the stream must find it."""
@@ -105,10 +138,10 @@ async def _relay(
             yield f"data: {json.dumps(event)}\n\n".encode()
         else:
             if event.get("type") == "response.completed":
-                await _keep(ctx, owner, api, body, event.get("response"), keep, agent)
+                await _keep(ctx, owner, api, body, event.get("response"), keep, turn)
             yield f"event: {event.get('type')}\ndata: {json.dumps(event)}\n\n".encode()
     if api == "chat":
-        await _keep(ctx, owner, api, body, completion_from_chunks(chunks) if chunks else None, keep)
+        await _keep(ctx, owner, api, body, completion_from_chunks(chunks) if chunks else None, keep, turn)
         yield b"data: [DONE]\n\n"
 
 
@@ -119,37 +152,61 @@ async def _keep(
     body: dict[str, Any],
     answer: dict[str, Any] | None,
     keep: bool,
-    agent: str | None = None,
+    turn: Turn,
 ) -> None:
     """Store an answer by its id, unless the caller said ``store: false``; a stored response is a
-    *response completed* event for the evaluation rules that want it (``assay.api.rules``)."""
-    if keep and answer and answer.get("id"):
-        await asyncio.to_thread(ctx.store.put_response, owner, api, body, answer)
+    *response completed* event for the evaluation rules that want it (``assay.api.rules``). A
+    conversation gets the request's input and the answer's output whatever ``store`` says; an
+    agent's answer is kept as its span."""
+    if not answer:
+        return
+    if turn.conversation is not None:
+        answer["conversation"] = {"id": turn.conversation}
+        told = turn.new_items + normalized_items(answer.get("output") or [], "output")
+        await asyncio.to_thread(ctx.store.add_conversation_items, owner, turn.conversation, told)
+    if keep and answer.get("id"):
+        kept = body if turn.conversation is None else {**body, "conversation": {"id": turn.conversation}}
+        await asyncio.to_thread(ctx.store.put_response, owner, api, kept, answer)
         if api == "responses":
-            await asyncio.to_thread(record_response, ctx.store, owner, agent, str(answer["id"]))
+            await asyncio.to_thread(record_response, ctx.store, owner, turn.agent, str(answer["id"]))
+    if turn.agent is not None and api == "responses":
+        inputs = normalized_items(body.get("input"), "input")
+        span = agent_span(turn.agent, turn.version, turn.conversation, inputs, answer, turn.instructions, turn.started)
+        await asyncio.to_thread(ctx.store.add_spans, owner, [span])
+
+
+def _agent_reference(body: dict[str, Any]) -> Any:
+    """Foundry 2.x sends ``agent_reference``; earlier SDKs sent ``agent``."""
+    return body.get("agent_reference", body.get("agent"))
 
 
 async def _to_agent(ctx: ApiContext, owner: str, body: dict[str, Any]) -> Response:
-    """``extra_body={"agent": {"name": N, "type": "agent_reference"}}``: the request goes to the
-    project's prompt agent N (its model, given its instructions, sampling and tools), else to the
-    agent the operator registered as N (``agents:`` in ``--models``), over its Responses protocol."""
+    """``extra_body={"agent_reference": {"name": N, "type": "agent_reference"}}`` (``agent`` before
+    Foundry 2.x): the request goes to the project's prompt agent N (its model, given its
+    instructions, sampling and tools), else to the agent the operator registered as N (``agents:``
+    in ``--models``), over its Responses protocol."""
     import openai
 
-    reference = body["agent"]
+    reference = _agent_reference(body)
     if not isinstance(reference, dict) or reference.get("type") != "agent_reference" or not reference.get("name"):
-        raise ConfigError('agent: expected {"type": "agent_reference", "name": <an agent of the server>}')
+        raise ConfigError('agent_reference: expected {"type": "agent_reference", "name": <an agent of the server>}')
     name = str(reference["name"])
     version = None if reference.get("version") is None else str(reference["version"])
-    prompt = await asyncio.to_thread(PromptAgent.found, agents_in(ctx.store, owner), name, version)
-    if prompt is not None:
-        asked = {key: value for key, value in body.items() if key != "agent"}
-        return await _forward(ctx, owner, "responses", {**prompt.responses_fields(), **asked}, agent=name)
+    asked = {key: value for key, value in body.items() if key not in ("agent", "agent_reference")}
+    row = await asyncio.to_thread(agents_in(ctx.store, owner), name, version)
+    if row is not None:
+        prompt = PromptAgent.parse(row["body"]["definition"], f"agent {name}")
+        turn = Turn(agent=name, version=str(row["version"]), instructions=prompt.instructions)
+        return await _forward(ctx, owner, "responses", {**prompt.responses_fields(), **asked}, turn)
     if body.get("stream"):
         raise ConfigError("stream: an agent reference is answered whole; leave stream out")
     agent = find_agent(ctx.models().agents, name, version)
     if agent.protocol != "responses":
         raise ConfigError(f"agent {agent.name} speaks {agent.protocol}, not the Responses protocol")
-    forwarded = {**{k: v for k, v in body.items() if k != "agent"}, "model": body.get("model") or agent.name}
+    turn = Turn(agent=agent.name, version=agent.version)
+    forwarded = await asyncio.to_thread(
+        _in_conversation, ctx, owner, {**asked, "model": asked.get("model") or agent.name}, turn
+    )
     client = openai.AsyncOpenAI(
         base_url=agent.endpoint, api_key="agent", timeout=agent.timeout, default_headers=agent.headers, max_retries=2
     )
@@ -165,7 +222,7 @@ async def _to_agent(ctx: ApiContext, owner: str, body: dict[str, Any]) -> Respon
         return error(502, f"agent {agent.name}@{agent.version} is unreachable: {exc}", "upstream_error")
     finally:
         await client.close()
-    await _keep(ctx, owner, "responses", body, reply, body.get("store") is not False, agent=agent.name)
+    await _keep(ctx, owner, "responses", forwarded, reply, body.get("store") is not False, turn)
     return JSONResponse(reply)
 
 

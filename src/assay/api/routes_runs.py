@@ -21,7 +21,7 @@ from assay.api.wire import (
     page,
     run_object,
 )
-from assay.dataset import ItemSchema, scan
+from assay.dataset import Dataset, ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import attacked_risks, check_judged
 from assay.results.stored import Eval, Run, RunSettings, RunStatus
@@ -37,6 +37,17 @@ from assay.targets import TargetSpec
 router = APIRouter()
 
 
+def _warn_of_schema(dataset: Dataset, schema: ItemSchema, settings: RunSettings) -> None:
+    """Foundry's way: an unreadable row still refuses the run, an item that breaks the schema is
+    named among the run's warnings (a field a criterion maps is still needed, item by item)."""
+    scan(dataset).raise_if_invalid()
+    report = scan(dataset, schema)
+    if report.issues:
+        shown = "; ".join(str(issue) for issue in report.issues[:3])
+        more = f" (and {report.issue_count - 3} more)" if report.issue_count > 3 else ""
+        settings.warnings.append(f"items break the item_schema: {shown}{more}")
+
+
 def _run(request: Request, run: Run, criteria: list[dict[str, Any]]) -> dict[str, Any]:
     return run_object(run, criteria, str(request.base_url).rstrip("/") + f"/ui/runs/{run.id}")
 
@@ -45,7 +56,8 @@ def _run(request: Request, run: Run, criteria: list[dict[str, Any]]) -> dict[str
 def create_run(request: Request, eval_id: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
     stored = ctx.store.get_eval_in(owner, eval_id)
-    run = queue_run(ctx, owner, stored, body)
+    foundry = request.url.path.startswith("/api/projects/")
+    run = queue_run(ctx, owner, stored, body, {"item_schema_checks": "warn"} if foundry else None)
     return _run(request, run, stored.testing_criteria)
 
 
@@ -87,7 +99,10 @@ def queue_run(
         # Like `assay run`, a run refuses to start on invalid data: every bad line is named, nothing is stored.
         # A simulation's rows are scenarios; the eval's item_schema describes the conversations made from them.
         schema = config.get("item_schema") if config.get("type") == "custom" and not _simulated(spec) else None
-        scan(dataset, ItemSchema(schema)).raise_if_invalid()
+        if settings.item_schema_checks == "refuse":
+            scan(dataset, ItemSchema(schema)).raise_if_invalid()
+        else:
+            _warn_of_schema(dataset, ItemSchema(schema), settings)
     check_eval(ctx, owner, stored.data_source_config, stored.testing_criteria, level, target=spec is not None)
     if settings.trials > 1 and spec is None:
         raise ConfigError("repeats.target runs the target several times per item: this data source has no target")

@@ -26,7 +26,8 @@ from assay.api.context import Owner, context
 from assay.api.rules import TRACE_EVENT, record_response
 from assay.review.labels import EVENT_NAME, from_event
 from assay.settings import settings
-from assay.store import Store
+from assay.store import DEFAULT_PROJECT, Store
+from assay.traces.breeze import DecodedTelemetry, decode_envelopes
 from assay.traces.otlp import Decoded, OtlpError, decode, decompress
 from assay.traces.otlp_logs import DecodedLogs, decode_logs
 
@@ -44,6 +45,43 @@ async def receive_traces(request: Request, owner: Owner) -> Response:
 @router.post("/api/projects/{project}/v1/logs")
 async def receive_logs(request: Request, owner: Owner) -> Response:
     return await _receive(request, owner, _decode_logs_and_store)
+
+
+@router.post("/v2.1/track")
+@router.post("/v2/track")
+async def receive_azure_monitor(request: Request) -> Response:
+    """Azure Monitor's ingestion (what ``configure_azure_monitor`` sends to the project's
+    Application Insights connection): spans kept, ``gen_ai.evaluation.result`` events as labels.
+    The envelopes' instrumentation key names the project (``getConnectionWithCredentials`` gave
+    it); on a server with API keys, an unknown one is refused, as Breeze refuses it."""
+    ctx = context(request)
+    try:
+        body = decompress(
+            await _read_capped(request, settings().otlp_max_bytes),
+            request.headers.get("content-encoding"),
+            settings().otlp_max_bytes,
+        )
+        decoded = await asyncio.to_thread(decode_envelopes, body)
+    except OtlpError as exc:
+        return Response(json.dumps({"message": str(exc)}), status_code=exc.status, media_type="application/json")
+    owners = {key: await asyncio.to_thread(ctx.store.project_of_ingestion_key, key) for key in decoded.keys}
+    unknown = sorted(key for key, owner in owners.items() if owner is None)
+    if len(owners) != 1 or (unknown and ctx.keys_exist()):
+        message = f"Invalid instrumentation key {unknown[0]!r}" if unknown else "one instrumentation key per request"
+        return Response(json.dumps({"message": message}), status_code=400, media_type="application/json")
+    owner = next(iter(owners.values())) or DEFAULT_PROJECT
+    await asyncio.to_thread(_store_telemetry, ctx.store, owner, decoded)
+    errors = [{"index": index, "statusCode": 400, "message": why} for index, why in decoded.rejected]
+    reply = {"itemsReceived": decoded.received, "itemsAccepted": decoded.received - len(errors), "errors": errors}
+    return Response(json.dumps(reply), status_code=206 if errors else 200, media_type="application/json")
+
+
+def _store_telemetry(store: Store, owner: str, decoded: DecodedTelemetry) -> None:
+    store.add_spans(owner, decoded.spans)
+    for trace_id, agent in {(s.trace_id, s.agent_name) for s in decoded.spans if s.operation == "invoke_agent"}:
+        record_response(store, owner, agent, TRACE_EVENT + trace_id)
+    events = [(r.attributes, r.trace_id, r.span_id) for r in decoded.records if r.event_name == EVENT_NAME]
+    _keep_labels(store, owner, events, source="azure_monitor")
 
 
 async def _receive(request: Request, owner: str, store_body: Callable[..., Decoded | DecodedLogs]) -> Response:
@@ -93,9 +131,11 @@ def _decode_logs_and_store(store: Store, owner: str, body: bytes, headers: Heade
     return decoded
 
 
-def _keep_labels(store: Store, owner: str, events: Sequence[tuple[dict[str, Any], str | None, str | None]]) -> None:
+def _keep_labels(
+    store: Store, owner: str, events: Sequence[tuple[dict[str, Any], str | None, str | None]], source: str = "otlp"
+) -> None:
     """The labels ``gen_ai.evaluation.result`` events carry (attributes, trace id, span id each)."""
-    labels = [from_event(attributes, trace_id=trace, span_id=span, source="otlp") for attributes, trace, span in events]
+    labels = [from_event(attributes, trace_id=trace, span_id=span, source=source) for attributes, trace, span in events]
     store.add_labels(owner, [label for label in labels if label is not None])
 
 

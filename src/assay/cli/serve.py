@@ -38,11 +38,19 @@ def models_from_file(
         section = safe_load(models_file.read_text(encoding="utf-8-sig"), str(models_file)) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{models_file}: cannot read models ({exc})") from None
-    sections = {"agents", "tools"} & set(section)
+    sections = {"agents", "tools", "default"} & set(section)
     models = parse_models(section.get("models", {} if sections else section), where=str(models_file))
     agents = parse_agents(section.get("agents"), where=f"{models_file}: agents")
     tool_sets = parse_tool_sets(section.get("tools"), models_file)
-    return ModelRegistry(models, agents=agents, cache=cache, cache_mode=cache_mode, tool_sets=tool_sets)
+    default = section.get("default")
+    if default is not None and default not in {model.name for model in models}:
+        raise ConfigError(
+            f"{models_file}: default: {str(default)[:100]!r} is not a model of the models: section",
+            hint="name the model a criterion uses when it names none (a key under models:)",
+        )
+    return ModelRegistry(
+        models, agents=agents, cache=cache, cache_mode=cache_mode, tool_sets=tool_sets, default=default
+    )
 
 
 def parse_tool_sets(section: Any, models_file: Path) -> dict[str, list[dict[str, Any]]]:

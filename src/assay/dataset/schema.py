@@ -105,10 +105,15 @@ class ItemSchema:
         return self._validator is not None
 
     def problems(self, item: dict[str, Any]) -> list[tuple[str | None, str]]:
-        """Every way the item breaks the schema, as ``(field, message)``."""
+        """Every way the item breaks the schema, as ``(field, message)``. A top-level field the
+        schema does not require may be ``null``: Foundry reads it as absent (its samples write
+        ``"query": null`` for an optional input), so it is checked as absent."""
         if self._validator is None:
             return []
-        return [_describe(error) for error in self._validator.iter_errors(item)]
+        required = self.schema.get("required") if isinstance(self.schema, dict) else None
+        needed = set(required) if isinstance(required, list) else set()
+        present = {key: value for key, value in item.items() if value is not None or key in needed}
+        return [_describe(error) for error in self._validator.iter_errors(present)]
 
     def known_fields(self) -> set[str] | None:
         """Top-level fields the schema declares, or ``None`` when it does not restrict them."""

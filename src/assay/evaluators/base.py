@@ -88,6 +88,8 @@ class EvaluatorSpec(BaseModel):
     one_of_inputs: list[list[str]] = Field(default_factory=list)
     """Alternative input sets, one of which must be present (e.g. query+response or messages)."""
     supported_evaluation_levels: list[EvaluationLevel] = Field(default_factory=lambda: list[EvaluationLevel](["turn"]))
+    takes_whole_item: bool = False
+    """It reads the whole ``item`` and ``sample`` (a python grader's ``grade(sample, item)``), not named inputs."""
     metrics: list[Metric]
     """The primary metric first."""
     init_parameters: dict[str, Any] = Field(default_factory=dict)

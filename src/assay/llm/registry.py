@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -21,6 +22,9 @@ UNREACHABLE_HINT = "start the model's server, or correct its base_url or key"
 MAX_UNCONFIGURED = 256
 """Model names from requests that no models file configures, each a client kept for reuse: bounded,
 whatever names callers invent."""
+
+DEPLOYMENT_PLACEHOLDER = re.compile(r"\{\{\s*\w+\s*\}\}")
+"""A model named by a placeholder, as Foundry's samples write ``{{aoai_deployment_and_model}}``."""
 
 
 class ModelRegistry:
@@ -53,6 +57,8 @@ class ModelRegistry:
         the only tools a request over the API may give a model target."""
 
     def get(self, name: str | None) -> Model:
+        if name and DEPLOYMENT_PLACEHOLDER.fullmatch(name):
+            name = None  # Foundry fills {{aoai_deployment_and_model}} with the project's default deployment
         name = name or self.default or "gpt-4.1-mini"
         if name not in self._models:
             unconfigured = len(self._models.keys() - self.configs.keys())

@@ -21,7 +21,13 @@ class DataMapping:
     """Compiled templates for one criterion; ``resolve`` gives the evaluator's inputs for an item."""
 
     def __init__(
-        self, mapping: dict[str, Any], *, where: str, lenient: bool = False, defaults: DataMapping | None = None
+        self,
+        mapping: dict[str, Any],
+        *,
+        where: str,
+        lenient: bool = False,
+        defaults: DataMapping | None = None,
+        optional: Iterable[str] = (),
     ) -> None:
         if not isinstance(mapping, dict):
             raise ConfigError(f"{where}: data_mapping must be an object of input name to template")
@@ -30,7 +36,10 @@ class DataMapping:
         self.lenient = lenient
         """A default mapping leaves out inputs the item lacks; an explicit one fails the item."""
         self.templates = {name: Template(value, f"{where}.{name}") for name, value in mapping.items()}
-        self.optional: set[str] = set(self.templates) if lenient else set()
+        self.optional: set[str] = set(self.templates) if lenient else set(optional) & set(self.templates)
+        """Inputs left out when the item lacks them or holds ``null`` there: every input of a
+        default mapping, and the evaluator's optional inputs in an explicit one (Foundry's samples map
+        ``{{item.tool_definitions}}`` over rows where only some have it)."""
         if defaults is not None:
             # A partial mapping keeps the same-name defaults for the inputs it leaves out, leniently
             # (as azure-ai-evaluation's column_mapping does): mapping one input drops no other.
@@ -46,9 +55,11 @@ class DataMapping:
                 inputs[name] = template.render(item, sample)
                 continue
             try:
-                inputs[name] = template.render(item, sample)
+                value = template.render(item, sample)
             except ItemError:
                 continue
+            if value is not None:
+                inputs[name] = value
         return inputs
 
     def check_fields(self, criterion: str, item_fields: set[str] | None, has_sample: bool) -> None:

@@ -47,6 +47,10 @@ class RunSettings(BaseModel):
     output_datasets: list[dict[str, Any]] = Field(default_factory=list)
     """Datasets the run saved (conversations, generated test cases), as Foundry lists them."""
     warnings: list[str] = Field(default_factory=list)
+    item_schema_checks: Literal["refuse", "warn"] = "refuse"
+    """What an item that breaks the eval's item_schema does: ``refuse`` the run (OpenAI's Evals API,
+    the CLI), or ``warn`` and go on (Foundry's project routes, whose samples send rows that lack a
+    field their schema requires and expect them scored; a field a criterion maps is still needed)."""
     optimize_job: str | None = None
     """The optimization job whose candidate this run scored."""
     candidate_id: str | None = None

@@ -182,7 +182,8 @@ def _threshold(
 ) -> float | None:
     """The criterion's pass mark: given, or a grader's ``pass_threshold``, or the evaluator's default."""
     threshold = spec.primary.threshold if given is None else _number(given, label)
-    if criterion.get("type") in ("text_similarity", "score_model") and params.get("pass_threshold") is not None:
+    graded = criterion.get("type") in ("text_similarity", "score_model") or spec.takes_whole_item
+    if graded and params.get("pass_threshold") is not None:
         threshold = float(params["pass_threshold"])
     return threshold
 
@@ -275,10 +276,13 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     else:
         raise ConfigError(f"{where}: unknown criterion type {kind!r}")
     name = _criterion_name(criterion.get("name"), spec.short_name, where)
-    if kind == "python":
+    if kind == "python" or (spec.takes_whole_item and raw_mapping is None):
         mapping = DataMapping({"item": "{{item}}", "sample": "{{sample}}"}, where=f"{where}", lenient=True)
         evaluator = _build(spec, params, f"testing criterion {name!r}", binding)
-        threshold = params.get("pass_threshold")
+        if kind == "python":
+            threshold = params.get("pass_threshold")
+        else:  # a code evaluator's grade(sample, item): its THRESHOLD, or the criterion's pass_threshold
+            threshold = _threshold(spec, criterion, params, criterion.get("threshold", params.get("threshold")), name)
         return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, False, level)
     label = f"testing criterion {name!r}"
     if level not in spec.supported_evaluation_levels and binding.any_level:
@@ -321,7 +325,9 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
         mapping.check_fields(name, item_fields, has_sample)
         unmapped = [i for i in spec.inputs if i not in mapping.templates and (item_fields is None or i in item_fields)]
         defaults = default_mapping(unmapped, item_fields, has_sample, where=f"{where}.data_mapping")
-        mapping = DataMapping(raw_mapping, where=f"{where}.data_mapping", defaults=defaults)
+        mapping = DataMapping(
+            raw_mapping, where=f"{where}.data_mapping", defaults=defaults, optional=spec.optional_inputs
+        )
     _check_required(spec, mapping, label, item_fields)
     threshold = _threshold(spec, criterion, params, threshold_given, label)
     return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level, repeats)

@@ -54,6 +54,9 @@ class EvalDefinition:
     name: str
     testing_criteria: list[dict[str, Any]]
     item_schema: dict[str, Any] | None = None
+    check_items: bool = True
+    """Refuse items that break ``item_schema`` (False: it only names the fields; see
+    ``RunSettings.item_schema_checks``)."""
     evaluation_level: EvaluationLevel = "turn"
     metadata: dict[str, Any] = field(default_factory=dict)
     repeats: int = 1
@@ -124,7 +127,8 @@ def prepare(
     """Check the schema, every item, every criterion and the target; raise before anything is stored."""
     schema = ItemSchema(definition.item_schema)
     # A simulation's rows are scenarios: the schema describes the conversations made from them.
-    report = scan(dataset, None if target is not None and target.simulation is not None else schema)
+    checked = definition.check_items and (target is None or target.simulation is None)
+    report = scan(dataset, schema if checked else None)
     report.raise_if_invalid()
     if report.rows == 0:
         raise ConfigError(f"{dataset.name}: the dataset has no items")

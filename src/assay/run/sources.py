@@ -340,4 +340,5 @@ def definition_for(stored_eval: Eval, run: Run) -> EvalDefinition:
         repeats=options.repeats,
         trials=options.trials,
         cluster_by=options.cluster_by,
+        check_items=options.item_schema_checks == "refuse",
     )

@@ -256,9 +256,10 @@ class SimulationTarget:
             "messages": conversation.messages,
             "termination_reason": conversation.termination_reason,
             "turns": conversation.turns,
+            # The target's tools, none included: a tool criterion mapping {{item.tool_definitions}}
+            # finds them, and finds a conversation with no tool calls not applicable.
+            "tool_definitions": self.tool_definitions,
         }
-        if self.tool_definitions:
-            fields["tool_definitions"] = self.tool_definitions
         agent = conversation.agent_usage
         return {
             "output_text": last,

@@ -15,8 +15,7 @@ AGENTS = Versions(t.agents, "agent", "create it with project_client.agents.creat
 class AgentsStore(StoreBase):
     def save_prompt_agent(self, project: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` (``definition``, ``description``, ``metadata``) as the next version of agent ``name``."""
-        with self.engine.begin() as conn:
-            return AGENTS.save(conn, project, name, body, now())
+        return AGENTS.save(self.engine, project, name, body, now())
 
     def find_prompt_agent(self, project: str, name: str, version: str | None = None) -> dict[str, Any] | None:
         """A version of agent ``name``, or its latest; None when the project has none."""

@@ -84,6 +84,22 @@ class BlobStore(ServingStore):
         with self.engine.connect() as conn:
             return conn.execute(query).scalar()
 
+    def list_blobs(self, container_id: str, prefix: str = "", limit: int = 5000) -> list[tuple[str, int, int]]:
+        """(name, size in bytes, created_at) of the container's blobs whose names start with
+        ``prefix``, by name."""
+        table = t.blobs
+        query = (
+            sa.select(table.c.name, t.files.c.bytes, table.c.created_at)
+            .join(t.files, t.files.c.id == table.c.file_id)
+            .where(table.c.container == container_id)
+            .order_by(table.c.name)
+            .limit(limit)
+        )
+        if prefix:
+            query = query.where(sa.func.substr(table.c.name, 1, len(prefix)) == prefix)
+        with self.engine.connect() as conn:
+            return [(str(name), int(size), int(created)) for name, size, created in conn.execute(query)]
+
     def blob_of_file(self, file_id: str) -> tuple[str, str] | None:
         """(container, blob name) a file was uploaded as, if it came through a container."""
         query = sa.select(t.blobs.c.container, t.blobs.c.name).where(t.blobs.c.file_id == file_id)

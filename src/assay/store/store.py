@@ -9,6 +9,7 @@ from assay.store.alerts import AlertsStore
 from assay.store.assets import AssetsStore
 from assay.store.blobs import BlobStore
 from assay.store.captured import CapturedStore
+from assay.store.conversations import ConversationsStore
 from assay.store.insights import InsightsStore
 from assay.store.jobs import JobsStore
 from assay.store.monitors import MonitorsStore
@@ -23,6 +24,7 @@ class Store(
     BlobStore,
     AssetsStore,
     CapturedStore,
+    ConversationsStore,
     TracesStore,
     TaxonomyStore,
     RulesStore,

@@ -197,6 +197,37 @@ captured_responses = sa.Table(
 )
 """Responses the capture pass-through forwarded, by id; ``api`` is ``chat`` or ``responses``."""
 
+conversations = sa.Table(
+    "conversations",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("id", StoreText(64), primary_key=True),
+    sa.Column("metadata", JSON, nullable=True),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)
+"""The Conversations API's conversations: a thread of items a response may continue."""
+
+conversation_items = sa.Table(
+    "conversation_items",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("conversation_id", StoreText(64), primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("id", StoreText(256), nullable=False),
+    sa.Column("item", JSON, nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)
+"""A conversation's items in order (``position``), each under the id the API gave it."""
+
+ingestion_keys = sa.Table(
+    "ingestion_keys",
+    metadata,
+    sa.Column("project", StoreText(128), primary_key=True),
+    sa.Column("key", StoreText(64), nullable=False, unique=True),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)
+"""Each project's Azure Monitor instrumentation key: what its telemetry is sent with, and found by."""
+
 spans = sa.Table(
     "spans",
     metadata,

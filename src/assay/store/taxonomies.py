@@ -15,8 +15,7 @@ TAXONOMIES = Versions(t.evaluation_taxonomies, "evaluation taxonomy", "create it
 class TaxonomyStore(StoreBase):
     def save_taxonomy(self, project: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
         """Store ``body`` as the next version of taxonomy ``name`` (1, 2, ...)."""
-        with self.engine.begin() as conn:
-            return TAXONOMIES.save(conn, project, name, body, now())
+        return TAXONOMIES.save(self.engine, project, name, body, now())
 
     def get_taxonomy(self, project: str, name: str, version: str | int | None = None) -> dict[str, Any]:
         with self.engine.connect() as conn:

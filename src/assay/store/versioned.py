@@ -10,6 +10,9 @@ import sqlalchemy as sa
 
 from assay.errors import NotFoundError
 
+SAVE_ATTEMPTS = 8
+"""Saves of one name racing each other: each lost race costs one more attempt."""
+
 
 class Versions:
     """One such table of a store."""
@@ -20,14 +23,23 @@ class Versions:
         self.hint = hint
         """How to make one, for the error when none is found."""
 
-    def save(self, conn: sa.Connection, project: str, name: str, body: dict[str, Any], stamp: int) -> dict[str, Any]:
-        """``body`` as the next version of ``name``."""
+    def save(self, engine: sa.Engine, project: str, name: str, body: dict[str, Any], stamp: int) -> dict[str, Any]:
+        """``body`` as the next version of ``name``. Two saves of one name at once would both take
+        the same next number: the one that loses the race takes the number after."""
         table = self.table
         mine = sa.and_(table.c.project == project, table.c.name == name)
-        latest = conn.execute(sa.select(sa.func.max(table.c.version)).where(mine)).scalar()
-        row = {"project": project, "name": name, "version": (latest or 0) + 1, "body": body, "created_at": stamp}
-        conn.execute(table.insert().values(**row))
-        return row
+        for attempt in range(SAVE_ATTEMPTS):
+            try:
+                with engine.begin() as conn:
+                    latest = conn.execute(sa.select(sa.func.max(table.c.version)).where(mine)).scalar()
+                    version = (latest or 0) + 1
+                    row = {"project": project, "name": name, "version": version, "body": body, "created_at": stamp}
+                    conn.execute(table.insert().values(**row))
+                return row
+            except sa.exc.IntegrityError:
+                if attempt == SAVE_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def find(self, conn: sa.Connection, project: str, name: str, version: str | int | None) -> dict[str, Any] | None:
         """A version of ``name``, or its latest; None when there is none."""

@@ -103,8 +103,8 @@ def task_navigation_efficiency(matching_mode: str = "exact_match") -> Evaluator:
     matcher = MATCHERS[mode]
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
-        response = json_input(inputs, "response")
-        names, params = _expected(json_input(inputs, "ground_truth"))
+        response = json_input(inputs, _either(inputs, "response", "actions"))
+        names, params = _expected(json_input(inputs, _either(inputs, "ground_truth", "expected_actions")))
         try:
             calls = tool_calls(normalize(response, default_role="assistant", where="response"))
         except MessageFormatError as exc:
@@ -124,11 +124,19 @@ def task_navigation_efficiency(matching_mode: str = "exact_match") -> Evaluator:
     return evaluate
 
 
+def _either(inputs: dict[str, Any], name: str, foundry_name: str) -> str:
+    """Foundry's catalog names the inputs ``actions`` and ``expected_actions``; the SDK's evaluator
+    ``response`` and ``ground_truth``. Either is taken; with neither, the SDK's name is reported missing."""
+    return foundry_name if inputs.get(name) is None and inputs.get(foundry_name) is not None else name
+
+
 SPEC = EvaluatorSpec(
     name="builtin.task_navigation_efficiency",
     description="Whether the agent's tool calls match the expected sequence (exact, in order, or any order).",
     category="agents",
-    required_inputs=["response", "ground_truth"],
+    # response and ground_truth as azure-ai-evaluation names them, or actions and expected_actions as
+    # Foundry's catalog does: one of each pair is needed, so none is required on its own.
+    optional_inputs=["response", "ground_truth", "actions", "expected_actions"],
     metrics=[Metric(name="task_navigation_efficiency", type="boolean", min_value=0, max_value=1, threshold=1.0)],
     init_parameters={
         "matching_mode": {"type": "string", "enum": sorted(set(MODES.values())), "default": "exact_match"}

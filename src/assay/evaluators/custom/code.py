@@ -5,7 +5,9 @@
     def evaluate(response: str, ground_truth: str) -> float:
         return 1.0 if ground_truth.lower() in response.lower() else 0.0
 
-It returns a bool, a number or a dict (``score``, ``passed``, ``reason``, ``properties``). The
+Or, as Foundry's catalog and OpenAI's python grader write them, ``grade(sample, item)``: the whole
+item and the run's sample (``{}`` when there is no target). It returns a bool, a number or a dict
+(``score``, ``passed``, ``reason``, ``properties``). The
 source is only ever read as text here: its inputs, ``THRESHOLD`` and docstring come from its
 syntax tree, and every call runs in the sandbox (``assay.sandbox``), whoever registered it.
 """
@@ -36,14 +38,25 @@ def _parse(source: str, where: str) -> ast.Module:
         raise ConfigError(f"{where}: the file cannot be parsed ({type(exc).__name__})") from None
 
 
-def _evaluate_function(tree: ast.Module, where: str) -> ast.FunctionDef:
-    found = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == "evaluate"]
+GRADE = "grade"
+"""The entry point taking ``(sample, item)`` whole, when the file defines no ``evaluate``."""
+
+
+def _entry_function(tree: ast.Module, where: str) -> ast.FunctionDef:
+    defined = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    found = [n for n in defined if n.name == "evaluate"] or [n for n in defined if n.name == GRADE]
     if not found:
-        raise ConfigError(f"{where}: define a function evaluate(...) whose parameters are the inputs it needs")
+        raise ConfigError(
+            f"{where}: define a function evaluate(...) whose parameters are the inputs it needs, or grade(sample, item)"
+        )
     function = found[-1]
     if isinstance(function, ast.AsyncFunctionDef):
-        raise ConfigError(f"{where}:{function.lineno}: evaluate() must be a plain def, not async def")
+        raise ConfigError(f"{where}:{function.lineno}: {function.name}() must be a plain def, not async def")
     arguments = function.args
+    if function.name == GRADE:
+        if [a.arg for a in arguments.posonlyargs + arguments.args][:2] != ["sample", "item"]:
+            raise ConfigError(f"{where}:{function.lineno}: grade() takes (sample, item), as a python grader does")
+        return function
     if arguments.vararg or arguments.kwarg or arguments.posonlyargs:
         raise ConfigError(
             f"{where}:{function.lineno}: evaluate(): *args, **kwargs and positional-only "
@@ -81,18 +94,24 @@ def _threshold(tree: ast.Module, where: str) -> float | None:
 
 def code_spec(name: str, version: str, source: str, where: str) -> EvaluatorSpec:
     tree = _parse(source, where)
-    function = _evaluate_function(tree, where)
-    required, optional = _inputs(function)
+    function = _entry_function(tree, where)
+    whole = function.name == GRADE
+    required, optional = ([], []) if whole else _inputs(function)
     names = [*required, *optional]
     short = name.split(".")[-1]
 
-    def factory() -> Evaluator:
+    def factory(pass_threshold: float | None = None) -> Evaluator:
+        """``pass_threshold``: Foundry's catalog declares it for code evaluators (the criterion's
+        pass mark, read by the binding); accepted here so a criterion may give it."""
         sandbox = Sandbox.configured()
         sandbox.check(f"code evaluator {name!r}")
 
         async def evaluate(inputs: dict[str, Any]) -> Score:
-            kwargs = {key: inputs[key] for key in names if key in inputs}
-            return coerce_score(await sandbox.call(source, "evaluate", kwargs, CALL_LIMITS))
+            if whole:
+                kwargs = {"sample": inputs.get("sample") or {}, "item": inputs.get("item") or {}}
+            else:
+                kwargs = {key: inputs[key] for key in names if key in inputs}
+            return coerce_score(await sandbox.call(source, function.name, kwargs, CALL_LIMITS))
 
         return evaluate
 
@@ -105,6 +124,7 @@ def code_spec(name: str, version: str, source: str, where: str) -> EvaluatorSpec
         evaluator_type="custom",
         required_inputs=required,
         optional_inputs=optional,
+        takes_whole_item=whole,
         metrics=[Metric(name=short, threshold=_threshold(tree, where))],
         factory=factory,
     )

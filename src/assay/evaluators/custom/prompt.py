@@ -17,6 +17,7 @@ any judge's, with one repair retry.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jinja2
@@ -43,8 +44,20 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
     return meta, body.lstrip("\n")
 
 
+SINGLE_BRACE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+"""``{query}``: Foundry's samples write prompt evaluators' placeholders with single braces."""
+
+
+def jinja_placeholders(body: str) -> str:
+    """A prompt written with ``{query}``-style placeholders (and no Jinja of its own) as Jinja."""
+    if "{{" in body or "{%" in body:
+        return body
+    return SINGLE_BRACE.sub(lambda found: "{{ " + found.group(1) + " }}", body)
+
+
 def prompt_spec(name: str, version: str, text: str, where: str) -> EvaluatorSpec:
     meta, body = split_front_matter(text, where)
+    body = jinja_placeholders(body)
     try:
         template = compile_bounded(ENVIRONMENT, body)
         inputs = sorted(jinja2.meta.find_undeclared_variables(ENVIRONMENT.parse(body)))

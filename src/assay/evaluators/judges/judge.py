@@ -174,12 +174,14 @@ def _ends_with_tool_call(response: Any) -> bool:
 
 def _check_tools(values: dict[str, Any]) -> Score | None:
     calls: list[ToolCall] = render.tool_calls_in(values.get("tool_calls"))
-    if not calls and values.get("response") is not None and not isinstance(values.get("response"), str):
-        calls = render.tool_calls_in(values["response"])
-        values.setdefault(
-            "tool_calls",
-            [{"type": "tool_call", "tool_call_id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-        )
+    # Turn level: the calls are in the response; conversation level: anywhere in the messages.
+    for where in ("response", "messages"):
+        if not calls and values.get(where) is not None and not isinstance(values.get(where), str):
+            calls = render.tool_calls_in(values[where])
+    if calls and not values.get("tool_calls"):
+        values["tool_calls"] = [
+            {"type": "tool_call", "tool_call_id": c.id, "name": c.name, "arguments": c.arguments} for c in calls
+        ]
     if not calls:
         return Score(None, skipped=True, reason="Not applicable: no tool calls to evaluate")
     defined = {tool.name for tool in normalize_tool_definitions(values.get("tool_definitions"))}

@@ -114,7 +114,9 @@ SIMILARITY = JudgeDefinition(
         4: "mostly equivalent: same meaning with minor differences",
         5: "fully equivalent: conveys exactly the ground truth's meaning",
     },
-    required=("query", "response", "ground_truth"),
+    # Foundry's own sample scores similarity from response and ground truth alone: the query helps, when given.
+    required=("response", "ground_truth"),
+    optional=("query",),
 )
 
 RESPONSE_COMPLETENESS = JudgeDefinition(
