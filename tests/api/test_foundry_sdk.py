@@ -128,6 +128,12 @@ def test_datasets_get_list_and_credentials_read_back_the_upload(project_client, 
     credential = project_client.datasets.get_credentials(name="rows", version="3")
     with ContainerClient.from_container_url(credential.blob_reference.credential.sas_uri) as container:
         assert container.download_blob("rows.jsonl").readall() == source.read_bytes()
+        # List Blobs, as Foundry's dataset samples read a dataset back
+        assert list(container.list_blob_names()) == ["rows.jsonl"]
+        assert list(container.list_blob_names(name_starts_with="rows")) == ["rows.jsonl"]
+        assert list(container.list_blob_names(name_starts_with="other")) == []
+        (listed,) = container.list_blobs()
+        assert listed.size == len(source.read_bytes())
     with pytest.raises(ResourceExistsError) as exists:  # upload_file never overwrites a blob silently
         with ContainerClient.from_container_url(credential.blob_reference.credential.sas_uri) as container:
             container.upload_blob("rows.jsonl", b"other")

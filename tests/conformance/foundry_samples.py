@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,12 @@ EXCLUDED = {
     "(azure-mgmt-cognitiveservices)",
     "sample_endpoint_evaluator_with_entra_id.py": "creates a workspace connection through Azure Resource Manager "
     "(azure-mgmt-cognitiveservices)",
+    "sample_evaluations_builtin_with_traces.py": "finds its trace ids with an Application Insights (Log Analytics) "
+    "query, azure-monitor-query's LogsQueryClient, whose endpoint is Azure's",
+    "sample_agent_insights_on_demand.py": "waits for its traces with an Application Insights (Log Analytics) query "
+    "(LogsQueryClient, Azure's endpoint); its traces themselves do reach assay through the project's connection",
+    "sample_agent_insights_scheduled.py": "waits for its traces with an Application Insights (Log Analytics) query "
+    "(LogsQueryClient, Azure's endpoint); its traces themselves do reach assay through the project's connection",
 }
 
 
@@ -66,10 +73,13 @@ class Outcome:
     exit_code: int | None
     seconds: float
     tail: str
+    errored_items: int = 0
+    """Output items the sample printed with ``status='error'`` (or a run's ``errored`` count): a
+    sample that exits 0 over items that could not be scored has not passed."""
 
     @property
     def passed(self) -> bool:
-        return self.exit_code == 0
+        return self.exit_code == 0 and not self.errored_items
 
 
 def fetch_samples(cache: Path = CACHE) -> Path | None:
@@ -143,7 +153,7 @@ def served(home: Path) -> Iterator[dict[str, str]]:
     models.write_text(
         f"default: {MODEL}\nmodels:\n"
         + "".join(
-            f"  {name}: {{model: m, base_url: '{provider.base_url}', api_key: t}}\n"
+            f"  {name}: {{model: {name}, base_url: '{provider.base_url}', api_key: t}}\n"
             for name in (MODEL, "gpt-4o-audio-preview", "gpt-4o")
         )
     )
@@ -205,6 +215,11 @@ def seed_agent(client: httpx.Client, name: str) -> str:
     return str(conversation)
 
 
+ERRORED_ITEM = re.compile(r"status='error'")
+ERRORED_COUNT = re.compile(r"errored=([1-9]\d*)")
+ERROR_REASON = re.compile(r"""reason=(?:'([^']{0,200})'|"([^"]{0,200})"), status='error'""")
+
+
 def run_sample(path: Path, environment: dict[str, str], seconds: float = SECONDS) -> Outcome:
     started = time.monotonic()
     env = {**os.environ, **environment, "PYTHONUNBUFFERED": "1", "FOUNDRY_AGENT_NAME": agent_name(path)}
@@ -216,15 +231,19 @@ def run_sample(path: Path, environment: dict[str, str], seconds: float = SECONDS
         )
         code: int | None = done.returncode
         said = (done.stderr or done.stdout).strip().splitlines()
+        errored = max(len(ERRORED_ITEM.findall(done.stdout)), sum(map(int, ERRORED_COUNT.findall(done.stdout))))
     except subprocess.TimeoutExpired as exc:
-        code = None
+        code, errored = None, 0
         said = [*str(exc.stdout or "").splitlines()[-5:], f"timed out after {seconds:.0f} s"]
-    tail = "" if code == 0 else "\n".join(said[-6:])
+    tail = "\n".join(said[-6:]) if code != 0 else ""
+    if code == 0 and errored:
+        reasons = sorted({quoted or double for quoted, double in ERROR_REASON.findall(done.stdout)})[:3]
+        tail = f"exit 0, but {errored} errored item(s): " + "; ".join(reasons)
     if os.environ.get("KEEP_SAMPLES_HOME"):  # the whole of what it said, for whoever reads why it failed
         Path(environment["SAMPLES_LOG_DIR"], f"{path.stem}.log").write_text(
             f"{done.stdout if code is not None else ''}\n---- stderr\n{done.stderr if code is not None else ''}"
         )
-    return Outcome(path.name, code, round(time.monotonic() - started, 1), tail)
+    return Outcome(path.name, code, round(time.monotonic() - started, 1), tail, errored)
 
 
 def run_all(names: list[str] | None = None, parallel: int = 6) -> tuple[list[Outcome], dict[str, str]] | None:
@@ -254,7 +273,7 @@ def run_all(names: list[str] | None = None, parallel: int = 6) -> tuple[list[Out
 
 def report(outcomes: list[Outcome], excluded: dict[str, str]) -> str:
     passed = sum(outcome.passed for outcome in outcomes)
-    lines = [f"Microsoft's samples (azure-ai-projects {VERSION}): {passed} of {len(outcomes)} exit 0"]
+    lines = [f"Microsoft's samples (azure-ai-projects {VERSION}): {passed} of {len(outcomes)} exit 0, no item errored"]
     for outcome in outcomes:
         if not outcome.passed:
             lines.append(f"  FAIL {outcome.sample} (exit {outcome.exit_code}, {outcome.seconds} s)")

@@ -93,3 +93,28 @@ def test_quality_grader_asks_for_context_coverage_only_with_context(llm, models,
     plain, with_context = (r[0] for r in results)
     assert plain.passed is True and plain.properties["context_coverage_status"] == "not_applicable"
     assert with_context.passed is False and with_context.properties["context_coverage_result"] == "fail"
+
+
+def test_tool_use_quality_finds_the_tool_calls_of_a_whole_conversation(llm, models, store):
+    """Conversation level: the calls are inside the messages (it said "no tool calls" for a
+    conversation that had two, as in Foundry's own sample)."""
+    llm.reset()
+    scores = {"tool_call_accuracy": 5, "tool_call_success": 1, "tool_input_accuracy": 1}
+    scores |= {"tool_output_utilization": 1, "tool_selection": 1}
+    llm.script(default={"content": verdict(scores)})
+    messages = [
+        {"role": "user", "content": "Weather in Oslo?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_call", "tool_call_id": "c1", "name": "get_weather", "arguments": {"city": "Oslo"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": [{"type": "tool_result", "tool_result": {"sky": "grey"}}]},
+        {"role": "assistant", "content": "Grey skies in Oslo."},
+    ]
+    tools = [{"name": "get_weather", "description": "Weather by city", "parameters": {"type": "object"}}]
+    row = {"messages": messages, "tool_definitions": tools}
+    _, ((result,),) = run_eval(store, models, [criterion("tool_use_quality")], [row], level="conversation")
+    assert result.status == "completed" and result.passed is True
+    assert llm.stats()["completions"] == 1

@@ -136,3 +136,14 @@ def test_a_text_column_still_refuses_what_it_cannot_hold(store):
     with pytest.raises(Exception, match="NUL character"):
         store.add_output_items(run.id, [OutputItem.checked(0, {"q": 1}, None, [result])])
     assert store.done_item_ids(run.id) == set()
+
+
+def test_versions_saved_at_once_each_get_their_own_number(store):
+    """Foundry's samples, run side by side, create versions of one agent at once: each save takes
+    the next free number (one lost a race on the unique key and answered 500)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = {"definition": {"kind": "prompt", "model": "m", "instructions": "hi"}}
+    with ThreadPoolExecutor(8) as pool:
+        saved = list(pool.map(lambda _: store.save_prompt_agent("p", "racer", body)["version"], range(16)))
+    assert sorted(saved) == list(range(1, 17))

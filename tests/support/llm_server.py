@@ -132,11 +132,13 @@ def instance_of(schema: dict[str, Any]) -> Any:
     if kind == "object" or "properties" in schema:
         return {name: instance_of(sub) for name, sub in (schema.get("properties") or {}).items()}
     if kind == "array":
-        return [
-            instance_of(schema.get("items") or {"type": "string"}) for _ in range(max(1, schema.get("minItems", 1)))
-        ]
+        items = schema.get("items") or {"type": "string"}
+        keyed = next((n for n, sub in (items.get("properties") or {}).items() if "enum" in sub), None)
+        if keyed is not None:  # one entry per value of the key: a score for every rubric dimension
+            return [{**instance_of(items), keyed: value} for value in items["properties"][keyed]["enum"]]
+        return [instance_of(items) for _ in range(max(1, schema.get("minItems", 1)))]
     if kind in ("integer", "number"):
-        return schema.get("minimum", 1)
+        return schema.get("maximum", schema.get("minimum", 1))
     if kind == "boolean":
         return False
     if kind == "null":

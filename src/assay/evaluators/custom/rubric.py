@@ -93,7 +93,7 @@ def rubric_factory(dimensions: list[Dimension]) -> Any:
                     query, response = split_turn(normalize(values.pop("messages"), where="messages"))
                     values["query"], values["response"] = to_dicts(query), to_dicts(response)
             shown = {n: render.value_text(n, values[n]) for n in SHOWN if values.get(n) is not None}
-            answer, spent = await _ask(model, _prompt(dimensions, shown), len(dimensions))
+            answer, spent = await _ask(model, _prompt(dimensions, shown), [d.id for d in dimensions])
             return _score(dimensions, answer, spent, pass_threshold)
 
         return evaluate
@@ -101,7 +101,7 @@ def rubric_factory(dimensions: list[Dimension]) -> Any:
     return rubric
 
 
-async def _ask(model: Model, prompt: list[dict[str, str]], count: int) -> tuple[dict[str, Any], CallLog]:
+async def _ask(model: Model, prompt: list[dict[str, str]], ids: list[str]) -> tuple[dict[str, Any], CallLog]:
     def read(text: str, spent: CallLog) -> tuple[dict[str, Any], CallLog]:
         answer = answer_object(text)
         if not isinstance(answer.get("dimensions"), list):
@@ -109,7 +109,30 @@ async def _ask(model: Model, prompt: list[dict[str, str]], count: int) -> tuple[
         return answer, spent
 
     hint = '{"dimensions": [{"id": "<id>", "score": <1-5 or null>, "reason": "<why>"}], "reason": "<overall>"}'
-    return await ask_json(model, prompt, read, hint, temperature=0, max_tokens=400 + 120 * count)
+    return await ask_json(
+        model, prompt, read, hint, temperature=0, max_tokens=400 + 120 * len(ids), response_format=_shape(ids)
+    )
+
+
+def _shape(ids: list[str]) -> dict[str, Any]:
+    """The answer as a strict JSON schema: a score (1-5, or null: not applicable) per dimension."""
+    entry = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "enum": ids},
+            "score": {"type": ["integer", "null"], "minimum": 1, "maximum": 5},
+            "reason": {"type": "string"},
+        },
+        "required": ["id", "score", "reason"],
+        "additionalProperties": False,
+    }
+    schema = {
+        "type": "object",
+        "properties": {"dimensions": {"type": "array", "items": entry}, "reason": {"type": "string"}},
+        "required": ["dimensions", "reason"],
+        "additionalProperties": False,
+    }
+    return {"type": "json_schema", "json_schema": {"name": "rubric", "schema": schema, "strict": True}}
 
 
 def _score(dimensions: list[Dimension], answer: dict[str, Any], spent: CallLog, pass_threshold: float) -> Score:

@@ -62,6 +62,12 @@ def _chat_part(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _schema(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """A grader's answer as a strict JSON schema (``response_format``), as OpenAI's graders ask for it."""
+    schema = {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
 async def _ask_json(
     model: Model, messages: list[dict[str, Any]], instruction: str, **params: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -78,9 +84,11 @@ def label_model(model: Model, labels: list[str], passing_labels: list[str]) -> E
     if not passing_labels or not set(passing_labels) <= set(labels):
         raise ConfigError("label_model 'passing_labels' must be a non-empty subset of 'labels'")
     instruction = f'Answer with only a JSON object {{"label": <one of {json.dumps(labels)}>}}.'
+    shape = _schema("label", {"label": {"type": "string", "enum": list(labels)}})
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
-        answer, usage = await _ask_json(model, _messages(inputs["input"], model), instruction, temperature=0)
+        messages = _messages(inputs["input"], model)
+        answer, usage = await _ask_json(model, messages, instruction, temperature=0, response_format=shape)
         label = answer.get("label")
         if label not in labels:
             raise ItemError(f"the grader model chose {label!r}, not one of {labels}", details={"usage": usage})
@@ -113,8 +121,20 @@ def score_model(
         f'"result": <a number from {low:g} to {high:g}>}}.'
     )
 
+    step = {
+        "type": "object",
+        "properties": {"description": {"type": "string"}, "conclusion": {"type": "string"}},
+        "required": ["description", "conclusion"],
+        "additionalProperties": False,
+    }
+    shape = _schema(
+        "score",
+        {"steps": {"type": "array", "items": step}, "result": {"type": "number", "minimum": low, "maximum": high}},
+    )
+
     async def evaluate(inputs: dict[str, Any]) -> Score:
-        answer, usage = await _ask_json(model, _messages(inputs["input"], model), instruction, **params)
+        messages = _messages(inputs["input"], model)
+        answer, usage = await _ask_json(model, messages, instruction, response_format=shape, **params)
         try:
             value = number_in_range(answer.get("result"), low, high, field="result")
         except JudgeAnswerError as exc:

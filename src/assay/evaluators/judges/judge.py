@@ -194,7 +194,9 @@ def _check_tools(values: dict[str, Any]) -> Score | None:
 async def ask_json(
     model: Model, prompt: list[dict[str, str]], read: Callable[[str, CallLog], T], answer_hint: str, **params: Any
 ) -> T:
-    """Ask for JSON and ``read`` the answer; an unusable answer gets one repair request, then fails."""
+    """Ask for JSON and ``read`` the answer; an unusable answer gets one repair request, then fails.
+    ``response_format`` may give a JSON schema (graders whose answer has a fixed shape); a server
+    that refuses one is asked for plain JSON instead."""
     spent = CallLog(model=model.config.model)
     params.setdefault("response_format", {"type": "json_object"})
     for attempt in range(2):
@@ -202,7 +204,14 @@ async def ask_json(
         try:
             completion = await model.generate(prompt, **params)
         except ModelError as exc:
-            raise JudgeError(str(exc), spent) from None
+            if exc.status != 400 or params["response_format"].get("type") != "json_schema":
+                raise JudgeError(str(exc), spent) from None
+            # A server without structured output: asked again for plain JSON, read the same way.
+            params["response_format"] = {"type": "json_object"}
+            try:
+                completion = await model.generate(prompt, **params)
+            except ModelError as again:
+                raise JudgeError(str(again), spent) from None
         spent.latency_ms += (time.perf_counter() - started) * 1000
         spent.add(completion)
         try:

@@ -1,0 +1,31 @@
+"""A ``--models`` file's ``default:``: the model a criterion that names none uses (Foundry's safety
+evaluators name none), and the one ``{{aoai_deployment_and_model}}`` stands for in Foundry's samples."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.cli.serve import models_from_file
+from assay.errors import ConfigError
+
+MODELS = """default: judge
+models:
+  judge: {model: gpt-4o-mini, base_url: 'http://127.0.0.1:9/v1', api_key: t}
+  target: {model: gpt-4o, base_url: 'http://127.0.0.1:9/v1', api_key: t}
+"""
+
+
+def test_the_default_model_serves_criteria_that_name_none_and_foundrys_placeholder(tmp_path):
+    path = tmp_path / "models.yaml"
+    path.write_text(MODELS)
+    registry = models_from_file(path)
+    assert registry.get(None).config.name == "judge"
+    assert registry.get("{{aoai_deployment_and_model}}").config.name == "judge"
+    assert registry.get("target").config.model == "gpt-4o"
+
+
+def test_a_default_that_is_not_a_model_of_the_file_is_refused_with_the_file_named(tmp_path):
+    path = tmp_path / "models.yaml"
+    path.write_text(MODELS.replace("default: judge", "default: jugde"))
+    with pytest.raises(ConfigError, match=r"models.yaml: default: 'jugde' is not a model of the models: section"):
+        models_from_file(path)
