@@ -70,8 +70,16 @@ $(SAMPLES_VENV)/.installed:
 		azure-mgmt-cognitiveservices azure-storage-blob
 	touch $@
 
-# What others wrote, run against assay: Microsoft's azure-ai-projects samples (N of M, each miss's reason).
-conformance: $(VENV)/.installed-dev $(SAMPLES_VENV)/.installed sandbox
+# Real promptfoo from npm, with the Node it needs (22, also from npm), for the differential suite.
+PROMPTFOO_HOME ?= .conformance/promptfoo
+$(PROMPTFOO_HOME)/.installed:
+	mkdir -p $(PROMPTFOO_HOME)
+	cd $(PROMPTFOO_HOME) && npm install --silent --no-audit --no-fund promptfoo@0.123.1 node@22
+	touch $@
+
+# What others wrote, run against assay: Microsoft's azure-ai-projects samples and real promptfoo
+# (N of M, each miss's reason).
+conformance: $(VENV)/.installed-dev $(SAMPLES_VENV)/.installed $(PROMPTFOO_HOME)/.installed sandbox
 	$(BIN)/pytest -m conformance tests/conformance -s
 
 $(VENV)/.installed-bench: $(VENV)/.installed-dev
@@ -92,4 +100,4 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/gate_false_alarms.py
 
 clean:
-	rm -rf $(VENV) $(SAMPLES_VENV) .assay .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAMPLES_VENV) .conformance .assay .pytest_cache .mypy_cache .ruff_cache

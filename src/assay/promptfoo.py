@@ -6,9 +6,12 @@ per provider (its target; one ``builtin.promptfoo_assertions`` criterion that ju
 assertions as promptfoo judges a test). ``assay run`` writes them under ``ASSAY_HOME/promptfoo``
 and runs each eval.yaml; ``assay import promptfoo`` writes them where the user asks.
 
-What cannot be mapped (a ``javascript`` assertion, a ``transform``, an unknown provider) is an
-error naming the file and line. Decisions: prompts are rendered with Jinja2's sandbox (Nunjucks'
-syntax for what configs use: variables, filters, conditions); a test var holding a list expands
+``javascript`` assertions and ``transform``s (the test's ``options.transform`` and an
+assertion's own) run in V8 (mini-racer) inside the sandbox, as promptfoo runs them: ``new
+Function('output', 'context', 'process', body)``. What cannot be mapped (code read from a
+``file://``, an unknown provider) is an error naming the file and line. Decisions: prompts are
+rendered with Jinja2's sandbox (Nunjucks' syntax for what configs use: variables, filters,
+conditions); a test var holding a list expands
 into one test per value, as promptfoo does; graded assertions use one grading model per config
 (``defaultTest.options.provider``, else ``gpt-4.1-mini`` from the environment).
 """
@@ -27,7 +30,7 @@ import yaml
 from jinja2 import TemplateError
 
 from assay.errors import ConfigError
-from assay.evaluators.promptfoo import base_type, is_known, needs_model
+from assay.evaluators.promptfoo import TEST_TRANSFORM, base_type, is_known, needs_model
 from assay.sandbox.templates import BoundedEnvironment, compile_bounded
 from assay.yamlfile import load_lined, safe_load, strip_lines
 
@@ -273,8 +276,6 @@ def _expected(text: str, where: _Where, line: int) -> dict[str, Any]:
     head, separator, value = text.partition(":")
     name, _, threshold = head.strip().partition("(")
     name = {"grade": "llm-rubric", "fn": "javascript", "eval": "javascript"}.get(name, name)
-    if name == "javascript":
-        raise where.error(None, "a javascript assertion cannot run here", "write it as python: ...", line)
     if not separator and base_type(text.strip())[0] in ("is-json", "contains-json"):
         return {"type": text.strip()}
     if not separator or not is_known(name):
@@ -288,15 +289,33 @@ def _expected(text: str, where: _Where, line: int) -> dict[str, Any]:
     return assertion
 
 
+def _test_transform(entry: dict[str, Any], default: dict[str, Any], at: _Where, line: int) -> str | None:
+    """The JavaScript a test's output goes through before its assertions (``options.transform``,
+    the test's own over ``defaultTest``'s), run in V8 inside the sandbox at judging time."""
+    found = None
+    for options in (default.get("options"), entry.get("options")):
+        if isinstance(options, dict) and options.get("transform") is not None:
+            found = options["transform"]
+    if isinstance(entry.get("transform"), str):
+        found = entry["transform"]
+    if found is None:
+        return None
+    if not isinstance(found, str) or not found.strip() or found.startswith("file://"):
+        raise at.error(
+            None, "options.transform: write the JavaScript inline (a file:// transform is not read)", line=line
+        )
+    return found
+
+
 def _tests(entry: dict[str, Any], line: int, default: dict[str, Any], at: _Where) -> list[Test]:
-    for options in (entry, entry.get("options"), default.get("options")):
-        if isinstance(options, dict) and options.get("transform"):
-            raise at.error(None, "a 'transform' is JavaScript and cannot run here", line=line)
+    transform = _test_transform(entry, default, at, line)
     variables = {**strip_lines(default.get("vars") or {}), **strip_lines(entry.get("vars") or {})}
     raw_asserts = [*(default.get("assert") or []), *(entry.get("assert") or [])]
     for assertion in raw_asserts:
         _check_assertion(assertion, at, line)
     asserts = [_prepared_assertion(strip_lines(a), at, a.get("__line__", line)) for a in raw_asserts]
+    if transform is not None:  # each assertion judges the transformed output (then its own transform's)
+        asserts = [{**a, TEST_TRANSFORM: transform} for a in asserts]
     threshold = entry.get("threshold", default.get("threshold"))
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         raise at.error(entry, f"threshold must be a number, got {threshold!r}", line=line)
@@ -315,8 +334,12 @@ def _check_assertion(assertion: Any, at: _Where, line: int) -> None:
         raise at.error(None, "an assertion is a mapping with a 'type'", line=line)
     line = assertion.get("__line__", line)
     kind = base_type(assertion["type"])[0]
-    if kind == "javascript":
-        raise at.error(None, "a javascript assertion cannot run here", "write it as a python assertion", line)
+    if kind == "javascript" and str(assertion.get("value") or "").startswith("file://"):
+        raise at.error(None, "a javascript assertion from a file cannot run here", "write its code inline", line)
+    if "transform" in assertion and (
+        not isinstance(assertion["transform"], str) or str(assertion["transform"]).startswith("file://")
+    ):
+        raise at.error(None, "an assertion's transform: write the JavaScript inline", line=line)
     if not is_known(assertion["type"]):
         raise at.error(None, f"assertion type {assertion['type']!r} is not supported here", line=line)
     if kind == "assert-set":
@@ -412,7 +435,7 @@ def rows(suite: Suite) -> list[dict[str, Any]]:
     for number, test in enumerate(suite.tests):
         for prompt in suite.prompts:
             where = f"{suite.path.name}:{test.line}"
-            text = render(prompt.template, test.vars, where)
+            text = render(prompt.template, _rendered_vars(test.vars, where), where)
             found.append(
                 {
                     "test": number,
@@ -426,6 +449,21 @@ def rows(suite: Suite) -> list[dict[str, Any]]:
                 }
             )
     return found
+
+
+def _rendered_vars(variables: dict[str, Any], where: str) -> dict[str, Any]:
+    """The vars as promptfoo puts them in a prompt: each text var rendered as a template first (so
+    one may use another, and one trailing newline is dropped, as Nunjucks drops it); a var that
+    cannot be rendered (it names a var there is not) as it is."""
+    rendered = {}
+    for name, value in variables.items():
+        if isinstance(value, str):
+            try:
+                value = render(value, variables, where).removesuffix("\n")
+            except ConfigError:
+                pass
+        rendered[name] = value
+    return rendered
 
 
 def _rendered(assertion: dict[str, Any], variables: dict[str, Any], where: str) -> dict[str, Any]:

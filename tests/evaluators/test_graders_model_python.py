@@ -183,3 +183,27 @@ def test_an_image_for_a_text_only_judge_is_a_clear_item_error(llm, store):
     assert results[0][0].status == "error"
     assert "'blind' (text-only-model) does not take image input" in results[0][0].reason
     assert llm.stats()["requests"] == 0
+
+
+def test_model_graders_ask_for_their_answers_shape_and_do_without_where_refused(llm, models, store):
+    """label_model asks for a JSON schema whose label is one of the labels, as OpenAI's graders do; a
+    server without structured output (a 400) is asked again for plain JSON."""
+    grader = {
+        "type": "label_model",
+        "name": "sentiment",
+        "model": "judge",
+        "input": INPUT,
+        "labels": ["positive", "negative"],
+        "passing_labels": ["positive"],
+    }
+    llm.script(default={"content": '{"label": "positive"}'})
+    _, ((result,),) = run_eval(store, models, [grader], ROWS[:1])
+    asked = llm.stats()["last"]["response_format"]
+    assert asked["type"] == "json_schema"
+    assert asked["json_schema"]["schema"]["properties"]["label"]["enum"] == ["positive", "negative"]
+    assert result.passed is True
+    llm.reset()
+    llm.script(default={"content": '{"label": "negative"}'}, refuse_json_schema=True)
+    _, ((result,),) = run_eval(store, models, [grader], ROWS[1:2])
+    assert result.status == "completed" and result.passed is False
+    assert llm.stats()["last"]["response_format"] == {"type": "json_object"}

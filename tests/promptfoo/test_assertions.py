@@ -33,6 +33,7 @@ def verdict(assertion: dict[str, Any], output: str, **inputs: Any) -> bool:
     return judged([assertion], output, **inputs)["passed"]
 
 
+XML = "<order><id>7</id><items><item>tea</item></items></order>"
 CASES = [
     # (assertion, output, promptfoo's verdict)
     ({"type": "equals", "value": "Paris"}, "Paris", True),
@@ -82,13 +83,77 @@ CASES = [
     ({"type": "not-latency", "threshold": 100}, "x", True),
     ({"type": "cost", "threshold": 0.01}, "x", True),
     ({"type": "cost", "threshold": 0.0001}, "x", False),
+    # Checked against promptfoo 0.123.1 itself by tests/conformance/promptfoo_diff.py.
+    ({"type": "word-count", "value": 3}, "one two  three", True),
+    ({"type": "word-count", "value": 5}, "<a><b>hi</b></a> three words here", False),  # a tag run is one word
+    ({"type": "word-count", "value": {"min": 2, "max": 4}}, "The cat sat on the mat", False),
+    ({"type": "word-count", "value": {"max": 6}}, "The cat sat on the mat", True),
+    ({"type": "not-word-count", "value": 3}, "one two", True),
+    ({"type": "is-xml"}, XML, True),
+    ({"type": "is-xml", "value": "order.items.item, order.id"}, XML, True),
+    ({"type": "is-xml", "value": {"requiredElements": ["order.customer"]}}, XML, False),
+    ({"type": "is-xml"}, "<a>1</a><b>2</b>", False),
+    ({"type": "is-xml"}, f"Here it is: {XML}", False),
+    ({"type": "is-xml"}, '<!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>', False),
+    ({"type": "contains-xml"}, f"Here it is: {XML} thanks", True),
+    ({"type": "contains-xml", "value": "order.items"}, f"Here: {XML}", True),
+    ({"type": "contains-xml"}, "no markup at all", False),
+    ({"type": "not-contains-xml"}, "no markup at all", True),
+    ({"type": "gleu", "value": "The cat sat on a mat"}, "The cat sat on the mat", True),  # 0.611
+    ({"type": "gleu", "value": "The cat sat on a mat"}, "dogs run fast", False),
+    ({"type": "finish-reason", "value": "STOP"}, "x", True),
+    ({"type": "finish-reason", "value": "length"}, "x", False),
 ]
 
 
 @pytest.mark.parametrize(("assertion", "output", "expected"), CASES, ids=[str(c[0]) for c in CASES])
 def test_each_deterministic_assertion_gives_promptfoos_verdict(assertion, output, expected):
-    sample = {"latency_ms": 250.0, "cost": 0.002}
+    sample = {"latency_ms": 250.0, "cost": 0.002, "finish_reason": "stop"}
     assert verdict(assertion, output, sample=sample) is expected
+
+
+def test_gleu_is_promptfoos_figure():
+    from assay.evaluators.promptfoo.checks import gleu_score
+
+    assert gleu_score("The cat sat on the mat", ["The cat sat on a mat"]) == pytest.approx(0.6111111111111112)
+    assert gleu_score("Same words.", ["same words"]) == 1.0 and gleu_score("", ["x"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("code", "threshold", "expected"),
+    [
+        ("output.includes('Paris')", None, (True, 1.0)),
+        ("output.startsWith('x')", None, (False, 0.0)),
+        ("output.length / 100", None, (True, 0.2)),  # a number passes above 0
+        ("output.length / 100", 0.5, (False, 0.2)),  # or at the threshold
+        ("({pass: true, score: 0.9, reason: 'fine'})", None, (True, 0.9)),
+        ("const n = output.split(' ').length; n === 4", None, (True, 1.0)),
+        ("if (context.vars.city === 'Paris') {\n  return true;\n}\nreturn false;", None, (True, 1.0)),
+        ("JSON.parse(output).x", None, (False, 0.0)),  # a throw fails the assertion
+    ],
+)
+def test_javascript_assertions_run_in_v8_in_the_sandbox(code, threshold, expected):
+    assertion = {"type": "javascript", "value": code}
+    if threshold is not None:
+        assertion["threshold"] = threshold
+    result = judged([assertion], "Paris is the capital", vars={"city": "Paris"})
+    assert (result["passed"], pytest.approx(result["score"])) == (expected[0], pytest.approx(expected[1]))
+    if code.startswith("JSON.parse"):
+        assert result["assertions"][0]["reason"].startswith("Custom function threw error")
+
+
+def test_transforms_change_the_output_each_assertion_reads():
+    from assay.evaluators.promptfoo import TEST_TRANSFORM
+
+    upper = {"type": "equals", "value": "PARIS", "transform": "output.toUpperCase()"}
+    as_json = {"type": "equals", "value": '{"b":2}', "transform": "JSON.parse(output).a"}
+    assert judged([upper], "Paris")["passed"] is True
+    assert judged([as_json], '{"a": {"b": 2}}')["passed"] is True
+    # the test's own transform first, then the assertion's
+    chained = {"type": "equals", "value": "3", TEST_TRANSFORM: "output.trim()", "transform": "output.length"}
+    assert judged([chained], "  abc ")["passed"] is True
+    broken = judged([{"type": "equals", "value": "x", "transform": "output.nope()"}], "abc")
+    assert broken["passed"] is False and "Transform failed" in broken["assertions"][0]["reason"]
 
 
 def test_rouge_and_bleu_figures():

@@ -162,11 +162,11 @@ def test_what_cannot_be_mapped_is_refused_at_its_line(tmp_path):
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text(
         "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    assert:\n"
-        "      - type: javascript\n        value: output.length > 2\n"
+        "      - type: javascript\n        value: file://check.js\n"
     )
     done = assay("run", config, home=tmp_path)
     assert done.returncode != 0
-    assert "promptfooconfig.yaml:6: a javascript assertion cannot run here" in done.stderr + done.stdout
+    assert "promptfooconfig.yaml:6: a javascript assertion from a file cannot run here" in done.stderr + done.stdout
     config.write_text("prompts: [hi]\nproviders:\n  - echo\n  - anthropic:messages:claude\ntests: [{vars: {a: 1}}]\n")
     done = assay("run", config, home=tmp_path)
     assert "promptfooconfig.yaml:4: provider 'anthropic:messages:claude' is not supported here" in done.stderr
@@ -183,12 +183,15 @@ def test_every_deterministic_assertion_through_a_config_with_the_echo_provider(t
     from tests.promptfoo.test_assertions import CASES, TOOLS
 
     cases = [
-        (a, out, expected) for a, out, expected in CASES if a["type"].removeprefix("not-") not in ("latency", "cost")
+        (a, out, expected)
+        for a, out, expected in CASES
+        if a["type"].removeprefix("not-") not in ("latency", "cost", "finish-reason")
     ]
     cases += [
         ({"type": "latency", "threshold": 5000}, "x", True),  # echo answers at once
         ({"type": "not-latency", "threshold": 5000}, "x", False),
         ({"type": "cost", "threshold": 0}, "x", True),  # and costs nothing
+        ({"type": "finish-reason", "value": "stop"}, "x", False),  # and gives no finish reason
         (
             {"type": "is-valid-openai-tools-call"},
             json.dumps([{"type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]),

@@ -18,6 +18,7 @@ from assay.traces.spans import Span
 
 MAX_ITEMS_PER_CALL = 20
 """OpenAI's limit on the items one ``conversations.create`` or ``items.create`` adds."""
+MAX_ID = 128
 ASSISTANT_TEXT = "output_text"
 OTHER_TEXT = "input_text"
 
@@ -39,7 +40,7 @@ def _item(entry: Any, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: an item is an object such as {{role: user, content: ...}}")
     item = dict(entry)
     kind = item.setdefault("type", "message" if "role" in item else None)
-    if kind is None:
+    if not isinstance(kind, str):
         raise ConfigError(f"{where}: an item needs a type (message, function_call, function_call_output, ...)")
     if kind == "message":
         role = item.get("role")
@@ -51,6 +52,9 @@ def _item(entry: Any, where: str) -> dict[str, Any]:
             item["content"] = [{"type": part, "text": content}]
         elif not isinstance(content, list):
             raise ConfigError(f"{where}.content: expected text or a list of content parts")
+    given = item.get("id")
+    if given is not None and (not isinstance(given, str) or not 0 < len(given) <= MAX_ID):
+        raise ConfigError(f"{where}.id: an item id is a string of 1 to {MAX_ID} characters")
     item.setdefault("id", f"{'msg' if kind == 'message' else 'item'}_{secrets.token_hex(16)}")
     item.setdefault("status", "completed")
     return item

@@ -41,6 +41,10 @@ class Limits:
     file_mb: int = 64
     open_files: int = 64
     output_bytes: int = 1024 * 1024
+    reserves_address_space: bool = False
+    """The code reserves far more address space than it uses (V8 reserves its heap's cage, about
+    150 GB, at start): memory is then capped by what it commits (RLIMIT_DATA), not by RLIMIT_AS.
+    Set by assay for the runners it writes (JavaScript assertions), never from a request."""
 
     def clamp(self, ceiling: Limits) -> Limits:
         """These limits, none above ``ceiling``'s."""
@@ -51,6 +55,7 @@ class Limits:
             file_mb=min(self.file_mb, ceiling.file_mb),
             open_files=min(self.open_files, ceiling.open_files),
             output_bytes=min(self.output_bytes, ceiling.output_bytes),
+            reserves_address_space=self.reserves_address_space,
         )
 
     def for_runner(self, *, whole_tree_capped: bool) -> dict[str, int]:
@@ -70,6 +75,7 @@ class Limits:
             "processes": processes,
             "file_mb": self.file_mb,
             "open_files": self.open_files,
+            "reserves_address_space": int(self.reserves_address_space),
         }
 
 

@@ -4,7 +4,7 @@ Standard library only (it must start fast and import nothing of assay's). Reads 
 on stdin::
 
     {"source": "...", "function": "grade", "kwargs": {...}, "uid": 1234567 | null,
-     "limits": {"memory_mb", "cpu_seconds", "processes", "file_mb", "open_files"}}
+     "limits": {"memory_mb", "cpu_seconds", "processes", "file_mb", "open_files", "reserves_address_space"}}
 
 drops to ``uid`` when given (the sandbox starts it as root with only CAP_SETUID/CAP_SETGID, so a
 host uid of its own makes RLIMIT_NPROC bind), applies the limits, runs ``function(**kwargs)`` and
@@ -29,9 +29,18 @@ def _become(uid: int) -> None:
     os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability
 
 
+RESERVED_ADDRESS_SPACE = 512 * 1024 * MB
+"""The address space allowed code that reserves more than it uses (V8); its memory is capped by
+RLIMIT_DATA, which counts what it commits."""
+
+
 def _limit(limits: dict[str, int]) -> None:
     memory = limits["memory_mb"] * MB
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if limits.get("reserves_address_space"):
+        resource.setrlimit(resource.RLIMIT_AS, (RESERVED_ADDRESS_SPACE, RESERVED_ADDRESS_SPACE))
+        resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    else:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"]))
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_mb"] * MB, limits["file_mb"] * MB))

@@ -50,7 +50,7 @@ def decode_envelopes(body: bytes) -> DecodedTelemetry:
     for index, envelope in enumerate(parsed):
         try:
             _read(envelope, out)
-        except (TypeError, ValueError, KeyError) as exc:
+        except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
             out.rejected.append((index, f"unreadable envelope: {exc}"))
     return out
 

@@ -9,7 +9,11 @@ ones ask the criterion's model (``assay.evaluators.promptfoo.graded``).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import re
+from dataclasses import replace
 from typing import Any
 
 from assay.errors import ConfigError, ItemError
@@ -21,7 +25,9 @@ from assay.sandbox import Sandbox, asked
 
 PYTHON_TIME_LIMIT = 60.0
 PYTHON_MEMORY_MB = 1024
-KNOWN = {*CHECKS, *GRADED, "python", "assert-set"}
+TEST_TRANSFORM = "__test_transform__"
+"""Where an imported assertion carries its test's ``options.transform``."""
+KNOWN = {*CHECKS, *GRADED, "python", "javascript", "assert-set"}
 
 
 def base_type(kind: str) -> tuple[str, bool]:
@@ -47,8 +53,13 @@ class _Judge:
         self.model = model
         self.tools = tools
         self.sandbox: Sandbox | None = None
+        self.transforms: dict[tuple[str, str], Any] = {}
+        """Each transform's result for an input, worked out once per item."""
 
     async def one(self, assertion: dict[str, Any], seen: Seen) -> Verdict:
+        transforms = [code for code in (assertion.get(TEST_TRANSFORM), assertion.get("transform")) if code]
+        if transforms:
+            seen = dataclasses.replace(seen, output=await self.transformed(transforms, seen))
         kind, inverse = base_type(str(assertion.get("type")))
         if kind == "assert-set":
             return await self.all(assertion.get("assert") or [], seen, assertion.get("threshold"))
@@ -62,6 +73,8 @@ class _Judge:
             return await GRADED[kind](assertion, seen, inverse, self.model)
         if kind == "python":
             return await self.python(assertion, seen, inverse)
+        if kind == "javascript":
+            return await self.javascript(assertion, seen, inverse)
         raise ItemError(f"unknown assertion type {assertion.get('type')!r}")
 
     async def all(self, assertions: list[dict[str, Any]], seen: Seen, threshold: float | None) -> Verdict:
@@ -105,21 +118,151 @@ class _Judge:
         named_scores = {name: (s / w if w else 0.0) for name, (s, w) in named.items()}
         return Verdict(passed, score, reason, {"assertions": components, "named_scores": named_scores})
 
+    def _sandbox(self, what: str) -> Sandbox:
+        if self.sandbox is None:
+            sandbox = Sandbox.configured()
+            try:
+                sandbox.check(what)
+            except ConfigError as exc:  # refused for this item, as each of its assertions is judged
+                raise ItemError(f"{exc.message} ({exc.hint})") from None
+            self.sandbox = sandbox
+        return self.sandbox
+
     async def python(self, assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
         source, function = assertion.get("source"), assertion.get("function", "main")
         if not isinstance(source, str):
             raise ItemError("a python assertion carries no code (import the config with assay import promptfoo)")
-        if self.sandbox is None:
-            sandbox = Sandbox.configured()
-            try:
-                sandbox.check("a promptfoo python assertion")
-            except ConfigError as exc:  # refused for this item, as each of its assertions is judged
-                raise ItemError(f"{exc.message} ({exc.hint})") from None
-            self.sandbox = sandbox
+        sandbox = self._sandbox("a promptfoo python assertion")
         context = {"vars": seen.vars, "prompt": seen.prompt, "config": assertion.get("config") or {}}
         limits = asked(PYTHON_TIME_LIMIT, PYTHON_MEMORY_MB, "python assertion")
-        returned = await self.sandbox.call(source, function, {"output": seen.output, "context": context}, limits)
+        returned = await sandbox.call(source, function, {"output": seen.output, "context": context}, limits)
         return python_verdict(returned, assertion.get("threshold"), inverse)
+
+    async def transformed(self, transforms: list[str], seen: Seen) -> str:
+        """The output through each transform in turn (promptfoo: ``return CODE`` for one line, the
+        code as a function body otherwise), as the string its assertions read."""
+        value: Any = seen.output
+        for code in transforms:
+            key = (code, json.dumps(value, sort_keys=True))
+            if key not in self.transforms:
+                body = code if "\n" in code else f"return {code}"
+                returned = await self._run_javascript(body, value, seen, "transform")
+                if "error" in returned:
+                    raise ItemError(f"Transform failed: {returned['error']}")
+                if returned.get("value") is None:
+                    raise ItemError("Transform function did not return a value")
+                self.transforms[key] = returned["value"]
+            value = self.transforms[key]
+        return javascript_string(value)
+
+    async def _run_javascript(self, body: str, output: Any, seen: Seen, what: str) -> dict[str, Any]:
+        sandbox = self._sandbox(f"a promptfoo {what}")
+        context = {"vars": seen.vars, "prompt": seen.prompt}
+        limits = asked(PYTHON_TIME_LIMIT, PYTHON_MEMORY_MB, what)
+        limits = replace(limits, reserves_address_space=True)
+        returned = await sandbox.call(
+            JAVASCRIPT_RUNNER, "run", {"body": body, "output": output, "context": context}, limits
+        )
+        if not isinstance(returned, dict):
+            raise ItemError(f"the {what} returned nothing readable")
+        return returned
+
+    async def javascript(self, assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+        """promptfoo's ``javascript`` assertion, run in V8 (mini-racer) inside the sandbox."""
+        code = assertion.get("value")
+        if not isinstance(code, str) or not code.strip():
+            raise ItemError("a javascript assertion needs its code as a string value")
+        if code.startswith("file://"):
+            raise ItemError("a javascript assertion from a file is not supported here; write its code inline")
+        returned = await self._run_javascript(javascript_body(code), seen.output, seen, "javascript assertion")
+        return javascript_verdict(returned, assertion.get("threshold"), inverse)
+
+
+JAVASCRIPT_RUNNER = """
+import json
+
+
+def run(body, output, context):
+    from py_mini_racer import MiniRacer
+
+    script = (
+        "(function () { try {"
+        " const f = new Function('output', 'context', 'process', " + json.dumps(body) + ");"
+        " const r = f(" + json.dumps(output) + ", " + json.dumps(context) + ", {env: {}});"
+        " if (r !== null && typeof r === 'object' && typeof r.then === 'function')"
+        "   return JSON.stringify({error: 'an async function is not supported here; return the verdict'});"
+        " return JSON.stringify({kind: typeof r, value: r === undefined ? null : r});"
+        " } catch (e) { return JSON.stringify({error: String(e && e.message ? e.message : e)}); } })()"
+    )
+    return json.loads(MiniRacer().eval(script))
+"""
+"""Run in the sandbox: the assertion's code as promptfoo runs it, ``new Function('output',
+'context', 'process', body)``, its return value sent back as JSON with its JavaScript type."""
+
+
+def javascript_string(value: Any) -> str:
+    """A transform's result as promptfoo's assertions read it: an object or array as
+    ``JSON.stringify`` writes it, anything else as ``String(value)``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def javascript_body(code: str) -> str:
+    """promptfoo's function body: a multi-line value as it is; one line an expression to return (a
+    line starting with a declaration returns the expression after its last statement)."""
+    code = code.rstrip()
+    if "\n" in code:
+        return code
+    trimmed = re.sub(r";+\s*$", "", code.strip())
+    if re.match(r"^(const|let|var)\s", trimmed):
+        last = _last_statement_semicolon(trimmed)
+        if last != -1 and trimmed[last + 1 :].strip():
+            return f"{trimmed[: last + 1]} return {trimmed[last + 1 :].strip()}"
+        return trimmed
+    return f"return {trimmed}"
+
+
+def _last_statement_semicolon(code: str) -> int:
+    quote, last = "", -1
+    for index, char in enumerate(code):
+        escaped = (len(code[:index]) - len(code[:index].rstrip("\\"))) % 2 == 1
+        if not escaped and char in "'\"`" and (not quote or quote == char):
+            quote = "" if quote == char else char
+        if char == ";" and not quote:
+            last = index
+    return last
+
+
+def javascript_verdict(returned: Any, threshold: float | None, inverse: bool) -> Verdict:
+    """What the code returned, read as promptfoo reads it: a boolean, a number (passing above 0, or
+    at the threshold), or a grading result ``{pass, score, reason}``; a throw fails the assertion."""
+    if not isinstance(returned, dict):
+        raise ItemError("the javascript assertion returned nothing readable")
+    if "error" in returned:
+        return Verdict(False, 0.0, f"Custom function threw error: {returned['error']}")
+    kind, value = returned.get("kind"), returned.get("value")
+    if kind == "boolean":
+        ok = bool(value) != inverse
+        return Verdict(
+            ok, 1.0 if ok else 0.0, "Assertion passed" if ok else f"Custom function returned {str(value).lower()}"
+        )
+    if kind == "number" and isinstance(value, (int, float)):
+        raw = value > 0 if threshold is None else value >= threshold
+        ok = raw != inverse
+        return Verdict(ok, float(value), "Assertion passed" if ok else f"Custom function returned {str(raw).lower()}")
+    if kind == "object" and isinstance(value, dict) and "pass" in value:
+        return python_verdict(value, threshold, inverse)
+    shown = json.dumps(value)[:200]
+    return Verdict(
+        False, 0.0, f"Custom function must return a boolean, number, or GradingResult object. Got {kind}: {shown}"
+    )
 
 
 def python_verdict(returned: Any, threshold: float | None, inverse: bool) -> Verdict:

@@ -10,6 +10,7 @@ import functools
 import json
 import math
 import re
+import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -347,6 +348,150 @@ def cost(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
     return _measured(assertion, seen, inverse, "cost", "Cost (USD)")
 
 
+def word_count(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    """Words split on whitespace; ``value`` a count, or ``{min, max}`` (either may be left out)."""
+    value = _value(assertion)
+    count = len(seen.output.split())
+    if isinstance(value, dict):
+        low, high = value.get("min"), value.get("max")
+        if low is None and high is None:
+            raise ItemError("a 'word-count' assertion object needs min and/or max")
+        if low is not None and high is not None and low > high:
+            raise ItemError(f"word-count: min ({low}) must be at most max ({high})")
+        within = (low is None or count >= low) and (high is None or count <= high)
+        wanted = (
+            f"between {low} and {high}"
+            if low is not None and high is not None
+            else (f"at least {low}" if low is not None else f"at most {high}")
+        )
+        return boolean(within, inverse, f"Expected a word count {{not}}{wanted}, got {count}")
+    try:
+        expected = float(value)
+    except (TypeError, ValueError):
+        raise ItemError("a 'word-count' value is a number or {min, max}") from None
+    return boolean(count == expected, inverse, f"Expected a word count {{not}}equal to {value}, got {count}")
+
+
+def gleu_score(candidate: str, references: list[str]) -> float:
+    """promptfoo's sentence GLEU: per reference, min(precision, recall) of its 1- to 4-grams
+    (lowercased, split on whitespace, trailing dots dropped); the best reference's."""
+
+    def words(text: str) -> list[str]:
+        found = [word.rstrip(".") for word in text.lower().split()]
+        return found if any(found) else []
+
+    said = words(candidate)
+    if not said:
+        return 0.0
+    scores = []
+    for reference in references:
+        expected = words(reference)
+        if said == expected:
+            scores.append(1.0)
+            continue
+        matched = said_total = expected_total = 0
+        for n in range(1, 5):
+            ours, theirs = _ngrams(said, n), _ngrams(expected, n)
+            matched += sum(min(count, theirs[gram]) for gram, count in ours.items())
+            said_total += max(0, len(said) - n + 1)
+            expected_total += max(0, len(expected) - n + 1)
+        scores.append(
+            0.0 if not said_total or not expected_total else min(matched / said_total, matched / expected_total)
+        )
+    return max(scores)
+
+
+def gleu(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    value = _value(assertion)
+    references = value if isinstance(value, list) else [value]
+    if not all(isinstance(r, str) for r in references):
+        raise ItemError("a 'gleu' assertion needs a string or a list of strings")
+    return graded(gleu_score(seen.output, references), assertion.get("threshold", 0.5), inverse, "GLEU score")
+
+
+def finish_reason(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    """The provider's finish reason, compared without case; a provider that gave none fails it."""
+    value = _value(assertion)
+    if not isinstance(value, str):
+        raise ItemError("a 'finish-reason' assertion needs a string value")
+    given = seen.sample.get("finish_reason")
+    if not given:
+        return boolean(False, inverse, "Provider did not supply stop/finish reason")
+    return boolean(
+        value.lower() == str(given).lower(), inverse, f'Expected finish reason {{not}}"{value}" but got "{given}"'
+    )
+
+
+def _required_elements(assertion: dict[str, Any]) -> list[str]:
+    value = assertion.get("value")
+    if value is None or value == "" or value == []:
+        return []
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",")]
+    if isinstance(value, list):
+        return [str(part) for part in value]
+    if isinstance(value, dict) and isinstance(value.get("requiredElements"), list):
+        return [str(part) for part in value["requiredElements"]]
+    raise ItemError("an xml assertion's value is a string, a list, or {requiredElements: [...]}")
+
+
+def _xml_problem(text: str, required: list[str]) -> str | None:
+    """Why ``text`` is not one well-formed XML document holding every dotted element path, or None.
+    A DTD's internal subset is refused (entities are where XML bombs live)."""
+    if re.search(r"<!DOCTYPE[^>]*\[", text, re.IGNORECASE):
+        return "DTD internal subsets are not supported by is-xml validation"
+    try:
+        root = ElementTree.fromstring(text)  # noqa: S314 - expat, no DTD subset: no entity expansion
+    except ElementTree.ParseError as exc:
+        return f"XML parsing failed: {exc}"
+    missing = [path for path in required if not _has_path(root, path.split("."))]
+    return f"XML is missing required elements: {', '.join(missing)}" if missing else None
+
+
+def _has_path(root: ElementTree.Element, steps: list[str]) -> bool:
+    if not steps or steps[0] != root.tag:
+        return False
+    level = [root]
+    for step in steps[1:]:
+        level = [child for element in level for child in element if child.tag == step]
+        if not level:
+            return False
+    return True
+
+
+TAG = re.compile(r"<(/?)([A-Za-z_:][\w:.\-]*)(?:\s[^<>]*?)?(/?)>")
+
+
+def _xml_candidates(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each balanced element in ``text``, outermost first."""
+    found, stack = [], []
+    for tag in TAG.finditer(text):
+        closing, name, empty = tag.groups()
+        if empty:
+            found.append((tag.start(), tag.end()))
+        elif not closing:
+            stack.append((name, tag.start()))
+        elif stack and stack[-1][0] == name:
+            found.append((stack.pop()[1], tag.end()))
+    return sorted(found, key=lambda span: (span[0], -span[1]))
+
+
+def is_xml(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    problem = _xml_problem(seen.output, _required_elements(assertion))
+    return boolean(problem is None, inverse, problem or "XML was {not}expected")
+
+
+def contains_xml(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    required = _required_elements(assertion)
+    candidates = _xml_candidates(seen.output)
+    problem = "No XML content found in the output" if not candidates else None
+    for start, end in candidates:
+        problem = _xml_problem(seen.output[start:end], required)
+        if problem is None:
+            break
+    return boolean(problem is None, inverse, problem or "XML was {not}expected")
+
+
 CHECKS: dict[str, Check] = {
     "equals": equals,
     "contains": _contains(fold=False),
@@ -365,4 +510,9 @@ CHECKS: dict[str, Check] = {
     "bleu": bleu,
     "latency": latency,
     "cost": cost,
+    "word-count": word_count,
+    "gleu": gleu,
+    "finish-reason": finish_reason,
+    "is-xml": is_xml,
+    "contains-xml": contains_xml,
 }

@@ -1,0 +1,245 @@
+"""Real promptfoo and ``assay run`` on the same promptfooconfig.yaml, every assertion's verdict
+compared: its pass and its score.
+
+promptfoo comes from npm (``make conformance`` installs ``promptfoo@0.123.1`` and Node 22, also from
+npm, under ``.conformance/promptfoo``). The suite is one config of the echo provider (the output is
+the prompt, so each case states its output) with one assertion per test; an assertion type assay
+refuses is counted as a miss with assay's reason, not left out.
+
+Run it as ``python -m tests.conformance.promptfoo_diff``; ``make conformance`` runs it through pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from assay.evaluators.promptfoo import is_known
+
+ROOT = Path(__file__).resolve().parents[2]
+PROMPTFOO_HOME = ROOT / ".conformance" / "promptfoo"
+BIN = PROMPTFOO_HOME / "node_modules" / ".bin"
+XML = "<order><id>7</id><items><item>tea</item></items></order>"
+
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("equals", "Paris", {"type": "equals", "value": "Paris"}),
+    ("equals-json", '{"a": 1}', {"type": "equals", "value": {"a": 1}}),
+    ("not-equals", "Paris", {"type": "not-equals", "value": "Rome"}),
+    ("contains", "Hello world", {"type": "contains", "value": "world"}),
+    ("icontains", "Hello World", {"type": "icontains", "value": "world"}),
+    ("not-contains", "Hello world", {"type": "not-contains", "value": "moon"}),
+    ("contains-any", "red green", {"type": "contains-any", "value": ["blue", "green"]}),
+    ("contains-all-fails", "red green", {"type": "contains-all", "value": ["red", "blue"]}),
+    ("icontains-all", "Red Green", {"type": "icontains-all", "value": "red,green"}),
+    ("starts-with", "Hello world", {"type": "starts-with", "value": "Hello"}),
+    ("regex", "order 1234 shipped", {"type": "regex", "value": "\\d{4}"}),
+    ("regex-named-group", "hi there", {"type": "regex", "value": "(?<word>hi)"}),
+    ("regex-fails", "no digits", {"type": "regex", "value": "^\\d+$"}),
+    ("not-regex", "no digits", {"type": "not-regex", "value": "\\d"}),
+    ("is-json", '{"ok": true}', {"type": "is-json"}),
+    ("is-json-fails", "{ok: true}", {"type": "is-json"}),
+    (
+        "is-json-schema",
+        '{"n": 3}',
+        {"type": "is-json", "value": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}},
+    ),
+    ("contains-json", 'Here: {"a": [1, 2]} done', {"type": "contains-json"}),
+    (
+        "contains-json-schema-array",
+        'Here: {"a": [1, 2]} done',
+        {
+            "type": "contains-json",
+            "value": {"type": "object", "properties": {"a": {"type": "array"}}, "required": ["a"]},
+        },
+    ),
+    ("levenshtein", "kitten", {"type": "levenshtein", "value": "sitting", "threshold": 3}),
+    ("levenshtein-fails", "kitten", {"type": "levenshtein", "value": "sitting", "threshold": 2}),
+    ("rouge-n", "the cat sat on the mat", {"type": "rouge-n", "value": "the cat sat on a mat", "threshold": 0.5}),
+    ("bleu", "the cat sat on the mat", {"type": "bleu", "value": "the cat sat on the mat", "threshold": 0.5}),
+    ("gleu", "The cat sat on the mat", {"type": "gleu", "value": "The cat sat on a mat", "threshold": 0.5}),
+    ("gleu-fails", "dogs run fast", {"type": "gleu", "value": "The cat sat on a mat"}),
+    ("word-count", "one two three", {"type": "word-count", "value": 3}),
+    ("word-count-tags", "<a><b>hi</b></a> three words here", {"type": "word-count", "value": 5}),
+    ("word-count-range", "The cat sat on the mat", {"type": "word-count", "value": {"min": 2, "max": 4}}),
+    ("word-count-min", "The cat sat on the mat", {"type": "word-count", "value": {"min": 2}}),
+    ("not-word-count", "one two", {"type": "not-word-count", "value": 3}),
+    ("is-xml", XML, {"type": "is-xml"}),
+    ("is-xml-required", XML, {"type": "is-xml", "value": "order.items.item,order.id"}),
+    ("is-xml-missing", XML, {"type": "is-xml", "value": {"requiredElements": ["order.customer"]}}),
+    ("is-xml-two-roots", "<a>1</a><b>2</b>", {"type": "is-xml"}),
+    ("is-xml-prose", f"Here it is: {XML}", {"type": "is-xml"}),
+    ("contains-xml", f"Here it is: {XML} thanks", {"type": "contains-xml"}),
+    ("contains-xml-required", f"Here: {XML}", {"type": "contains-xml", "value": "order.items"}),
+    ("contains-xml-none", "no markup at all", {"type": "contains-xml"}),
+    ("finish-reason-echo", "hi", {"type": "finish-reason", "value": "stop"}),
+    ("javascript", "hello world", {"type": "javascript", "value": "output.length > 5"}),
+    ("javascript-score", "hello", {"type": "javascript", "value": "output.length / 10"}),
+    ("javascript-threshold", "hello", {"type": "javascript", "value": "output.length / 10", "threshold": 0.6}),
+    (
+        "javascript-declaration",
+        '{"s": 0.9}',
+        {"type": "javascript", "value": "const s = JSON.parse(output).s; s > 0.5"},
+    ),
+    (
+        "javascript-body",
+        "abc",
+        {
+            "type": "javascript",
+            "value": "if (output.includes('b')) {\n  return {pass: true, score: 0.7, reason: 'has b'};\n}\nreturn false;",
+        },
+    ),
+    ("javascript-context", "Ada", {"type": "javascript", "value": "output === context.vars.text"}),
+    ("javascript-throws", "x", {"type": "javascript", "value": "JSON.parse(output).a > 1"}),
+    ("not-javascript", "x", {"type": "not-javascript", "value": "output.length > 3"}),
+    ("transform-assertion", "hello", {"type": "equals", "value": "HELLO", "transform": "output.toUpperCase()"}),
+    (
+        "transform-to-json",
+        '{"a": {"b": 2}}',
+        {"type": "equals", "value": '{"b":2}', "transform": "JSON.parse(output).a"},
+    ),
+    ("transform-to-number", "abc", {"type": "equals", "value": "3", "transform": "output.length"}),
+    ("python-expression", "hello", {"type": "python", "value": "output.upper() == 'HELLO'"}),
+    ("python-score", "hello", {"type": "python", "value": "len(output) / 10"}),
+    (
+        "python-body",
+        "abc",
+        {
+            "type": "python",
+            "value": "if 'b' in output:\n    return {'pass': True, 'score': 0.7, 'reason': 'has b'}\nreturn False",
+        },
+    ),
+    ("python-context", "Ada", {"type": "python", "value": "output == context['vars']['text']"}),
+    ("cost-echo", "free", {"type": "cost", "threshold": 0.01}),
+    ("latency-echo", "fast", {"type": "latency", "threshold": 60000}),
+    ("regex-js-end-of-input", "line one\n", {"type": "regex", "value": "one$"}),
+    ("regex-js-dot-newline", "a\nb", {"type": "regex", "value": "a.b"}),
+    ("regex-js-unicode-class", "café", {"type": "regex", "value": "^\\w+$"}),
+]
+TEST_TRANSFORMS: dict[str, str] = {"transform-test": "output.trim().toLowerCase()"}
+"""Cases whose test carries ``options.transform`` (the output before every assertion of it)."""
+CASES.append(("transform-test", "  MiXeD  ", {"type": "equals", "value": "mixed"}))
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    score: float
+    reason: str
+
+
+@dataclass
+class Compared:
+    case: str
+    promptfoo: Verdict | None
+    assay: Verdict | None
+    miss: str | None
+    """Why the two differ (or why assay gave no verdict); None when they agree."""
+
+
+def config() -> dict[str, Any]:
+    tests = []
+    for name, output, check in CASES:
+        test: dict[str, Any] = {"description": name, "vars": {"text": output}, "assert": [check]}
+        if name in TEST_TRANSFORMS:
+            test["options"] = {"transform": TEST_TRANSFORMS[name]}
+        tests.append(test)
+    return {"prompts": ["{{text}}"], "providers": ["echo"], "tests": tests}
+
+
+def run_promptfoo(folder: Path) -> dict[str, Verdict]:
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+        "PROMPTFOO_CONFIG_DIR": str(folder / ".promptfoo"),
+    }
+    command = [str(BIN / "promptfoo"), "eval", "-c", "promptfooconfig.yaml", "-o", "promptfoo.json", "--no-cache"]
+    subprocess.run([*command, "--no-progress-bar"], cwd=folder, env=env, capture_output=True, timeout=600)
+    written = json.loads((folder / "promptfoo.json").read_text())
+    found = {}
+    for result in written["results"]["results"]:
+        (component,) = result["gradingResult"]["componentResults"]
+        reason = str(component.get("reason") or "")
+        found[result["testCase"]["description"]] = Verdict(bool(component["pass"]), float(component["score"]), reason)
+    return found
+
+
+def run_assay(folder: Path) -> dict[str, Verdict]:
+    env = {**os.environ, "ASSAY_HOME": str(folder / ".assay")}
+    assay = [sys.executable, "-m", "assay"]
+    ran = subprocess.run([*assay, "run", "promptfooconfig.yaml"], cwd=folder, env=env, capture_output=True, text=True)
+    run_id = re.search(r"evalrun_[0-9a-f]+", ran.stdout + ran.stderr)
+    if run_id is None:
+        raise RuntimeError(f"assay run made no run:\n{ran.stdout}\n{ran.stderr}")
+    lines = subprocess.run(
+        [*assay, "results", run_id.group(0)], cwd=folder, env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    found = {}
+    for item in map(json.loads, lines):
+        (result,) = item["results"]
+        assertions = (result.get("properties") or {}).get("assertions") or []
+        if assertions:
+            (one,) = assertions
+            found[item["datasource_item"]["description"]] = Verdict(
+                bool(one["pass"]), float(one["score"]), one["reason"]
+            )
+        else:
+            found[item["datasource_item"]["description"]] = Verdict(False, 0.0, f"no verdict: {result.get('reason')}")
+    return found
+
+
+def compare() -> list[Compared]:
+    folder = Path(tempfile.mkdtemp(prefix="assay-promptfoo-"))
+    whole = config()
+    (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(whole, sort_keys=False))
+    theirs = run_promptfoo(folder)
+    # assay refuses a config with an assertion type it does not know, at its line: those cases are
+    # counted as misses and the rest run.
+    known = [test for test in whole["tests"] if is_known(str(test["assert"][0]["type"]))]
+    (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump({**whole, "tests": known}, sort_keys=False))
+    ours = run_assay(folder)
+    compared = []
+    for name, _, check in CASES:
+        mine, yours = ours.get(name), theirs.get(name)
+        if mine is None:
+            miss: str | None = f"assay refuses assertion type {check['type']!r}"
+        elif yours is None:
+            miss = "promptfoo gave no verdict"
+        elif mine.passed != yours.passed:
+            miss = f"pass {mine.passed} here, {yours.passed} in promptfoo ({yours.reason[:120]})"
+        elif abs(mine.score - yours.score) > 1e-6:
+            miss = f"score {mine.score:.4f} here, {yours.score:.4f} in promptfoo"
+        else:
+            miss = None
+        compared.append(Compared(name, yours, mine, miss))
+    return compared
+
+
+def report(compared: list[Compared]) -> str:
+    same = sum(entry.miss is None for entry in compared)
+    lines = [f"promptfoo 0.123.1 vs assay: {same} of {len(compared)} assertion verdicts identical (pass and score)"]
+    lines += [f"  MISS {entry.case}: {entry.miss}" for entry in compared if entry.miss is not None]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    if not (BIN / "promptfoo").exists():
+        sys.stdout.write(f"skipped: promptfoo is not installed under {PROMPTFOO_HOME} (make conformance installs it)\n")
+        return 0
+    compared = compare()
+    sys.stdout.write(report(compared) + "\n")
+    return 0 if all(entry.miss is None for entry in compared) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
