@@ -88,14 +88,21 @@ def spec_from_function(
             continue  # the inputs are the named parameters, as the peer binds them
         (optional if parameter.default is not parameter.empty else required).append(parameter.name)
     names = [*required, *optional]
-    if not names:
+    # With only **kwargs it is given every column, as the peer's batch engine gives it: the whole
+    # item, or what an explicit mapping names. (With named parameters too, those are its inputs.)
+    every_column = not names and any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    if not names and not every_column:
         hint = "name each input as a parameter, e.g. def score(response, ground_truth, **kwargs)"
-        raise ConfigError(f"evaluator {label!r}: *args and **kwargs alone name no inputs", hint=hint)
+        raise ConfigError(f"evaluator {label!r}: *args alone name no inputs", hint=hint)
     is_async = inspect.iscoroutinefunction(target)
 
     def factory() -> Evaluator:
         async def evaluate(inputs: dict[str, Any]) -> Score:
-            kwargs = {key: inputs[key] for key in names if key in inputs}
+            if every_column:
+                whole = set(inputs) <= {"item", "sample"} and isinstance(inputs.get("item"), dict)
+                kwargs = dict(inputs["item"]) if whole else dict(inputs)
+            else:
+                kwargs = {key: inputs[key] for key in names if key in inputs}
             output = await target(**kwargs) if is_async else target(**kwargs)
             if not keep_output:
                 return coerce_score(output)
@@ -121,6 +128,7 @@ def spec_from_function(
         evaluator_type="custom",
         required_inputs=required,
         optional_inputs=optional,
+        takes_whole_item=every_column,
         metrics=[metric or Metric(name=label, threshold=0.5)],
         factory=factory,
     )
