@@ -60,6 +60,18 @@ def _item(entry: Any, where: str) -> dict[str, Any]:
     return item
 
 
+def output_items(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """A response's output items as the conversation keeps them: as the model gave them, each with
+    an id (a provider that gave none gets one)."""
+    given = reply.get("output")
+    items: list[Any] = given if isinstance(given, list) else []
+    return [
+        item if item.get("id") else {**item, "id": f"item_{secrets.token_hex(16)}"}
+        for item in items
+        if isinstance(item, dict)
+    ]
+
+
 def upstream_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Items as a model's Responses endpoint takes them: without the ids and statuses the
     conversation gave them (a provider would look those ids up as its own)."""

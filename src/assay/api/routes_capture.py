@@ -21,7 +21,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from assay.api.context import ApiContext, JsonBody, Owner, context
-from assay.api.conversations import agent_span, conversation_id, normalized_items, upstream_items
+from assay.api.conversations import agent_span, conversation_id, normalized_items, output_items, upstream_items
 from assay.api.errors import error
 from assay.api.rules import record_response
 from assay.errors import ConfigError, ItemError, NotFoundError
@@ -162,7 +162,7 @@ async def _keep(
         return
     if turn.conversation is not None:
         answer["conversation"] = {"id": turn.conversation}
-        told = turn.new_items + normalized_items(answer.get("output") or [], "output")
+        told = turn.new_items + output_items(answer)
         await asyncio.to_thread(ctx.store.add_conversation_items, owner, turn.conversation, told)
     if keep and answer.get("id"):
         kept = body if turn.conversation is None else {**body, "conversation": {"id": turn.conversation}}
@@ -170,7 +170,10 @@ async def _keep(
         if api == "responses":
             await asyncio.to_thread(record_response, ctx.store, owner, turn.agent, str(answer["id"]))
     if turn.agent is not None and api == "responses":
-        inputs = normalized_items(body.get("input"), "input")
+        try:
+            inputs = normalized_items(body.get("input"), "input")
+        except ConfigError:  # an input of a shape the trace cannot show: the turn is answered all the same
+            inputs = []
         span = agent_span(turn.agent, turn.version, turn.conversation, inputs, answer, turn.instructions, turn.started)
         await asyncio.to_thread(ctx.store.add_spans, owner, [span])
 

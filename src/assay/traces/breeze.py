@@ -42,7 +42,7 @@ def decode_envelopes(body: bytes) -> DecodedTelemetry:
     text = body.decode("utf-8", errors="replace").strip()
     try:
         parsed = json.loads(text) if text.startswith("[") else [json.loads(line) for line in text.splitlines() if line]
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise OtlpError(f"the body is not Azure Monitor telemetry (JSON envelopes): {exc}", 400) from None
     if not isinstance(parsed, list):
         raise OtlpError("the body is not Azure Monitor telemetry: expected a JSON array of envelopes", 400)
@@ -50,7 +50,7 @@ def decode_envelopes(body: bytes) -> DecodedTelemetry:
     for index, envelope in enumerate(parsed):
         try:
             _read(envelope, out)
-        except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
+        except (TypeError, ValueError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
             out.rejected.append((index, f"unreadable envelope: {exc}"))
     return out
 
