@@ -54,6 +54,10 @@ class EvaluatorBase:
     """Takes ``conversation=`` (evaluated turn by turn)."""
     legacy_key: ClassVar[bool] = False
     """Also writes ``gpt_X`` (the peer still does for tool_call_accuracy)."""
+    validates_inputs: ClassVar[bool] = True
+    """The peer checks this one's inputs with a validator, whose words for a missing input are
+    "Query is a required input and cannot be None."; the others (retrieval, response completeness)
+    fail in its base class: "X: Either 'conversation' or individual inputs must be provided."."""
 
     def __init__(
         self,
@@ -124,7 +128,7 @@ class EvaluatorBase:
         for name in spec.required_inputs:
             if name in inputs or any(name in group for group in spec.one_of_inputs):
                 continue
-            if not self.judged:  # the peer's words for its model-free evaluators
+            if not self.judged or not self.validates_inputs:  # the peer's base class's words
                 raise user_error(
                     f"{type(self).__name__}: Either 'conversation' or individual inputs must be provided.",
                     ErrorTarget.CONVERSATION,

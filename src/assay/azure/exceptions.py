@@ -60,6 +60,19 @@ class ErrorTarget(Enum):
     ROUGE_EVALUATOR = "RougeEvaluator"
     INTENT_RESOLUTION_EVALUATOR = "IntentResolutionEvaluator"
     RESPONSE_COMPLETENESS_EVALUATOR = "ResponseCompletenessEvaluator"
+    COMPLETENESS_EVALUATOR = "CompletenessEvaluator"
+    TASK_NAVIGATION_EFFICIENCY_EVALUATOR = "_TaskNavigationEfficiencyEvaluator"
+    TOOL_CALL_SUCCESS_EVALUATOR = "_ToolCallSuccessEvaluator"
+    TASK_COMPLETION_EVALUATOR = "_TaskCompletionEvaluator"
+    TOOL_SELECTION_EVALUATOR = "_ToolSelectionEvaluator"
+    TOOL_INPUT_ACCURACY_EVALUATOR = "_ToolInputAccuracyEvaluator"
+    TOOL_OUTPUT_UTILIZATION_EVALUATOR = "ToolOutputUtilizationEvaluator"
+    QA_EVALUATOR = "QAEvaluator"
+    DOCUMENT_RETRIEVAL_EVALUATOR = "DocumentRetrievalEvaluator"
+    QUALITY_GRADER_EVALUATOR = "QualityGraderEvaluator"
+    CUSTOMER_SATISFACTION_EVALUATOR = "CustomerSatisfactionEvaluator"
+    DEFLECTION_RATE_EVALUATOR = "DeflectionRateEvaluator"
+    REGEX_MATCH_EVALUATOR = "RegexMatchEvaluator"
 
 
 class EvaluationException(Exception):

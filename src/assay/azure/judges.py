@@ -50,6 +50,7 @@ class GroundednessEvaluator(JudgeEvaluator):
 
 class RetrievalEvaluator(JudgeEvaluator):
     builtin, key, target, per_turn = "builtin.retrieval", "retrieval", ErrorTarget.RETRIEVAL_EVALUATOR, True
+    validates_inputs = False
 
 
 class SimilarityEvaluator(JudgeEvaluator):
@@ -59,6 +60,7 @@ class SimilarityEvaluator(JudgeEvaluator):
 class ResponseCompletenessEvaluator(JudgeEvaluator):
     builtin, key = "builtin.response_completeness", "response_completeness"
     target = ErrorTarget.RESPONSE_COMPLETENESS_EVALUATOR
+    validates_inputs = False
 
 
 class IntentResolutionEvaluator(JudgeEvaluator):
