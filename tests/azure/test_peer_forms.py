@@ -60,3 +60,20 @@ def test_evaluate_runs_a_base_subclass_and_gives_a_kwargs_evaluator_every_column
     assert second["outputs.wordy.wordy_result"] == "fail"
     assert (first["outputs.every.columns"], first["outputs.every.query_seen"]) == (3, "hi")
     assert result["metrics"]["wordy.wordy_score"] == 2.5
+
+
+def test_a_validated_evaluator_refuses_inputs_in_the_peers_words():
+    from assay.azure import FluencyEvaluator, RetrievalEvaluator
+
+    config = AzureOpenAIModelConfiguration(azure_endpoint="https://x.openai.azure.com", azure_deployment="d")
+    cases = [
+        (FluencyEvaluator, {"response": {"bar": "2"}}, "Response must be a string or a list of messages."),
+        (FluencyEvaluator, {"response": None}, "Response is a required input and cannot be None."),
+        (FluencyEvaluator, {"response": ""}, "Response string cannot be empty."),
+        (FluencyEvaluator, {"response": []}, "Response list cannot be empty."),
+        # no validator in the peer for this one: its base class's words
+        (RetrievalEvaluator, {"response": "Tokyo"}, "RetrievalEvaluator: Either 'conversation' or individual inputs"),
+    ]
+    for evaluator, given, words in cases:
+        with pytest.raises(EvaluationException, match=words.replace("(", r"\(")):
+            evaluator(model_config=config)(**given)

@@ -109,6 +109,8 @@ class EvaluatorBase:
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         conversation = kwargs.pop("conversation", None)
+        if self.judged and self.validates_inputs and conversation is None:
+            self._validated(kwargs)
         inputs = {key: value for key, value in kwargs.items() if value is not None}
         if args or (conversation is None and not inputs):
             raise user_error(
@@ -122,6 +124,27 @@ class EvaluatorBase:
                 )
             return self._conversation(conversation)
         return self.peer_dict(run_sync(self._evaluate(inputs)), inputs)
+
+    def _validated(self, given: dict[str, Any]) -> None:
+        """The peer's validator on ``query`` and ``response``, in its words: given as None (where
+        required), an empty string or list, or neither text nor a list of messages."""
+        required = set(catalog().get(self.builtin).required_inputs)
+        for name in ("query", "response"):
+            if name not in given:
+                continue
+            value, shown = given[name], name.capitalize()
+            problem: tuple[str, ErrorCategory] | None = None
+            if value is None:
+                if name in required:
+                    problem = (f"{shown} is a required input and cannot be None.", ErrorCategory.MISSING_FIELD)
+            elif value == "":
+                problem = (f"{shown} string cannot be empty.", ErrorCategory.MISSING_FIELD)
+            elif not isinstance(value, (str, list)):
+                problem = (f"{shown} must be a string or a list of messages.", ErrorCategory.INVALID_VALUE)
+            elif value == []:
+                problem = (f"{shown} list cannot be empty.", ErrorCategory.MISSING_FIELD)
+            if problem is not None:
+                raise user_error(problem[0], self.target, problem[1])
 
     async def _evaluate(self, inputs: dict[str, Any]) -> Result:
         spec = catalog().get(self.builtin)
