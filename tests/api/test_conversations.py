@@ -116,3 +116,50 @@ def test_an_agents_answers_continue_the_conversation_and_its_traces_are_evaluate
         # Each answer is a turn of the one conversation: the second is about Rome, the first is not.
         assert run.status == "completed" and run.result_counts.total == 2, run.error
         assert (run.result_counts.passed, run.result_counts.failed) == (1, 1)
+
+
+def test_an_external_agent_is_registered_and_its_traces_are_evaluated_by_its_name(project_client, served):
+    """Foundry's external agents (``kind: external``): metadata only, hosted elsewhere; a trace data
+    source naming the agent reads the spans of its OpenTelemetry id."""
+    from azure.ai.projects.models import ExternalAgentDefinition
+
+    from tests.support.otel import export_agent_turns
+
+    created = project_client.agents.create_version(
+        agent_name="shop-desk", definition=ExternalAgentDefinition(otel_agent_id="shop-desk-otel")
+    )
+    assert created.version == "1" and created.definition["otel_agent_id"] == "shop-desk-otel"
+    assert [agent.name for agent in project_client.agents.list(kind="external")] == ["shop-desk"]
+    assert "shop-desk" not in [agent.name for agent in project_client.agents.list(kind="prompt")]
+    base = served["endpoint"].split("/api/")[0]
+    turns = [("Where is order 7?", "Order 7 ships today."), ("Refund order 9", "Refunded.")]
+    export_agent_turns(base, "shop-desk-otel", turns, key=served["key"], cert=served["cert"])
+    started = int(time.time())
+    with project_client.get_openai_client() as client:
+        evaluation = client.evals.create(
+            name="external desk",
+            data_source_config={"type": "azure_ai_source", "scenario": "traces"},
+            testing_criteria=[
+                {
+                    "type": "string_check",
+                    "name": "said",
+                    "input": "{{item.response}}",
+                    "reference": "Order 7",
+                    "operation": "like",
+                }
+            ],
+        )
+        window = {"start_time": started - 3600, "end_time": started + 600}
+        source = {"type": "agent_filter", "agent_name": "shop-desk", **window}
+        run = client.evals.runs.create(
+            eval_id=evaluation.id, data_source={"type": "azure_ai_trace_data_source", "trace_source": source}
+        )
+        run = wait_for(client, evaluation.id, run.id)
+        assert run.status == "completed" and run.result_counts.total == 2, run.error
+        assert (run.result_counts.passed, run.result_counts.failed) == (1, 1)
+        # registered, not run: a run or a response aimed at it says why
+        with pytest.raises(openai.BadRequestError, match="external agent is registered, not run here"):
+            client.responses.create(
+                input="hi", extra_body={"agent_reference": {"name": "shop-desk", "type": "agent_reference"}}
+            )
+    assert project_client.agents.delete("shop-desk").deleted

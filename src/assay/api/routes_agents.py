@@ -1,8 +1,10 @@
 """Foundry's agents API for prompt agents: ``POST /agents/{name}/versions`` (``agents.create_version``),
 get and list an agent and its versions, delete a version or the agent. A version is immutable; each
 create makes the next one (1, 2, ...). A run names one as ``{type: azure_ai_agent, name, version?}``
-and runs it as its model with its instructions (``assay.targets.prompt_agents``). Agents Foundry
-hosts (workflow, hosted, external) are refused with how to serve one here instead."""
+and runs it as its model with its instructions (``assay.targets.prompt_agents``). An external agent
+(``kind: external`` with its ``otel_agent_id``) is registered, not run: a trace data source naming
+it reads the spans of that id. Agents Foundry hosts (workflow, hosted) are refused with how to
+serve one here instead."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from assay.errors import ConfigError, NotFoundError
 from assay.targets.prompt_agents import PromptAgent
 
 router = APIRouter()
+EXTERNAL = "external"
+"""An agent registered by its OpenTelemetry id: metadata and traces here, hosted elsewhere."""
 NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 """Foundry's rule: alphanumerics, hyphens inside, at most 63 characters."""
 
@@ -61,8 +65,15 @@ def _checked_name(name: str) -> str:
 @router.post("/agents/{agent_name}/versions")
 def create_version(request: Request, agent_name: str, body: JsonBody, owner: Owner) -> dict[str, Any]:
     ctx = context(request)
-    agent = PromptAgent.parse(body.get("definition"))
-    ctx.models().get(agent.model).check_credentials()  # a model this server can call, before it is stored
+    definition = body.get("definition")
+    if isinstance(definition, dict) and definition.get("kind") == EXTERNAL:
+        # Registered, not hosted: the agent runs elsewhere; its spans (by otel_agent_id) are its traces.
+        otel_id = definition.get("otel_agent_id")
+        if not isinstance(otel_id, str) or not otel_id.strip() or len(otel_id) > 256:
+            raise ConfigError("definition.otel_agent_id: name the agent as its spans do (gen_ai.agent.name or .id)")
+    else:
+        agent = PromptAgent.parse(definition)
+        ctx.models().get(agent.model).check_credentials()  # a model this server can call, before it is stored
     description, metadata = fields.name(body.get("description"), "description"), fields.metadata(body.get("metadata"))
     stored = {"definition": body["definition"], "description": description, "metadata": metadata or {}}
     return version_object(ctx.store.save_prompt_agent(owner, _checked_name(agent_name), stored))
@@ -98,8 +109,11 @@ def list_agents(
     paging: Paging,
     kind: str | None = None,
 ) -> dict[str, Any]:
-    """Every agent of the project with its latest version; ``kind`` other than ``prompt`` finds none."""
-    rows = context(request).store.list_prompt_agents(owner) if kind in (None, "prompt") else []
+    """Every agent of the project with its latest version, or those of one ``kind`` (``prompt``,
+    ``external``; the kinds Foundry hosts are never here)."""
+    rows = context(request).store.list_prompt_agents(owner)
+    if kind is not None:
+        rows = [row for row in rows if (row["body"]["definition"] or {}).get("kind", "prompt") == kind]
     return paging.page([agent_object(row) for row in rows])
 
 

@@ -143,6 +143,11 @@ def _selection(data_source: dict[str, Any], now: float) -> TraceSelection:
 def resolve(store: Store, project: str, selection: TraceSelection, level: Level) -> ResolvedTraces:
     """The trace ids a run will evaluate: found, edge-buffered, then sampled down to ``max_traces``."""
     name, version = selection.agent_name, selection.agent_version
+    if name is not None:  # an external agent of the project: its spans carry its OpenTelemetry id
+        registered = store.find_prompt_agent(project, name)
+        definition = ((registered or {}).get("body") or {}).get("definition") or {}
+        if definition.get("kind") == "external" and definition.get("otel_agent_id"):
+            name = str(definition["otel_agent_id"])
     if name is not None and version is None:
         version = store.latest_agent_version(project, name)
     workflow = selection.workflow

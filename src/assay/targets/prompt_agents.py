@@ -36,6 +36,12 @@ class PromptAgent(BaseModel):
         """The definition a request gave, or a ``ConfigError`` naming the field to fix."""
         if not isinstance(definition, dict):
             raise ConfigError(f"{where} must be an object such as {{kind: prompt, model, instructions}}")
+        if definition.get("kind") == "external":
+            raise ConfigError(
+                f"{where}: an external agent is registered, not run here (it runs where you host it)",
+                hint="evaluate its traces (azure_ai_trace_data_source with its agent_name), or name its "
+                "endpoint under agents: in --models to call it",
+            )
         if definition.get("kind") != "prompt":
             raise ConfigError(
                 f"{where}.kind: {definition.get('kind')!r} agents run where Foundry hosts them; assay runs "
