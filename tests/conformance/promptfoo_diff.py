@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from assay.evaluators.promptfoo import is_known
+from tests.support.fixtures import start_llm_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPTFOO_HOME = ROOT / ".conformance" / "promptfoo"
@@ -124,6 +125,15 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("regex-js-dot-newline", "a\nb", {"type": "regex", "value": "a.b"}),
     ("regex-js-unicode-class", "café", {"type": "regex", "value": "^\\w+$"}),
 ]
+MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("model-contains", "Paris is the capital.", {"type": "contains", "value": "Paris"}),
+    ("model-cost-within", "A short answer.", {"type": "cost", "threshold": 0.01}),
+    ("model-cost-over", "A short answer that costs.", {"type": "cost", "threshold": 0.0000001}),
+    ("model-finish-reason", "Done.", {"type": "finish-reason", "value": "stop"}),
+    ("model-finish-reason-other", "Done again.", {"type": "finish-reason", "value": "length"}),
+]
+"""Cases answered by a model (``openai:chat:gpt-4.1-mini`` on the scripted server, which answers
+each with its text): cost at OpenAI's list price, the finish reason the model gave."""
 TEST_TRANSFORMS: dict[str, str] = {"transform-test": "output.trim().toLowerCase()"}
 """Cases whose test carries ``options.transform`` (the output before every assertion of it)."""
 CASES.append(("transform-test", "  MiXeD  ", {"type": "equals", "value": "mixed"}))
@@ -143,6 +153,12 @@ class Compared:
     assay: Verdict | None
     miss: str | None
     """Why the two differ (or why assay gave no verdict); None when they agree."""
+
+
+def model_config(base_url: str) -> dict[str, Any]:
+    tests = [{"description": n, "vars": {"text": f"say: {reply}"}, "assert": [c]} for n, reply, c in MODEL_CASES]
+    provider = {"id": "openai:chat:gpt-4.1-mini", "config": {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}}
+    return {"prompts": ["{{text}}"], "providers": [provider], "tests": tests}
 
 
 def config() -> dict[str, Any]:
@@ -208,8 +224,21 @@ def compare() -> list[Compared]:
     known = [test for test in whole["tests"] if is_known(str(test["assert"][0]["type"]))]
     (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump({**whole, "tests": known}, sort_keys=False))
     ours = run_assay(folder)
+    provider = start_llm_server()
+    try:
+        rules = [{"match": f"say: {reply}", "reply": {"content": reply}} for _, reply, _ in MODEL_CASES]
+        provider.script(rules=rules)
+        models = folder / "models"
+        models.mkdir()
+        (models / "promptfooconfig.yaml").write_text(yaml.safe_dump(model_config(provider.base_url), sort_keys=False))
+        os.environ["DIFF_KEY"] = "scripted"
+        theirs |= run_promptfoo(models)
+        ours |= run_assay(models)
+    finally:
+        os.environ.pop("DIFF_KEY", None)
+        provider.stop()
     compared = []
-    for name, _, check in CASES:
+    for name, _, check in [*CASES, *MODEL_CASES]:
         mine, yours = ours.get(name), theirs.get(name)
         if mine is None:
             miss: str | None = f"assay refuses assertion type {check['type']!r}"

@@ -46,6 +46,34 @@ class Price(BaseModel):
         return (prompt_tokens * self.input + completion_tokens * self.output) / 1e6
 
 
+LIST_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-5": (1.25, 10.0),
+    "gpt-5-mini": (0.25, 2.0),
+    "gpt-5-nano": (0.05, 0.4),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "gpt-4.1-nano": (0.1, 0.4),
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
+    "gpt-4-turbo": (10.0, 30.0),
+    "gpt-4": (30.0, 60.0),
+    "o1": (15.0, 60.0),
+    "o3": (2.0, 8.0),
+    "o3-mini": (1.1, 4.4),
+    "o4-mini": (1.1, 4.4),
+}
+"""OpenAI's list prices (USD per million input, output tokens) as promptfoo 0.123.1 carries them: a
+target's sample of a model whose entry gives no ``price`` is costed at these, so promptfoo's
+``cost`` assertion judges as it does there. A dated snapshot (``gpt-4.1-2025-04-14``) costs what
+its model does."""
+DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def list_price(model: str) -> Price | None:
+    found = LIST_PRICES.get(DATED.sub("", model))
+    return None if found is None else Price(input=found[0], output=found[1])
+
+
 class ModelConfig(BaseModel):
     """One endpoint and model, with the limits every call to it shares."""
 

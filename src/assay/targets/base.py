@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from assay.errors import ConfigError, ItemError
 from assay.llm import Model, ModelError, ModelRegistry
+from assay.llm.config import list_price
 from assay.messages import normalize_tool_definitions
 from assay.targets.agents import AgentTarget, find_agent
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS, loop_sample, run_loop
@@ -250,7 +251,7 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
 
 
 def _cost(model: Model, prompt_tokens: int, completion_tokens: int) -> float | None:
-    price = model.config.price
+    price = model.config.price or list_price(model.config.model)
     return None if price is None else price.cost(prompt_tokens, completion_tokens)
 
 
