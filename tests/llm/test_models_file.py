@@ -29,3 +29,12 @@ def test_a_default_that_is_not_a_model_of_the_file_is_refused_with_the_file_name
     path.write_text(MODELS.replace("default: judge", "default: jugde"))
     with pytest.raises(ConfigError, match=r"models.yaml: default: 'jugde' is not a model of the models: section"):
         models_from_file(path)
+
+
+def test_openai_models_are_costed_at_their_list_price_when_no_price_is_given():
+    """As promptfoo costs them (its cost assertion needs a price): a dated snapshot at its model's."""
+    from assay.llm.config import list_price
+
+    assert list_price("gpt-4.1-mini").cost(1_000_000, 1_000_000) == pytest.approx(0.4 + 1.6)
+    assert list_price("gpt-4o-2024-11-20").cost(2_000_000, 0) == pytest.approx(5.0)
+    assert list_price("my-local-model") is None
