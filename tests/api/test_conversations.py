@@ -103,7 +103,14 @@ def test_an_agents_answers_continue_the_conversation_and_its_traces_are_evaluate
                     "input": "{{item.response}}",
                     "reference": "Rome",
                     "operation": "like",
-                }
+                },
+                {  # Foundry's trace evaluations read the agent's turn as the sample
+                    "type": "string_check",
+                    "name": "sample_said_rome",
+                    "input": "{{sample.output_text}}",
+                    "reference": "Geo: Rome.",
+                    "operation": "eq",
+                },
             ],
         )
         source = {"type": "agent_filter", "agent_name": "geo", "agent_version": agent.version}
@@ -116,6 +123,8 @@ def test_an_agents_answers_continue_the_conversation_and_its_traces_are_evaluate
         # Each answer is a turn of the one conversation: the second is about Rome, the first is not.
         assert run.status == "completed" and run.result_counts.total == 2, run.error
         assert (run.result_counts.passed, run.result_counts.failed) == (1, 1)
+        by_criterion = {r.testing_criteria: (r.passed, r.failed) for r in run.per_testing_criteria_results}
+        assert by_criterion["sample_said_rome"] == (1, 1)
 
 
 def test_an_external_agent_is_registered_and_its_traces_are_evaluated_by_its_name(project_client, served):

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from assay.dataset import Dataset
 from assay.errors import ConfigError
-from assay.messages import normalize, normalize_tool_definitions, split_turn, turn_fields
+from assay.messages import MessageFormatError, normalize, normalize_tool_definitions, split_turn, turn_fields
 from assay.sampling import Candidate, SampleReport, random_sample, smart_sample
 from assay.store import Store
 from assay.traces.conversion import Conversation, Turn, conversations_of, turn_order, turns_of
@@ -207,7 +207,24 @@ def items_dataset(turns: list[Turn], level: Level, workflow: Workflow | None = N
         items = [c.item() for c in conversations]
     else:
         items = [t.item() for t in sorted(turns, key=turn_order)]
-    return Dataset.from_content([{"item": item} for item in items], name="traces")
+    return Dataset.from_content([{"item": item, "sample": trace_sample(item)} for item in items], name="traces")
+
+
+SAMPLE_FIELDS = ("query", "response", "tool_definitions", "messages", "context")
+
+
+def trace_sample(item: dict[str, Any]) -> dict[str, Any]:
+    """What the traced agent did, as a run's sample: Foundry's trace evaluations map
+    ``{{sample.query}}``, ``{{sample.response}}`` and ``{{sample.tool_definitions}}``; ``output_text``
+    is the agent's last words."""
+    sample = {name: item[name] for name in SAMPLE_FIELDS if name in item}
+    said = item.get("response") if item.get("response") is not None else item.get("messages")
+    try:
+        texts = [m.text for m in normalize(said or [], default_role="assistant") if m.role == "assistant"]
+    except MessageFormatError:
+        texts = []
+    sample["output_text"] = next((text for text in reversed(texts) if text), "")
+    return sample
 
 
 def workflow_items(turns: list[Turn], workflow: Workflow) -> list[dict[str, Any]]:
