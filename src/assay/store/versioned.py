@@ -4,14 +4,16 @@ tables hold ``project, name, version, body, created_at``."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import sqlalchemy as sa
 
 from assay.errors import NotFoundError
 
-SAVE_ATTEMPTS = 8
-"""Saves of one name racing each other: each lost race costs one more attempt."""
+SAVE_ATTEMPTS = 32
+"""Saves of one name racing each other (SQLite; PostgreSQL queues them): each lost race costs one
+more attempt."""
 
 
 class Versions:
@@ -25,12 +27,16 @@ class Versions:
 
     def save(self, engine: sa.Engine, project: str, name: str, body: dict[str, Any], stamp: int) -> dict[str, Any]:
         """``body`` as the next version of ``name``. Two saves of one name at once would both take
-        the same next number: the one that loses the race takes the number after."""
+        the same next number: on PostgreSQL they wait for each other (a transaction lock on the
+        name), elsewhere the one that loses the race takes the number after."""
         table = self.table
         mine = sa.and_(table.c.project == project, table.c.name == name)
         for attempt in range(SAVE_ATTEMPTS):
             try:
                 with engine.begin() as conn:
+                    if conn.dialect.name == "postgresql":  # saves of one name queue rather than race
+                        key = json.dumps([table.name, project, name])
+                        conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
                     latest = conn.execute(sa.select(sa.func.max(table.c.version)).where(mine)).scalar()
                     version = (latest or 0) + 1
                     row = {"project": project, "name": name, "version": version, "body": body, "created_at": stamp}
