@@ -208,3 +208,41 @@ def test_every_deterministic_assertion_through_a_config_with_the_echo_provider(t
     verdicts = {i["datasource_item"]["description"]: i["results"][0]["passed"] for i in items}
     wrong = [(a, out) for i, (a, out, expected) in enumerate(cases) if verdicts[f"case {i}"] is not expected]
     assert wrong == [] and len(items) == len(cases) >= 45
+
+
+CLOSED_QA_CONFIG = """prompts: ["{{{{question}}}}"]
+providers:
+  - id: openai:chat:target-model
+    config: {{apiBaseUrl: "{base_url}"}}
+defaultTest:
+  options:
+    provider: openai:chat:grader-model
+tests:
+  - vars: {{question: "Name a primary colour"}}
+    assert:
+      - type: model-graded-closedqa
+        value: names a primary colour
+      - type: model-graded-factuality
+        value: Red is a primary colour.
+"""
+
+
+def test_closedqa_and_promptfoos_older_name_for_factuality(tmp_path, llm):
+    llm.reset()
+    llm.script(
+        rules=[
+            {
+                "match": "Does the submission meet",
+                "reply": {"content": json.dumps({"reason": "it does", "meets": True})},
+            },
+            {"match": "Categories", "reply": {"content": json.dumps({"reason": "same", "category": "C"})}},
+            {"match": "primary colour", "reply": {"content": "Red."}},
+        ],
+    )
+    (tmp_path / "promptfooconfig.yaml").write_text(CLOSED_QA_CONFIG.format(base_url=llm.base_url))
+    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}
+    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path, env_extra=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (item,) = _items(_run_ids(done.stdout)[0], tmp_path)
+    verdicts = {c["type"]: c["pass"] for c in item["results"][0]["properties"]["assertions"]}
+    assert verdicts == {"model-graded-closedqa": True, "model-graded-factuality": True}

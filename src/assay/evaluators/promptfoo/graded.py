@@ -105,6 +105,20 @@ async def factuality(assertion: dict[str, Any], seen: Seen, inverse: bool, model
     return _verdict(score > 0, score, inverse, reason, usage, {"category": category})
 
 
+async def closed_qa(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+    """promptfoo's ``model-graded-closedqa``: does the output meet the criterion, yes or no."""
+    hint = '{"reason": "<why>", "meets": <true or false>}'
+    user = (
+        f"# Task\n{seen.prompt}\n\n# Submission\n{seen.output}\n\n# Criterion\n{_text(assertion.get('value'))}\n\n"
+        f"Does the submission meet the criterion? Reply with only this JSON object: {hint}"
+    )
+    answer, usage = await _ask(model, user, hint)
+    meets = answer.get("meets")
+    if not isinstance(meets, bool):
+        raise ItemError("model-graded-closedqa: the grader gave no meets: true or false", details={"usage": usage})
+    return _verdict(meets, 1.0 if meets else 0.0, inverse, str(answer.get("reason") or ""), usage)
+
+
 def _judged(
     definition: JudgeDefinition, default_threshold: float, fields: Callable[[dict[str, Any], Seen], dict[str, Any]]
 ) -> GradedCheck:
@@ -154,6 +168,8 @@ GRADED: dict[str, GradedCheck] = {
     "llm-rubric": llm_rubric,
     "g-eval": g_eval,
     "factuality": factuality,
+    "model-graded-factuality": factuality,
+    "model-graded-closedqa": closed_qa,
     "answer-relevance": answer_relevance,
     "context-faithfulness": context_faithfulness,
     "similar": similar,
