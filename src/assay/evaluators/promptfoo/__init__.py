@@ -230,9 +230,11 @@ def javascript_body(code: str) -> str:
 
 
 def _last_statement_semicolon(code: str) -> int:
-    quote, last = "", -1
+    """Where the last ``;`` outside a string literal is (-1: none), as promptfoo finds it."""
+    quote, last, backslashes = "", -1, 0
     for index, char in enumerate(code):
-        escaped = (len(code[:index]) - len(code[:index].rstrip("\\"))) % 2 == 1
+        escaped = backslashes % 2 == 1
+        backslashes = backslashes + 1 if char == "\\" else 0
         if not escaped and char in "'\"`" and (not quote or quote == char):
             quote = "" if quote == char else char
         if char == ";" and not quote:
