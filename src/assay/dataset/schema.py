@@ -110,10 +110,11 @@ class ItemSchema:
         ``"query": null`` for an optional input), so it is checked as absent."""
         if self._validator is None:
             return []
-        required = self.schema.get("required") if isinstance(self.schema, dict) else None
-        needed = set(required) if isinstance(required, list) else set()
-        present = {key: value for key, value in item.items() if value is not None or key in needed}
-        return [_describe(error) for error in self._validator.iter_errors(present)]
+        if None in item.values():
+            required = self.schema.get("required") if isinstance(self.schema, dict) else None
+            needed = set(required) if isinstance(required, list) else set()
+            item = {key: value for key, value in item.items() if value is not None or key in needed}
+        return [_describe(error) for error in self._validator.iter_errors(item)]
 
     def known_fields(self) -> set[str] | None:
         """Top-level fields the schema declares, or ``None`` when it does not restrict them."""
