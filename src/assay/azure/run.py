@@ -135,7 +135,8 @@ class _Plan:
 
     def _custom(self, alias: str, evaluator: Callable[..., Any], config: Mapping[str, Any]) -> None:
         name = f"{alias}:custom"
-        spec = spec_from_function(evaluator, keep_output=True).model_copy(update={"name": name})
+        spec = spec_from_function(evaluator, keep_output=True, kwargs_take_every_column=True)
+        spec = spec.model_copy(update={"name": name})
         self.catalog.add(spec)
         self._append({"type": "azure_ai_evaluator", "name": name, "evaluator_name": name}, name, alias, None, config)
 

@@ -70,11 +70,14 @@ def spec_from_function(
     description: str = "",
     *,
     keep_output: bool = False,
+    kwargs_take_every_column: bool = False,
 ) -> EvaluatorSpec:
     """An evaluator from a function or callable object: its named parameters are its inputs (those
-    with defaults optional); ``*args`` and ``**kwargs`` receive nothing. ``keep_output`` keeps what
-    it returned under ``properties["output"]`` (azure-ai-evaluation writes those keys as columns)
-    and scores even a return without a score."""
+    with defaults optional); ``*args`` and ``**kwargs`` receive nothing, except that with
+    ``kwargs_take_every_column`` a function of ``**kwargs`` alone is given every column, as
+    azure-ai-evaluation gives it. ``keep_output`` keeps what it returned under
+    ``properties["output"]`` (azure-ai-evaluation writes those keys as columns) and scores even a
+    return without a score."""
     existing = getattr(function, SPEC_ATTRIBUTE, None)
     if isinstance(existing, EvaluatorSpec):
         return existing
@@ -88,12 +91,14 @@ def spec_from_function(
             continue  # the inputs are the named parameters, as the peer binds them
         (optional if parameter.default is not parameter.empty else required).append(parameter.name)
     names = [*required, *optional]
-    # With only **kwargs it is given every column, as the peer's batch engine gives it: the whole
-    # item, or what an explicit mapping names. (With named parameters too, those are its inputs.)
-    every_column = not names and any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    # With only **kwargs, azure-ai-evaluation's batch engine gives it every column (the whole item,
+    # or what an explicit mapping names): ``assay.azure.evaluate`` asks for that. assay's own
+    # evaluators name their inputs. (With named parameters too, those are its inputs.)
+    var_keyword = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    every_column = kwargs_take_every_column and not names and var_keyword
     if not names and not every_column:
         hint = "name each input as a parameter, e.g. def score(response, ground_truth, **kwargs)"
-        raise ConfigError(f"evaluator {label!r}: *args alone name no inputs", hint=hint)
+        raise ConfigError(f"evaluator {label!r}: *args and **kwargs alone name no inputs", hint=hint)
     is_async = inspect.iscoroutinefunction(target)
 
     def factory() -> Evaluator:
