@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tarfile
@@ -259,7 +260,8 @@ def run_all(names: list[str] | None = None, parallel: int = 6) -> tuple[list[Out
             key = environment["MODEL_API_KEY"]
             project = environment["FOUNDRY_PROJECT_ENDPOINT"] + "/"
             headers = {"Authorization": f"Bearer {key}"}
-            with httpx.Client(base_url=project, headers=headers, verify=environment["SSL_CERT_FILE"]) as client:
+            trusted = ssl.create_default_context(cafile=environment["SSL_CERT_FILE"])
+            with httpx.Client(base_url=project, headers=headers, verify=trusted) as client:
                 for path in chosen:
                     environment[f"conversation:{agent_name(path)}"] = seed_agent(client, agent_name(path))
             outcomes = list(pool.map(lambda path: run_sample(path, environment), chosen))
