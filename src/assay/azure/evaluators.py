@@ -223,7 +223,7 @@ class EvaluatorBase:
         messages = conversation.get("messages") if isinstance(conversation, dict) else None
         if not isinstance(messages, list) or not messages:
             raise user_error("Conversation must be a dict with a non-empty 'messages' list.", ErrorTarget.CONVERSATION)
-        turns = _turns(messages, conversation.get("context"))
+        turns = conversation_turns(messages, conversation.get("context"))
         if not turns:
             raise user_error(
                 "Conversation must contain at least one user message followed by an assistant reply.",
@@ -249,7 +249,7 @@ class EvaluatorBase:
         return aggregated
 
 
-def _turns(messages: list[Any], context: Any) -> list[dict[str, Any]]:
+def conversation_turns(messages: list[Any], context: Any) -> list[dict[str, Any]]:
     """User → assistant pairs, each a single-turn input (the peer zips them the same way)."""
     turns, query = [], None
     for message in messages:

@@ -86,6 +86,8 @@ class ScanReport:
     fields_in_some_item: set[str] = field(default_factory=set)
     rows_with_sample: int = 0
     """Rows that carried their sample (OpenAI's ``{"item": ..., "sample": ...}`` lines)."""
+    schema_issue_count: int = 0
+    """Of ``issue_count``, the items that break the schema (the rest are rows that cannot be read)."""
 
     @property
     def ok(self) -> bool:
@@ -155,6 +157,7 @@ def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:
         if problems is not None:
             for field_name, message in problems(item):
                 report.add(DataIssue(source_name(dataset, row), row.line, message, field_name))
+                report.schema_issue_count += 1
     report.rows, report.rows_with_sample = rows, with_sample
     return report
 

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from assay.azure.evaluators import _turns
+from assay.azure.evaluators import conversation_turns
 from assay.azure.exceptions import ErrorTarget, user_error
 from assay.sync import run_sync
 
@@ -64,7 +64,7 @@ class EvaluatorBase(ABC):
                 )
             return self._with_verdicts(await self._do_eval(inputs))
         messages = conversation.get("messages") if isinstance(conversation, dict) else None
-        turns = _turns(messages, conversation.get("context")) if isinstance(messages, list) else []
+        turns = conversation_turns(messages, conversation.get("context")) if isinstance(messages, list) else []
         if not turns:
             raise user_error(
                 "Conversation must contain at least one user message followed by an assistant reply.",
