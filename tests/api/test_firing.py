@@ -84,7 +84,8 @@ def test_a_webhook_that_never_answers_delays_no_other_projects_schedule(served, 
     monkeypatch.setenv("ASSAY_RATE_RUNS_PER_MINUTE", "0")
     store, release = served.store, threading.Event()
     made = served.client().evals.create(**EVAL)
-    store.put_schedule("busy", "other", schedule(made.id, {"type": "Cron", "expression": "* * * * *"}), None)
+    # Yearly, so that the firing is the due time set below, never a minute boundary it crossed.
+    store.put_schedule("busy", "other", schedule(made.id, {"type": "Cron", "expression": "0 0 1 1 *"}), None)
     with scripted_receiver(lambda n: None, release) as (dead, held):
         quiet = schedule(made.id, {"type": "Cron", "expression": "0 0 1 1 *"}, alert={"url": dead})
         store.put_schedule("quiet", "alerting", quiet, None)
