@@ -18,7 +18,10 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   tests that must interrupt a run mid-way without racing it); ``fill_schemas: true`` answers a request asking for a JSON schema (that no rule answers) with a small
   instance of it; ``refuse_json_schema: true`` answers 400 to any request asking for
   ``response_format: json_schema`` (a server without structured output); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
-- ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...},
+- ``"entra": {"audience": "https://cognitiveservices.azure.com", "lifetime": 4}`` in the script turns on
+  Entra ID mode: model calls need a bearer token minted for that audience and not yet expired (else
+  Azure's 401); ``GET /msi/token`` mints them as App Service's managed identity endpoint does.
+- ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...}, "auth_refused": N, "tokens_seen": N, "minted": N,
   "last_request": {path, query, headers, api_key, authorization}}``.
 - ``POST /_reset`` clears the script and the counters; a request still waiting then (held, or in
   its latency) is dropped unanswered and uncounted: it was an earlier test's.
@@ -33,6 +36,7 @@ import random
 import sys
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from http import HTTPStatus
 from typing import Any
@@ -58,6 +62,11 @@ class State:
         self.last_request: dict[str, Any] = {}
         self.tokens = 0.0
         self.refilled = time.monotonic()
+        self.auth_refused = 0
+        """Model calls answered 401 in Entra ID mode."""
+        self.tokens_seen: set[str] = set()
+        """The distinct bearer tokens model calls carried in Entra ID mode."""
+        self.minted = 0
 
     def choose(self, body: dict[str, Any]) -> dict[str, Any]:
         """The reply for this request: a fault, an over-budget 429, a matching rule or the default."""
@@ -164,6 +173,9 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
                 "last": STATE.last,
                 "last_request": STATE.last_request,
                 "arrivals": STATE.arrivals,
+                "auth_refused": STATE.auth_refused,
+                "tokens_seen": len(STATE.tokens_seen),
+                "minted": STATE.minted,
             }
         return 200, stats, {}
     if method == "POST" and path == "/_script":
@@ -178,6 +190,59 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
             STATE.reset()
         return 200, {"ok": True}, {}
     return None
+
+
+TOKEN_MARK = "entra~"
+"""Tokens this server accepts in Entra ID mode: ``entra~<resource>~<expires_on>~<issued ms>~<nonce>``
+(refused once expired, or issued before the script's ``revoked_before``), minted by
+its ``/msi/token`` (an App Service managed identity endpoint) or by ``tests.support.entra``'s fake ``az``."""
+
+
+def mint(resource: str, lifetime: float) -> tuple[str, int]:
+    now = time.time()
+    expires_on = int(now + lifetime)
+    return f"{TOKEN_MARK}{resource}~{expires_on}~{int(now * 1000)}~{random.getrandbits(48):x}", expires_on
+
+
+def entra_refusal(path: str, headers: dict[str, str]) -> Reply | None:
+    """In Entra ID mode (``"entra": {"audience": ...}`` in the script), a 401 as Azure answers it for
+    a model call without a bearer token this server minted, for another audience, or expired."""
+    entra = STATE.script.get("entra")
+    if entra is None or path.startswith("/_") or path == "/msi/token":
+        return None
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    parts = token.removeprefix(TOKEN_MARK).split("~") if token.startswith(TOKEN_MARK) else []
+    valid = (
+        scheme.lower() == "bearer"
+        and len(parts) == 4
+        and parts[0] == entra.get("audience", parts[0])
+        and parts[1].isdigit()
+        and int(parts[1]) > time.time()
+        and int(parts[2]) >= entra.get("revoked_before", 0) * 1000
+    )
+    with STATE.lock:
+        if valid:
+            STATE.tokens_seen.add(token)
+            return None
+        STATE.auth_refused += 1
+    message = (
+        "Access token is missing, invalid, audience is incorrect (https://cognitiveservices.azure.com), or have expired."
+    )
+    return 401, {"error": {"code": "401", "message": message}}, {}
+
+
+def managed_identity_token(query: str, headers: dict[str, str]) -> Reply:
+    """App Service's managed identity endpoint (``IDENTITY_ENDPOINT``): a token for ``resource``
+    living ``entra.lifetime`` seconds (default an hour), for the secret ``IDENTITY_HEADER`` names."""
+    params = dict(urllib.parse.parse_qsl(query))
+    if headers.get("x-identity-header") != (STATE.script.get("entra") or {}).get("identity_header", "local-identity"):
+        return 401, {"error": "invalid identity header"}, {}
+    resource = params.get("resource", "")
+    token, expires_on = mint(resource, float((STATE.script.get("entra") or {}).get("lifetime", 3600)))
+    with STATE.lock:
+        STATE.minted += 1
+    payload = {"access_token": token, "expires_on": str(expires_on), "resource": resource, "token_type": "Bearer"}
+    return 200, payload, {}
 
 
 def embeddings(body: dict[str, Any]) -> Reply:
@@ -396,8 +461,13 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
                         "api_key": headers.get("api-key"),
                         "authorization": headers.get("authorization"),
                     }
-            if path.endswith(("/chat/completions", "/responses", "/invocations")) and method == "POST":
+            refused = entra_refusal(path, headers) if method == "POST" else None
+            if refused is not None:
+                reply = refused
+            elif path.endswith(("/chat/completions", "/responses", "/invocations")) and method == "POST":
                 reply = await completion(path, body)
+            elif method == "GET" and path == "/msi/token":
+                reply = managed_identity_token(query, headers)
             else:
                 reply = route(method, path, body) or (404, {"error": {"message": f"no route {path}"}}, {})
             if reply is None:

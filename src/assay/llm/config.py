@@ -12,7 +12,10 @@
         provider: azure
         azure_endpoint: https://x.openai.azure.com
         api_version: 2024-10-21
-        model: my-deployment
+        model: my-deployment      # no key: an Entra ID token (auth: entra), refreshed as it expires
+      foundry-judge:
+        project: https://x.services.ai.azure.com/api/projects/p   # a Foundry project's deployment
+        deployment: gpt-4.1
 
 With no ``models:`` section, a model named in a criterion is served by the environment's
 endpoint: ``AZURE_OPENAI_ENDPOINT`` (+ ``AZURE_OPENAI_API_KEY``, ``OPENAI_API_VERSION``) or
@@ -25,7 +28,7 @@ import os
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assay.errors import ConfigError, invalid_settings
 
@@ -74,6 +77,18 @@ def list_price(model: str) -> Price | None:
     return None if found is None else Price(input=found[0], output=found[1])
 
 
+CredentialKind = Literal[
+    "default", "azure_cli", "managed_identity", "workload_identity", "environment", "azure_developer_cli"
+]
+COGNITIVE_SERVICES_SCOPE = "https://cognitiveservices.azure.com/.default"
+FOUNDRY_SCOPE = "https://ai.azure.com/.default"
+
+
+def project_inference_url(project: str) -> str:
+    """Where a Foundry project's deployments answer OpenAI requests (``AIProjectClient.get_openai_client``)."""
+    return project.rstrip("/") + "/openai/v1"
+
+
 class ModelConfig(BaseModel):
     """One endpoint and model, with the limits every call to it shares."""
 
@@ -91,7 +106,26 @@ class ModelConfig(BaseModel):
     api_key: str | None = None
     api_key_env: str | None = None
     bearer_token_env: str | None = None
-    """Azure: send an Entra ID bearer token from this variable instead of an api-key."""
+    """Azure: send a bearer token read once from this variable (it is not refreshed: prefer ``auth: entra``)."""
+    auth: Literal["key", "entra"] | None = None
+    """How calls authenticate: an api-key, or an Entra ID token obtained through azure-identity and
+    refreshed before it expires (``assay.llm.entra``). Unset: a key when one is given, else Entra ID
+    for an Azure endpoint or a Foundry project."""
+    credential: CredentialKind = "default"
+    """Which Entra ID credential: ``default`` is azure-identity's ``DefaultAzureCredential`` chain
+    (environment, workload identity, managed identity, Azure CLI, PowerShell, developer CLI)."""
+    managed_identity_client_id: str | None = None
+    """A user-assigned managed identity's client id (``default`` and ``managed_identity``)."""
+    tenant_id: str | None = None
+    """The tenant to ask tokens of, when the signed-in identity has several."""
+    scope: str | None = None
+    """The token's scope; default ``https://cognitiveservices.azure.com/.default``, and
+    ``https://ai.azure.com/.default`` for a Foundry project."""
+    project: str | None = None
+    """A Foundry project endpoint (``https://<resource>.services.ai.azure.com/api/projects/<name>``):
+    calls go to its ``/openai/v1`` route, as ``AIProjectClient.get_openai_client()`` sends them."""
+    deployment: str | None = None
+    """The project's model deployment to call (the request's ``model``)."""
     azure_endpoint: str | None = None
     api_version: str | None = None
     json_mode: bool = True
@@ -110,6 +144,35 @@ class ModelConfig(BaseModel):
     """How JSON calls are sent: ``fast`` posts with the URL and headers the openai client builds
     (``assay.llm.http``); ``sdk`` sends each through the client, at several times the client CPU."""
     price: Price | None = None
+
+    @model_validator(mode="after")
+    def _project_route(self) -> ModelConfig:
+        if self.project is not None:
+            if not self.project.startswith(("https://", "http://")):
+                raise ValueError(
+                    "expected the project endpoint, https://<resource>.services.ai.azure.com/api/projects/<p>"
+                )
+            if self.provider != "openai" or self.azure_endpoint:
+                raise ValueError("give either project: or provider: azure with azure_endpoint, not both")
+            if self.base_url is None:
+                self.base_url = project_inference_url(self.project)
+        if self.deployment is not None:
+            self.model = self.deployment
+        return self
+
+    @property
+    def uses_entra(self) -> bool:
+        """Whether calls carry an Entra ID token (``auth: entra``, or an Azure endpoint or Foundry
+        project with no key and no bearer variable)."""
+        if self.auth is not None:
+            return self.auth == "entra"
+        if self.bearer_token_env or (self.provider != "azure" and self.project is None):
+            return False
+        return self.key() is None
+
+    @property
+    def token_scope(self) -> str:
+        return self.scope or (FOUNDRY_SCOPE if self.project is not None else COGNITIVE_SERVICES_SCOPE)
 
     def takes(self, modality: Literal["text", "image", "audio"]) -> bool:
         if self.modalities is not None:
@@ -171,7 +234,7 @@ def parse_models(section: Any, where: str = "models") -> list[ModelConfig]:
         if raw is not None and not isinstance(raw, dict):
             raise ConfigError(f"{where}.{name}: expected settings such as {{model: gpt-4.1-mini, base_url: ...}}")
         settings = {key: value for key, value in (raw or {}).items() if key != "__line__"}
-        settings.setdefault("model", name)
+        settings.setdefault("model", settings.get("deployment") or name)
         try:
             configs.append(ModelConfig(name=str(name), **settings))
         except ValidationError as exc:

@@ -24,6 +24,7 @@ import logging
 import ssl
 import urllib.parse
 import urllib.request
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 
 # Per-request headers of the template request; aiohttp and each send supply their own.
 _PER_REQUEST = {"content-length", "idempotency-key", "x-stainless-retry-count"}
+# A template's credential, when each post sends the token current then (it is refreshed as it expires).
+_CREDENTIALS = {"authorization", "api-key"}
 
 
 class FastPathUnavailable(Exception):
@@ -54,9 +57,17 @@ class FastPoster:
     """JSON POSTs for one SDK client on one event loop."""
 
     def __init__(
-        self, client: openai.AsyncOpenAI, *, timeout: float, connections: int, tls: ssl.SSLContext | None = None
+        self,
+        client: openai.AsyncOpenAI,
+        *,
+        timeout: float,
+        connections: int,
+        tls: ssl.SSLContext | None = None,
+        bearer: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         self.client = client
+        self.bearer = bearer
+        """The current Entra ID token, asked for on every post (templates keep no credential then)."""
         self.tls = tls
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self.connections = connections
@@ -67,8 +78,11 @@ class FastPoster:
         """The decoded JSON reply, or the exception the SDK would raise."""
         template = await self._template(path, str(body.get("model", "")))
         data = json.dumps(body).encode()
+        sent = template.headers
+        if self.bearer is not None:
+            sent = {**sent, "Authorization": f"Bearer {await self.bearer()}"}
         try:
-            post = self._open().post(template.url, data=data, headers=template.headers, proxy=template.proxy)
+            post = self._open().post(template.url, data=data, headers=sent, proxy=template.proxy)
             async with post as reply:
                 status, content = reply.status, await reply.read()
                 headers = list(reply.headers.items())
@@ -112,7 +126,8 @@ class FastPoster:
                     exc,
                 )
                 raise FastPathUnavailable(str(exc)) from exc
-            headers = {key: value for key, value in request.headers.items() if key.lower() not in _PER_REQUEST}
+            dropped = _PER_REQUEST | _CREDENTIALS if self.bearer is not None else _PER_REQUEST
+            headers = {key: value for key, value in request.headers.items() if key.lower() not in dropped}
             url = str(request.url)
             found = self._templates[(path, model)] = _Template(url, headers, _proxy_for(url), request)
         return found

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import ssl
+import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from assay.errors import AssayError, ConfigError
 from assay.llm.breaker import Breaker, counts_towards_breaker
 from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
+from assay.llm.entra import TokenSource, TokenUnavailable, token_source
 from assay.llm.limits import AdaptiveLimiter, Budgets, SharedBudget, local_budget
 from assay.llm.retry import backoff, classify
 from assay.results.stored import CacheMode as CacheMode
@@ -97,6 +99,8 @@ class _LoopState:
     limiter: AdaptiveLimiter
     requests: SharedBudget | None
     tokens: SharedBudget | None
+    entra: TokenSource | None
+    """Where the Entra ID token of each call comes from, for a model that authenticates with one."""
 
 
 class Model:
@@ -230,6 +234,7 @@ class Model:
                 "max_tokens", body.get("max_completion_tokens", body.get("max_output_tokens", 0))
             )
         attempt = 0
+        refreshed = False
         while True:
             down = self.unavailable()
             if down is not None:
@@ -251,8 +256,17 @@ class Model:
                     state.tokens.give_back(max(0.0, estimate - used))
                 return response
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors are not retried
+                if isinstance(exc, TokenUnavailable):  # the credential stopped answering: the model is out of reach
+                    self.breaker.failed(exc.message)
+                    _note_outage(self)
+                    raise ModelError(f"model {self.name!r}: {exc.message}", 401) from None
                 failure = classify(exc)
                 throttled = failure.throttled
+                if failure.status == 401 and state.entra is not None and not refreshed:
+                    # The token expired in flight or was revoked: a new one, once, before it counts.
+                    state.entra.refused(time.time())
+                    refreshed = True
+                    continue
                 outage = counts_towards_breaker(exc, failure.status)
                 if outage:
                     self.breaker.failed(failure.message)
@@ -299,7 +313,8 @@ class Model:
         state = self._states.get(loop)
         if state is None:
             config = self.config
-            client = _client(config)
+            entra = token_source(config) if config.uses_entra else None
+            client = _client(config, entra)
             cache = None
             if self.cache is not None:
                 mode = self.cache_mode
@@ -309,7 +324,8 @@ class Model:
                 from assay.llm.http import FastPoster
 
                 connections = max(100, config.max_concurrency)
-                poster = FastPoster(client, timeout=config.timeout, connections=connections, tls=_tls())
+                bearer = None if entra is None else _bearer(entra)
+                poster = FastPoster(client, timeout=config.timeout, connections=connections, tls=_tls(), bearer=bearer)
             state = _LoopState(
                 client=client,
                 poster=poster,
@@ -317,6 +333,7 @@ class Model:
                 limiter=AdaptiveLimiter(config.max_concurrency),
                 requests=self.budgets(config, "requests", config.rpm) if config.rpm else None,
                 tokens=self.budgets(config, "tokens", config.tpm) if config.tpm else None,
+                entra=entra,
             )
             self._states[loop] = state
         return state
@@ -342,7 +359,16 @@ async def _events(stream: Any) -> AsyncIterator[dict[str, Any]]:
             yield event
 
 
-def _client(config: ModelConfig) -> Any:
+def _bearer(source: TokenSource) -> Callable[[], Awaitable[str]]:
+    """The current token of ``source``, as the SDK's token providers return it."""
+
+    async def current() -> str:
+        return (await source.token()).value
+
+    return current
+
+
+def _client(config: ModelConfig, entra: TokenSource | None) -> Any:
     # The SDK is imported with the first client: an eval of local metrics alone never needs it.
     import openai
 
@@ -352,17 +378,24 @@ def _client(config: ModelConfig) -> Any:
     http = openai.DefaultAioHttpClient(timeout=config.timeout, verify=_tls())
     if config.provider == "azure":
         token = os.environ.get(config.bearer_token_env) if config.bearer_token_env else None
+        if entra is not None:  # asked for on every request the SDK sends itself (streams, the slow path)
+            auth: dict[str, Any] = {"azure_ad_token_provider": _bearer(entra)}
+        else:
+            auth = {"api_key": None if token else key, "azure_ad_token": token}
         return openai.AsyncAzureOpenAI(
             azure_endpoint=config.azure_endpoint or "",
             api_version=config.api_version,
             max_retries=0,
             timeout=config.timeout,
-            api_key=None if token else key,
-            azure_ad_token=token,
             http_client=http,
+            **auth,
         )
     return openai.AsyncOpenAI(
-        base_url=config.base_url, api_key=key, max_retries=0, timeout=config.timeout, http_client=http
+        base_url=config.base_url,
+        api_key=_bearer(entra) if entra is not None else key,
+        max_retries=0,
+        timeout=config.timeout,
+        http_client=http,
     )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import difflib
+import logging
+import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -16,6 +18,7 @@ from assay.llm.config import ModelConfig, from_environment
 from assay.llm.limits import Budgets, local_budget
 from assay.llm.model import CacheMode, Model
 
+log = logging.getLogger(__name__)
 UNREACHABLE_HINT = "start the model's server, or correct its base_url or key"
 
 
@@ -101,6 +104,8 @@ class ModelRegistry:
             if reason is not None:
                 raise ModelUnreachable(f"{model.where} is unreachable: {reason}", hint=UNREACHABLE_HINT)
             model.breaker.reset()
+        for model in live:
+            await credential_check(model)
 
     def tripped(self) -> Model | None:
         """A model this run uses whose endpoint went down during it."""
@@ -128,3 +133,25 @@ class ModelRegistry:
     async def aclose(self) -> None:
         for model in self._models.values():
             await model.aclose()
+
+
+async def credential_check(model: Model) -> str:
+    """How the model's calls authenticate; for Entra ID, a token is obtained now (which credential
+    answered, or why none did: ``TokenUnavailable``). Never the key or the token itself."""
+    config = model.config
+    if config.uses_entra:
+        from assay.llm.entra import TokenUnavailable, token_source
+
+        try:
+            token = await token_source(config).token()
+        except TokenUnavailable as exc:
+            raise TokenUnavailable(f"{model.where}: {exc.message}", hint=exc.hint) from None
+        described = f"{token.describe()} (scope {config.token_scope})"
+        log.info("%s: %s", model.where, described)
+        return described
+    if config.bearer_token_env:
+        state = "set" if os.environ.get(config.bearer_token_env) else "not set"
+        return f"bearer token from ${config.bearer_token_env} ({state}; not refreshed)"
+    if config.key():
+        return "api key" + (f" from ${config.api_key_env}" if config.api_key_env and not config.api_key else "")
+    return "no credential (a local server that needs none)"

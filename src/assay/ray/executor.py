@@ -61,6 +61,9 @@ class RayExecutor:
     concurrency: int | None = None
     """Items in flight across all actors; by default ``PER_ACTOR`` per actor calling models, else
     ``CPU_QUEUED`` batches per actor."""
+    env: dict[str, str] | None = None
+    """Environment variables of the actors' processes: what a node's credential needs, for example
+    (each actor obtains its own Entra ID token; tokens never travel between processes)."""
     handles: list[Any] = field(default_factory=list)
     """The actors of the run in progress."""
     limiter: Any = None
@@ -104,8 +107,9 @@ class RayExecutor:
                 ray.kill(handle)
 
     def _pool(self, ray: Any, job: RunJob, count: int, *, num_cpus: float, concurrency: int, cache: bool) -> _Pool:
+        extra = {"runtime_env": {"env_vars": dict(self.env)}} if self.env else {}
         actor = ray.remote(EvalActor).options(
-            num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1, max_task_retries=-1
+            num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1, max_task_retries=-1, **extra
         )
         setup = ray.put(_setup(job, cache=cache))
         return _Pool([actor.remote(setup, self.limiter) for _ in range(count)], setup)
