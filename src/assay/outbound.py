@@ -258,6 +258,20 @@ def post(
     """POST ``body`` to ``url`` under the policy, connected to a checked address, never following a
     redirect (a 3xx is the answer); (status, the answer's first 64 kB). Raises ``OutboundRefused``
     or ``OSError``. ``named_by``: see ``Named``."""
+    return call("POST", url, body, headers, timeout, purpose, named_by)
+
+
+def call(
+    method: str,
+    url: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    timeout: float,
+    purpose: str,
+    named_by: Named = "request",
+    limit: int = 64 * 1024,
+) -> tuple[int, bytes]:
+    """``post`` for any method; (status, the answer's first ``limit`` bytes)."""
     target = destination(url, purpose, named_by)
     parsed = urllib.parse.urlsplit(url)
     path = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
@@ -265,9 +279,9 @@ def post(
     for address in target.addresses:
         connection = _connection(target, address, timeout)
         try:
-            connection.request("POST", path, body=body, headers={**headers, "Host": _host_header(target)})
+            connection.request(method, path, body=body, headers={**headers, "Host": _host_header(target)})
             reply = connection.getresponse()
-            return reply.status, reply.read(64 * 1024)
+            return reply.status, reply.read(limit)
         except (OSError, http.client.HTTPException) as exc:  # a garbled answer is a failed call too
             last = exc if isinstance(exc, OSError) else OSError(f"{type(exc).__name__}: {exc}")
         finally:

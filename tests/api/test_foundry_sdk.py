@@ -242,3 +242,60 @@ def test_a_custom_evaluator_version_is_made_changed_and_deleted_through_the_sdk(
         project_client.evaluators.get_version(name="tone_rubric", version="1")
     assert gone.value.status_code == 404
     release(gone.value)
+
+
+def test_the_projects_deployments_are_the_servers_models(project_client):
+    names = [d.name for d in project_client.deployments.list()]
+    assert names == ["judge"]
+    judge = project_client.deployments.get("judge")
+    assert judge.model_name == "m" and judge.type == "ModelDeployment"
+    with pytest.raises(HttpResponseError) as missing:
+        project_client.deployments.get("nope")
+    release(missing.value)
+    assert missing.value.status_code == 404
+
+
+def test_assay_lists_and_calls_a_projects_deployment_with_entra_id(foundry, tmp_path):
+    """``assay models list --project`` reads the deployments with an Entra ID token (from the Azure
+    CLI, faked), and a models entry ``{project, deployment}`` calls the deployment through the
+    project's /openai/v1 route: here the server's capture pass-through, to its judge."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.entra import fake_az
+
+    az = fake_az(tmp_path / "az")
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "ASSAY_DATABASE_URL"},
+        **az.environment(lifetime=3600, token=foundry["key"]),  # assay serve takes its API key as the bearer
+        "SSL_CERT_FILE": str(foundry["cert"]),
+        "ASSAY_HOME": str(tmp_path / "home"),
+    }
+
+    def assay(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "assay", *args]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    listed = assay("models", "list", "--project", foundry["endpoint"], "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [d["name"] for d in json.loads(listed.stdout)] == ["judge"]
+    (tmp_path / "models.yaml").write_text(
+        f"models:\n  project-judge: {{project: '{foundry['endpoint']}', deployment: judge}}\n"
+    )
+    checked = assay("models", "check", "--models", "models.yaml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Entra ID token from AzureCliCredential" in checked.stdout and "ai.azure.com/.default" in checked.stdout
+    assert foundry["key"] not in checked.stdout + checked.stderr and az.minted()
+    foundry["provider"].script(default={"content": '{"reason": "through the project", "score": 4}'})
+    (tmp_path / "data.jsonl").write_text('{"query": "Why?", "response": "Because."}\n')
+    (tmp_path / "eval.yaml").write_text(
+        "name: project\ndataset: {local_uri: data.jsonl}\n"
+        f"models:\n  judge: {{project: '{foundry['endpoint']}', deployment: judge}}\n"
+        "evaluators:\n  - name: coherence\n    evaluator_name: builtin.coherence\n"
+        "    initialization_parameters: {model: judge}\n"
+    )
+    ran = assay("run", "eval.yaml")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "1 passed" in ran.stdout or "100%" in ran.stdout, ran.stdout

@@ -11,8 +11,7 @@ import time
 import pytest
 
 from assay.errors import ConfigError
-from assay.llm import Model, ModelConfig, ModelError, ModelRegistry
-from assay.llm import entra
+from assay.llm import Model, ModelConfig, ModelError, ModelRegistry, entra
 from assay.llm.registry import credential_check
 from tests.support.entra import fake_az
 

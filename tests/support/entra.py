@@ -17,7 +17,8 @@ resource = args[args.index("--resource") + 1] if "--resource" in args else "http
 now = time.time()
 lifetime = float(os.environ.get("FAKE_AZ_LIFETIME", "3600"))
 expires_on = int(now + lifetime)
-token = "entra~%s~%d~%d~%x" % (resource, expires_on, int(now * 1000), random.getrandbits(48))
+token = os.environ.get("FAKE_AZ_TOKEN") or "entra~%s~%d~%d~%x" % (
+    resource, expires_on, int(now * 1000), random.getrandbits(48))
 process = os.getppid()  # the process that asked: past the shell azure-identity starts az in
 while open("/proc/%d/comm" % process).read().strip() in ("sh", "dash", "bash"):
     process = int(open("/proc/%d/stat" % process).read().rsplit(")", 1)[1].split()[1])
@@ -42,11 +43,13 @@ class FakeAz:
         lines = self.log.read_text().splitlines() if self.log.exists() else []
         return [(int(pid), token) for pid, token in (line.split(" ", 1) for line in lines)]
 
-    def environment(self, lifetime: float) -> dict[str, str]:
+    def environment(self, lifetime: float, token: str | None = None) -> dict[str, str]:
         """Variables under which azure-identity's ``DefaultAzureCredential`` answers from this ``az``
         (``AZURE_TOKEN_CREDENTIALS=dev``: developer credentials only, so no managed identity endpoint
-        is probed), for a process started with them."""
+        is probed), for a process started with them. With ``token``, it prints that token every time
+        (an assay API key, which ``assay serve`` takes as a bearer token)."""
         return {
+            **({"FAKE_AZ_TOKEN": token} if token else {}),
             "PATH": f"{self.folder}{os.pathsep}{os.environ.get('PATH', '')}",
             "FAKE_AZ_LOG": str(self.log),
             "FAKE_AZ_LIFETIME": str(lifetime),

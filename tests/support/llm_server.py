@@ -225,9 +225,7 @@ def entra_refusal(path: str, headers: dict[str, str]) -> Reply | None:
             STATE.tokens_seen.add(token)
             return None
         STATE.auth_refused += 1
-    message = (
-        "Access token is missing, invalid, audience is incorrect (https://cognitiveservices.azure.com), or have expired."
-    )
+    message = "Access token is missing, invalid, audience is incorrect (https://cognitiveservices.azure.com), or have expired."
     return 401, {"error": {"code": "401", "message": message}}, {}
 
 

@@ -19,6 +19,7 @@ from assay.api import (
     routes_connections,
     routes_conversations,
     routes_datasets,
+    routes_deployments,
     routes_evals,
     routes_evaluators,
     routes_files,
@@ -93,6 +94,7 @@ def create_app(
     app.include_router(routes_evaluators.router, prefix="/api/projects/{project}")
     app.include_router(routes_datasets.router, prefix="/api/projects/{project}")
     app.include_router(routes_connections.router, prefix="/api/projects/{project}")
+    app.include_router(routes_deployments.router, prefix="/api/projects/{project}")
     app.include_router(routes_taxonomies.router, prefix="/api/projects/{project}")
     app.include_router(routes_agents.router, prefix="/api/projects/{project}")
     app.include_router(routes_redteams.router, prefix="/api/projects/{project}")

@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "judges": ("assay.cli.judges", "judges_group", "Check the judges: agreement with people, bias probes."),
     "keys": ("assay.cli.serve", "keys_group", "API keys for `assay serve`."),
+    "models": (
+        "assay.cli.models",
+        "models_group",
+        "Models: a models file's entries, a Foundry project's deployments, and how each authenticates.",
+    ),
     "optimize": (
         "assay.cli.optimize",
         "optimize_group",
