@@ -7,7 +7,8 @@
     │   ├── UnknownEvaluatorError
     │   └── NotFoundError      a run, eval, file or dataset that does not exist
     ├── ItemError              one item cannot be evaluated (a mapping path it lacks, a bad input);
-    │                          it becomes that item's ``error`` result and the run goes on
+    │   │                      it becomes that item's ``error`` result and the run goes on
+    │   └── Filtered           a content filter stopped a call the item needed: a ``filtered`` result
     └── RunStopped             a run stopped part-way; what was stored is kept, and it resumes
         ├── StoreError         the database failed (unreachable too long, disk full)
         ├── ExecutorError      the executor lost part of a run (a Ray actor gone for good)
@@ -105,6 +106,14 @@ class ItemError(AssayError):
         super().__init__(message)
         self.details = details or {}
         """Kept in the error result's properties (a judge's raw answer, the tokens it spent)."""
+
+
+class Filtered(ItemError):
+    """A provider's content filter stopped a call the item needed (the target's or a judge's): the
+    outcome is *filtered*, neither a verdict nor an error. ``details["content_filter"]`` holds the
+    stage and the categories with their severities."""
+
+    code = "content_filter"
 
 
 class RunStopped(AssayError):

@@ -11,7 +11,9 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   decided by a hash of the request: the same request always gets the same answer);
   a reply is ``{"content": "..."}``, ``{"tool_calls": [...]}``, ``{"status": 500}``,
   ``{"status": 429, "retry_after": 1, "code": "rate_limit_exceeded"}``, ``{"drop": true}`` or
-  ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends).
+  ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends),
+  ``{"content_filter": "prompt", "categories": {"violence": "medium"}}`` (Azure's 400 for a filtered
+  prompt) or ``{"content_filter": "completion", "content": "partial", ...}`` (``finish_reason: content_filter``).
   ``faults`` ``{"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 1}`` injects errors at
   random; ``hold_after: N`` answers N requests, then holds every later one unanswered until the
   script is replaced (the new script answers them) or reset (a provider that stops answering, for
@@ -243,6 +245,33 @@ def managed_identity_token(query: str, headers: dict[str, str]) -> Reply:
     return 200, payload, {}
 
 
+def filter_verdicts(flagged: dict[str, str] | None) -> dict[str, Any]:
+    """Azure's content filter verdicts: every category, ``flagged`` ones (category: severity) filtered."""
+    flagged = flagged if flagged is not None else {"violence": "medium"}
+    verdicts: dict[str, Any] = {
+        name: {"filtered": name in flagged, "severity": flagged.get(name, "safe")}
+        for name in ("hate", "self_harm", "sexual", "violence")
+    }
+    verdicts["jailbreak"] = {"filtered": "jailbreak" in flagged, "detected": "jailbreak" in flagged}
+    return verdicts
+
+
+def prompt_filtered(flagged: dict[str, str] | None) -> dict[str, Any]:
+    """Azure OpenAI's 400 for a prompt its content filter stopped, as the service words it."""
+    return {
+        "error": {
+            "message": "The response was filtered due to the prompt triggering Azure OpenAI's content management "
+            "policy. Please modify your prompt and retry. To learn more about our content filtering policies "
+            "please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766",
+            "type": None,
+            "param": "prompt",
+            "code": "content_filter",
+            "status": 400,
+            "innererror": {"code": "ResponsibleAIPolicyViolation", "content_filter_result": filter_verdicts(flagged)},
+        }
+    }
+
+
 def embeddings(body: dict[str, Any]) -> Reply:
     """Deterministic embeddings: each text's letter counts (a-z), so cosine similarity is computable."""
     texts = body.get("input")
@@ -273,6 +302,8 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         return None
     if "raw" in reply:
         return 200, str(reply["raw"]), {}
+    if reply.get("content_filter") == "prompt":
+        return 400, prompt_filtered(reply.get("categories")), {}
     status = reply.get("status", 200)
     if status == 429:
         headers = {}
@@ -311,12 +342,17 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         if reply.get("tool_calls"):
             message["tool_calls"] = reply["tool_calls"]
         finish = "tool_calls" if reply.get("tool_calls") else "stop"
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+        if reply.get("content_filter") == "completion":  # Azure cut the answer: what it wrote so far, and why
+            choice.update(
+                finish_reason="content_filter", content_filter_results=filter_verdicts(reply.get("categories"))
+            )
         answer = {
             "id": f"chatcmpl-{STATE.requests}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "choices": [choice],
             "usage": usage,
         }
         return 200, (chat_events(answer) if body.get("stream") else answer), {}

@@ -123,6 +123,7 @@ def run_object(run: Run, criteria: list[dict[str, Any]], report_url: str) -> dic
             "failed": c.failed,
             "errored": c.errored,
             "skipped": c.skipped,
+            "filtered": c.filtered,
             "pass_rate": c.pass_rate,
             **({"pass_rate_ci": c.pass_rate_ci} if c.pass_rate_ci else {}),
             **({"flaky_items": c.flaky} if c.flaky is not None else {}),
@@ -164,6 +165,7 @@ def run_object(run: Run, criteria: list[dict[str, Any]], report_url: str) -> dic
             "failed": counts.failed,
             "errored": counts.errored,
             "skipped": counts.skipped,
+            "filtered": counts.filtered,
         },
         "per_model_usage": usage,
         "per_testing_criteria_results": per_criterion,
@@ -225,7 +227,7 @@ def result_object(
     name = result.get("name")
     if ids and isinstance(name, str):
         name = ids.get(name, name)
-    if foundry and result.get("status") == "skipped":
+    if foundry and result.get("status") in ("skipped", "filtered"):
         return {**result, "name": name, "score": None, "passed": None, "sample": None}
     return {**result, "name": name, "score": 0.0 if score is None else score, "passed": bool(passed), "sample": None}
 

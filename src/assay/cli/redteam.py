@@ -319,6 +319,11 @@ def _print_estimate(rows: list[dict[str, Any]], settings: RedTeamSettings) -> No
 def print_scorecard(card: Scorecard, attacks: list[Attack]) -> None:
     overall = card.overall
     out.print(f"[bold]Overall ASR: {describe(overall)}[/]  (attacks that succeeded / attacks decided, 95% interval)")
+    if overall.filtered:
+        out.print(
+            f"[magenta]{counted(overall.filtered, 'attack')} blocked by the platform's content filter[/] "
+            "(counted as defended: the provider, not the target, stopped them)"
+        )
     table = Table(title="attack success rate by risk and complexity", title_justify="left")
     table.add_column("risk", no_wrap=True, max_width=22, overflow="ellipsis")
     complexities = card.complexities()

@@ -246,7 +246,9 @@ def score_table(found: Comparison) -> Table:
 @click.command("results")
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
-@click.option("--status", type=click.Choice(["pass", "fail", "error", "skipped"]), help="Only items with this status.")
+@click.option(
+    "--status", type=click.Choice(["pass", "fail", "error", "filtered", "skipped"]), help="Only items with this status."
+)
 @click.option(
     "--output", "-o", type=click.File("w", encoding="utf-8"), default="-", help="File to write (default stdout)."
 )

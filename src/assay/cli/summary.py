@@ -47,19 +47,28 @@ def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
     table.add_column("metric", no_wrap=True, max_width=12, overflow="ellipsis")
     table.add_column("pass rate [95%]", justify="right", no_wrap=True, min_width=15)
     table.add_column("mean", justify="right", no_wrap=True, min_width=6)
-    table.add_column("p/f/e/s", justify="right", no_wrap=True, min_width=9)
+    # A run a content filter touched shows its filtered items as a fifth count (x); others keep four.
+    filtering = any(c.filtered for c in summary.per_testing_criteria_results)
+    table.add_column("p/f/e/s/x" if filtering else "p/f/e/s", justify="right", no_wrap=True, min_width=9)
     for c in summary.per_testing_criteria_results:
         mean = "–" if c.mean_score is None else f"{c.mean_score:.3f}"
         rate = f"{_bar(c.pass_rate, 4)} {percent(c.pass_rate):>4} {_interval(c.pass_rate_ci)}".rstrip()
-        table.add_row(c.testing_criteria, c.metric, rate, mean, f"{c.passed}/{c.failed}/{c.errored}/{c.skipped}")
+        counted_items = f"{c.passed}/{c.failed}/{c.errored}/{c.skipped}" + (f"/{c.filtered}" if filtering else "")
+        table.add_row(c.testing_criteria, c.metric, rate, mean, counted_items)
     out.print(table)
     clusters = next((c.clusters for c in summary.per_testing_criteria_results if c.clusters), None)
     over = f" over {clusters} clusters of items" if clusters else ""
-    out.print(f"[dim]p/f/e/s: items passed, failed, errored, skipped; [95%]: Wilson interval{over}[/]")
+    legend = (
+        "p/f/e/s/x: items passed, failed, errored, skipped, filtered"
+        if filtering
+        else "p/f/e/s: items passed, failed, errored, skipped"
+    )
+    out.print(f"[dim]{legend}; [95%]: Wilson interval{over}[/]")
     counts = summary.result_counts
+    filtered = f", [magenta]{counts.filtered} filtered[/] (a content filter stopped a call)" if counts.filtered else ""
     out.print(
         f"items: {counts.total} total, [green]{counts.passed} passed[/], [red]{counts.failed} failed[/], "
-        f"[yellow]{counts.errored} errored[/], {counts.skipped} skipped"
+        f"[yellow]{counts.errored} errored[/], {counts.skipped} skipped{filtered}"
         f"  (pass rate {percent(summary.pass_rate())})"
     )
     if summary.tasks is not None and summary.tasks.composite is not None:

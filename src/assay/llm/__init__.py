@@ -2,10 +2,11 @@
 
 from assay.llm.cache import CallCache
 from assay.llm.config import ModelConfig, Price, parse_models
-from assay.llm.model import CacheMode, Completion, Model, ModelError, Usage
+from assay.llm.model import CacheMode, Completion, ContentFiltered, Model, ModelError, Usage
 from assay.llm.registry import ModelRegistry
 
 __all__ = [
+    "ContentFiltered",
     "CacheMode",
     "CallCache",
     "Completion",

@@ -30,7 +30,7 @@ from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
 from assay.llm.entra import TokenSource, TokenUnavailable, token_source
 from assay.llm.limits import AdaptiveLimiter, Budgets, SharedBudget, local_budget
-from assay.llm.retry import backoff, classify
+from assay.llm.retry import backoff, classify, content_filter_of
 from assay.results.stored import CacheMode as CacheMode
 
 if TYPE_CHECKING:
@@ -44,6 +44,35 @@ class ModelError(AssayError):
         super().__init__(message)
         self.status = status
         """The provider's last HTTP status, if it answered."""
+
+
+class ContentFiltered(ModelError):
+    """The provider's content filter stopped the call: Azure's 400 ``content_filter`` for a prompt,
+    or ``finish_reason: content_filter`` for a completion. An outcome of the item, not a failure:
+    it is recorded as *filtered* with the categories and severities the provider gave."""
+
+    def __init__(self, model: str, stage: str, categories: dict[str, Any], text: str = "") -> None:
+        flagged = filtered_categories(categories)
+        shown = ", ".join(flagged) or "no category named"
+        super().__init__(f"model {model!r}: the {stage} was filtered by the provider's content filter ({shown})", 400)
+        self.stage = stage
+        """``prompt`` (the request was refused) or ``completion`` (the answer was cut)."""
+        self.categories = categories
+        self.text = text
+        """What the model wrote before its answer was cut, if anything."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "filtered": filtered_categories(self.categories), "categories": self.categories}
+
+
+def filtered_categories(categories: dict[str, Any]) -> list[str]:
+    """The names of the categories the filter acted on, with their severity: ``violence (medium)``."""
+    named = []
+    for name, verdict in categories.items():
+        if isinstance(verdict, dict) and verdict.get("filtered") is True:
+            severity = verdict.get("severity")
+            named.append(f"{name} ({severity})" if isinstance(severity, str) and severity != "safe" else str(name))
+    return named
 
 
 class EndpointUnavailable(ModelError):
@@ -185,13 +214,21 @@ class Model:
             hit = await cache.get(key)
             if hit is not None:
                 self.cache_hits += 1
-                return _completion(hit, cached=True)
+                return self._unfiltered(_completion(hit, cached=True), hit)
             if self.cache_mode == "replay":
                 raise ModelError(f"model {self.name!r}: no cached answer for this call (--cache replay)")
         response = await self._call(body, lambda state: self._post(state, body))
         if cache is not None:
             cache.put(key, self.config.model, response)
-        return _completion(response, cached=False)
+        return self._unfiltered(_completion(response, cached=False), response)
+
+    def _unfiltered(self, completion: Completion, response: dict[str, Any]) -> Completion:
+        """The completion, unless the provider's filter cut it (``ContentFiltered``)."""
+        if completion.finish_reason != "content_filter":
+            return completion
+        choice = (response.get("choices") or [{}])[0]
+        categories = choice.get("content_filter_results") or choice.get("content_filter_result") or {}
+        raise ContentFiltered(self.name, "completion", dict(categories), completion.text)
 
     async def forward(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """Send an OpenAI-shaped request as it is, but for the model name (the capture pass-through).
@@ -262,6 +299,9 @@ class Model:
                     raise ModelError(f"model {self.name!r}: {exc.message}", 401) from None
                 failure = classify(exc)
                 throttled = failure.throttled
+                prompt_filter = content_filter_of(exc) if failure.status == 400 else None
+                if prompt_filter is not None:
+                    raise ContentFiltered(self.name, "prompt", prompt_filter) from None
                 if failure.status == 401 and state.entra is not None and not refreshed:
                     # The token expired in flight or was revoked: a new one, once, before it counts.
                     state.entra.refused(time.time())
@@ -456,10 +496,13 @@ def chat_shape(reply: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
     if calls:
         message["tool_calls"] = calls
+    finish = "tool_calls" if calls else "stop"
+    if (reply.get("incomplete_details") or {}).get("reason") == "content_filter":
+        finish = "content_filter"
     return {
         "id": reply.get("id"),
         "model": reply.get("model"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {
             "prompt_tokens": usage.get("input_tokens", 0),
             "completion_tokens": usage.get("output_tokens", 0),

@@ -70,3 +70,17 @@ def _retry_after(headers: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None
+
+
+def content_filter_of(exc: BaseException) -> dict[str, Any] | None:
+    """The categories of Azure's content filter when it refused the prompt (a 400 whose code is
+    ``content_filter``; the verdicts are in ``innererror.content_filter_result``), else None."""
+    import openai
+
+    if not isinstance(exc, openai.APIStatusError) or _code(exc) != "content_filter":
+        return None
+    body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+    error: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else body
+    inner: dict[str, Any] = error["innererror"] if isinstance(error.get("innererror"), dict) else {}
+    found = inner.get("content_filter_result") or error.get("content_filter_result") or {}
+    return dict(found) if isinstance(found, dict) else {}

@@ -89,8 +89,11 @@ class Record:
     backtracks: list[dict[str, str]] = field(default_factory=list)
     turns: int = 0
     ended: str = "single_turn"
-    """``single_turn``, ``objective_achieved`` (the attacker's view), ``max_turns`` or ``target_error``."""
+    """``single_turn``, ``objective_achieved`` (the attacker's view), ``max_turns``, ``target_error``
+    or ``content_filter`` (the platform's filter stopped a turn: the attack was blocked)."""
     error: dict[str, str] | None = None
+    filtered: dict[str, Any] | None = None
+    """The content filter's verdicts, when it stopped a turn (``Model``'s ``ContentFiltered``)."""
     decoded: tuple[str, str] | None = None
     """The reply with the attack's encodings undone, and which: what the judges read."""
     iterations: int = 0
@@ -203,6 +206,9 @@ class RedTeamTarget:
             error = sample["error"]
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
             record.error, record.ended = {"code": "target_error", "message": message}, "target_error"
+            return False
+        if isinstance(sample.get("filtered"), dict):  # blocked by the platform, not by the target
+            record.filtered, record.ended = sample["filtered"], "content_filter"
             return False
         record.target.add_sample(sample)
         record.messages.extend(reply_messages(sample))
@@ -369,6 +375,7 @@ class RedTeamTarget:
             "attacker_usage": record.attacker.as_dict(),
             "usage_by_role": [record.attacker.as_role("attacker")] if record.attacker.model else [],
             "error": record.error,
+            **({"filtered": record.filtered} if record.filtered is not None else {}),
             "item_fields": fields,
         }
 

@@ -4,6 +4,8 @@ the techniques all attack the same objectives, so their attacks are not independ
 
 An attack succeeded when its risk's evaluator failed (``assay.run.attack_criteria``); one the
 evaluator could not decide counts in ``*_total`` but not in the rate, as in azure-ai-evaluation.
+One the platform's content filter stopped was blocked: decided and not successful, and counted
+apart in ``*_blocked_by_content_filter``.
 ``to_json`` writes that SDK's scorecard keys (``risk_category_summary``,
 ``attack_technique_summary`` with ``easy_asr``, ``joint_risk_attack_summary`` with
 ``easy_complexity_asr``, ``detailed_joint_risk_attack_asr`` with ``<technique>_ASR``; rates in
@@ -36,6 +38,9 @@ class Attack:
     reason: str | None = None
     score: float | None = None
     error: str | None = None
+    filtered: bool = False
+    """The platform's content filter stopped the target's call: the attack counts as defended, and
+    the scorecard reports how many were blocked that way (a judge's call filtered leaves it undecided)."""
 
 
 @dataclass
@@ -43,12 +48,15 @@ class Cell:
     total: int = 0
     decided: int = 0
     successful: int = 0
+    filtered: int = 0
+    """Attacks the platform's content filter blocked (decided, not successful)."""
     by_objective: dict[str | None, list[int]] = field(default_factory=dict)
     """Successes and decided attacks per objective: every technique attacks the same objectives, so
     attacks on one objective are not independent and the interval is clustered by objective."""
 
-    def add(self, success: bool | None, objective: str | None = None) -> None:
+    def add(self, success: bool | None, objective: str | None = None, filtered: bool = False) -> None:
         self.total += 1
+        self.filtered += filtered
         if success is not None:
             self.decided += 1
             self.successful += success
@@ -78,6 +86,7 @@ class Cell:
             f"{p}total": self.total,
             f"{p}successful_attacks": self.successful,
             f"{p}asr_ci": _list(self.interval),
+            f"{p}blocked_by_content_filter": self.filtered,
         }
 
 
@@ -95,15 +104,15 @@ class Scorecard:
     def of(cls, attacks: Iterable[Attack]) -> Scorecard:
         card = cls()
         for attack in attacks:
-            outcome, objective = attack.success, attack.objective
-            card.overall.add(outcome, objective)
-            card.by_risk.setdefault(attack.risk, Cell()).add(outcome, objective)
-            card.by_complexity.setdefault(attack.complexity, Cell()).add(outcome, objective)
-            card.by_technique.setdefault(attack.technique, Cell()).add(outcome, objective)
+            outcome, objective, filtered = attack.success, attack.objective, attack.filtered
+            card.overall.add(outcome, objective, filtered)
+            card.by_risk.setdefault(attack.risk, Cell()).add(outcome, objective, filtered)
+            card.by_complexity.setdefault(attack.complexity, Cell()).add(outcome, objective, filtered)
+            card.by_technique.setdefault(attack.technique, Cell()).add(outcome, objective, filtered)
             card.complexity_of[attack.technique] = attack.complexity
-            card.joint.setdefault((attack.risk, attack.complexity), Cell()).add(outcome, objective)
+            card.joint.setdefault((attack.risk, attack.complexity), Cell()).add(outcome, objective, filtered)
             key = (attack.complexity, attack.risk, attack.technique)
-            card.detailed.setdefault(key, Cell()).add(outcome, objective)
+            card.detailed.setdefault(key, Cell()).add(outcome, objective, filtered)
         return card
 
     def complexities(self) -> list[str]:

@@ -183,9 +183,11 @@ def _best(tried: list[Attempt], record: Record) -> tuple[str, Record]:
         raise ItemError("every refinement was pruned as off-topic: nothing was sent")
     best = max(tried, key=lambda attempt: attempt.score)
     record.messages = best.record.messages
-    record.turns, record.error = best.record.turns, best.record.error
+    record.turns, record.error, record.filtered = best.record.turns, best.record.error, best.record.filtered
     record.ended = "objective_achieved" if best.score >= SUCCESS else "max_iterations"
     if best.record.error is not None:
         record.ended = "target_error"
+    elif best.record.filtered is not None:
+        record.ended = "content_filter"
     record.best_score = best.score
     return best.prompt, record

@@ -25,6 +25,7 @@ def add_red_team(summary: RunSummary, store: Store, run_id: str) -> None:
                 passed=defended,
                 failed=cell.successful,
                 errored=cell.total - cell.decided,
+                filtered=cell.filtered,
                 pass_rate=defended / cell.decided if cell.decided else None,
             )
         )

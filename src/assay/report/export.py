@@ -145,6 +145,8 @@ def _verdict(result: Result | None, output: OutputItem) -> tuple[str | None, str
         return "error", reason or "the evaluator failed"
     if result.status == "skipped":
         return "skipped", reason or "skipped"
+    if result.status == "filtered":  # neither a pass nor a failure: JUnit's nearest is a skip, said why
+        return "skipped", f"filtered: {reason}" if reason else "filtered by a content filter"
     if result.passed is False:
         score = result.score
         told = f"score {score:.4g} against threshold {result.threshold}" if score is not None else "failed"
@@ -161,7 +163,9 @@ def markdown_report(store: Store, run_id: str, baseline: str | None = None, *, u
     lines.append(
         f"**{counts.passed}/{counts.total} items passed**"
         + (f" ({rate:.0%})" if rate is not None else "")
-        + f" · {counts.failed} failed · {counts.errored} errored · run `{run_id}`"
+        + f" · {counts.failed} failed · {counts.errored} errored"
+        + (f" · {counts.filtered} filtered by a content filter" if counts.filtered else "")
+        + f" · run `{run_id}`"
     )
     lines += ["", "| criterion | pass rate [95%] | mean | passed / failed / errored |", "|---|---:|---:|---:|"]
     for c in judged_criteria(summary):

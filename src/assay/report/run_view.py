@@ -35,7 +35,12 @@ def criterion_names(store: Store, run: Run, summary: RunSummary) -> list[str]:
 
 def summary_bars(summary: RunSummary) -> str:
     judged = judged_criteria(summary)
-    notes = {c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped)" for c in judged if c.pass_rate is None}
+    notes = {
+        c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped"
+        + (f", {c.filtered} filtered)" if c.filtered else ")")
+        for c in judged
+        if c.pass_rate is None
+    }
     return pass_rate_bars(
         [(c.testing_criteria, c.pass_rate) for c in judged], notes, {c.testing_criteria: c.pass_rate_ci for c in judged}
     )

@@ -6,8 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-ResultStatus = Literal["completed", "skipped", "error"]
-ItemStatus = Literal["pass", "fail", "error", "skipped"]
+ResultStatus = Literal["completed", "skipped", "error", "filtered"]
+"""``filtered``: a provider's content filter stopped the target's or the judge's call; no verdict."""
+ItemStatus = Literal["pass", "fail", "error", "filtered", "skipped"]
 
 
 class Result(BaseModel):
@@ -106,18 +107,21 @@ class OutputItem(BaseModel):
 
     @staticmethod
     def status_of(results: list[Result]) -> ItemStatus:
-        """Priority as the peer counts rows: any failure fails, else any error errors."""
+        """Priority as the peer counts rows: any failure fails, else any error errors; else a result
+        a content filter stopped makes the item ``filtered`` (neither a pass nor a fail)."""
         if len(results) == 1:  # most runs judge an item once
             (only,) = results
             if only.status == "completed":
                 return "fail" if only.passed is False else "pass"
-            if only.status == "error":
-                return "error"
+            if only.status == "error" or only.status == "filtered":
+                return only.status
             return "skipped" if only.status == "skipped" else "pass"
         if any(r.status == "completed" and r.passed is False for r in results):
             return "fail"
         if any(r.status == "error" for r in results):
             return "error"
+        if any(r.status == "filtered" for r in results):
+            return "filtered"
         if results and all(r.status == "skipped" for r in results):
             return "skipped"
         return "pass"
@@ -135,6 +139,8 @@ class ResultCounts(BaseModel):
     failed: int = 0
     errored: int = 0
     skipped: int = 0
+    filtered: int = 0
+    """Items a provider's content filter stopped (the target's or a judge's call): neither passed nor failed."""
 
 
 class CriterionSummary(BaseModel):
@@ -145,8 +151,10 @@ class CriterionSummary(BaseModel):
     failed: int = 0
     errored: int = 0
     skipped: int = 0
+    filtered: int = 0
+    """Items whose call (the target's or this criterion's judge's) a content filter stopped."""
     pass_rate: float | None = None
-    """passed / (passed + failed); errored and skipped items are left out."""
+    """passed / (passed + failed); errored, filtered and skipped items are left out."""
     n: int = 0
     """passed + failed: the items the pass rate is over."""
     pass_rate_ci: list[float] | None = None

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from assay.errors import ConfigError, ItemError
+from assay.errors import ConfigError, Filtered, ItemError
 from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score, is_computes_only
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.graders.formula import Formula
@@ -156,15 +156,16 @@ class BoundCriterion:
         return self._error(str(error), error.code, error.details)
 
     def _error(self, message: str, code: str, details: dict[str, Any] | None = None) -> Result:
-        return Result(
-            type=self.type,
-            name=self.name,
-            metric=self.metric,
-            threshold=self.threshold,
-            status="error",
-            reason=message,
-            properties={**(details or {}), "error": {"code": code, "message": message}},
-        )
+        base: dict[str, Any] = {
+            "type": self.type,
+            "name": self.name,
+            "metric": self.metric,
+            "threshold": self.threshold,
+        }
+        if code == Filtered.code:  # an outcome of its own: no verdict, and not the evaluator's failure
+            return Result(**base, status="filtered", reason=message, properties=dict(details or {}))
+        properties = {**(details or {}), "error": {"code": code, "message": message}}
+        return Result(**base, status="error", reason=message, properties=properties)
 
 
 def _already_typed(score: Score, passed: Any, properties: dict[str, Any]) -> bool:

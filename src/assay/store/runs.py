@@ -299,8 +299,8 @@ class RunsStore(StoreBase):
                 query = query.where(res.passed.is_(verdict == "pass"), res.status == "completed")
             elif verdict == "error":
                 query = query.where(res.status == "error")
-            elif verdict == "skipped":
-                query = query.where(res.status == "skipped")
+            elif verdict in ("skipped", "filtered"):
+                query = query.where(res.status == verdict)
         if text:
             pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             searched = sa.func.lower(sa.cast(items.datasource_item, sa.Text) + " " + sa.cast(items.results, sa.Text))

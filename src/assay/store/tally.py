@@ -241,6 +241,7 @@ class RunTally:
             failed=statuses["fail"],
             errored=statuses["error"],
             skipped=statuses["skipped"],
+            filtered=statuses["filtered"],
         )
         summaries = {name: CriterionSummary(testing_criteria=name, metric=metric) for name, metric in criteria}
         for (name, status, passed), count in sorted(self.verdicts.items(), key=_by_name):
@@ -249,6 +250,8 @@ class RunTally:
                 summary.errored += count
             elif status == "skipped":
                 summary.skipped += count
+            elif status == "filtered":
+                summary.filtered += count
             elif passed:
                 summary.passed += count
             else:

@@ -17,8 +17,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from assay.errors import ConfigError, ItemError
-from assay.llm import Model, ModelError, ModelRegistry
+from assay.errors import ConfigError, Filtered, ItemError
+from assay.llm import ContentFiltered, Model, ModelError, ModelRegistry
 from assay.llm.config import list_price
 from assay.messages import normalize_tool_definitions
 from assay.targets.agents import AgentTarget, find_agent
@@ -166,6 +166,8 @@ class AgentLoop:
         started = time.perf_counter()
         try:
             trajectory = await run_loop(self.model, self.tools, messages, trial_params(self.params), self.max_rounds)
+        except ContentFiltered as exc:
+            return _filtered(messages, exc, started)
         except ModelError as exc:
             return _failed(messages, str(exc), "target_error", started)
         return loop_sample(trajectory, messages, started)
@@ -209,6 +211,8 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
         started = time.perf_counter()
         try:
             completion = await model.generate(messages, **trial_params(params))
+        except ContentFiltered as exc:
+            return _filtered(messages, exc, started)
         except ModelError as exc:
             return _failed(messages, str(exc), "target_error", started)
         tools = completion.tool_calls
@@ -336,7 +340,24 @@ def _failed(messages: list[dict[str, Any]], message: str, code: str, started: fl
     }
 
 
+def _filtered(messages: list[dict[str, Any]], exc: ContentFiltered, started: float) -> dict[str, Any]:
+    """The sample of a target call the provider's content filter stopped: what it wrote before the
+    cut (if anything) and the filter's verdicts, under ``filtered``."""
+    return {
+        "input": messages,
+        "output_text": exc.text or None,
+        "filtered": exc.as_dict(),
+        "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+
+
 def target_failed(sample: dict[str, Any] | None) -> ItemError | None:
+    """Why the item has no sample to judge: the target failed, or its call was filtered."""
     if sample and sample.get("error"):
         return ItemError(f"no sample to evaluate: the target failed ({sample['error'].get('message')})")
+    if sample and isinstance(sample.get("filtered"), dict):
+        shown = ", ".join(sample["filtered"].get("filtered") or []) or "no category named"
+        stage = sample["filtered"].get("stage", "answer")
+        message = f"the target's {stage} was filtered by the provider's content filter ({shown})"
+        return Filtered(message, details={"content_filter": sample["filtered"]})
     return None

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from assay.errors import ItemError
+from assay.errors import Filtered, ItemError
 from assay.evaluators.base import Direction, EvaluationLevel, Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.judges import render
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, flag, number_in_range
-from assay.llm import Completion, Model, ModelError
+from assay.llm import Completion, ContentFiltered, Model, ModelError
 from assay.llm.tally import UsageTally
 from assay.messages import MessageFormatError, ToolCall, normalize, normalize_tool_definitions, split_turn, to_dicts
 
@@ -203,6 +203,8 @@ async def ask_json(
         started = time.perf_counter()
         try:
             completion = await model.generate(prompt, **params)
+        except ContentFiltered as exc:
+            raise judge_filtered(exc, spent) from None
         except ModelError as exc:
             if exc.status != 400 or params["response_format"].get("type") != "json_schema":
                 raise JudgeError(str(exc), spent) from None
@@ -210,6 +212,8 @@ async def ask_json(
             params["response_format"] = {"type": "json_object"}
             try:
                 completion = await model.generate(prompt, **params)
+            except ContentFiltered as again:
+                raise judge_filtered(again, spent) from None
             except ModelError as again:
                 raise JudgeError(str(again), spent) from None
         spent.latency_ms += (time.perf_counter() - started) * 1000
@@ -235,6 +239,16 @@ async def _ask(
     if seed is not None:
         params["seed"] = seed  # a judge asked again with its own seed is a new call, not a cache hit
     return await ask_json(model, prompt, read, hint, **params)
+
+
+def judge_filtered(exc: ContentFiltered, spent: CallLog) -> Filtered:
+    """The judge's call stopped by the provider's content filter: the criterion's outcome is *filtered*."""
+    message = f"the judge's {exc.stage} was filtered by the provider's content filter"
+    shown = ", ".join(exc.as_dict()["filtered"])
+    return Filtered(
+        f"{message} ({shown})" if shown else message,
+        details={"content_filter": exc.as_dict(), "usage": spent.usage()},
+    )
 
 
 class JudgeError(ItemError):
