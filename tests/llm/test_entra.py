@@ -163,3 +163,12 @@ def test_a_token_source_is_never_shipped_to_another_process(llm, az):
     with pytest.raises(TypeError, match="stays in its process"):
         pickle.dumps(source)
     assert pickle.loads(pickle.dumps(azure_model(llm, auth="entra").config)).uses_entra  # the config travels
+
+
+def test_the_cli_offers_every_credential_kind():
+    from typing import get_args
+
+    from assay.cli.models import CREDENTIALS
+    from assay.llm.config import CredentialKind
+
+    assert CREDENTIALS == list(get_args(CredentialKind))

@@ -260,3 +260,43 @@ def test_several_criteria_that_only_compute_judge_each_item_once(store):
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(processes=1))
     assert outcome.run.status == "completed" and outcome.summary.result_counts.passed == 40
     assert sorted(judged) == sorted(f"r{i}" for i in range(40))
+
+
+def test_a_worker_that_crashes_stops_the_run_with_its_error_instead_of_hanging(store, models, llm, monkeypatch):
+    """A bug in the engine (not an item's failure) once left the reader waiting on a dead worker for ever."""
+    import threading
+
+    from assay.run import engine
+
+    llm.script(default={"content": '{"reason": "fine", "score": 5}'})
+    judged = engine.evaluate_item
+
+    async def buggy(row, *args, **kwargs):
+        if row.index >= 5:  # every worker meets it
+            raise RuntimeError("a bug in the engine")
+        return await judged(row, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "evaluate_item", buggy)
+    criteria = [
+        {
+            "type": "azure_ai_evaluator",
+            "name": "coherence",
+            "evaluator_name": "builtin.coherence",
+            "initialization_parameters": {"model": "judge"},
+        }
+    ]
+    data = [{"query": f"q{i}", "response": f"r{i}"} for i in range(400)]
+    prepared = prepare(EvalDefinition("e", criteria), Dataset.from_content(data), load_catalog(), models=models)
+    raised: list[BaseException] = []
+
+    def execute() -> None:
+        try:
+            finish_run(prepared, start(prepared, store), store, options=RunOptions(concurrency=2))
+        except BaseException as exc:  # noqa: BLE001 - what the run raised is the finding
+            raised.append(exc)
+
+    thread = threading.Thread(target=execute, daemon=True)  # a hang fails the test instead of holding it
+    thread.start()
+    thread.join(timeout=120)
+    assert not thread.is_alive(), "the run hung on its dead workers"
+    assert len(raised) == 1 and isinstance(raised[0], RuntimeError) and "a bug in the engine" in str(raised[0])

@@ -4,15 +4,16 @@ of each model (its endpoint reachable, and which credential answers for it)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import get_args
+from typing import Any
 
 import click
 from rich.table import Table
 
 from assay.cli.common import out
-from assay.llm.config import CredentialKind
 
 MODELS_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+CREDENTIALS = ["default", "azure_cli", "managed_identity", "workload_identity", "environment", "azure_developer_cli"]
+"""``assay.llm.config.CredentialKind``, spelled out: ``--help`` loads no model code."""
 
 
 @click.group("models")
@@ -25,7 +26,7 @@ def models_group() -> None:
 @click.option("--project", help="A Foundry project endpoint: list its deployments (Entra ID).")
 @click.option(
     "--credential",
-    type=click.Choice(get_args(CredentialKind)),
+    type=click.Choice(CREDENTIALS),
     default="default",
     show_default=True,
     help="With --project: the Entra ID credential.",
@@ -33,7 +34,7 @@ def models_group() -> None:
 @click.option("--tenant-id", help="With --project: the tenant to ask a token of.")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of a table.")
 def list_models(
-    models_file: Path | None, project: str | None, credential: CredentialKind, tenant_id: str | None, as_json: bool
+    models_file: Path | None, project: str | None, credential: Any, tenant_id: str | None, as_json: bool
 ) -> None:
     """The models of --models, or the deployments of --project.
 

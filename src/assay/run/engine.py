@@ -127,6 +127,9 @@ class RunJob:
     """Set when another worker took the run over: this one stops and writes nothing more."""
     write_error: Exception | None = None
     """Why the store refused a batch; the run stops and ``execute`` raises it."""
+    crash: Exception | None = None
+    """A worker's unexpected exception (a bug, not an item's failure): the run stops and ``execute``
+    raises it, where the other workers and the reader would otherwise wait on the dead one for ever."""
     held_back: int = 0
     """Items not stored because a model's endpoint was unreachable: ``execute`` then raises
     ``ModelUnreachable`` and the run ends resumable."""
@@ -268,6 +271,8 @@ async def execute(job: RunJob) -> int:
             # Also when Ctrl-C cancelled every task of the loop at once (the writer too, so the wait
             # above was cut short): connections left open are reported by aiohttp as it exits.
             await _close_clients(job)
+    if job.crash is not None:
+        raise job.crash
     if job.write_error is not None:
         raise job.write_error
     outage = _outage_error(job)
@@ -328,7 +333,11 @@ async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[Finishe
     while (row := await rows.get()) is not None:
         if not job.stopped:  # once stopped, queued rows are drained unevaluated
             outages = watch_outages()
-            item = await evaluate_item(row, job.criteria, job.target, job.on_sample)
+            try:
+                item = await evaluate_item(row, job.criteria, job.target, job.on_sample)
+            except Exception as exc:  # noqa: BLE001 - kept and raised by execute once the queue is drained
+                job.crash, job.stopped = job.crash or exc, True
+                continue
             if not _held_back(job, outages):
                 await finished.put(item)
 
