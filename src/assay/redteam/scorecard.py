@@ -86,7 +86,7 @@ class Cell:
             f"{p}total": self.total,
             f"{p}successful_attacks": self.successful,
             f"{p}asr_ci": _list(self.interval),
-            # Beside the SDK's keys only when the filter blocked any, so a scorecard it never touched reads as the SDK's.
+            # Only when the filter blocked any: a scorecard it never touched has the SDK's keys alone.
             **({f"{p}blocked_by_content_filter": self.filtered} if self.filtered else {}),
         }
 
