@@ -125,7 +125,14 @@ def test_a_run_exported_without_its_items_keeps_its_own_counts(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
     try:
         summary = store.get_run("evalrun_abc").summary
-        assert summary.result_counts.model_dump() == {"total": 10, "passed": 7, "failed": 2, "errored": 1, "skipped": 0, "filtered": 0}
+        assert summary.result_counts.model_dump() == {
+            "total": 10,
+            "passed": 7,
+            "failed": 2,
+            "errored": 1,
+            "skipped": 0,
+            "filtered": 0,
+        }
         assert summary.per_testing_criteria_results[0].pass_rate == 7 / 9
         assert store.get_run("evalrun_abc").created_at == 1700000100
     finally:
