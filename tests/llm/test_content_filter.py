@@ -106,6 +106,7 @@ def test_a_run_records_filtered_items_apart_and_the_cli_table_shows_them(llm, tm
     assert done.returncode == 0, said
     assert "p/f/e/s/x" in said and "1/0/0/0/3" in said, said
     assert "3 filtered" in said and "Traceback" not in said
+    assert "target: 4 samples, 0 failed, 2 filtered" in " ".join(said.split())  # the judge's filter is not the target's
     from assay.store import Store
 
     store = Store(f"sqlite:///{tmp_path / 'home' / 'assay.db'}")

@@ -172,3 +172,18 @@ def test_the_cli_offers_every_credential_kind():
     from assay.llm.config import CredentialKind
 
     assert CREDENTIALS == list(get_args(CredentialKind))
+
+
+def test_an_embeddings_model_carries_the_token_too(llm, az):
+    llm.script(entra={"audience": AUDIENCE})
+    model = azure_model(llm, auth="entra", api="embeddings", model="text-embedding-3-small")
+
+    async def embed():
+        try:
+            return await model.embed(["abc", "bcd"])
+        finally:
+            await model.aclose()
+
+    vectors = asyncio.run(embed())
+    assert len(vectors) == 2 and vectors[0][0] == 1.0  # the letter counts the server embeds with
+    assert llm.stats()["last_request"]["authorization"] == f"Bearer {az.minted()[-1]}"

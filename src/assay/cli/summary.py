@@ -121,9 +121,12 @@ class TargetStats:
 
     latencies_ms: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
+    filtered: int = 0
+    """Samples the provider's content filter stopped."""
 
     def add(self, sample: dict[str, Any]) -> None:
         self.latencies_ms.append(float(sample.get("latency_ms") or 0.0))
+        self.filtered += isinstance(sample.get("filtered"), dict)
         if sample.get("error"):
             message = str(sample["error"].get("message") or sample["error"].get("code"))
             self.errors[message] = self.errors.get(message, 0) + 1
@@ -139,7 +142,8 @@ def print_target_stats(stats: TargetStats) -> None:
     values = stats.latencies_ms
     marks = " · ".join(f"p{int(q * 100)} {percentile(values, q):,.0f} ms" for q in (0.5, 0.9, 0.99))
     failed = sum(stats.errors.values())
-    out.print(f"target: {len(values)} samples, {failed} failed; latency {marks}, max {max(values):,.0f} ms")
+    filtered = f", {stats.filtered} filtered" if stats.filtered else ""
+    out.print(f"target: {len(values)} samples, {failed} failed{filtered}; latency {marks}, max {max(values):,.0f} ms")
     for message, count in sorted(stats.errors.items(), key=lambda e: -e[1])[:3]:
         out.print(f"  [yellow]{count}×[/] {message}", soft_wrap=True)
 
