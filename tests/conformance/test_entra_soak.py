@@ -7,16 +7,12 @@ renewed dozens of times. The figures go to the CI log. (The same at a few second
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 
-from assay.store import Store
 from tests.support.entra import fake_az
-from tests.support.fixtures import start_llm_server
+from tests.support.fixtures import assay_process, start_llm_server, stored_runs
 
 pytestmark = pytest.mark.conformance
 ITEMS = 240
@@ -43,29 +39,17 @@ def test_a_three_minute_run_outlives_sixty_tokens(tmp_path):
             "evaluators:\n  - name: coherence\n    evaluator_name: builtin.coherence\n"
             "    initialization_parameters: {model: judge}\n"
         )
-        env = {k: v for k, v in os.environ.items() if k not in ("ASSAY_DATABASE_URL", "AZURE_OPENAI_API_KEY")}
-        env.update(az.environment(lifetime=LIFETIME), ASSAY_HOME=str(tmp_path / "home"))
+        env = {**az.environment(lifetime=LIFETIME), "ASSAY_HOME": str(tmp_path / "home")}
         started = time.monotonic()
-        done = subprocess.run(
-            [sys.executable, "-m", "assay", "run", "eval.yaml", "--concurrency", "2"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        done = assay_process(tmp_path, "run", "eval.yaml", "--concurrency", "2", env=env)
         seconds = time.monotonic() - started
         stats = llm.stats()
     finally:
         llm.stop()
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
-    store = Store(f"sqlite:///{tmp_path / 'home' / 'assay.db'}")
-    try:
-        (run,) = store.list_runs()
-        counts = run.summary.result_counts
-    finally:
-        store.close()
+    (run,) = stored_runs(tmp_path / "home")
+    counts = run.summary.result_counts
     minted = az.minted()
     print(  # noqa: T201 - the figures, in the CI log
         f"entra soak: {ITEMS} items in {seconds:.0f} s; {len(minted)} tokens minted (each lived {LIFETIME} s), "

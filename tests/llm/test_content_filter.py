@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 
 import pytest
 
 from assay.llm import ContentFiltered, Model, ModelConfig
+from tests.support.fixtures import assay_process
 
 VIOLENT = {"violence": "medium"}
 
@@ -93,15 +92,7 @@ def test_a_run_records_filtered_items_apart_and_the_cli_table_shows_them(llm, tm
     llm.reset()
     llm.script(rules=RULES)
     write_eval(tmp_path, llm)
-    env = {"ASSAY_HOME": str(tmp_path / "home"), "COLUMNS": "80", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", "run", "eval.yaml"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = assay_process(tmp_path, "run", "eval.yaml", env={"ASSAY_HOME": str(tmp_path / "home"), "COLUMNS": "80"})
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     assert "p/f/e/s/x" in said and "1/0/0/0/3" in said, said
@@ -113,10 +104,10 @@ def test_a_run_records_filtered_items_apart_and_the_cli_table_shows_them(llm, tm
     try:
         (run,) = store.list_runs()
         items = {i.datasource_item["query"]: i for i in store.iter_output_items(run.id)}
-        counts = run.summary.result_counts
-        (coherence,) = run.summary.per_testing_criteria_results
     finally:
         store.close()
+    counts = run.summary.result_counts
+    (coherence,) = run.summary.per_testing_criteria_results
     assert (counts.passed, counts.failed, counts.errored, counts.filtered) == (1, 0, 0, 3)
     assert (coherence.filtered, coherence.n, coherence.pass_rate) == (3, 1, 1.0)  # filtered items are not in the rate
     assert {q: i.status for q, i in items.items()} == {

@@ -13,7 +13,7 @@ import pytest
 from assay.errors import ConfigError
 from assay.llm import Model, ModelConfig, ModelError, ModelRegistry, entra
 from assay.llm.registry import credential_check
-from tests.support.entra import fake_az
+from tests.support.entra import fake_az, no_cached_tokens  # noqa: F401 - an autouse fixture
 
 AUDIENCE = "https://cognitiveservices.azure.com"
 
@@ -21,9 +21,6 @@ AUDIENCE = "https://cognitiveservices.azure.com"
 @pytest.fixture(autouse=True)
 def fresh(llm):
     llm.reset()
-    entra.forget()
-    yield
-    entra.forget()
 
 
 @pytest.fixture

@@ -6,19 +6,17 @@ because of any timer in the test."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from assay.api import create_app, schedules
 from assay.api.background import for_workers
 from assay.evaluators import load_catalog
-from assay.llm import ModelConfig, ModelRegistry, entra
+from assay.llm import ModelConfig, ModelRegistry
 from assay.run.worker import start_workers
-from assay.store import Store
 from tests.api.conftest import Served, wait_for
-from tests.support.entra import fake_az
+from tests.support.entra import fake_az, no_cached_tokens  # noqa: F401 - an autouse fixture
+from tests.support.fixtures import assay_process, stored_runs
 from tests.support.servers import uvicorn_in_thread
 
 AUDIENCE = "https://cognitiveservices.azure.com"
@@ -29,9 +27,6 @@ JUDGED = '{"reason": "reads well", "score": 5}'
 @pytest.fixture(autouse=True)
 def fresh(llm):
     llm.reset()
-    entra.forget()
-    yield
-    entra.forget()
 
 
 def azure_judge(llm) -> dict:
@@ -53,32 +48,15 @@ def test_a_cli_run_outlives_many_tokens_and_no_call_fails(tmp_path, llm):
         "evaluators:\n  - name: coherence\n    evaluator_name: builtin.coherence\n"
         "    initialization_parameters: {model: judge}\n"
     )
-    env = {**_environment(), "ASSAY_HOME": str(tmp_path / "home"), **az.environment(lifetime=LIFETIME)}
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", "run", "eval.yaml", "--concurrency", "2"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    env = {"ASSAY_HOME": str(tmp_path / "home"), **az.environment(lifetime=LIFETIME)}
+    done = assay_process(tmp_path, "run", "eval.yaml", "--concurrency", "2", env=env)
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
-    store = Store(f"sqlite:///{tmp_path / 'home' / 'assay.db'}")
-    try:
-        (run,) = store.list_runs()
-        counts = run.summary.result_counts
-    finally:
-        store.close()
+    (run,) = stored_runs(tmp_path / "home")
+    counts = run.summary.result_counts
     assert counts.total == items and counts.passed == items and counts.errored == 0
     assert len(az.minted()) >= 3, "tokens were refreshed as they expired"
     assert not any(token in said for token in az.minted())  # no secret printed
-
-
-def _environment() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if k not in ("ASSAY_DATABASE_URL", "AZURE_OPENAI_API_KEY")}
 
 
 @pytest.fixture

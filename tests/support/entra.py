@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 AZ = """#!{python}
 import json, os, random, sys, time
 args = sys.argv[1:]
@@ -63,3 +65,13 @@ def fake_az(folder: Path) -> FakeAz:
     script.write_text(AZ.format(python=sys.executable))
     script.chmod(0o755)
     return FakeAz(folder, folder / "minted.log")
+
+
+@pytest.fixture(autouse=True)
+def no_cached_tokens():
+    """No Entra ID token cached by an earlier test (a module that imports this fixture uses it)."""
+    from assay.llm import entra
+
+    entra.forget()
+    yield
+    entra.forget()
