@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.paired import mcnemar_mid_p, paired_t, wilcoxon_pratt
+from assay.paired import clustered_mean_test, mcnemar_mid_p, paired_t, wilcoxon_pratt
 from assay.stats import clustered_mean_interval, cohen_kappa, cohen_kappa_interval, wilson_cc
 
 CLOSE = {"rel": 1e-9, "abs": 1e-12}
@@ -65,6 +65,28 @@ def test_the_clustered_interval_is_statsmodels_cluster_robust_ols():
         sums[group][1] += 1
     low, high = clustered_mean_interval([(total, int(count)) for total, count in sums.values()])
     assert (low, high) == (pytest.approx(0.40638303620358085, rel=1e-7), pytest.approx(0.893616963796419, rel=1e-7))
+
+
+def test_the_clustered_test_is_the_clustered_intervals_and_the_paired_t_for_single_items():
+    """p = 0.05 exactly at the bound of the statsmodels-checked interval above; with every item a
+    cluster of its own, it is Student's paired t test."""
+    values = [1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 0]
+    groups = [0, 0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4, 4, 5, 5, 6, 6, 7, 7]
+    low, high = 0.40638303620358085, 0.893616963796419
+    assert clustered_mean_test([v - low for v in values], groups) == pytest.approx(0.05, rel=1e-6)
+    assert clustered_mean_test([v - high for v in values], groups) == pytest.approx(0.05, rel=1e-6)
+    differences = [0.5, -1.0, 2.0, 0.0, 1.5, 1.0, -0.5, 2.5]
+    single = clustered_mean_test(differences, list(range(len(differences))))
+    assert single == pytest.approx(paired_t([0.0] * len(differences), differences), rel=1e-12)
+
+
+def test_a_cluster_that_drifted_as_a_whole_is_not_taken_for_many_items():
+    """Three documents of twenty, ten questions each, went from pass to fail together: McNemar sees
+    thirty independent flips (p < 1e-8); the cluster-robust test sees three documents (p > 0.05)."""
+    differences = [-1.0 if item < 30 else 0.0 for item in range(200)]
+    documents = [item // 10 for item in range(200)]
+    assert mcnemar_mid_p(30, 0) < 1e-8
+    assert clustered_mean_test(differences, documents) > 0.05
 
 
 def test_kappas_interval_is_statsmodels():

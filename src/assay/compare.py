@@ -3,11 +3,13 @@
 For each criterion both runs judged, the items both decided are paired by their dataset position.
 The pass rates' difference (B − A) gets a paired-bootstrap 95% interval (the same resampled items
 for both runs, whole clusters with ``cluster_by``), McNemar's mid-p test on the items whose verdict
-flipped, Holm's correction across criteria, and the minimum difference this many paired items
-could detect. A criterion whose judge gives more than pass/fail (a 1–5 scale, a similarity) also
-gets a row for its score: the paired t test for continuous scores, Wilcoxon's signed-rank test
-(Pratt) for ordinal ones, Holm across those rows (``assay.paired``; microsoft/ai-agent-evals'
-choices).
+flipped (with ``cluster_by``, the cluster-robust test of the mean difference instead: items of one
+cluster drift together, and McNemar would count each as independent evidence), Holm's correction
+across criteria, and the minimum difference this many paired items could detect. A criterion
+whose judge gives more than pass/fail (a 1–5 scale, a similarity) also gets a row for its score:
+the paired t test for continuous scores, Wilcoxon's signed-rank test (Pratt) for ordinal ones (the
+cluster-robust test with ``cluster_by``), Holm across those rows (``assay.paired``;
+microsoft/ai-agent-evals' choices).
 
 Each row's verdict is in Foundry's words: *too few samples* (under 10 paired items),
 *inconclusive*, *improved*, *degraded*, or *changed* (a score with no better direction). A pass
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay.errors import ConfigError
-from assay.paired import mcnemar_mid_p, paired_t, wilcoxon_pratt
+from assay.paired import clustered_mean_test, mcnemar_mid_p, paired_t, wilcoxon_pratt
 from assay.stats import holm, minimum_detectable_difference, paired_bootstrap, wilson_cc
 from assay.store import Store
 
@@ -235,6 +237,7 @@ def compare_verdicts(
         only_a = sum(1 for _, before, after in pairs if before[0] and not after[0])
         only_b = sum(1 for _, before, after in pairs if after[0] and not before[0])
         n = len(pairs)
+        keys = [clusters.get(item, item) for item, _, _ in pairs] if clusters else None
         results.append(
             CriterionComparison(
                 name=name,
@@ -244,13 +247,9 @@ def compare_verdicts(
                 only_a=only_a,
                 only_b=only_b,
                 delta=sum(deltas) / n if n else 0.0,
-                interval=paired_bootstrap(
-                    deltas,
-                    seed=seed,
-                    resamples=resamples,
-                    clusters=[clusters.get(item, item) for item, _, _ in pairs] if clusters else None,
-                ),
-                p_value=mcnemar_mid_p(only_a, only_b),
+                interval=paired_bootstrap(deltas, seed=seed, resamples=resamples, clusters=keys),
+                # Clustered items are not independent pairs: their test is the cluster-robust one.
+                p_value=mcnemar_mid_p(only_a, only_b) if keys is None else clustered_mean_test(deltas, keys),
                 minimum_detectable=minimum_detectable_difference(n, (only_a + only_b) / n if n else 0.0),
                 margin=margin.get(name, 0.0) if isinstance(margin, dict) else margin,
                 flips=[
@@ -291,6 +290,11 @@ def compare_scores(
             continue  # a 0/1 score is the pass rate, compared above
         ordinal = all(v.is_integer() for v in values) and max(values) - min(values) <= 9
         deltas = [y - x for x, y in zip(first, second, strict=True)]
+        keys = [clusters.get(i, i) for i in items] if clusters else None
+        if keys is not None:
+            p_value = clustered_mean_test(deltas, keys)
+        else:
+            p_value = wilcoxon_pratt(first, second) if ordinal else paired_t(first, second)
         rows.append(
             ScoreComparison(
                 name=name,
@@ -298,10 +302,8 @@ def compare_scores(
                 n=len(items),
                 mean_a=sum(first) / len(first),
                 mean_b=sum(second) / len(second),
-                interval=paired_bootstrap(
-                    deltas, seed=seed, clusters=[clusters.get(i, i) for i in items] if clusters else None
-                ),
-                p_value=wilcoxon_pratt(first, second) if ordinal else paired_t(first, second),
+                interval=paired_bootstrap(deltas, seed=seed, clusters=keys),
+                p_value=p_value,
                 direction=_direction(name, a, verdicts_a),
             )
         )
