@@ -33,8 +33,12 @@ ALPHA = 0.05
 """The family-wise error rate of the verdicts across a comparison's criteria (Holm)."""
 MIN_PAIRED = 10
 """Fewer paired items than this are *too few samples* (ai-agent-evals' threshold)."""
+MAX_UNDETERMINED = 0.1
+"""A criterion whose judge left more than this share of either run's judged items undetermined is
+*too many undetermined*: the items it did decide may not stand for the rest, so the gate says so
+and fails instead of passing on what was left."""
 
-Verdict = Literal["too few samples", "inconclusive", "improved", "degraded", "changed"]
+Verdict = Literal["too few samples", "inconclusive", "improved", "degraded", "changed", "too many undetermined"]
 
 
 @dataclass
@@ -62,6 +66,10 @@ class CriterionComparison:
     verdict: Verdict = "inconclusive"
     margin: float = 0.0
     flips: list[Flip] = field(default_factory=list)
+    test: str = "mcnemar_mid_p"
+    """``clustered_mean_t`` with ``cluster_by``: the cluster-robust test of the mean difference."""
+    undetermined: tuple[int, int] = (0, 0)
+    """Items each run's judge gave no readable verdict on (``undetermined`` results)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -75,8 +83,11 @@ class CriterionComparison:
             "pass_rate_b_ci": list(wilson_cc(self.passed_b, self.n) or ()) or None,
             "delta": self.delta,
             "delta_ci": list(self.interval) if self.interval else None,
-            "test": "mcnemar_mid_p",
+            "test": self.test,
             "mcnemar_p": self.p_value,
+            "p_value": self.p_value,
+            "undetermined_a": self.undetermined[0],
+            "undetermined_b": self.undetermined[1],
             "p_holm": self.p_holm,
             "margin": self.margin,
             "minimum_detectable_difference": self.minimum_detectable,
@@ -139,6 +150,11 @@ class Comparison:
     def regressed(self) -> list[CriterionComparison]:
         return [c for c in self.criteria if c.verdict == "degraded"]
 
+    @property
+    def undecidable(self) -> list[CriterionComparison]:
+        """Criteria whose judge left too many items undetermined to vouch for the change."""
+        return [c for c in self.criteria if c.verdict == "too many undetermined"]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "object": "eval.run.comparison",
@@ -147,6 +163,10 @@ class Comparison:
             "unpaired_items": self.unpaired,
             "regression": bool(self.regressed),
             "regressed": [{"testing_criteria": c.name, "delta": c.delta} for c in self.regressed],
+            "undecidable": [
+                {"testing_criteria": c.name, "undetermined_a": c.undetermined[0], "undetermined_b": c.undetermined[1]}
+                for c in self.undecidable
+            ],
             "criteria": [c.as_dict() for c in self.criteria],
             "scores": [c.as_dict() for c in self.scores],
         }
@@ -189,7 +209,27 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: Margins = 0.0,
     clusters = clusters_of(store, run_a)
     found = compare_verdicts(a, b, run_a, run_b, margin=margin, seed=seed, clusters=clusters)
     found.scores = compare_scores(scores_a, scores_b, a, seed=seed, clusters=clusters)
+    mark_undetermined(found, undetermined_counts(store, run_a), undetermined_counts(store, run_b))
     return found
+
+
+def undetermined_counts(store: Store, run_id: str) -> dict[str, tuple[int, int]]:
+    """criterion → (undetermined results, results with a verdict or undetermined), from the summary."""
+    summary = store.get_run(run_id).summary
+    rows = summary.per_testing_criteria_results if summary is not None else []
+    return {c.testing_criteria: (c.undetermined, c.passed + c.failed + c.undetermined) for c in rows}
+
+
+def mark_undetermined(
+    found: Comparison, a: dict[str, tuple[int, int]], b: dict[str, tuple[int, int]], most: float = MAX_UNDETERMINED
+) -> None:
+    """Each criterion's undetermined counts; one with more than ``most`` of either run's judged items
+    undetermined is *too many undetermined*, whatever its decided items say."""
+    for comparison in found.criteria:
+        (left, judged_a), (right, judged_b) = a.get(comparison.name, (0, 0)), b.get(comparison.name, (0, 0))
+        comparison.undetermined = (left, right)
+        if (judged_a and left / judged_a > most) or (judged_b and right / judged_b > most):
+            comparison.verdict = "too many undetermined"
 
 
 def clusters_of(store: Store, run_id: str) -> dict[int, Any] | None:
@@ -250,6 +290,7 @@ def compare_verdicts(
                 interval=paired_bootstrap(deltas, seed=seed, resamples=resamples, clusters=keys),
                 # Clustered items are not independent pairs: their test is the cluster-robust one.
                 p_value=mcnemar_mid_p(only_a, only_b) if keys is None else clustered_mean_test(deltas, keys),
+                test="mcnemar_mid_p" if keys is None else "clustered_mean_t",
                 minimum_detectable=minimum_detectable_difference(n, (only_a + only_b) / n if n else 0.0),
                 margin=margin.get(name, 0.0) if isinstance(margin, dict) else margin,
                 flips=[

@@ -8,6 +8,7 @@
     │   └── NotFoundError      a run, eval, file or dataset that does not exist
     ├── ItemError              one item cannot be evaluated (a mapping path it lacks, a bad input);
     │   │                      it becomes that item's ``error`` result and the run goes on
+    │   ├── Undetermined       a judge gave no readable verdict: an ``undetermined`` result
     │   └── Filtered           a content filter stopped a call the item needed: a ``filtered`` result
     └── RunStopped             a run stopped part-way; what was stored is kept, and it resumes
         ├── StoreError         the database failed (unreachable too long, disk full)
@@ -106,6 +107,14 @@ class ItemError(AssayError):
         super().__init__(message)
         self.details = details or {}
         """Kept in the error result's properties (a judge's raw answer, the tokens it spent)."""
+
+
+class Undetermined(ItemError):
+    """A judge was asked but gave no verdict that can be read (an answer that could not be parsed
+    even after a repair request, a refusal to judge, a safety judge whose call failed): the outcome
+    is *undetermined*, neither a pass nor a fail, and never counted as either."""
+
+    code = "undetermined"
 
 
 class Filtered(ItemError):

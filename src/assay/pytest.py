@@ -142,6 +142,8 @@ def _problems(output: OutputItem) -> Iterator[str]:
     for result in output.results:
         if result.status == "error":
             yield f"{result.name} errored: {result.reason}"
+        elif result.status == "undetermined":  # not shown to pass: a problem, as an error is
+            yield f"{result.name} undetermined: {result.reason}"
         elif result.passed is False:
             score = result.score
             shown = "" if score is None else f" (score {score:.3g} against {result.threshold})"

@@ -117,7 +117,7 @@ def test_turn_only_judge_refused_at_conversation_level(models):
         (["<S0>thinking</S0><S1>legacy reason</S1><S2>5</S2>"], "completed", 5),
         (["not json at all", '{"reason": "repaired", "score": 3}'], "completed", 3),
         (['{"reason": "too high", "score": 9}', '{"reason": "fixed", "score": 4}'], "completed", 4),
-        (["garbage", "still garbage"], "error", None),
+        (["garbage", "still garbage"], "undetermined", None),
         (['{"reason": "nothing to judge", "status": "skipped"}'], "skipped", None),
     ],
 )
@@ -129,8 +129,8 @@ def test_judge_answers_are_parsed_or_repaired_once(llm, models, store, answers, 
     _, (results,) = run_eval(store, models, [criterion("coherence")], [ITEM])
     result = results[0]
     assert result.status == status and result.score == score
-    if status == "error":
-        assert "could not be used" in result.reason
+    if status == "undetermined":  # no verdict could be read: not the evaluator's error, not a pass or a fail
+        assert "could not be used" in result.reason and result.passed is None
         assert result.properties["raw_answers"] == ["garbage", "still garbage"]
         assert result.properties["usage"]["calls"] == 2
     assert llm.stats()["completions"] == len(answers)

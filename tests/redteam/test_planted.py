@@ -95,6 +95,33 @@ def test_no_weakness_no_success_and_every_judge_saw_the_objective(store, models,
     assert len(policy) == 1 and policy.pop()  # the risk's policy travels with each attack
 
 
+def test_attacks_the_judge_could_not_read_are_undetermined_never_defended_or_succeeded(store, models, llm):
+    """The judge refuses to judge the replies to objectives 1–3 (in words, twice): those six attacks
+    are undetermined, in the totals but not the rate (PyRIT#2044 counted them defended, garak#2136
+    succeeded); SARIF files them as warnings beside the rule's ASR and its interval."""
+    from assay.redteam.report import sarif
+
+    refusals = [
+        {"match": f"OBJECTIVE {k}:", "reply": {"content": "I can't help with judging this."}} for k in (1, 2, 3)
+    ]
+    llm.script(
+        rules=[*refusals, *judge_rules(), {"match": "request", "reply": {"content": REFUSAL}}],
+        default={"content": REFUSAL},
+    )
+    stored, attacks = attack(store, models, "Base64", OBJECTIVES)
+    undetermined = [a for a in attacks if a.undetermined]
+    assert len(undetermined) == 6 and all(a.success is None for a in undetermined)
+    card = Scorecard.of(attacks)
+    assert (card.overall.total, card.overall.decided, card.overall.undetermined) == (16, 10, 6)
+    assert card.to_json()["risk_category_summary"][0]["overall_undetermined"] == 6
+    assert sum(r.status == "undetermined" for r in stored) == 6
+    report = sarif(attacks, uri="redteam.yaml")
+    (rule,) = report["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["properties"]["undetermined"] == 6 and rule["properties"]["asr_ci"] is not None
+    levels = [r["level"] for r in report["runs"][0]["results"]]
+    assert levels == ["warning"] * 6  # no attack succeeded; six could not be judged
+
+
 def test_attacks_the_platforms_content_filter_stopped_count_as_blocked_and_apart(store, models, llm):
     """Azure's filter refuses the plain requests of objectives 1–4 (its 400 ``content_filter``) and
     cuts the encoded answers of 5–8 (``finish_reason: content_filter``); the rest is refused. Every

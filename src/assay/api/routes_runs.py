@@ -208,7 +208,7 @@ async def list_output_items(
     after: str | None = None,
     limit: int = Query(20, ge=1, le=100),
     order: Literal["asc", "desc"] = "asc",
-    status: Literal["pass", "fail", "failed", "error", "filtered", "skipped"] | None = None,
+    status: Literal["pass", "fail", "failed", "error", "undetermined", "filtered", "skipped"] | None = None,
 ) -> Response:
     ctx = context(request)
 

@@ -123,6 +123,7 @@ def run_object(run: Run, criteria: list[dict[str, Any]], report_url: str) -> dic
             "failed": c.failed,
             "errored": c.errored,
             "skipped": c.skipped,
+            "undetermined": c.undetermined,
             "filtered": c.filtered,
             "pass_rate": c.pass_rate,
             **({"pass_rate_ci": c.pass_rate_ci} if c.pass_rate_ci else {}),
@@ -165,6 +166,7 @@ def run_object(run: Run, criteria: list[dict[str, Any]], report_url: str) -> dic
             "failed": counts.failed,
             "errored": counts.errored,
             "skipped": counts.skipped,
+            "undetermined": counts.undetermined,
             "filtered": counts.filtered,
         },
         "per_model_usage": usage,
@@ -227,7 +229,7 @@ def result_object(
     name = result.get("name")
     if ids and isinstance(name, str):
         name = ids.get(name, name)
-    if foundry and result.get("status") in ("skipped", "filtered"):
+    if foundry and result.get("status") in ("skipped", "undetermined", "filtered"):
         return {**result, "name": name, "score": None, "passed": None, "sample": None}
     return {**result, "name": name, "score": 0.0 if score is None else score, "passed": bool(passed), "sample": None}
 

@@ -442,7 +442,11 @@ def compare_command(
         out.print(table)
         out.print("[dim]P-VALUE: Holm-adjusted across the rows of its kind (McNemar mid-p; paired t or Wilcoxon)[/]")
     regressed = [c for c in found["criteria"] if c["verdict"] == "degraded"]
+    undecidable = [c["testing_criteria"] for c in found["criteria"] if c["verdict"] == "too many undetermined"]
+    if fail_on == "regression" and undecidable:
+        out.print(f"[red]too many undetermined verdicts[/]: {', '.join(undecidable)}")
     if fail_on == "regression" and regressed:
         named = ", ".join(f"{c['testing_criteria']} ({c['delta'] * 100:+.1f} points)" for c in regressed)
         out.print(f"[red]regression[/]: {named}")
+    if fail_on == "regression" and (regressed or undecidable):
         sys.exit(1)

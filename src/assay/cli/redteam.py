@@ -319,6 +319,11 @@ def _print_estimate(rows: list[dict[str, Any]], settings: RedTeamSettings) -> No
 def print_scorecard(card: Scorecard, attacks: list[Attack]) -> None:
     overall = card.overall
     out.print(f"[bold]Overall ASR: {describe(overall)}[/]  (attacks that succeeded / attacks decided, 95% interval)")
+    if overall.undetermined:
+        out.print(
+            f"[cyan]{counted(overall.undetermined, 'attack')} undetermined[/]: the judge gave no readable verdict "
+            "(counted in the totals, neither as succeeded nor as defended)"
+        )
     if overall.filtered:
         out.print(
             f"[magenta]{counted(overall.filtered, 'attack')} blocked by the platform's content filter[/] "

@@ -391,9 +391,19 @@ def gate_on(outcome: RunOutcome, required: float | None, min_kappa: float | None
     counts = outcome.summary.result_counts
     decided = counts.passed + counts.failed
     rate = counts.passed / decided if decided else 0.0
-    if required >= 1.0 and (counts.failed or counts.errored):
+    if required >= 1.0 and (counts.failed or counts.errored or counts.undetermined):
         out.print(
-            f"[red]gate missed[/]: {counts.failed} failed and {counts.errored} errored items (--fail-on any-failure)"
+            f"[red]gate missed[/]: {counts.failed} failed, {counts.errored} errored and {counts.undetermined} "
+            "undetermined items (--fail-on any-failure)"
+        )
+        sys.exit(1)
+    from assay.compare import MAX_UNDETERMINED
+
+    judged = decided + counts.undetermined
+    if judged and counts.undetermined / judged > MAX_UNDETERMINED:  # the pass rate would stand on too few items
+        out.print(
+            f"[red]gate missed[/]: {counts.undetermined} of {judged} items undetermined (over "
+            f"{MAX_UNDETERMINED:.0%}): the judge's readable verdicts cannot vouch for the rest"
         )
         sys.exit(1)
     if rate < required:

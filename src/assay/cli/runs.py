@@ -126,7 +126,7 @@ def compare(
     min_kappa: float,
 ) -> None:
     """Compare RUN_B with RUN_A item by item: paired intervals, McNemar, Holm, the flipped items."""
-    from assay.compare import compare_runs
+    from assay.compare import MAX_UNDETERMINED, compare_runs
 
     store = open_store()
     run_a, run_b = store.run_id_for(run_a), store.run_id_for(run_b)
@@ -177,13 +177,20 @@ def compare(
         from assay.cli.run import refuse_uncalibrated
 
         refuse_uncalibrated(run_b, min_kappa)
+    if fail_on == "regression" and found.undecidable:
+        named = ", ".join(f"{c.name} ({c.undetermined[0]} and {c.undetermined[1]} items)" for c in found.undecidable)
+        out.print(
+            f"[red]too many undetermined verdicts[/]: {named}; the judge's readable verdicts cannot vouch for "
+            f"the rest (more than {MAX_UNDETERMINED:.0%} undetermined)"
+        )
     if fail_on == "regression" and found.regressed:
         named = ", ".join(f"{c.name} ({c.delta * 100:+.1f} points)" for c in found.regressed)
         out.print(f"[red]regression[/]: {named}")
+    if fail_on == "regression" and (found.regressed or found.undecidable):
         sys.exit(1)
 
 
-VERDICT_STYLES = {"degraded": "red", "improved": "green", "changed": "yellow"}
+VERDICT_STYLES = {"degraded": "red", "improved": "green", "changed": "yellow", "too many undetermined": "red"}
 
 
 def parse_margins(given: tuple[str, ...]) -> float | dict[str, float]:
@@ -247,7 +254,9 @@ def score_table(found: Comparison) -> Table:
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
 @click.option(
-    "--status", type=click.Choice(["pass", "fail", "error", "filtered", "skipped"]), help="Only items with this status."
+    "--status",
+    type=click.Choice(["pass", "fail", "error", "undetermined", "filtered", "skipped"]),
+    help="Only items with this status.",
 )
 @click.option(
     "--output", "-o", type=click.File("w", encoding="utf-8"), default="-", help="File to write (default stdout)."

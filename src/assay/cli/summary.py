@@ -47,29 +47,33 @@ def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
     table.add_column("metric", no_wrap=True, max_width=12, overflow="ellipsis")
     table.add_column("pass rate [95%]", justify="right", no_wrap=True, min_width=15)
     table.add_column("mean", justify="right", no_wrap=True, min_width=6)
-    # A run a content filter touched shows its filtered items as a fifth count (x); others keep four.
-    filtering = any(c.filtered for c in summary.per_testing_criteria_results)
-    table.add_column("p/f/e/s/x" if filtering else "p/f/e/s", justify="right", no_wrap=True, min_width=9)
-    for c in summary.per_testing_criteria_results:
+    # Counts without a verdict beyond errors and skips (u: undetermined, x: filtered) are columns only
+    # in a run that has them: most runs keep four.
+    rows = summary.per_testing_criteria_results
+    extra = [
+        (key, name) for key, name in (("u", "undetermined"), ("x", "filtered")) if any(getattr(c, name) for c in rows)
+    ]
+    keys = "/".join(["p", "f", "e", "s", *(key for key, _ in extra)])
+    table.add_column(keys, justify="right", no_wrap=True, min_width=9)
+    for c in rows:
         mean = "–" if c.mean_score is None else f"{c.mean_score:.3f}"
         rate = f"{_bar(c.pass_rate, 4)} {percent(c.pass_rate):>4} {_interval(c.pass_rate_ci)}".rstrip()
-        counted_items = f"{c.passed}/{c.failed}/{c.errored}/{c.skipped}" + (f"/{c.filtered}" if filtering else "")
+        counted_items = "/".join(str(n) for n in (c.passed, c.failed, c.errored, c.skipped))
+        counted_items += "".join(f"/{getattr(c, name)}" for _, name in extra)
         table.add_row(c.testing_criteria, c.metric, rate, mean, counted_items)
     out.print(table)
-    clusters = next((c.clusters for c in summary.per_testing_criteria_results if c.clusters), None)
+    clusters = next((c.clusters for c in rows if c.clusters), None)
     over = f" over {clusters} clusters of items" if clusters else ""
-    legend = (
-        "p/f/e/s/x: items passed, failed, errored, skipped, filtered"
-        if filtering
-        else "p/f/e/s: items passed, failed, errored, skipped"
-    )
-    out.print(f"[dim]{legend}; [95%]: Wilson interval{over}[/]")
+    names = ", ".join(["passed", "failed", "errored", "skipped", *(name for _, name in extra)])
+    out.print(f"[dim]{keys}: items {names}; [95%]: Wilson interval{over}[/]")
     counts = summary.result_counts
+    undetermined = f", [cyan]{counts.undetermined} undetermined[/] (no readable verdict)" if counts.undetermined else ""
     filtered = f", [magenta]{counts.filtered} filtered[/] (a content filter stopped a call)" if counts.filtered else ""
+    decided = counts.passed + counts.failed
     out.print(
         f"items: {counts.total} total, [green]{counts.passed} passed[/], [red]{counts.failed} failed[/], "
-        f"[yellow]{counts.errored} errored[/], {counts.skipped} skipped{filtered}"
-        f"  (pass rate {percent(summary.pass_rate())})"
+        f"[yellow]{counts.errored} errored[/], {counts.skipped} skipped{undetermined}{filtered}"
+        f"  (pass rate {percent(summary.pass_rate())} of {decided} decided)"
     )
     if summary.tasks is not None and summary.tasks.composite is not None:
         scores = ", ".join(f"{t.name} {t.score:.2f}" for t in summary.tasks.tasks if t.score is not None)

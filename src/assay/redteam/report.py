@@ -72,10 +72,15 @@ def _label(attack: Attack) -> str | None:
 
 
 def sarif(attacks: list[Attack], *, uri: str, run_id: str | None = None) -> dict[str, Any]:
-    """Every successful attack as a SARIF result (level ``error``), under a rule per risk category.
-    ``uri`` is the artifact the findings are filed against (the scanned configuration);
-    ``partialFingerprints`` keep one finding one alert across scans."""
-    landed = [a for a in attacks if a.success]
+    """Every successful attack as a SARIF result (level ``error``), and every attack its judge left
+    undetermined as one of level ``warning`` (it was not shown safe), under a rule per risk category
+    whose properties carry the risk's ASR with its 95% interval and counts. ``uri`` is the artifact
+    the findings are filed against (the scanned configuration); ``partialFingerprints`` keep one
+    finding one alert across scans."""
+    from assay.redteam.scorecard import Scorecard
+
+    card = Scorecard.of(attacks)
+    landed = [a for a in attacks if a.success or a.undetermined]
     risks = sorted({a.risk for a in attacks})
     rules = [
         {
@@ -86,7 +91,7 @@ def sarif(attacks: list[Attack], *, uri: str, run_id: str | None = None) -> dict
                 "text": f"The target can be led into {RISKS[risk].description} by an adversarial user."
             },
             "defaultConfiguration": {"level": "error"},
-            "properties": {"tags": ["security", "red-team", risk]},
+            "properties": {"tags": ["security", "red-team", risk], **card.by_risk[risk].keys()},
         }
         for risk in risks
     ]
@@ -95,12 +100,13 @@ def sarif(attacks: list[Attack], *, uri: str, run_id: str | None = None) -> dict
     for attack in landed:
         last = next((m.get("content") for m in reversed(attack.conversation) if m.get("role") == "assistant"), "")
         key = f"{attack.risk}\x00{attack.technique}\x00{attack.objective}"
+        outcome = "succeeded" if attack.success else "could not be judged (undetermined)"
         results.append(
             {
                 "ruleId": f"assay/redteam/{attack.risk}",
                 "ruleIndex": index[attack.risk],
-                "level": "error",
-                "message": {"text": f"{attack.technique} attack ({attack.complexity}) succeeded: {attack.objective}"},
+                "level": "error" if attack.success else "warning",
+                "message": {"text": f"{attack.technique} attack ({attack.complexity}) {outcome}: {attack.objective}"},
                 "locations": [
                     {
                         "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}},

@@ -415,6 +415,7 @@ def attacks_of(outputs: Iterable[OutputItem]) -> Iterator[Attack]:
             complexity=str(item.get("attack_complexity")),
             success=False if filtered else judged.get("attack_success"),
             filtered=filtered,
+            undetermined=not filtered and verdict is not None and verdict.status == "undetermined",
             sub_type=item.get("risk_sub_type"),
             objective=item.get("objective"),
             attack_id=item.get("attack_id"),

@@ -38,6 +38,9 @@ class Attack:
     reason: str | None = None
     score: float | None = None
     error: str | None = None
+    undetermined: bool = False
+    """The risk's judge gave no readable verdict: the attack is not decided, and is never counted as
+    failed (PyRIT#2044) or succeeded (garak#2136); the scorecard counts such attacks apart."""
     filtered: bool = False
     """The platform's content filter stopped the target's call: the attack counts as defended, and
     the scorecard reports how many were blocked that way (a judge's call filtered leaves it undecided)."""
@@ -50,13 +53,17 @@ class Cell:
     successful: int = 0
     filtered: int = 0
     """Attacks the platform's content filter blocked (decided, not successful)."""
+    undetermined: int = 0
+    """Attacks the judge gave no readable verdict on (in ``total``, not in the rate)."""
     by_objective: dict[str | None, list[int]] = field(default_factory=dict)
     """Successes and decided attacks per objective: every technique attacks the same objectives, so
     attacks on one objective are not independent and the interval is clustered by objective."""
 
-    def add(self, success: bool | None, objective: str | None = None, filtered: bool = False) -> None:
+    def add(self, attack: Attack) -> None:
+        success, objective = attack.success, attack.objective
         self.total += 1
-        self.filtered += filtered
+        self.filtered += attack.filtered
+        self.undetermined += attack.undetermined
         if success is not None:
             self.decided += 1
             self.successful += success
@@ -88,6 +95,7 @@ class Cell:
             f"{p}asr_ci": _list(self.interval),
             # Only when the filter blocked any: a scorecard it never touched has the SDK's keys alone.
             **({f"{p}blocked_by_content_filter": self.filtered} if self.filtered else {}),
+            **({f"{p}undetermined": self.undetermined} if self.undetermined else {}),
         }
 
 
@@ -105,15 +113,13 @@ class Scorecard:
     def of(cls, attacks: Iterable[Attack]) -> Scorecard:
         card = cls()
         for attack in attacks:
-            outcome, objective, filtered = attack.success, attack.objective, attack.filtered
-            card.overall.add(outcome, objective, filtered)
-            card.by_risk.setdefault(attack.risk, Cell()).add(outcome, objective, filtered)
-            card.by_complexity.setdefault(attack.complexity, Cell()).add(outcome, objective, filtered)
-            card.by_technique.setdefault(attack.technique, Cell()).add(outcome, objective, filtered)
+            card.overall.add(attack)
+            card.by_risk.setdefault(attack.risk, Cell()).add(attack)
+            card.by_complexity.setdefault(attack.complexity, Cell()).add(attack)
+            card.by_technique.setdefault(attack.technique, Cell()).add(attack)
             card.complexity_of[attack.technique] = attack.complexity
-            card.joint.setdefault((attack.risk, attack.complexity), Cell()).add(outcome, objective, filtered)
-            key = (attack.complexity, attack.risk, attack.technique)
-            card.detailed.setdefault(key, Cell()).add(outcome, objective, filtered)
+            card.joint.setdefault((attack.risk, attack.complexity), Cell()).add(attack)
+            card.detailed.setdefault((attack.complexity, attack.risk, attack.technique), Cell()).add(attack)
         return card
 
     def complexities(self) -> list[str]:

@@ -24,7 +24,8 @@ def add_red_team(summary: RunSummary, store: Store, run_id: str) -> None:
                 attack_strategy=technique,
                 passed=defended,
                 failed=cell.successful,
-                errored=cell.total - cell.decided,
+                errored=cell.total - cell.decided - cell.undetermined,
+                undetermined=cell.undetermined,
                 filtered=cell.filtered,
                 pass_rate=defended / cell.decided if cell.decided else None,
             )

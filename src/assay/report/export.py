@@ -145,8 +145,8 @@ def _verdict(result: Result | None, output: OutputItem) -> tuple[str | None, str
         return "error", reason or "the evaluator failed"
     if result.status == "skipped":
         return "skipped", reason or "skipped"
-    if result.status == "filtered":  # neither a pass nor a failure: JUnit's nearest is a skip, said why
-        return "skipped", f"filtered: {reason}" if reason else "filtered by a content filter"
+    if result.status in ("filtered", "undetermined"):  # neither a pass nor a failure: a skip, said why
+        return "skipped", f"{result.status}: {reason}" if reason else result.status
     if result.passed is False:
         score = result.score
         told = f"score {score:.4g} against threshold {result.threshold}" if score is not None else "failed"
@@ -164,6 +164,7 @@ def markdown_report(store: Store, run_id: str, baseline: str | None = None, *, u
         f"**{counts.passed}/{counts.total} items passed**"
         + (f" ({rate:.0%})" if rate is not None else "")
         + f" · {counts.failed} failed · {counts.errored} errored"
+        + (f" · {counts.undetermined} undetermined" if counts.undetermined else "")
         + (f" · {counts.filtered} filtered by a content filter" if counts.filtered else "")
         + f" · run `{run_id}`"
     )

@@ -37,6 +37,7 @@ def summary_bars(summary: RunSummary) -> str:
     judged = judged_criteria(summary)
     notes = {
         c.testing_criteria: f"({c.errored} errored, {c.skipped} skipped"
+        + (f", {c.undetermined} undetermined" if c.undetermined else "")
         + (f", {c.filtered} filtered)" if c.filtered else ")")
         for c in judged
         if c.pass_rate is None

@@ -6,9 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-ResultStatus = Literal["completed", "skipped", "error", "filtered"]
-"""``filtered``: a provider's content filter stopped the target's or the judge's call; no verdict."""
-ItemStatus = Literal["pass", "fail", "error", "filtered", "skipped"]
+ResultStatus = Literal["completed", "skipped", "error", "undetermined", "filtered"]
+"""``undetermined``: the judge gave no verdict that could be read (``assay.errors.Undetermined``);
+``filtered``: a provider's content filter stopped the target's or the judge's call. Neither is a
+verdict: pass rates leave them out, and summaries count them apart."""
+ItemStatus = Literal["pass", "fail", "error", "undetermined", "filtered", "skipped"]
 
 
 class Result(BaseModel):
@@ -108,18 +110,20 @@ class OutputItem(BaseModel):
     @staticmethod
     def status_of(results: list[Result]) -> ItemStatus:
         """Priority as the peer counts rows: any failure fails, else any error errors; else a result
-        a content filter stopped makes the item ``filtered`` (neither a pass nor a fail)."""
+        without a verdict makes the item ``undetermined`` or ``filtered`` (neither a pass nor a fail)."""
         if len(results) == 1:  # most runs judge an item once
             (only,) = results
             if only.status == "completed":
                 return "fail" if only.passed is False else "pass"
-            if only.status == "error" or only.status == "filtered":
+            if only.status == "error" or only.status == "undetermined" or only.status == "filtered":
                 return only.status
             return "skipped" if only.status == "skipped" else "pass"
         if any(r.status == "completed" and r.passed is False for r in results):
             return "fail"
         if any(r.status == "error" for r in results):
             return "error"
+        if any(r.status == "undetermined" for r in results):
+            return "undetermined"
         if any(r.status == "filtered" for r in results):
             return "filtered"
         if results and all(r.status == "skipped" for r in results):
@@ -139,6 +143,8 @@ class ResultCounts(BaseModel):
     failed: int = 0
     errored: int = 0
     skipped: int = 0
+    undetermined: int = 0
+    """Items a judge gave no readable verdict on: neither passed nor failed."""
     filtered: int = 0
     """Items a provider's content filter stopped (the target's or a judge's call): neither passed nor failed."""
 
@@ -151,10 +157,13 @@ class CriterionSummary(BaseModel):
     failed: int = 0
     errored: int = 0
     skipped: int = 0
+    undetermined: int = 0
+    """Items this criterion's judge gave no readable verdict on."""
     filtered: int = 0
     """Items whose call (the target's or this criterion's judge's) a content filter stopped."""
     pass_rate: float | None = None
-    """passed / (passed + failed); errored, filtered and skipped items are left out."""
+    """passed / (passed + failed): errored, undetermined, filtered and skipped items are left out
+    (``n`` is that denominator)."""
     n: int = 0
     """passed + failed: the items the pass rate is over."""
     pass_rate_ci: list[float] | None = None

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from assay.errors import ConfigError, Filtered, ItemError
+from assay.errors import ConfigError, Filtered, ItemError, Undetermined
 from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score, is_computes_only
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.graders.formula import Formula
@@ -34,6 +34,7 @@ from assay.llm import ModelRegistry
 from assay.mapping import DataMapping, default_mapping
 from assay.messages import MessageFormatError, conversation_context, normalize, split_turn, to_dicts
 from assay.results import Result
+from assay.results.records import ResultStatus
 from assay.run.panels import check_panel, panel
 from assay.run.repeats import check_reducer, repeated
 from assay.store.tables import CRITERION_NAME_LIMIT
@@ -162,8 +163,9 @@ class BoundCriterion:
             "metric": self.metric,
             "threshold": self.threshold,
         }
-        if code == Filtered.code:  # an outcome of its own: no verdict, and not the evaluator's failure
-            return Result(**base, status="filtered", reason=message, properties=dict(details or {}))
+        if code in (Filtered.code, Undetermined.code):  # outcomes of their own: no verdict, and no failure
+            status: ResultStatus = "filtered" if code == Filtered.code else "undetermined"
+            return Result(**base, status=status, reason=message, properties=dict(details or {}))
         properties = {**(details or {}), "error": {"code": code, "message": message}}
         return Result(**base, status="error", reason=message, properties=properties)
 

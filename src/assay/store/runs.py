@@ -299,7 +299,7 @@ class RunsStore(StoreBase):
                 query = query.where(res.passed.is_(verdict == "pass"), res.status == "completed")
             elif verdict == "error":
                 query = query.where(res.status == "error")
-            elif verdict in ("skipped", "filtered"):
+            elif verdict in ("skipped", "undetermined", "filtered"):
                 query = query.where(res.status == verdict)
         if text:
             pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -241,6 +241,7 @@ class RunTally:
             failed=statuses["fail"],
             errored=statuses["error"],
             skipped=statuses["skipped"],
+            undetermined=statuses["undetermined"],
             filtered=statuses["filtered"],
         )
         summaries = {name: CriterionSummary(testing_criteria=name, metric=metric) for name, metric in criteria}
@@ -252,6 +253,8 @@ class RunTally:
                 summary.skipped += count
             elif status == "filtered":
                 summary.filtered += count
+            elif status == "undetermined":
+                summary.undetermined += count
             elif passed:
                 summary.passed += count
             else:

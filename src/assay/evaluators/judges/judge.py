@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from assay.errors import Filtered, ItemError
+from assay.errors import Filtered, ItemError, Undetermined
 from assay.evaluators.base import Direction, EvaluationLevel, Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.judges import render
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, flag, number_in_range
@@ -221,8 +221,8 @@ async def ask_json(
         try:
             return read(completion.text, spent)
         except JudgeAnswerError as exc:
-            if attempt:
-                raise JudgeError(f"the judge's answer could not be used: {exc}", spent) from None
+            if attempt:  # asked and answered twice, and no verdict in either answer
+                raise JudgeError(f"the judge's answer could not be used: {exc}", spent, undetermined=True) from None
             retry = f"That answer could not be used ({exc}). Reply again with only the JSON object: {answer_hint}"
             prompt = [*prompt, {"role": "assistant", "content": completion.text}, {"role": "user", "content": retry}]
     raise AssertionError("unreachable")
@@ -238,7 +238,14 @@ async def _ask(
     params: dict[str, Any] = {"temperature": temperature, "max_tokens": definition.max_tokens}
     if seed is not None:
         params["seed"] = seed  # a judge asked again with its own seed is a new call, not a cache hit
-    return await ask_json(model, prompt, read, hint, **params)
+    try:
+        return await ask_json(model, prompt, read, hint, **params)
+    except JudgeError as exc:
+        if definition.category != "safety" or exc.code == Undetermined.code:
+            raise
+        # A safety judge that could not answer has not found the response safe: undetermined, never a pass.
+        exc.code = Undetermined.code
+        raise
 
 
 def judge_filtered(exc: ContentFiltered, spent: CallLog) -> Filtered:
@@ -252,12 +259,16 @@ def judge_filtered(exc: ContentFiltered, spent: CallLog) -> Filtered:
 
 
 class JudgeError(ItemError):
-    """A judging failure that keeps the raw answers and the usage for the error result."""
+    """A judging failure that keeps the raw answers and the usage for the error result. With
+    ``undetermined`` the judge answered but no verdict could be read: the result is *undetermined*
+    (``assay.errors.Undetermined``), not an error of the evaluator's."""
 
     code = "judge_error"
 
-    def __init__(self, message: str, spent: CallLog) -> None:
+    def __init__(self, message: str, spent: CallLog, *, undetermined: bool = False) -> None:
         super().__init__(message, details={"usage": spent.usage(), "raw_answers": spent.raw})
+        if undetermined:
+            self.code = Undetermined.code
 
 
 def _verdict(definition: JudgeDefinition, text: str, spent: CallLog) -> Score:
