@@ -70,6 +70,12 @@ class CriterionComparison:
     """``clustered_mean_t`` with ``cluster_by``: the cluster-robust test of the mean difference."""
     undetermined: tuple[int, int] = (0, 0)
     """Items each run's judge gave no readable verdict on (``undetermined`` results)."""
+    flip_rate: float | None = None
+    """With target repeats: the chance that two identical runs give an item different verdicts
+    (``flip_rates``), averaged over the runs that repeated."""
+    noise_floor: float | None = None
+    """With target repeats: the smallest pass-rate difference this many items can tell apart from
+    the flips of identical runs (α 0.05, power 0.8)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +94,8 @@ class CriterionComparison:
             "p_value": self.p_value,
             "undetermined_a": self.undetermined[0],
             "undetermined_b": self.undetermined[1],
+            **({"run_to_run_flip_rate": self.flip_rate} if self.flip_rate is not None else {}),
+            **({"noise_floor": self.noise_floor} if self.noise_floor is not None else {}),
             "p_holm": self.p_holm,
             "margin": self.margin,
             "minimum_detectable_difference": self.minimum_detectable,
@@ -210,7 +218,43 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: Margins = 0.0,
     found = compare_verdicts(a, b, run_a, run_b, margin=margin, seed=seed, clusters=clusters)
     found.scores = compare_scores(scores_a, scores_b, a, seed=seed, clusters=clusters)
     mark_undetermined(found, undetermined_counts(store, run_a), undetermined_counts(store, run_b))
+    mark_repeatability(found, [(a, store.get_run(run_a).options.trials), (b, store.get_run(run_b).options.trials)])
     return found
+
+
+def flip_rates(found: Verdicts, trials: int) -> dict[str, float]:
+    """Per criterion, the chance that two identical runs give an item different verdicts, read from
+    one run's repeats of its target (trial t of item i is output item i·trials + t): an item whose
+    m decided trials passed k times gives 2k(m−k)/(m(m−1)), the unbiased estimate of 2p(1−p),
+    averaged over the items with two decided trials or more. Empty without repeats."""
+    if trials < 2:
+        return {}
+    passes: dict[tuple[str, int], list[int]] = {}
+    for item, verdicts_of_item in found.items():
+        for name, (passed, _) in verdicts_of_item.items():
+            counted = passes.setdefault((name, item // trials), [0, 0])
+            counted[0] += bool(passed)
+            counted[1] += 1
+    per_name: dict[str, list[float]] = {}
+    for (name, _), (k, m) in passes.items():
+        if m >= 2:
+            per_name.setdefault(name, []).append(2 * k * (m - k) / (m * (m - 1)))
+    return {name: sum(rates) / len(rates) for name, rates in per_name.items()}
+
+
+def mark_repeatability(found: Comparison, runs: list[tuple[Verdicts, int]]) -> None:
+    """Each criterion's run-to-run flip rate (the mean of the repeating runs' estimates) and the
+    noise floor it sets: the smallest difference the comparison's items can tell from it."""
+    estimates = [(flip_rates(verdicts_of_run, trials), trials) for verdicts_of_run, trials in runs if trials > 1]
+    if not estimates:
+        return
+    for comparison in found.criteria:
+        rates = [rates[comparison.name] for rates, _ in estimates if comparison.name in rates]
+        if not rates:
+            continue
+        comparison.flip_rate = sum(rates) / len(rates)
+        items = comparison.n // max(trials for _, trials in estimates)
+        comparison.noise_floor = minimum_detectable_difference(items, comparison.flip_rate)
 
 
 def undetermined_counts(store: Store, run_id: str) -> dict[str, tuple[int, int]]:

@@ -6,8 +6,9 @@ A pass-rate drop of ``mde`` is detected by McNemar's test on paired items (the c
     n = (z_{1-α'/2} √π + z_{power} √(π − mde²))² / mde²
 
 where π is the share of items expected to flip between the runs: the drop itself, plus the
-judge's own noise, read from the baseline's judge repeats (an item whose repeats disagree flips
-between two runs half the time) when it has them, else ``--discordance`` (default: only the drop,
+noise, read from the baseline's judge repeats (an item whose repeats disagree flips between two
+runs half the time) or its target repeats (the run-to-run flip rate, ``assay.compare.flip_rates``)
+when it has them, else ``--discordance`` (default: only the drop,
 the least a plan can assume; say more when the judges are noisy). α' = α / criteria: the first
 step of Holm's correction, which the gate applies across criteria. A baseline with ``cluster_by``
 multiplies n by its design effect (the clustered variance of the pass rate over the independent
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from assay.compare import clusters_of, read_run
+from assay.compare import clusters_of, flip_rates, read_run
 from assay.results import RunSummary
 from assay.stats import _clustered
 from assay.store import Store
@@ -58,7 +59,11 @@ def plan(
     discordance: float | None = None,
 ) -> list[CriterionPlan]:
     verdicts, _ = read_run(store, run_id)
-    summary = store.get_run(run_id).summary or RunSummary()
+    run = store.get_run(run_id)
+    summary = run.summary or RunSummary()
+    # Target repeats show how often identical runs disagree on an item: flips a comparison will see
+    # whatever the change, so they add to the discordance the drop alone would give.
+    run_to_run = flip_rates(verdicts, run.options.trials)
     flaky = {c.testing_criteria: c.flaky for c in summary.per_testing_criteria_results}
     clusters = clusters_of(store, run_id)
     names = sorted({name for found in verdicts.values() for name in found})
@@ -68,6 +73,7 @@ def plan(
         n = len(decided)
         rate = sum(decided.values()) / n if n else 0.0
         noise = 0.5 * (flaky.get(name) or 0) / n if n and flaky.get(name) is not None else 0.0
+        noise = max(noise, run_to_run.get(name, 0.0))
         pi = discordance if discordance is not None else min(1.0, mde + noise)
         effect = _design_effect(decided, clusters) if clusters else 1.0
         needed = None

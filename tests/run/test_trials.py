@@ -69,3 +69,42 @@ def test_target_repeats_need_a_target(tmp_path):
     )
     done = assay("run", config, home=tmp_path)
     assert done.returncode != 0 and "needs a target" in done.stderr
+
+
+def test_repeats_report_how_often_identical_runs_flip_and_plan_uses_it(tmp_path, llm):
+    """Two identical runs of a target that succeeds with p = 0.7, four trials per item: the
+    comparison reports the run-to-run flip rate (2·0.7·0.3 = 0.42 expected) and the difference
+    that noise hides; ``assay plan`` counts those flips among the discordant pairs."""
+    from assay.compare import compare_runs, flip_rates
+
+    assert flip_rates({0: {"ok": (True, None)}, 1: {"ok": (True, None)}, 2: {"ok": (False, None)}}, 3) == {
+        "ok": pytest.approx(2 * 2 * 1 / (3 * 2))
+    }
+    items = 60
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"query": f"question {i}"}) + "\n" for i in range(items)))
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "name: flips\ndataset: {local_uri: data.jsonl}\n"
+        f"models:\n  bot: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n"
+        "target: {type: model, model: bot}\n"
+        f"repeats: {{target: {K}}}\n"
+        "evaluators:\n  - {type: string_check, name: ok, input: '{{sample.output_text}}', reference: 'yes', operation: eq}\n"
+    )
+    llm.script(rules=[{"match": "question", "chance": P, "reply": {"content": "yes"}, "otherwise": {"content": "no"}}])
+    runs = []
+    for _ in range(2):  # the same system twice; each run's own repeats show how much its verdicts vary
+        done = assay("run", config, "--cache", "off", home=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        runs.append(done.stdout.split("run id: ")[1].split()[0])
+    store = Store(f"sqlite:///{tmp_path / 'assay.db'}")
+    try:
+        (ok,) = compare_runs(store, *runs).criteria
+    finally:
+        store.close()
+    assert ok.flip_rate == pytest.approx(2 * P * (1 - P), abs=0.12)
+    assert ok.noise_floor is not None and ok.noise_floor > 0.2  # 60 items cannot see small changes under this noise
+    shown = assay("runs", "compare", *runs, home=tmp_path)
+    assert "identical runs flip" in " ".join(shown.stdout.split())
+    planned = json.loads(assay("plan", "--baseline", runs[0], "--mde", "0.05", "--json", home=tmp_path).stdout)
+    (row,) = planned["criteria"] if isinstance(planned, dict) else planned
+    assert row["discordance"] >= ok.flip_rate - 0.12 and row["needed"] > 1000

@@ -159,6 +159,13 @@ def compare(
             )
         out.print(table)
         out.print("[dim]points of pass rate; MDD: the smallest difference these paired items could detect[/]")
+        for c in found.criteria:
+            if c.flip_rate is not None and c.noise_floor is not None:
+                out.print(
+                    f"{c.name}: identical runs flip {c.flip_rate:.1%} of verdicts (from the target's repeats); "
+                    f"differences under {c.noise_floor * 100:.1f} points are within that noise",
+                    soft_wrap=True,
+                )
         if found.scores:
             out.print(score_table(found))
         for c in found.criteria:
