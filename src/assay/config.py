@@ -141,6 +141,25 @@ def eval_config_from(path: Path, raw: dict[str, Any]) -> EvalConfig:
     return _parse(path, raw)
 
 
+OPTIONS = {
+    "eval_model",
+    "concurrency",
+    "evaluation_level",
+    "repeats",
+    "cluster_by",
+    # The agent optimizer's (assay optimize; Foundry's optimization job options).
+    "optimization_model",
+    "max_candidates",
+    "max_stalls",
+    "budget",
+    "task_repeats",
+    "optimization_config",
+    "target_attributes",
+    "simulation",
+}
+"""The keys an eval.yaml's ``options:`` may hold."""
+
+
 def _top_key_lines(text: str) -> dict[str, int]:
     """Each top-level key and the line it is on."""
     node = yaml.compose(text, Loader=BoundedLoader)  # noqa: S506 - the bounded SafeLoader
@@ -157,6 +176,14 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
     options = raw.get("options") or {}
     if not isinstance(options, dict):
         raise fail(raw, "'options' must be a mapping")
+    unknown = sorted(str(key) for key in options if key != "__line__" and key not in OPTIONS)
+    if unknown:  # a misspelt option would otherwise be dropped without a word, and its default used
+        close = difflib.get_close_matches(unknown[0], sorted(OPTIONS), n=1)
+        raise fail(
+            options,
+            f"options: unknown key {unknown[0]!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+            hint=f"the options are {', '.join(sorted(OPTIONS))}",
+        )
     level = raw.get("evaluation_level", options.get("evaluation_level", "turn"))
     if level not in ("turn", "conversation"):
         raise fail(raw, f"evaluation_level {level!r} must be 'turn' or 'conversation'")

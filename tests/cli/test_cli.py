@@ -123,6 +123,14 @@ def test_config_errors_name_file_and_line(tmp_path):
     scalar = write_eval(tmp_path, "d.jsonl", "  - builtin.f1_score\n  - builtin.gleu_scor\n")
     result = assay("run", str(scalar), home=tmp_path)
     assert "eval.yaml:6: unknown evaluator 'builtin.gleu_scor'" in result.stderr
+    misspelt = tmp_path / "options.yaml"
+    misspelt.write_text(
+        "name: e\ndataset: {local_uri: d.jsonl}\noptions:\n  concurency: 4\nevaluators: [builtin.f1_score]\n",
+        encoding="utf-8",
+    )
+    result = assay("run", str(misspelt), home=tmp_path)  # once dropped without a word, its default used
+    assert result.returncode == 2 and "options.yaml:4: options: unknown key 'concurency'" in result.stderr
+    assert "did you mean 'concurrency'" in result.stderr
     broken = tmp_path / "broken.yaml"
     broken.write_text("name: [unclosed\n", encoding="utf-8")
     result = assay("run", str(broken), home=tmp_path)

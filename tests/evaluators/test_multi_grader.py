@@ -104,6 +104,23 @@ def test_the_multi_grader_scores_each_item_by_its_formula(models, store):
     assert [r[0].passed for r in results] == [True, False, False]
 
 
+def test_a_sub_grader_needs_no_pass_threshold_and_no_pass_mark_is_no_verdict(models, store):
+    """OpenAI's grader types inside ``multi`` have no pass_threshold (a top-level text_similarity
+    does); a multi grader without one of its own scores items but passes none of them: its pass
+    rate is "no pass mark", not 100% (a score of 0.0 once passed too)."""
+    similar = {k: v for k, v in MULTI["graders"]["similar"].items() if k != "pass_threshold"}
+    unmarked = {k: v for k, v in MULTI.items() if k != "pass_threshold"}
+    outcome, results = run_eval(
+        store, models, [{**unmarked, "graders": {**MULTI["graders"], "similar": similar}}], ROWS
+    )
+    assert [r[0].status for r in results] == ["completed"] * 3 and {r[0].passed for r in results} == {None}
+    assert results[2][0].score == pytest.approx(0.3 * fuzz.ratio("Lyon", "Paris") / 100)
+    (row,) = outcome.summary.per_testing_criteria_results
+    assert (row.passed, row.failed, row.pass_rate, row.n) == (0, 0, None, 0) and row.mean_score is not None
+    with pytest.raises(ConfigError, match="text_similarity needs a numeric pass_threshold"):
+        run_eval(store, models, [{**similar, "name": "alone"}], ROWS)
+
+
 def test_a_sub_grader_that_cannot_score_fails_that_item_only(models, store):
     graders = {**MULTI["graders"], "exact": {**MULTI["graders"]["exact"], "input": "{{item.maybe}}"}}
     rows = [{**ROWS[0], "maybe": "Paris"}, ROWS[1]]

@@ -58,6 +58,8 @@ def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
     for c in rows:
         mean = "–" if c.mean_score is None else f"{c.mean_score:.3f}"
         rate = f"{_bar(c.pass_rate, 4)} {percent(c.pass_rate):>4} {_interval(c.pass_rate_ci)}".rstrip()
+        if c.pass_rate is None and c.mean_score is not None and not c.n:
+            rate = "no pass mark"  # scored, with no threshold to pass at: a mean, not a rate
         counted_items = "/".join(str(n) for n in (c.passed, c.failed, c.errored, c.skipped))
         counted_items += "".join(f"/{getattr(c, name)}" for _, name in extra)
         table.add_row(c.testing_criteria, c.metric, rate, mean, counted_items)

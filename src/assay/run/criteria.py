@@ -16,6 +16,7 @@ criterion and the fix: unknown evaluators, bad parameters, unsupported levels, i
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import inspect
@@ -137,10 +138,12 @@ class BoundCriterion:
             reason = score.reason or "Not applicable"
             return Result(**base, status="skipped", reason=reason, properties=properties)
         if score.passed is not None and not self.threshold_overridden:
-            passed = score.passed
+            passed: bool | None = score.passed
+        elif self.threshold is None:  # no pass mark (a python grader without pass_threshold): a score, no verdict
+            passed = None
         else:
             passed = _meets(score.value, self.threshold, self.spec.primary.desirable_direction)
-        if _already_typed(score, passed, properties):
+        if passed is not None and _already_typed(score, passed, properties):
             return Result.checked(
                 self.type, self.name, self.metric, score.value, passed, self.threshold, score.reason, properties
             )
@@ -148,7 +151,7 @@ class BoundCriterion:
             **base,
             score=score.value,
             passed=passed,
-            label="pass" if passed else "fail",
+            label=None if passed is None else "pass" if passed else "fail",
             reason=score.reason,
             properties=properties,
         )
@@ -191,9 +194,7 @@ def _threshold(
     return threshold
 
 
-def _meets(value: float, threshold: float | None, direction: str) -> bool:
-    if threshold is None:
-        return True
+def _meets(value: float, threshold: float, direction: str) -> bool:
     return value <= threshold if direction == "decrease" else value >= threshold
 
 
@@ -256,6 +257,8 @@ class Binding:
     models: ModelRegistry | None
     any_level: bool = False
     repeats: int = 1
+    in_multi: bool = False
+    """Binding a ``multi`` grader's sub-grader: OpenAI's grader types there carry no ``pass_threshold``."""
 
 
 def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
@@ -268,6 +271,9 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
     if kind in GRADER_FIELDS:
         spec = catalog.get(kind)
         params = {key: criterion[key] for key in GRADER_FIELDS[kind] if key in criterion}
+        if kind == "text_similarity" and "pass_threshold" not in params and not binding.in_multi:
+            # OpenAI's testing criterion requires one; inside multi the formula's own pass_threshold decides.
+            raise ConfigError(f"{where}: text_similarity needs a numeric pass_threshold, e.g. 0.8")
         raw_mapping: dict[str, Any] | None = _grader_mapping(kind, criterion, where)
     elif kind == "azure_ai_evaluator":
         evaluator_name = criterion.get("evaluator_name")
@@ -365,13 +371,14 @@ def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding
             f"{where}: a multi criterion needs 'graders': an object naming the graders its formula uses", hint=hint
         )
     subs: dict[str, BoundCriterion] = {}
+    inside = dataclasses.replace(binding, in_multi=True)
     for key, sub in graders.items():
         inner = f"{where}.graders.{key}"
         if not isinstance(sub, dict):
             raise ConfigError(f"{inner}: expected a grader object, got {type(sub).__name__}")
         if sub.get("type") == "multi":
             raise ConfigError(f"{inner}: a multi grader cannot contain another multi grader")
-        subs[key] = _bind_one({**sub, "name": sub.get("name") or key}, catalog, inner, binding)
+        subs[key] = _bind_one({**sub, "name": sub.get("name") or key}, catalog, inner, inside)
     formula = Formula.parse(criterion.get("calculate_output"), set(subs), f"{where}.calculate_output")
     threshold = criterion.get("pass_threshold")
     if threshold is not None:

@@ -257,8 +257,9 @@ class RunTally:
                 summary.undetermined += count
             elif passed:
                 summary.passed += count
-            else:
+            elif passed is False:
                 summary.failed += count
+            # else: scored with no pass mark (no threshold): in the mean score, in no pass rate
         for name, summary in summaries.items():
             decided = summary.passed + summary.failed
             summary.n = decided

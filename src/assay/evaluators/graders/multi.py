@@ -6,7 +6,9 @@ a formula over their scores (``graders`` maps each name used in the formula to a
 
 The sub-graders are bound like any criterion (``assay.run.criteria``); one that errors or is
 skipped on an item makes the multi grader's result for that item an error that names it. Without
-``pass_threshold`` every finite value passes, as with the python grader.
+``pass_threshold`` there is no pass mark: the value is a score with no verdict, as with the python
+grader (its criterion's pass rate says "no pass mark"). A sub-grader needs no ``pass_threshold``
+(OpenAI's grader types inside ``multi`` have none).
 """
 
 from __future__ import annotations

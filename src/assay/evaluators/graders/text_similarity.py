@@ -42,9 +42,12 @@ METRICS: dict[str, Callable[[str, str], float]] = {
 def text_similarity(
     evaluation_metric: str = "fuzzy_match", pass_threshold: float | None = None, embeddings: Model | None = None
 ) -> Evaluator:
-    if pass_threshold is None or isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float)):
+    if pass_threshold is not None and (
+        isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float))
+    ):
         raise ConfigError("text_similarity needs a numeric pass_threshold, e.g. 0.8")
-    threshold = float(pass_threshold)
+    # None inside a multi grader: a score for the formula, no verdict of its own.
+    threshold = None if pass_threshold is None else float(pass_threshold)
     if evaluation_metric == "cosine":
         if embeddings is None:
             raise ConfigError(
@@ -59,18 +62,19 @@ def text_similarity(
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
         value = metric(text_input(inputs, "input"), text_input(inputs, "reference"))
-        return Score(value, passed=value >= threshold, properties={"evaluation_metric": evaluation_metric})
+        passed = None if threshold is None else value >= threshold
+        return Score(value, passed=passed, properties={"evaluation_metric": evaluation_metric})
 
     return computes_only(evaluate)
 
 
-def _cosine(embeddings: Model, threshold: float) -> Evaluator:
+def _cosine(embeddings: Model, threshold: float | None) -> Evaluator:
     async def evaluate(inputs: dict[str, Any]) -> Score:
         first, second = await embeddings.embed([text_input(inputs, "input"), text_input(inputs, "reference")])
         norms = math.sqrt(sum(x * x for x in first)) * math.sqrt(sum(y * y for y in second))
         value = sum(x * y for x, y in zip(first, second, strict=False)) / norms if norms else 0.0
         properties = {"evaluation_metric": "cosine", "embeddings_model": embeddings.config.model}
-        return Score(value, passed=value >= threshold, properties=properties)
+        return Score(value, passed=None if threshold is None else value >= threshold, properties=properties)
 
     return evaluate
 
