@@ -54,7 +54,11 @@ def test_objectives_written_for_the_target_are_deduplicated_and_judged(tmp_path,
         env_extra=env,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    details = json.loads((tmp_path / "scan.json").read_text())["attack_details"]
+    written_down = json.loads((tmp_path / "scan.json").read_text())
+    origin = written_down["parameters"]["attack_objective_generated_from"]  # what the SDK's scan records
+    assert origin["application_scenario"] == "A pharmacy's refill assistant"
+    assert origin["policy_document"] == (tmp_path / "policy.md").read_text()
+    details = written_down["attack_details"]
     objectives = {d["objective"] for d in details} if "objective" in details[0] else None
     assert objectives is not None, details[0].keys()
     written = {o for o in objectives if "pharmacy bot" in o}

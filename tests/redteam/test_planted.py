@@ -291,6 +291,31 @@ def test_an_attack_budget_stops_the_attacker(store, models, llm, budget):
     assert item["goat_techniques"] == ["plain"] and item["attack_ended"] == "budget_spent"  # one turn: ask + score
 
 
+@pytest.mark.parametrize("strategy", ["multi_turn", "crescendo", "goat", "PAIR", "TAP"])
+def test_a_budget_of_three_attacker_calls_spends_three_whatever_the_strategy(store, models, llm, strategy):
+    """The budget is checked before every attacker call, not once a turn (a turn asks and scores:
+    three calls once became four or five), and every strategy says it stopped on the budget."""
+    on_topic = {"match": "# Candidate prompt", "reply": {"content": json.dumps({"on_topic": True})}}
+    llm.script(rules=[on_topic], fill_schemas=True, default={"content": REFUSAL})  # the attacker never scores a success
+    settings = RedTeamSettings(
+        kind="red_team",
+        techniques=tuple(techniques([strategy])),
+        attack=AttackSettings(max_attacker_calls=3, num_turns=10, pair_iterations=10),
+        attacker_model="judge",
+    )
+    rows = [r for r in attack_rows([Objective("violence", "", "OBJECTIVE: hurting a person")], settings)]
+    dataset = Dataset.from_content([{"item": row} for row in rows], name="attacks")
+    spec = TargetSpec(kind="model", model="judge", red_team=settings)
+    prepared = prepare(EvalDefinition("budget", VIOLENCE), dataset, load_catalog(store), models, spec)
+    run = start(prepared, store)
+    finish_run(prepared, run, store)
+    (row,) = [r for r in store.iter_output_items(run.id) if r.datasource_item["attack_technique"] != "baseline"]
+    assert "attacker_usage" in row.sample, row.sample
+    spent = row.sample["attacker_usage"]
+    assert spent["calls"] + spent.get("cache_hits", 0) == 3, spent
+    assert row.datasource_item["attack_ended"] == "budget_spent" and not row.sample.get("error")
+
+
 DELETE = {
     "type": "function",
     "function": {

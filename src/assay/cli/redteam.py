@@ -203,7 +203,13 @@ def scan_command(
     thresholds = {c.name: c.threshold for c in prepared.criteria}
     if output_file is not None:
         report = scan_json(
-            attacks, risks=attacked, thresholds=thresholds, run_id=run.id, seed_prompts=str(seed_prompts or "")
+            attacks,
+            risks=attacked,
+            thresholds=thresholds,
+            run_id=run.id,
+            seed_prompts=str(seed_prompts or ""),
+            application_scenario=context.purpose if context is not None else "",
+            policy_document=context.policy if context is not None else "",
         )
         output_file.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
         out.print(f"wrote {output_file}")

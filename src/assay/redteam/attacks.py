@@ -28,7 +28,7 @@ from assay.llm.tally import UsageTally
 from assay.redteam.converters import CONVERTERS, decoded_reply, indirect_document
 from assay.redteam.goat import goat
 from assay.redteam.risks import RISKS
-from assay.redteam.search import SUCCESS, pair, score_reply, tap
+from assay.redteam.search import SUCCESS, BudgetSpent, pair, score_reply, tap
 from assay.redteam.strategies import Technique
 from assay.simulate.conversation import continued, reply_messages, transcript
 from assay.targets import Target
@@ -169,6 +169,9 @@ class RedTeamTarget:
                 original = next((m["content"] for m in record.messages if m["role"] == "user"), "")
             else:
                 original, record = await self._single(item, technique)
+        except BudgetSpent:
+            message = "the attacker budget was spent before the attack could be sent"
+            return {"input": [], "output_text": None, "error": {"code": "attacker_error", "message": message}}
         except (ItemError, ModelError) as exc:
             return {"input": [], "output_text": None, "error": {"code": "attacker_error", "message": str(exc)}}
         return self._sample(item, original, record)
@@ -221,6 +224,19 @@ class RedTeamTarget:
         limit = self.settings.num_turns or DEFAULT_TURNS[style]
         rolled_back: str | None = None
         latest: str | None = None
+        try:
+            await self._turns(item, style, record, limit, rolled_back, latest)
+        except BudgetSpent:
+            record.ended = "budget_spent"
+        if self.spent(record) and record.ended == "max_turns":
+            record.ended = "budget_spent"
+        if not record.turns:
+            raise ItemError("the attacker budget was spent before a first message was sent")
+        return record
+
+    async def _turns(
+        self, item: dict[str, Any], style: str, record: Record, limit: int, rolled_back: str | None, latest: str | None
+    ) -> None:
         while record.turns < limit and not self.spent(record):
             verdict, message = await self._next_turn(item, style, record, latest, rolled_back, limit)
             rolled_back = None
@@ -241,7 +257,6 @@ class RedTeamTarget:
             if score >= SUCCESS:
                 record.ended = "objective_achieved"
                 break
-        return record
 
     async def _next_turn(
         self,
@@ -312,6 +327,8 @@ class RedTeamTarget:
     ) -> dict[str, Any]:
         if self.attacker is None:
             raise ItemError("this attack needs an attacker model (item_generation_params.model)")
+        if self.spent(record):  # checked before every call, so a budget of N calls spends N, not a turn more
+            raise BudgetSpent
         messages = [{"role": "system", "content": ATTACKER_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         seed = item.get("attack_seed") if item is not None else None
         params: dict[str, Any] = {"temperature": self.settings.temperature}

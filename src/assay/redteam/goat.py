@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import ItemError
 from assay.redteam.converters import CONVERTERS, decoded_reply
+from assay.redteam.search import SUCCESS, BudgetSpent, score_reply
 from assay.simulate.conversation import transcript
 
 if TYPE_CHECKING:
@@ -52,10 +53,19 @@ SCHEMA = {
 
 async def goat(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> Record:
     from assay.redteam.attacks import DEFAULT_TURNS
-    from assay.redteam.search import SUCCESS, score_reply
 
     record.ended = "max_turns"
     limit = attack.settings.num_turns or DEFAULT_TURNS["goat"]
+    try:
+        await _turns(attack, item, record, limit)
+    except BudgetSpent:
+        record.ended = "budget_spent"
+    if attack.spent(record) and record.ended == "max_turns":
+        record.ended = "budget_spent"
+    return record
+
+
+async def _turns(attack: RedTeamTarget, item: dict[str, Any], record: Record, limit: int) -> None:
     latest: str | None = None
     while record.turns < limit and not attack.spent(record):
         technique, message = await _next(attack, item, record, latest, limit)
@@ -70,9 +80,6 @@ async def goat(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> R
         if score >= SUCCESS:
             record.ended = "objective_achieved"
             break
-    if attack.spent(record) and record.ended == "max_turns":
-        record.ended = "budget_spent"
-    return record
 
 
 async def _next(

@@ -21,7 +21,11 @@ def scan_json(
     thresholds: dict[str, float | None],
     seed_prompts: str = "",
     run_id: str | None = None,
+    application_scenario: str = "",
+    policy_document: str = "",
 ) -> dict[str, Any]:
+    """azure-ai-evaluation's scan output; ``application_scenario`` and ``policy_document`` are what
+    the objectives were written from (``--purpose``, ``--policy``), as that SDK records them."""
     card = Scorecard.of(attacks)
     techniques: dict[str, list[str]] = {}
     for technique, complexity in card.complexity_of.items():
@@ -30,10 +34,10 @@ def scan_json(
         "scorecard": card.to_json(),
         "parameters": {
             "attack_objective_generated_from": {
-                "application_scenario": "",
+                "application_scenario": application_scenario,
                 "risk_categories": risks,
                 "custom_attack_seed_prompts": seed_prompts,
-                "policy_document": "",
+                "policy_document": policy_document,
             },
             "attack_complexity": [c.capitalize() for c in COMPLEXITIES if c in techniques],
             "techniques_used": {c: techniques[c] for c in COMPLEXITIES if c in techniques},

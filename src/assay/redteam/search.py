@@ -47,6 +47,11 @@ REPLY_SHOWN = 600
 """How much of each earlier reply the attacker sees."""
 
 
+class BudgetSpent(Exception):
+    """The attack's attacker budget is used up before a call: no call is made, and what the attack
+    did so far is what is judged (``attack_ended: budget_spent``)."""
+
+
 @dataclass
 class Attempt:
     prompt: str
@@ -58,26 +63,46 @@ class Attempt:
 
 async def pair(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> tuple[str, Record]:
     history: list[Attempt] = []
-    for _ in range(attack.settings.pair_iterations):
-        if attack.spent(record) and history:
-            break
-        attempt = await _try(attack, item, history, record, variant=0)
-        history.append(attempt)
-        if attempt.score >= SUCCESS:
-            break
+    try:
+        for _ in range(attack.settings.pair_iterations):
+            if attack.spent(record) and history:
+                return _budget_spent(history, record)
+            attempt = await _try(attack, item, history, record, variant=0)
+            history.append(attempt)
+            if attempt.score >= SUCCESS:
+                break
+    except BudgetSpent:
+        return _budget_spent(history, record)
     return _best(history, record)
 
 
+def _budget_spent(tried: list[Attempt], record: Record) -> tuple[str, Record]:
+    """The best attempt so far, once the attacker budget stopped the search mid-attempt."""
+    if not tried:
+        raise ItemError("the attacker budget was spent before a first attempt was sent")
+    prompt, record = _best(tried, record)
+    if record.ended == "max_iterations":
+        record.ended = "budget_spent"
+    return prompt, record
+
+
 async def tap(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> tuple[str, Record]:
+    tried: list[Attempt] = []
+    try:
+        return await _tap(attack, item, record, tried)
+    except BudgetSpent:
+        return _budget_spent(tried, record)
+
+
+async def _tap(attack: RedTeamTarget, item: dict[str, Any], record: Record, tried: list[Attempt]) -> tuple[str, Record]:
     settings = attack.settings
     leaves: list[list[Attempt]] = [[]]
-    tried: list[Attempt] = []
     for _ in range(settings.tap_depth):
         children: list[list[Attempt]] = []
         for history in leaves:
             for variant in range(settings.tap_branching):
                 if attack.spent(record) and tried:
-                    return _best(tried, record)
+                    return _budget_spent(tried, record)
                 prompt = await _improve(attack, item, history, record, variant)
                 if not await _on_topic(attack, item, prompt, record):
                     record.pruned += 1
