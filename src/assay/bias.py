@@ -22,7 +22,7 @@ from assay.llm.model import Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.messages import response_text
 from assay.results import OutputItem
-from assay.stats import spearman, t_cdf, wilson
+from assay.stats import clustered_rate_interval, mcnemar, spearman, t_cdf
 
 
 def response_of(output: OutputItem) -> str:
@@ -91,15 +91,28 @@ class PositionProbe:
     """Verdicts that could not be read (either order): the item is left out and counted here."""
     flipped: list[int] = field(default_factory=list)
     """Items whose preferred response changed with the order."""
+    per_item: list[tuple[int, int]] = field(default_factory=list)
+    """Each item's picks of the first slot and its picks (0–2 each): its two orders are one item's
+    verdicts, not two independent picks, so the interval is clustered by item."""
+    primacy: int = 0
+    """Items whose verdict followed the order toward the first slot (A both times)."""
+    recency: int = 0
+    """Items whose verdict followed the order toward the second slot (B both times)."""
 
     def as_dict(self) -> dict[str, Any]:
-        interval = wilson(self.first_slot, self.picks)
+        interval = clustered_rate_interval(self.per_item) if len(self.per_item) >= 2 else None
+        # Paired by item: only an item whose verdict followed the order says anything about position,
+        # and without a bias it leans first or second alike (a sign test, McNemar's exact test).
+        p_value = mcnemar(self.primacy, self.recency)
         return {
             "n": self.n,
             "consistency": self.consistent / self.n if self.n else None,
             "first_slot_rate": self.first_slot / self.picks if self.picks else None,
             "first_slot_ci": list(interval) if interval else None,
-            "position_bias": bool(interval and not interval[0] <= 0.5 <= interval[1]),
+            "primacy": self.primacy,
+            "recency": self.recency,
+            "p_value": p_value,
+            "position_bias": p_value < 0.05,
             "unparsed": self.unparsed,
             "flipped": self.flipped,
         }
@@ -137,10 +150,13 @@ async def position_probe(
             probe.consistent += 1
         else:
             probe.flipped.append(item)
-        for answer in (straight, swapped):
-            if answer != "tie":
-                probe.picks += 1
-                probe.first_slot += answer == "A"
+            probe.primacy += straight == swapped == "A"
+            probe.recency += straight == swapped == "B"
+        picks = [answer for answer in (straight, swapped) if answer != "tie"]
+        probe.picks += len(picks)
+        probe.first_slot += picks.count("A")
+        if picks:
+            probe.per_item.append((picks.count("A"), len(picks)))
 
     await asyncio.gather(*(one(*pair) for pair in pairs))
     probe.flipped.sort()

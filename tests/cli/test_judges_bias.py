@@ -82,6 +82,7 @@ def test_position_probe_tells_order_from_merit(tmp_path, llm, home_store, home_m
     biased = invoke(tmp_path, good, *args)["position"]
     assert biased["n"] == 24 and biased["consistency"] == 0 and biased["first_slot_rate"] == 1
     assert biased["position_bias"] is True and biased["flipped"] == list(range(24))
+    assert (biased["primacy"], biased["recency"]) == (24, 0) and biased["p_value"] < 1e-6
     # A judge that picks the good answer wherever it stands.
     llm.script(
         rules=[{"match": "# Response A\\ngood", "reply": {"content": '{"reason": "a", "better": "A"}'}}],
@@ -97,3 +98,17 @@ def test_position_needs_a_second_run(tmp_path):
         cli, ["judges", "bias", "evalrun_x", "--check", "position"], env={"ASSAY_HOME": str(tmp_path)}
     )
     assert result.exit_code == 2 and "--against RUN_B" in result.output
+
+
+def test_an_items_two_orders_are_paired_not_two_independent_picks():
+    """Five items whose verdict followed the order to the first slot both times: counted as ten
+    independent picks they looked like a bias (Wilson's interval of 10 of 10 leaves 0.5 far out);
+    paired by item they are five order-followers against none, p = 0.0625: short of evidence."""
+    from assay.bias import PositionProbe
+    from assay.stats import wilson
+
+    probe = PositionProbe(n=5, first_slot=10, picks=10, primacy=5, per_item=[(2, 2)] * 5)
+    probe.flipped = list(range(5))
+    shown = probe.as_dict()
+    assert wilson(10, 10)[0] > 0.5  # what counting picks as independent said
+    assert shown["p_value"] == 0.0625 and shown["position_bias"] is False

@@ -245,6 +245,10 @@ def _print_position(found: dict[str, Any]) -> None:
     out.print(f"  picks of the response shown first: {shown} (0.5 means no preference)")
     if found["unparsed"]:
         out.print(f"  [yellow]{found['unparsed']} items left out: a verdict could not be read[/]")
+    out.print(
+        f"  verdicts that followed the order: {found['primacy']} toward the first slot, {found['recency']} toward "
+        f"the second (sign test p = {found['p_value']:.3g}, each item's two orders paired)"
+    )
     if found["position_bias"]:
         out.print("  [yellow]the judge prefers a position[/]: its verdicts follow the order, not the responses")
     if found["flipped"]:
