@@ -87,11 +87,11 @@ def clustered(args: argparse.Namespace, rng: random.Random) -> None:
         for n in range(args.comparisons):
             a, b, cluster = clustered_runs(rng, args.criteria, documents, size, tau)
             iccs.append(intra_cluster_correlation(a, b, cluster))
-            alarms[0] += compare_verdicts(a, b, "a", "b", seed=n, resamples=1000, clusters=cluster).regressed
-            alarms[1] += compare_verdicts(a, b, "a", "b", seed=n, resamples=1000).regressed
+            alarms[0] += bool(compare_verdicts(a, b, "a", "b", seed=n, resamples=1000, clusters=cluster).regressed)
+            alarms[1] += bool(compare_verdicts(a, b, "a", "b", seed=n, resamples=1000).regressed)
             a, b, cluster = clustered_runs(rng, 1, documents, size, tau, drop=args.drop)
-            found[0] += compare_verdicts(a, b, "a", "b", seed=n, resamples=1000, clusters=cluster).regressed
-            found[1] += compare_verdicts(a, b, "a", "b", seed=n, resamples=1000).regressed
+            found[0] += bool(compare_verdicts(a, b, "a", "b", seed=n, resamples=1000, clusters=cluster).regressed)
+            found[1] += bool(compare_verdicts(a, b, "a", "b", seed=n, resamples=1000).regressed)
         rate = [count / args.comparisons for count in (*alarms, *found)]
         icc = sum(iccs) / len(iccs)
         print(f"  {tau:3.1f}  {icc:5.3f}  {rate[0]:21.1%}  {rate[1]:11.1%}  {rate[2]:24.1%}  {rate[3]:11.1%}")
