@@ -141,6 +141,16 @@ def test_provider_refusal_is_passed_on(served, provider):
     assert "scripted failure" in str(refused.value)
 
 
+def test_a_prompt_the_providers_content_filter_stopped_is_passed_on_in_azures_shape(served, llm):
+    llm.script(rules=[{"match": "filter me", "reply": {"content_filter": "prompt", "categories": {"hate": "high"}}}])
+    with pytest.raises(openai.BadRequestError) as refused:
+        served.client().chat.completions.create(model="judge", messages=[{"role": "user", "content": "filter me"}])
+    error = refused.value.body if isinstance(refused.value.body, dict) else {}
+    assert refused.value.code == "content_filter"
+    verdicts = error["innererror"]["content_filter_result"]
+    assert verdicts["hate"] == {"filtered": True, "severity": "high"} and verdicts["violence"]["filtered"] is False
+
+
 def test_a_streamed_answer_can_be_retrieved_as_soon_as_the_stream_ends(served, provider, monkeypatch):
     """However slow the store, the stream ends only once its answer is kept."""
     import time

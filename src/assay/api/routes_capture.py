@@ -25,7 +25,7 @@ from assay.api.conversations import agent_span, conversation_id, normalized_item
 from assay.api.errors import error
 from assay.api.rules import record_response
 from assay.errors import ConfigError, ItemError, NotFoundError
-from assay.llm import ModelError
+from assay.llm import ContentFiltered, ModelError
 from assay.run.sources import agents_in
 from assay.targets.agents import find_agent, post_json
 from assay.targets.prompt_agents import PromptAgent
@@ -266,7 +266,12 @@ def completion_from_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _upstream_error(exc: ModelError) -> JSONResponse:
-    """The provider's refusal, passed on with its status (502 when it never answered)."""
+    """The provider's refusal, passed on with its status (502 when it never answered); a prompt its
+    content filter stopped keeps Azure's shape, so a client reads the categories where it looks."""
+    if isinstance(exc, ContentFiltered):
+        inner = {"code": "ResponsibleAIPolicyViolation", "content_filter_result": exc.categories}
+        body = {"message": str(exc), "type": None, "param": "prompt", "code": "content_filter", "innererror": inner}
+        return JSONResponse({"error": body}, status_code=400)
     status = exc.status if exc.status is not None and 400 <= exc.status < 600 else 502
     kind = "invalid_request_error" if status < 500 else "upstream_error"
     return error(status, str(exc), kind)
