@@ -356,6 +356,10 @@ RUN_BY = {
     ("Scale out: one run on a Ray cluster", "sh"): "tests/ray/test_readme_ray.py",
     ("docs/migrating-from-azure-ai-evaluation.md:", "python"): "tests/test_docs.py::test_the_docs_python_blocks_run",
     ("Your own evaluators", "python"): "tests/test_docs.py::test_the_docs_python_blocks_run",
+    (
+        "Azure: Entra ID, project deployments, content filters",
+        "yaml",
+    ): "tests/llm/test_entra.py::test_the_guides_azure_block_runs_against_the_scripted_server",
 }
 
 

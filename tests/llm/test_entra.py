@@ -184,3 +184,39 @@ def test_an_embeddings_model_carries_the_token_too(llm, az):
     vectors = asyncio.run(embed())
     assert len(vectors) == 2 and vectors[0][0] == 1.0  # the letter counts the server embeds with
     assert llm.stats()["last_request"]["authorization"] == f"Bearer {az.minted()[-1]}"
+
+
+def test_the_guides_azure_block_runs_against_the_scripted_server(llm, monkeypatch, tmp_path):
+    """The judges guide's models block, its endpoints pointed at the scripted server: the judge's
+    managed identity (App Service's endpoint) and the project deployment both get tokens and answers."""
+    from assay.cli.serve import models_from_file
+    from tests.test_readme_snippets import blocks
+
+    (block,) = blocks("Azure: Entra ID, project deployments, content filters", "yaml")
+    endpoint, project = llm.base_url.removesuffix("/v1"), f"http://127.0.0.1:{llm.port}/api/projects/my-project"
+    text = block.replace("https://my-resource.openai.azure.com", endpoint)
+    text = text.replace("https://my-resource.services.ai.azure.com/api/projects/my-project", project)
+    text = text.replace("managed_identity_client_id: 00000000-0000-0000-0000-000000000000", "")
+    (tmp_path / "models.yaml").write_text(text)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no az: the managed identity answers
+    monkeypatch.setenv("AZURE_TOKEN_CREDENTIALS", "prod")
+    monkeypatch.setenv("IDENTITY_ENDPOINT", f"http://127.0.0.1:{llm.port}/msi/token")
+    monkeypatch.setenv("IDENTITY_HEADER", "local-identity")
+    for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    llm.script(default={"content": "ok"}, entra={})  # any token the server minted, for either audience
+    registry = models_from_file(tmp_path / "models.yaml", cache_mode="off")
+    assert registry.configs["foundry-judge"].token_scope == "https://ai.azure.com/.default"
+    for name in ("judge", "foundry-judge"):
+        assert asyncio.run(ask_until(registry.get(name), lambda: False, most=1, width=1)) == ["ok"]
+    assert llm.stats()["minted"] == 2 and llm.stats()["auth_refused"] == 0  # one token per scope
+
+
+def test_an_api_version_yaml_read_as_a_date_is_the_string_written():
+    from assay.llm import parse_models
+    from assay.yamlfile import safe_load
+
+    (config,) = parse_models(
+        safe_load("j: {provider: azure, azure_endpoint: 'https://x', api_version: 2024-10-21}", "m.yaml")
+    )
+    assert config.api_version == "2024-10-21"

@@ -24,11 +24,12 @@ endpoint: ``AZURE_OPENAI_ENDPOINT`` (+ ``AZURE_OPENAI_API_KEY``, ``OPENAI_API_VE
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.errors import ConfigError, invalid_settings
 
@@ -144,6 +145,12 @@ class ModelConfig(BaseModel):
     """How JSON calls are sent: ``fast`` posts with the URL and headers the openai client builds
     (``assay.llm.http``); ``sdk`` sends each through the client, at several times the client CPU."""
     price: Price | None = None
+
+    @field_validator("api_version", mode="before")
+    @classmethod
+    def _version_as_written(cls, value: Any) -> Any:
+        """YAML reads ``api_version: 2024-10-21`` as a date: it means the string."""
+        return value.isoformat() if isinstance(value, datetime.date) else value
 
     @model_validator(mode="after")
     def _project_route(self) -> ModelConfig:
