@@ -162,7 +162,11 @@ def test_text_similarity_metrics_and_threshold():
     )
     assert rouge.value == pytest.approx(0.5) and rouge.passed is True
     with pytest.raises(ConfigError, match="pass_threshold"):
-        CATALOG.get("text_similarity").factory(evaluation_metric="bleu")
+        CATALOG.get("text_similarity").factory(evaluation_metric="bleu", pass_threshold="high")
+    # Without one (as inside a multi grader, where OpenAI's grader type has none): a score, no verdict.
+    # A top-level criterion still needs one (tests/evaluators/test_multi_grader.py).
+    unmarked = run("text_similarity", {"evaluation_metric": "rouge_l"}, {"input": "a b", "reference": "a b"})
+    assert unmarked.value == 1.0 and unmarked.passed is None
 
 
 def test_evaluator_decorator_binds_inputs_by_name():
