@@ -131,6 +131,7 @@ def test_a_run_exported_without_its_items_keeps_its_own_counts(tmp_path):
             "failed": 2,
             "errored": 1,
             "skipped": 0,
+            "undetermined": 0,
             "filtered": 0,
         }
         assert summary.per_testing_criteria_results[0].pass_rate == 7 / 9
