@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from assay.errors import ConfigError
 from assay.paired import clustered_mean_test, mcnemar_mid_p, paired_t, wilcoxon_pratt
+from assay.results.stored import Run
 from assay.stats import holm, minimum_detectable_difference, paired_bootstrap, wilson_cc
 from assay.store import Store
 
@@ -217,8 +218,9 @@ def compare_runs(store: Store, run_a: str, run_b: str, *, margin: Margins = 0.0,
     clusters = clusters_of(store, run_a)
     found = compare_verdicts(a, b, run_a, run_b, margin=margin, seed=seed, clusters=clusters)
     found.scores = compare_scores(scores_a, scores_b, a, seed=seed, clusters=clusters)
-    mark_undetermined(found, undetermined_counts(store, run_a), undetermined_counts(store, run_b))
-    mark_repeatability(found, [(a, store.get_run(run_a).options.trials), (b, store.get_run(run_b).options.trials)])
+    first, second = store.get_run(run_a), store.get_run(run_b)
+    mark_undetermined(found, undetermined_counts(first), undetermined_counts(second))
+    mark_repeatability(found, [(a, first.options.trials), (b, second.options.trials)])
     return found
 
 
@@ -257,9 +259,9 @@ def mark_repeatability(found: Comparison, runs: list[tuple[Verdicts, int]]) -> N
         comparison.noise_floor = minimum_detectable_difference(items, comparison.flip_rate)
 
 
-def undetermined_counts(store: Store, run_id: str) -> dict[str, tuple[int, int]]:
-    """criterion → (undetermined results, results with a verdict or undetermined), from the summary."""
-    summary = store.get_run(run_id).summary
+def undetermined_counts(run: Run) -> dict[str, tuple[int, int]]:
+    """criterion → (undetermined results, results with a verdict or undetermined), from the run's summary."""
+    summary = run.summary
     rows = summary.per_testing_criteria_results if summary is not None else []
     return {c.testing_criteria: (c.undetermined, c.passed + c.failed + c.undetermined) for c in rows}
 

@@ -8,19 +8,22 @@ from tests.api.conftest import wait_for
 from tests.llm.test_content_filter import QUERIES, RULES
 
 
+def coherence_judge(response: str) -> dict:
+    """The server's judge rating coherence, reading ``response`` from where the test keeps it."""
+    return {
+        "type": "azure_ai_evaluator",
+        "name": "coherence",
+        "evaluator_name": "builtin.coherence",
+        "initialization_parameters": {"deployment_name": "judge"},
+        "data_mapping": {"query": "{{item.query}}", "response": response},
+    }
+
+
 def test_filtered_items_over_the_api_and_in_the_web_ui(served, llm):
     llm.reset()
     llm.script(rules=RULES)
     client = served.client()
-    criteria = [
-        {
-            "type": "azure_ai_evaluator",
-            "name": "coherence",
-            "evaluator_name": "builtin.coherence",
-            "initialization_parameters": {"deployment_name": "judge"},
-            "data_mapping": {"query": "{{item.query}}", "response": "{{sample.output_text}}"},
-        }
-    ]
+    criteria = [coherence_judge("{{sample.output_text}}")]
     schema = {"type": "object", "properties": {"query": {"type": "string"}}}
     made = client.evals.create(
         name="filtered",

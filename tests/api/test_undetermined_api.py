@@ -5,6 +5,7 @@ from __future__ import annotations
 import urllib.request
 
 from tests.api.conftest import wait_for
+from tests.api.test_content_filter_api import coherence_judge
 from tests.evaluators.test_undetermined import REFUSAL
 
 
@@ -13,15 +14,7 @@ def test_undetermined_items_over_the_api_and_in_the_web_ui(served, llm):
     rules = [{"match": f"Answer {i}.", "reply": {"content": REFUSAL}} for i in range(2)]
     llm.script(rules=rules, default={"content": '{"reason": "reads well", "score": 5}'})
     client = served.client()
-    criteria = [
-        {
-            "type": "azure_ai_evaluator",
-            "name": "coherence",
-            "evaluator_name": "builtin.coherence",
-            "initialization_parameters": {"deployment_name": "judge"},
-            "data_mapping": {"query": "{{item.query}}", "response": "{{item.response}}"},
-        }
-    ]
+    criteria = [coherence_judge("{{item.response}}")]
     schema = {"type": "object", "properties": {"query": {"type": "string"}, "response": {"type": "string"}}}
     made = client.evals.create(
         name="undetermined", data_source_config={"type": "custom", "item_schema": schema}, testing_criteria=criteria

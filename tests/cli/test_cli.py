@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def assay(
-    *args, home: Path, check: bool = False, env_extra: dict[str, str] | None = None, **kwargs
+    *args, home: Path, check: bool = False, env_extra: dict[str, str] | None = None, timeout: float = 300, **kwargs
 ) -> subprocess.CompletedProcess[str]:
     """``assay ARGS`` with ASSAY_HOME=home: in this process (a new interpreter costs a second or two of
     CPU, and the suite runs this a hundred times), or in a real one when given process arguments
@@ -34,7 +34,7 @@ def assay(
             text=True,
             env=full,
             check=check,
-            timeout=300,
+            timeout=timeout,
             **kwargs,
         )
     return _in_process([str(a) for a in args], env, check)

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
+from tests.cli.test_cli import assay
 from tests.support.entra import fake_az
-from tests.support.fixtures import assay_process, start_llm_server, stored_runs
+from tests.support.fixtures import start_llm_server, stored_runs
 
 pytestmark = pytest.mark.conformance
 ITEMS = 240
@@ -39,9 +40,18 @@ def test_a_three_minute_run_outlives_sixty_tokens(tmp_path):
             "evaluators:\n  - name: coherence\n    evaluator_name: builtin.coherence\n"
             "    initialization_parameters: {model: judge}\n"
         )
-        env = {**az.environment(lifetime=LIFETIME), "ASSAY_HOME": str(tmp_path / "home")}
+        environment = az.environment(lifetime=LIFETIME)
         started = time.monotonic()
-        done = assay_process(tmp_path, "run", "eval.yaml", "--concurrency", "2", env=env)
+        done = assay(
+            "run",
+            "eval.yaml",
+            "--concurrency",
+            "2",
+            home=tmp_path / "home",
+            cwd=tmp_path,
+            env_extra=environment,
+            timeout=900,
+        )
         seconds = time.monotonic() - started
         stats = llm.stats()
     finally:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 
 from assay.compare import compare_runs
+from tests.cli.test_cli import assay
 from tests.evaluators.test_judges import criterion, run_eval
-from tests.support.fixtures import assay_process, stored_runs
+from tests.support.fixtures import stored_runs
 
 REFUSAL = "I'm sorry, but I can't help with evaluating this content."
 
@@ -62,17 +63,39 @@ def write_eval(folder, llm, n: int = 20) -> None:
 def test_the_cli_table_and_gates_count_undetermined_items_apart(tmp_path, llm):
     llm.reset()
     write_eval(tmp_path, llm)
-    env = {"ASSAY_HOME": str(tmp_path / "home"), "COLUMNS": "80"}
+    columns = {"COLUMNS": "80"}
     script_judge(llm, range(1))  # 1 of 20: 5%, under the 10% a gate tolerates
-    few = assay_process(tmp_path, "run", "eval.yaml", "--fail-on", "pass-rate=0.9", env=env)
+    few = assay(
+        "run", "eval.yaml", "--fail-on", "pass-rate=0.9", home=tmp_path / "home", cwd=tmp_path, env_extra=columns
+    )
     said = " ".join((few.stdout + few.stderr).split())
     assert few.returncode == 0, said
     assert "p/f/e/s/u" in said and "19/0/0/0/1" in said and "1 undetermined" in said
     assert "pass rate 100% of 19 decided" in said
-    strict = assay_process(tmp_path, "run", "eval.yaml", "--fail-on", "any-failure", "--cache", "off", env=env)
+    strict = assay(
+        "run",
+        "eval.yaml",
+        "--fail-on",
+        "any-failure",
+        "--cache",
+        "off",
+        home=tmp_path / "home",
+        cwd=tmp_path,
+        env_extra=columns,
+    )
     assert strict.returncode == 1 and "1 undetermined items" in " ".join(strict.stdout.split())
     script_judge(llm, range(4))  # 4 of 20: too many to vouch for the rest
-    many = assay_process(tmp_path, "run", "eval.yaml", "--fail-on", "pass-rate=0.9", "--cache", "off", env=env)
+    many = assay(
+        "run",
+        "eval.yaml",
+        "--fail-on",
+        "pass-rate=0.9",
+        "--cache",
+        "off",
+        home=tmp_path / "home",
+        cwd=tmp_path,
+        env_extra=columns,
+    )
     said = " ".join((many.stdout + many.stderr).split())
     assert many.returncode == 1 and "4 of 20 items undetermined" in said, said
 
@@ -80,13 +103,26 @@ def test_the_cli_table_and_gates_count_undetermined_items_apart(tmp_path, llm):
 def test_the_comparison_gate_says_when_too_many_items_are_undetermined(tmp_path, llm):
     llm.reset()
     write_eval(tmp_path, llm, n=40)
-    env = {"ASSAY_HOME": str(tmp_path / "home"), "COLUMNS": "120"}
+    columns = {"COLUMNS": "120"}
     script_judge(llm, range(0))
-    assert assay_process(tmp_path, "run", "eval.yaml", env=env).returncode == 0
+    assert assay("run", "eval.yaml", home=tmp_path / "home", cwd=tmp_path, env_extra=columns).returncode == 0
     script_judge(llm, range(8))  # the candidate's judge gives up on 8 of 40: the 32 it read all pass
-    assert assay_process(tmp_path, "run", "eval.yaml", "--cache", "off", env=env).returncode == 0
+    assert (
+        assay("run", "eval.yaml", "--cache", "off", home=tmp_path / "home", cwd=tmp_path, env_extra=columns).returncode
+        == 0
+    )
     candidate, baseline = stored_runs(tmp_path / "home")
-    compared = assay_process(tmp_path, "runs", "compare", baseline.id, candidate.id, "--fail-on", "regression", env=env)
+    compared = assay(
+        "runs",
+        "compare",
+        baseline.id,
+        candidate.id,
+        "--fail-on",
+        "regression",
+        home=tmp_path / "home",
+        cwd=tmp_path,
+        env_extra=columns,
+    )
     said = " ".join((compared.stdout + compared.stderr).split())
     assert compared.returncode == 1 and "too many undetermined" in said, said
     from assay.store import Store

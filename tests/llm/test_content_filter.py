@@ -12,7 +12,7 @@ import json
 import pytest
 
 from assay.llm import ContentFiltered, Model, ModelConfig
-from tests.support.fixtures import assay_process
+from tests.cli.test_cli import assay
 
 VIOLENT = {"violence": "medium"}
 
@@ -92,7 +92,7 @@ def test_a_run_records_filtered_items_apart_and_the_cli_table_shows_them(llm, tm
     llm.reset()
     llm.script(rules=RULES)
     write_eval(tmp_path, llm)
-    done = assay_process(tmp_path, "run", "eval.yaml", env={"ASSAY_HOME": str(tmp_path / "home"), "COLUMNS": "80"})
+    done = assay("run", "eval.yaml", home=tmp_path / "home", cwd=tmp_path, env_extra={"COLUMNS": "80"})
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     assert "p/f/e/s/x" in said and "1/0/0/0/3" in said, said

@@ -15,8 +15,9 @@ from assay.evaluators import load_catalog
 from assay.llm import ModelConfig, ModelRegistry
 from assay.run.worker import start_workers
 from tests.api.conftest import Served, wait_for
+from tests.cli.test_cli import assay
 from tests.support.entra import fake_az, no_cached_tokens  # noqa: F401 - an autouse fixture
-from tests.support.fixtures import assay_process, stored_runs
+from tests.support.fixtures import stored_runs
 from tests.support.servers import uvicorn_in_thread
 
 AUDIENCE = "https://cognitiveservices.azure.com"
@@ -48,8 +49,8 @@ def test_a_cli_run_outlives_many_tokens_and_no_call_fails(tmp_path, llm):
         "evaluators:\n  - name: coherence\n    evaluator_name: builtin.coherence\n"
         "    initialization_parameters: {model: judge}\n"
     )
-    env = {"ASSAY_HOME": str(tmp_path / "home"), **az.environment(lifetime=LIFETIME)}
-    done = assay_process(tmp_path, "run", "eval.yaml", "--concurrency", "2", env=env)
+    environment = az.environment(lifetime=LIFETIME)
+    done = assay("run", "eval.yaml", "--concurrency", "2", home=tmp_path / "home", cwd=tmp_path, env_extra=environment)
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     (run,) = stored_runs(tmp_path / "home")

@@ -19,8 +19,7 @@ resource = args[args.index("--resource") + 1] if "--resource" in args else "http
 now = time.time()
 lifetime = float(os.environ.get("FAKE_AZ_LIFETIME", "3600"))
 expires_on = int(now + lifetime)
-token = os.environ.get("FAKE_AZ_TOKEN") or "entra~%s~%d~%d~%x" % (
-    resource, expires_on, int(now * 1000), random.getrandbits(48))
+token = os.environ.get("FAKE_AZ_TOKEN") or "entra~%s~%d~%x" % (resource, expires_on, random.getrandbits(48))
 process = os.getppid()  # the process that asked: past the shell azure-identity starts az in
 while open("/proc/%d/comm" % process).read().strip() in ("sh", "dash", "bash"):
     process = int(open("/proc/%d/stat" % process).read().rsplit(")", 1)[1].split()[1])

@@ -91,17 +91,6 @@ def poll(check: Callable[[], T], done: Callable[[T], bool], *, seconds: float, e
     return value
 
 
-def assay_process(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m assay ARGS`` as a process of its own in ``folder``: this environment without
-    ``ASSAY_DATABASE_URL`` (the store is SQLite under ``ASSAY_HOME``), with ``env`` over it."""
-    import os
-
-    full = {k: v for k, v in os.environ.items() if k != "ASSAY_DATABASE_URL"}
-    full.update(env or {})
-    command = [sys.executable, "-m", "assay", *args]
-    return subprocess.run(command, cwd=folder, env=full, capture_output=True, text=True, timeout=900)
-
-
 def stored_runs(home: Path) -> list[Any]:
     """The runs of the SQLite store under ``ASSAY_HOME=home``, newest first."""
     from assay.store import Store

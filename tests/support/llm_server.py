@@ -21,8 +21,9 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   instance of it; ``refuse_json_schema: true`` answers 400 to any request asking for
   ``response_format: json_schema`` (a server without structured output); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
 - ``"entra": {"audience": "https://cognitiveservices.azure.com", "lifetime": 4}`` in the script turns on
-  Entra ID mode: model calls need a bearer token minted for that audience and not yet expired (else
-  Azure's 401); ``GET /msi/token`` mints them as App Service's managed identity endpoint does.
+  Entra ID mode: model calls need a bearer token minted for that audience, not yet expired and not
+  in ``"revoked": [...]`` (else Azure's 401); ``GET /msi/token`` mints them as App Service's managed
+  identity endpoint does.
 - ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...}, "auth_refused": N, "tokens_seen": N, "minted": N,
   "last_request": {path, query, headers, api_key, authorization}}``.
 - ``POST /_reset`` clears the script and the counters; a request still waiting then (held, or in
@@ -195,15 +196,14 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
 
 
 TOKEN_MARK = "entra~"
-"""Tokens this server accepts in Entra ID mode: ``entra~<resource>~<expires_on>~<issued ms>~<nonce>``
-(refused once expired, or issued before the script's ``revoked_before``), minted by
+"""Tokens this server accepts in Entra ID mode: ``entra~<resource>~<expires_on>~<nonce>``
+(refused once expired, or when the script's ``revoked`` lists it), minted by
 its ``/msi/token`` (an App Service managed identity endpoint) or by ``tests.support.entra``'s fake ``az``."""
 
 
 def mint(resource: str, lifetime: float) -> tuple[str, int]:
-    now = time.time()
-    expires_on = int(now + lifetime)
-    return f"{TOKEN_MARK}{resource}~{expires_on}~{int(now * 1000)}~{random.getrandbits(48):x}", expires_on
+    expires_on = int(time.time() + lifetime)
+    return f"{TOKEN_MARK}{resource}~{expires_on}~{random.getrandbits(48):x}", expires_on
 
 
 def entra_refusal(path: str, headers: dict[str, str]) -> Reply | None:
@@ -216,11 +216,11 @@ def entra_refusal(path: str, headers: dict[str, str]) -> Reply | None:
     parts = token.removeprefix(TOKEN_MARK).split("~") if token.startswith(TOKEN_MARK) else []
     valid = (
         scheme.lower() == "bearer"
-        and len(parts) == 4
+        and len(parts) == 3
         and parts[0] == entra.get("audience", parts[0])
         and parts[1].isdigit()
         and int(parts[1]) > time.time()
-        and int(parts[2]) >= entra.get("revoked_before", 0) * 1000
+        and token not in entra.get("revoked", ())
     )
     with STATE.lock:
         if valid:

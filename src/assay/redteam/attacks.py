@@ -237,7 +237,7 @@ class RedTeamTarget:
     async def _turns(
         self, item: dict[str, Any], style: str, record: Record, limit: int, rolled_back: str | None, latest: str | None
     ) -> None:
-        while record.turns < limit and not self.spent(record):
+        while record.turns < limit:  # a spent budget stops it at its next attacker call (``ask``)
             verdict, message = await self._next_turn(item, style, record, latest, rolled_back, limit)
             rolled_back = None
             if (

@@ -67,7 +67,7 @@ async def goat(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> R
 
 async def _turns(attack: RedTeamTarget, item: dict[str, Any], record: Record, limit: int) -> None:
     latest: str | None = None
-    while record.turns < limit and not attack.spent(record):
+    while record.turns < limit:  # a spent budget stops it at its next attacker call (``ask``)
         technique, message = await _next(attack, item, record, latest, limit)
         record.techniques.append(technique)
         sent = CONVERTERS[technique](message) if technique in APPLIED else message

@@ -64,9 +64,7 @@ class Attempt:
 async def pair(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> tuple[str, Record]:
     history: list[Attempt] = []
     try:
-        for _ in range(attack.settings.pair_iterations):
-            if attack.spent(record) and history:
-                return _budget_spent(history, record)
+        for _ in range(attack.settings.pair_iterations):  # a spent budget stops it at its next call
             attempt = await _try(attack, item, history, record, variant=0)
             history.append(attempt)
             if attempt.score >= SUCCESS:
@@ -100,9 +98,7 @@ async def _tap(attack: RedTeamTarget, item: dict[str, Any], record: Record, trie
     for _ in range(settings.tap_depth):
         children: list[list[Attempt]] = []
         for history in leaves:
-            for variant in range(settings.tap_branching):
-                if attack.spent(record) and tried:
-                    return _budget_spent(tried, record)
+            for variant in range(settings.tap_branching):  # a spent budget stops it at its next call
                 prompt = await _improve(attack, item, history, record, variant)
                 if not await _on_topic(attack, item, prompt, record):
                     record.pruned += 1
