@@ -75,6 +75,7 @@ def assay_run(
     rpm: int | None = None,
     transport: str = "fast",
     cache: bool = False,
+    tpm: int | None = None,
 ) -> tuple[float, float, int]:
     """(calls per second, CPU seconds, errored items) for one in-process run (``cache``: every call
     looked up in and written to the store's model-call cache, as ``assay run`` does by default)."""
@@ -85,6 +86,7 @@ def assay_run(
         api_key="t",
         max_concurrency=in_flight,
         rpm=rpm,
+        tpm=tpm,
         max_retries=20,
         transport=transport,
     )

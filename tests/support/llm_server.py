@@ -19,12 +19,16 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   script is replaced (the new script answers them) or reset (a provider that stops answering, for
   tests that must interrupt a run mid-way without racing it); ``fill_schemas: true`` answers a request asking for a JSON schema (that no rule answers) with a small
   instance of it; ``refuse_json_schema: true`` answers 400 to any request asking for
-  ``response_format: json_schema`` (a server without structured output); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s.
+  ``response_format: json_schema`` (a server without structured output); ``rpm`` enforces a requests-per-minute budget (smoothly, one second of burst) with 429s;
+  ``tpm`` a tokens-per-minute budget the same way, charging each request its prompt tokens and its
+  ``max_tokens`` at arrival (or, without one, the completion's tokens once written), as OpenAI counts;
+  ``limit_headers: true`` states the budgets in OpenAI's ``x-ratelimit-*`` headers on every answer;
+  ``chars_per_token`` (default 4) is the server's tokenizer: its ``usage`` counts and its charges.
 - ``"entra": {"audience": "https://cognitiveservices.azure.com", "lifetime": 4}`` in the script turns on
   Entra ID mode: model calls need a bearer token minted for that audience, not yet expired and not
   in ``"revoked": [...]`` (else Azure's 401); ``GET /msi/token`` mints them as App Service's managed
   identity endpoint does.
-- ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...}, "auth_refused": N, "tokens_seen": N, "minted": N,
+- ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...}, "auth_refused": N, "tokens_seen": N, "minted": N, "charged": [[t, tokens], ...],
   "last_request": {path, query, headers, api_key, authorization}}``.
 - ``POST /_reset`` clears the script and the counters; a request still waiting then (held, or in
   its latency) is dropped unanswered and uncounted: it was an earlier test's.
@@ -65,6 +69,12 @@ class State:
         self.last_request: dict[str, Any] = {}
         self.tokens = 0.0
         self.refilled = time.monotonic()
+        self.token_level = 0.0
+        """The tokens-per-minute bucket (``tpm``); ``tokens`` above is the requests bucket."""
+        self.token_refilled = time.monotonic()
+        self.budgets_open = False
+        self.charged: list[tuple[float, float]] = []
+        """(arrival, tokens) of each request the token budget let through, final charges included."""
         self.auth_refused = 0
         """Model calls answered 401 in Entra ID mode."""
         self.tokens_seen: set[str] = set()
@@ -90,16 +100,9 @@ class State:
                 return {"status": 429, "retry_after": faults.get("retry_after", 1)}
             if roll < faults.get("rate_429", 0) + faults.get("rate_500", 0):
                 return {"status": 500}
-            rpm = self.script.get("rpm")
-            if rpm:
-                # A smooth budget: a token bucket refilled at rpm/60 per second holding one second's worth.
-                rate = rpm / 60.0
-                now = time.monotonic()
-                self.tokens = min(rate, self.tokens + (now - self.refilled) * rate)
-                self.refilled = now
-                if self.tokens < 1:
-                    return {"status": 429, "retry_after_ms": int((1 - self.tokens) / rate * 1000) + 1}
-                self.tokens -= 1
+            refused = self._over_budget(body)
+            if refused is not None:
+                return refused
         text = json.dumps(body.get("messages") or body.get("input") or body, ensure_ascii=False)
         if isinstance(body.get("instructions"), str):  # the Responses API's system prompt is matched too
             text = body["instructions"] + "\n" + text
@@ -116,6 +119,77 @@ class State:
         if self.script.get("fill_schemas") and schema is not None:
             return {"content": json.dumps(instance_of(schema))}
         return dict(self.script.get("default") or {"content": '{"reason": "default reply", "score": 3}'})
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        if not self.budgets_open:  # an idle provider's budgets are whole
+            self.budgets_open = True
+            self.refilled = self.token_refilled = now - 1.0
+        if self.script.get("rpm"):
+            rate = self.script["rpm"] / 60.0
+            self.tokens = min(rate, self.tokens + (now - self.refilled) * rate)
+        if self.script.get("tpm"):
+            rate = self.script["tpm"] / 60.0
+            self.token_level = min(rate, self.token_level + (now - self.token_refilled) * rate)
+        self.refilled = self.token_refilled = now
+
+    def _over_budget(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """A 429 when this request exceeds a budget (each a bucket refilled at rate/60 per second
+        holding one second's worth), else None, having charged it."""
+        rpm, tpm = self.script.get("rpm"), self.script.get("tpm")
+        if not rpm and not tpm:
+            return None
+        self._refill()
+        if rpm and self.tokens < 1:
+            return {"status": 429, "retry_after_ms": int((1 - self.tokens) / (rpm / 60.0) * 1000) + 1}
+        charge = prompt_tokens_of(body) + capped_completion(body)
+        if tpm and self.token_level < charge:
+            return {"status": 429, "retry_after_ms": int((charge - self.token_level) / (tpm / 60.0) * 1000) + 1}
+        if rpm:
+            self.tokens -= 1
+        if tpm:
+            self.token_level -= charge
+            self.charged.append((time.monotonic(), charge))
+        return None
+
+    def charge_completion(self, tokens: int) -> None:
+        """An uncapped completion's tokens, charged once written."""
+        if self.script.get("tpm"):
+            with self.lock:
+                self._refill()
+                self.token_level -= tokens
+                self.charged.append((time.monotonic(), tokens))
+
+    def limit_headers(self) -> dict[str, str]:
+        """OpenAI's ``x-ratelimit-*`` headers for the budgets, when the script states them."""
+        if not self.script.get("limit_headers"):
+            return {}
+        headers = {}
+        with self.lock:
+            self._refill()
+            for kind, per_minute, level in (
+                ("requests", self.script.get("rpm"), self.tokens),
+                ("tokens", self.script.get("tpm"), self.token_level),
+            ):
+                if per_minute:
+                    rate = per_minute / 60.0
+                    headers[f"x-ratelimit-limit-{kind}"] = str(per_minute)
+                    headers[f"x-ratelimit-remaining-{kind}"] = str(max(0, int(level)))
+                    headers[f"x-ratelimit-reset-{kind}"] = f"{max(0, int((rate - level) / rate * 1000))}ms"
+        return headers
+
+
+def chars_per_token() -> float:
+    return float(STATE.script.get("chars_per_token", 4))
+
+
+def prompt_tokens_of(body: dict[str, Any]) -> int:
+    """The server's count of a request's prompt tokens (its ``usage.prompt_tokens``)."""
+    return max(1, int(len(json.dumps(body.get("messages") or body.get("input") or "")) / chars_per_token()))
+
+
+def capped_completion(body: dict[str, Any]) -> int:
+    return int(body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens") or 0)
 
 
 def _asked_schema(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -179,6 +253,7 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
                 "auth_refused": STATE.auth_refused,
                 "tokens_seen": len(STATE.tokens_seen),
                 "minted": STATE.minted,
+                "charged": STATE.charged,
             }
         return 200, stats, {}
     if method == "POST" and path == "/_script":
@@ -327,9 +402,11 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         )
     with STATE.lock:
         STATE.completions += 1
-    prompt_tokens = max(1, len(json.dumps(body.get("messages") or body.get("input") or "")) // 4)
+    prompt_tokens = prompt_tokens_of(body)
     content = reply.get("content")
-    completion_tokens = max(1, len(content or "") // 4)
+    completion_tokens = max(1, int(len(content or "") / chars_per_token()))
+    if not capped_completion(body):
+        STATE.charge_completion(completion_tokens)
     usage = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -500,6 +577,8 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
                 reply = refused
             elif path.endswith(("/chat/completions", "/responses", "/invocations")) and method == "POST":
                 reply = await completion(path, body)
+                if reply is not None:
+                    reply = (reply[0], reply[1], {**reply[2], **STATE.limit_headers()})
             elif method == "GET" and path == "/msi/token":
                 reply = managed_identity_token(query, headers)
             else:

@@ -323,12 +323,15 @@ def progress_bar(models: ModelRegistry | None = None) -> Progress:
             return Text(f"{done / elapsed:.1f}/s" if elapsed > 0.2 and done else "–/s", style="progress.data.speed")
 
     class RetriesColumn(ProgressColumn):
-        """Read at every refresh, so a stalled bar says it is waiting on retries, not hanging."""
+        """Read at every refresh, so a stalled bar says it is waiting on retries, not hanging; else
+        the limits a provider stated, which pace the run."""
 
         def render(self, task: Task) -> Text:
-            waiting = [model for model in (models.used() if models is not None else []) if model.retrying]
+            used = models.used() if models is not None else []
+            waiting = [model for model in used if model.retrying]
             if not waiting:
-                return Text("")
+                paced = [f"{m.name} {m.provider_limits.describe()}" for m in used if m.provider_limits is not None]
+                return Text(f"paced: {paced[0]}"[:40] if paced else "", style="dim")
             count = sum(model.retrying for model in waiting)
             why = waiting[0].last_failure or ""
             return Text(f"retrying {count}: {why[:40]}", style="yellow")

@@ -24,7 +24,7 @@ import logging
 import ssl
 import urllib.parse
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +64,11 @@ class FastPoster:
         connections: int,
         tls: ssl.SSLContext | None = None,
         bearer: Callable[[], Awaitable[str]] | None = None,
+        observe: Callable[[Mapping[str, str]], None] | None = None,
     ) -> None:
         self.client = client
+        self.observe = observe
+        """Shown the headers of every reply (``Model.observe`` reads the provider's limits there)."""
         self.bearer = bearer
         """The current Entra ID token, asked for on every post (templates keep no credential then)."""
         self.tls = tls
@@ -86,6 +89,8 @@ class FastPoster:
             async with post as reply:
                 status, content = reply.status, await reply.read()
                 headers = list(reply.headers.items())
+                if self.observe is not None:
+                    self.observe(reply.headers)
         except TimeoutError as exc:
             raise openai.APITimeoutError(request=template.request) from exc
         except aiohttp.ClientError as exc:

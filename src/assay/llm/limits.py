@@ -4,28 +4,54 @@
 calls allowed in flight, each success adds a little back up to the ceiling. ``Budget`` is a
 token bucket refilled continuously (requests or tokens per minute). Both are awaited by every
 call to the model in this process, whoever makes it (judges, targets, simulated users).
+
+Where the budget comes from: the user's ``rpm``/``tpm``, or what the provider says of itself in
+its ``x-ratelimit-limit-requests|tokens`` headers (``ProviderLimits``), whichever is lower: a
+user's figures are ceilings, not requirements. Until the provider's first answer says whether
+it has limits, only ``OPENING`` calls go out, so an unknown budget is not met with a full wave.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from assay.llm.config import ModelConfig
 
 
+OPENING = 4
+"""Calls in flight before the provider has answered once (Inspect AI starts its adaptive
+concurrency at 20 for the same reason): enough that a slow first answer costs little, few
+enough that a small token budget turns away only a handful."""
+
+PACE = 0.97
+"""The share of a provider's stated per-minute limit assay paces to: the provider's clock and
+token count are not ours, and a budget met exactly answers every small drift with a 429."""
+
+
 class AdaptiveLimiter:
     """Calls allowed in flight, adapted to throttling; waiters are woken one at a time, in order."""
 
-    def __init__(self, ceiling: int, floor: int = 1) -> None:
+    def __init__(self, ceiling: int, floor: int = 1, opening: int | None = None) -> None:
         self.ceiling = ceiling
         self.floor = floor
-        self.limit = float(ceiling)
+        self.limit = float(min(ceiling, opening) if opening else ceiling)
+        self.opening = opening is not None
         self.in_flight = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def open(self) -> None:
+        """The provider has answered: from now on the ceiling, and throttling alone lowers it."""
+        if self.opening:
+            self.opening = False
+            self.limit = float(self.ceiling)
+            self._wake()
 
     async def acquire(self) -> None:
         if self.in_flight < int(self.limit) and not self._waiters:
@@ -42,6 +68,11 @@ class AdaptiveLimiter:
             else:
                 self._waiters.remove(waiter)
             raise
+
+    def give_up(self) -> None:
+        """Hand back a slot that was not used (its call must first wait on a budget made meanwhile)."""
+        self.in_flight -= 1
+        self._wake()
 
     async def release(self, *, throttled: bool) -> None:
         self.in_flight -= 1
@@ -91,7 +122,8 @@ class Budget:
             await asyncio.sleep(wait)
 
     def give_back(self, amount: float) -> None:
-        """Return an over-estimate once the real token count is known."""
+        """Return an over-estimate once the real token count is known (a negative amount takes
+        what an under-estimate missed)."""
         self._refill()
         self.available = min(self.capacity, self.available + amount)
 
@@ -99,6 +131,90 @@ class Budget:
         """Send nothing for ``seconds`` (the provider said Retry-After): everyone sharing the bucket waits."""
         self._refill()
         self.available = min(self.available, -seconds * self.rate)
+
+    def cap(self, amount: float) -> None:
+        """The provider says only ``amount`` is left now (``x-ratelimit-remaining-*``): no more than that."""
+        self._refill()
+        self.available = min(self.available, amount)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderLimits:
+    """What a provider's ``x-ratelimit-*`` headers say of a model's limits (OpenAI and Azure OpenAI
+    send them on every answer): per minute, and seconds until the budget is whole again."""
+
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    remaining_requests: float | None = None
+    remaining_tokens: float | None = None
+    reset_requests: float | None = None
+    reset_tokens: float | None = None
+
+    @classmethod
+    def read(cls, headers: Mapping[str, str]) -> ProviderLimits | None:
+        """The limits in these headers; None when they state none. Azure answers ``-1`` where a
+        figure does not apply (the Responses API): such a figure is absent, not a zero budget."""
+
+        def count(name: str) -> float | None:
+            value = headers.get(f"x-ratelimit-{name}")
+            try:
+                number = float(value) if value is not None else None
+            except ValueError:
+                return None
+            return number if number is not None and number >= 0 else None
+
+        found = cls(
+            requests_per_minute=_positive(count("limit-requests")),
+            tokens_per_minute=_positive(count("limit-tokens")),
+            remaining_requests=count("remaining-requests"),
+            remaining_tokens=count("remaining-tokens"),
+            reset_requests=duration(headers.get("x-ratelimit-reset-requests")),
+            reset_tokens=duration(headers.get("x-ratelimit-reset-tokens")),
+        )
+        return found if found != cls() else None
+
+    @property
+    def per_minute(self) -> tuple[float | None, float | None]:
+        """The limits themselves (requests, tokens), without what is left of them now."""
+        return self.requests_per_minute, self.tokens_per_minute
+
+    def describe(self) -> str:
+        """``600k TPM · 1.2k RPM``: what was found, for the progress bar and the run's log."""
+        parts = [f"{_short(self.tokens_per_minute)} TPM"] if self.tokens_per_minute else []
+        parts += [f"{_short(self.requests_per_minute)} RPM"] if self.requests_per_minute else []
+        return " · ".join(parts)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration(text: str | None) -> float | None:
+    """Seconds in a reset header: OpenAI writes ``1s``, ``6m0s``, ``20ms``; others plain seconds."""
+    if not text:
+        return None
+    text = text.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    parts = _DURATION.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        return None
+    return sum(float(number) * _UNIT[unit] for number, unit in parts)
+
+
+def _positive(value: float | None) -> float | None:
+    return value if value else None
+
+
+def _short(value: float | None) -> str:
+    if not value:
+        return "0"
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.0f}"
 
 
 class SharedBudget(Protocol):
@@ -108,6 +224,7 @@ class SharedBudget(Protocol):
     async def take(self, amount: float) -> None: ...
     def give_back(self, amount: float) -> None: ...
     def hold(self, seconds: float) -> None: ...
+    def cap(self, amount: float) -> None: ...
 
 
 class Budgets(Protocol):

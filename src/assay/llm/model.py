@@ -20,7 +20,7 @@ import os
 import ssl
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from assay.llm.breaker import Breaker, counts_towards_breaker
 from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
 from assay.llm.entra import TokenSource, TokenUnavailable, token_source
-from assay.llm.limits import AdaptiveLimiter, Budgets, SharedBudget, local_budget
+from assay.llm.limits import OPENING, PACE, AdaptiveLimiter, Budgets, ProviderLimits, SharedBudget, local_budget
 from assay.llm.retry import backoff, classify, content_filter_of
 from assay.results.stored import CacheMode as CacheMode
 
@@ -130,6 +130,8 @@ class _LoopState:
     tokens: SharedBudget | None
     entra: TokenSource | None
     """Where the Entra ID token of each call comes from, for a model that authenticates with one."""
+    limits_seen: ProviderLimits | None = None
+    """The provider's limits the budgets above were made for (``Model.provider_limits``)."""
 
 
 class Model:
@@ -156,6 +158,16 @@ class Model:
         self.near: str | None = None
         """A configured model's name close to this one's, when the environment serves this name
         (``ModelRegistry.get``): the likely meaning of a typo, for the error a missing key raises."""
+        self.provider_limits: ProviderLimits | None = None
+        """The per-minute limits the provider last stated for this model, if it states any."""
+        self.answered = False
+        """The provider has answered once, so whether it states limits is known."""
+        self.tokens_per_char = 0.25
+        """Prompt tokens per character of the serialised prompt, calibrated on the provider's own
+        counts (``usage.prompt_tokens``): a call's tokens are estimated before it is sent."""
+        self.completion_tokens = 0.0
+        """The mean completion of calls that set no ``max_tokens``, calibrated the same way."""
+        self._calibration = [0.0, 0.0, 0.0, 0.0]  # characters, prompt tokens, completion tokens, calls
 
     @property
     def name(self) -> str:
@@ -262,14 +274,62 @@ class Model:
         )
         return _events(stream)
 
+    def observe(self, headers: Mapping[str, str]) -> None:
+        """Read a provider's answer's headers (every answer, errors too): the limits it states."""
+        found = ProviderLimits.read(headers)
+        if found is not None:
+            self.provider_limits = found
+
+    def _paced(self, state: _LoopState) -> None:
+        """Budgets for the provider's stated limits, made once it has stated them: the lower of
+        the user's ``rpm``/``tpm`` and ``PACE`` of the provider's figure."""
+        self.answered = True
+        state.limiter.open()
+        found, seen = self.provider_limits, state.limits_seen
+        if found is None or (seen is not None and found.per_minute == seen.per_minute):
+            return
+        state.limits_seen = found
+        config = self.config
+        for kind, stated, configured, remaining in (
+            ("requests", found.requests_per_minute, config.rpm, found.remaining_requests),
+            ("tokens", found.tokens_per_minute, config.tpm, found.remaining_tokens),
+        ):
+            if stated and (not configured or stated * PACE < configured):
+                budget = self.budgets(config, kind, stated * PACE)
+                if remaining is not None:  # what the calls before the budget existed left of it
+                    budget.cap(remaining)
+                setattr(state, kind, budget)
+
+    def _estimate(self, body: dict[str, Any]) -> tuple[float, float]:
+        """The characters of a call's prompt and the tokens it will be charged before it is sent.
+
+        What providers charge a token budget: the prompt, and the ``max_tokens`` a call sets (at
+        once, whatever it then writes: OpenAI and Azure OpenAI both count it), or else what it writes."""
+        chars = float(len(json.dumps(body.get("messages", body.get("input")), ensure_ascii=False)))
+        cap = _completion_cap(body)
+        return chars, chars * self.tokens_per_char + (cap if cap else self.completion_tokens)
+
+    def _calibrate(self, body: dict[str, Any], chars: float, usage: dict[str, Any]) -> float:
+        """Learn from the provider's own counts; what it charged this call by them."""
+        seen = self._calibration
+        prompt = usage.get("prompt_tokens") or usage.get("input_tokens")
+        completion = usage.get("completion_tokens") or usage.get("output_tokens")
+        cap = _completion_cap(body)
+        if chars and isinstance(prompt, int):
+            seen[0] += chars
+            seen[1] += prompt
+            self.tokens_per_char = seen[1] / seen[0]
+        if not cap and isinstance(completion, int):
+            seen[2] += completion
+            seen[3] += 1
+            self.completion_tokens = seen[2] / seen[3]
+        charged_prompt = prompt if isinstance(prompt, int) else chars * self.tokens_per_char
+        charged_completion = cap or (completion if isinstance(completion, int) else self.completion_tokens)
+        return float(charged_prompt + charged_completion)
+
     async def _call(self, body: dict[str, Any], send: Callable[[_LoopState], Awaitable[Any]]) -> Any:
         state = self._state()
-        # Only a token budget needs the estimate; serialising the prompt is not free on the hot path.
-        estimate = 0.0
-        if state.tokens:
-            estimate = len(json.dumps(body.get("messages", body.get("input")))) / 4 + body.get(
-                "max_tokens", body.get("max_completion_tokens", body.get("max_output_tokens", 0))
-            )
+        chars, estimate = 0.0, 0.0
         attempt = 0
         refreshed = False
         while True:
@@ -277,20 +337,30 @@ class Model:
             if down is not None:
                 _note_outage(self)
                 raise down
-            if state.requests:
-                await state.requests.take(1)
-            if state.tokens:
-                await state.tokens.take(estimate)
+            # Only a token budget needs the estimate; serialising the prompt is not free on the hot path.
+            requests, tokens = state.requests, state.tokens
+            if tokens is not None and not chars:
+                chars, estimate = self._estimate(body)
+            if requests is not None:
+                await requests.take(1)
+            if tokens is not None:
+                await tokens.take(estimate)
             await state.limiter.acquire()
+            if (requests, tokens) != (state.requests, state.tokens):
+                # The provider stated its limits while this call waited for a slot: it waits its turn
+                # in the budgets made for them, or the first wave would meet a budget nobody paced to.
+                state.limiter.give_up()
+                continue
             throttled = False
             try:
                 response = await send(state)
                 self.calls += 1
                 self.breaker.succeeded()
-                if state.tokens:
+                self._paced(state)
+                if tokens is not None:
                     usage = response.get("usage") if isinstance(response, dict) else None
-                    used = (usage or {}).get("total_tokens") or estimate
-                    state.tokens.give_back(max(0.0, estimate - used))
+                    if usage:
+                        tokens.give_back(estimate - self._calibrate(body, chars, usage))
                 return response
             except Exception as exc:  # noqa: BLE001 - classified below; unknown errors are not retried
                 if isinstance(exc, TokenUnavailable):  # the credential stopped answering: the model is out of reach
@@ -299,6 +369,8 @@ class Model:
                     raise ModelError(f"model {self.name!r}: {exc.message}", 401) from None
                 failure = classify(exc)
                 throttled = failure.throttled
+                if failure.status is not None:
+                    self._paced(state)
                 prompt_filter = content_filter_of(exc) if failure.status == 400 else None
                 if prompt_filter is not None:
                     raise ContentFiltered(self.name, "prompt", prompt_filter) from None
@@ -320,10 +392,16 @@ class Model:
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise ModelError(f"model {self.name!r}: {failure.message}{tries}", failure.status) from None
                 delay = backoff(attempt, failure.delay)
-                if throttled and failure.delay and state.requests:
-                    state.requests.hold(failure.delay)  # Retry-After holds every caller of the budget
+                if throttled and tokens is not None:  # a refused call was not charged: its share is free
+                    tokens.give_back(estimate)
+                if throttled and failure.delay:  # Retry-After holds every caller of the budgets
+                    for budget in (state.requests, state.tokens):
+                        if budget is not None:
+                            budget.hold(failure.delay)
             finally:
-                await state.limiter.release(throttled=throttled)
+                # Paced to a stated budget, a 429 is drift the Retry-After hold corrects; halving the
+                # calls in flight as well would leave the budget unspent.
+                await state.limiter.release(throttled=throttled and state.limits_seen is None)
             attempt += 1
             self.retrying += 1
             self.last_failure = failure.message
@@ -354,7 +432,7 @@ class Model:
         if state is None:
             config = self.config
             entra = token_source(config) if config.uses_entra else None
-            client = _client(config, entra)
+            client = _client(config, entra, self.observe)
             cache = None
             if self.cache is not None:
                 mode = self.cache_mode
@@ -365,18 +443,30 @@ class Model:
 
                 connections = max(100, config.max_concurrency)
                 bearer = None if entra is None else _bearer(entra)
-                poster = FastPoster(client, timeout=config.timeout, connections=connections, tls=_tls(), bearer=bearer)
+                poster = FastPoster(
+                    client,
+                    timeout=config.timeout,
+                    connections=connections,
+                    tls=_tls(),
+                    bearer=bearer,
+                    observe=self.observe,
+                )
             state = _LoopState(
                 client=client,
                 poster=poster,
                 cache=cache,
-                limiter=AdaptiveLimiter(config.max_concurrency),
+                limiter=AdaptiveLimiter(config.max_concurrency, opening=None if self.answered else OPENING),
                 requests=self.budgets(config, "requests", config.rpm) if config.rpm else None,
                 tokens=self.budgets(config, "tokens", config.tpm) if config.tpm else None,
                 entra=entra,
             )
             self._states[loop] = state
         return state
+
+
+def _completion_cap(body: dict[str, Any]) -> int:
+    cap = body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens")
+    return cap if isinstance(cap, int) else 0
 
 
 async def _send(state: _LoopState, path: str, body: dict[str, Any]) -> Any:
@@ -408,14 +498,17 @@ def _bearer(source: TokenSource) -> Callable[[], Awaitable[str]]:
     return current
 
 
-def _client(config: ModelConfig, entra: TokenSource | None) -> Any:
+def _client(config: ModelConfig, entra: TokenSource | None, observe: Callable[[Mapping[str, str]], None]) -> Any:
     # The SDK is imported with the first client: an eval of local metrics alone never needs it.
     import openai
+
+    async def headers_of(response: Any) -> None:
+        observe(response.headers)
 
     key = config.key() or "not-needed"
     # The SDK's aiohttp transport (its documented choice for high concurrency): httpx's own pool
     # spends more CPU per call than the call itself once dozens of connections are open.
-    http = openai.DefaultAioHttpClient(timeout=config.timeout, verify=_tls())
+    http = openai.DefaultAioHttpClient(timeout=config.timeout, verify=_tls(), event_hooks={"response": [headers_of]})
     if config.provider == "azure":
         token = os.environ.get(config.bearer_token_env) if config.bearer_token_env else None
         if entra is not None:  # asked for on every request the SDK sends itself (streams, the slow path)

@@ -20,13 +20,15 @@ class Limiter:
     """The Ray actor's class: budgets per (kind, endpoint, key, model)."""
 
     def __init__(self) -> None:
-        self.budgets: dict[str, Budget] = {}
+        self.budgets: dict[tuple[str, float], Budget] = {}
         self.reservations: dict[str, int] = {}
 
     def _budget(self, key: str, per_minute: float) -> Budget:
-        budget = self.budgets.get(key)
+        # The rate is part of the budget's name: once the provider states a lower limit than the
+        # user's, the actors that learned it draw on a budget of that rate.
+        budget = self.budgets.get((key, per_minute))
         if budget is None:
-            budget = self.budgets[key] = Budget(per_minute)
+            budget = self.budgets[key, per_minute] = Budget(per_minute)
         return budget
 
     def reserve(self, key: str, per_minute: float, amount: float) -> float:
@@ -38,6 +40,9 @@ class Limiter:
 
     def hold(self, key: str, per_minute: float, seconds: float) -> None:
         self._budget(key, per_minute).hold(seconds)
+
+    def cap(self, key: str, per_minute: float, amount: float) -> None:
+        self._budget(key, per_minute).cap(amount)
 
     def stats(self) -> dict[str, int]:
         """Reservations per budget key, for tests and benchmarks."""
@@ -68,6 +73,9 @@ class RemoteBudget:
 
     def hold(self, seconds: float) -> None:
         self.limiter.hold.remote(self.key, self.per_minute, seconds)
+
+    def cap(self, amount: float) -> None:
+        self.limiter.cap.remote(self.key, self.per_minute, amount)
 
 
 class RemoteBudgets:
