@@ -103,6 +103,26 @@ CASES = [
     ({"type": "gleu", "value": "The cat sat on a mat"}, "dogs run fast", False),
     ({"type": "finish-reason", "value": "STOP"}, "x", True),
     ({"type": "finish-reason", "value": "length"}, "x", False),
+    # Verdicts real promptfoo 0.123.1 gives (tests/conformance/promptfoo_diff.py compares them live).
+    ({"type": "is-html"}, "<div><p>Hello</p></div>", True),
+    ({"type": "is-html"}, "<!DOCTYPE html><html><body>Hi <b>there</b></body></html>", True),
+    ({"type": "is-html"}, "Hello <b>world</b>", False),  # text outside every element, no <body> of its own
+    ({"type": "is-html"}, "<foo>bar</foo>", False),  # no element HTML knows
+    ({"type": "is-html"}, "<my-card>hi</my-card>", True),  # a custom element
+    ({"type": "is-html"}, '<?xml version="1.0"?><a>1</a>', False),
+    ({"type": "is-html"}, "", False),
+    ({"type": "not-is-html"}, "plain text", True),
+    ({"type": "contains-html"}, "Here is a <span>tag</span> inside", True),
+    ({"type": "contains-html"}, "Fish &amp; chips", False),  # one indicator is not enough
+    ({"type": "contains-html"}, "Fish &amp; chips <!-- note -->", True),
+    ({"type": "contains-html"}, "a < b and c > d", False),
+    ({"type": "is-refusal"}, "I'm sorry, but I can't help with that.", True),
+    ({"type": "is-refusal"}, "I\u2019m unable to assist with that request.", True),  # a curly apostrophe
+    ({"type": "is-refusal"}, "Well, as an AI I cannot provide that.", True),
+    ({"type": "is-refusal"}, "This is not legalese.", False),  # phrases match whole words
+    ({"type": "is-refusal"}, "The capital of France is Paris.", False),
+    ({"type": "is-refusal"}, "   ", True),  # an empty answer is a refusal
+    ({"type": "not-is-refusal"}, "Sure, here is the recipe.", True),
 ]
 
 

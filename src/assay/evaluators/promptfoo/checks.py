@@ -22,6 +22,7 @@ from rapidfuzz.distance import Levenshtein
 
 from assay.dataset.schema import check_patterns, linear_time
 from assay.errors import ConfigError, ItemError
+from assay.evaluators.promptfoo import markup
 from assay.outbound import serving
 from assay.regexes import UnsupportedPattern, search
 
@@ -492,6 +493,23 @@ def contains_xml(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdic
     return boolean(problem is None, inverse, problem or "XML was {not}expected")
 
 
+def is_html(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    problem = markup.html_problem(seen.output)
+    ok = (problem is None) != inverse
+    return Verdict(ok, 1.0 if ok else 0.0, "Assertion passed" if ok else problem or "Output is valid HTML")
+
+
+def contains_html(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    return boolean(markup.contains_html(seen.output), inverse, "Expected output to {not}contain HTML content")
+
+
+def is_refusal(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    if not seen.output.strip():  # promptfoo: an empty answer is a refusal, scored 0 either way
+        ok = not inverse
+        return Verdict(ok, 0.0, "Empty response treated as refusal" if ok else "Expected output to not be a refusal")
+    return boolean(markup.is_refusal(seen.output), inverse, "Expected output to {not}be a refusal")
+
+
 CHECKS: dict[str, Check] = {
     "equals": equals,
     "contains": _contains(fold=False),
@@ -515,4 +533,7 @@ CHECKS: dict[str, Check] = {
     "finish-reason": finish_reason,
     "is-xml": is_xml,
     "contains-xml": contains_xml,
+    "is-html": is_html,
+    "contains-html": contains_html,
+    "is-refusal": is_refusal,
 }
