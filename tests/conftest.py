@@ -69,6 +69,14 @@ def store(request, tmp_path):
             store.close()
 
 
+@pytest.fixture
+def own_llm():
+    """A scripted provider of this test's own: a count of calls no other test's traffic can move."""
+    server = start_llm_server()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session")
 def llm():
     """The scripted OpenAI-compatible server, one process for the whole session."""

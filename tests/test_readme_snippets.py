@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -140,8 +141,13 @@ def test_the_config_fragments_run_against_the_scripted_server(workspace, llm):
     head = "name: readme\ndataset: {local_uri: data.jsonl}\n"
     models = yaml_block("Models (judges)", "models:").replace("http://localhost:8000/v1", llm.base_url)
     bot = f"models:\n  bot: {{model: gpt-4.1-mini, base_url: '{llm.base_url}', api_key: test}}\n"
+    # The batch mode block's options, added to the models block's own.
+    batch = yaml.safe_load(yaml_block("Models (judges)", "options:"))["options"]
+    assert "options: {eval_model: judge}" in models
+    batched = models.replace("options: {eval_model: judge}", f"options: {json.dumps({'eval_model': 'judge', **batch})}")
     for name, text in (
         ("models.yaml", head + models),
+        ("batched.yaml", head + batched),
         ("target.yaml", head + bot + yaml_block("Targets: generate, then evaluate", "target:")),
     ):
         (folder / name).write_text(text, encoding="utf-8")

@@ -156,6 +156,7 @@ OPTIONS = {
     "optimization_config",
     "target_attributes",
     "simulation",
+    "batch",
 }
 """The keys an eval.yaml's ``options:`` may hold."""
 
@@ -184,6 +185,8 @@ def _parse(path: Path, raw: dict[str, Any]) -> EvalConfig:
             f"options: unknown key {unknown[0]!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
             hint=f"the options are {', '.join(sorted(OPTIONS))}",
         )
+    if not isinstance(options.get("batch", False), bool):
+        raise fail(options, f"options.batch must be true or false, got {options['batch']!r}")
     level = raw.get("evaluation_level", options.get("evaluation_level", "turn"))
     if level not in ("turn", "conversation"):
         raise fail(raw, f"evaluation_level {level!r} must be 'turn' or 'conversation'")

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fixtures import start_llm_server
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -190,14 +188,6 @@ def big_eval(tmp_path: Path, total: int, llm) -> Path:
 
 HELD_AFTER = 300
 """The judge answers this many calls, then holds the rest: the run cannot finish before the signal."""
-
-
-@pytest.fixture
-def own_llm():
-    """A scripted provider of this test's own: a count of calls no other test's traffic can move."""
-    server = start_llm_server()
-    yield server
-    server.stop()
 
 
 def start_partial_run(tmp_path: Path, config: Path, stop: signal.Signals, llm) -> int:

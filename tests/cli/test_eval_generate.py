@@ -10,7 +10,7 @@ import shutil
 import yaml
 
 from assay.evaluators.custom.rubric import parse_dimensions
-from tests.cli.test_cli import assay, own_llm  # noqa: F401 - a fixture: this test counts its provider's calls
+from tests.cli.test_cli import assay
 from tests.support.fixtures import ROOT
 
 EXAMPLE = ROOT / "examples" / "support_agent"
@@ -285,7 +285,7 @@ def test_eval_generate_shows_the_generator_requests_from_the_agents_traces(tmp_p
     assert "1 request from the agent's traces of the last 7 days" in result.stdout
 
 
-def test_with_dataset_only_the_rubric_is_generated(tmp_path, own_llm):  # noqa: F811 - the fixture imported above
+def test_with_dataset_only_the_rubric_is_generated(tmp_path, own_llm):
     llm = own_llm  # it counts calls: another test's leftover traffic on the shared provider moved the count
     from tests.cli.test_tasks import TASKS
 

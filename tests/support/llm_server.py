@@ -30,6 +30,8 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   identity endpoint does.
 - ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...}, "auth_refused": N, "tokens_seen": N, "minted": N, "charged": [[t, tokens], ...],
   "last_request": {path, query, headers, api_key, authorization}}``.
+- The Batch API (``tests.support.llm_batches``): files, batches, their output; ``batch_hold: true``
+  in the script keeps batches in progress; ``/_stats`` counts ``batches_created`` and ``batched_requests``.
 - ``POST /_reset`` clears the script and the counters; a request still waiting then (held, or in
   its latency) is dropped unanswered and uncounted: it was an earlier test's.
 """
@@ -47,6 +49,8 @@ import urllib.parse
 from collections import Counter
 from http import HTTPStatus
 from typing import Any
+
+from tests.support.llm_batches import Batches
 
 
 class State:
@@ -233,6 +237,11 @@ def instance_of(schema: dict[str, Any]) -> Any:
 
 
 STATE = State()
+BATCHES = Batches()
+
+
+def batch_held() -> bool:
+    return bool(STATE.script.get("batch_hold"))
 
 
 Reply = tuple[int, Any, dict[str, str]]
@@ -254,6 +263,8 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
                 "tokens_seen": len(STATE.tokens_seen),
                 "minted": STATE.minted,
                 "charged": STATE.charged,
+                "batches_created": BATCHES.created,
+                "batched_requests": BATCHES.batched_requests,
             }
         return 200, stats, {}
     if method == "POST" and path == "/_script":
@@ -266,6 +277,7 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
     if method == "POST" and path == "/_reset":
         with STATE.lock:
             STATE.reset()
+            BATCHES.reset()
         return 200, {"ok": True}, {}
     return None
 
@@ -561,7 +573,11 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
                 k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:] if ":" in line)
             }
             raw = await reader.readexactly(int(headers.get("content-length") or 0))
-            body = json.loads(raw or b"{}")
+            content_type = headers.get("content-type", "")
+            if content_type.startswith("multipart/"):  # a file upload (the Batch API's input)
+                body = {"__multipart__": raw, "__content_type__": content_type}
+            else:
+                body = json.loads(raw or b"{}")
             path, _, query = target.partition("?")
             if not path.startswith("/_"):
                 with STATE.lock:
@@ -581,6 +597,8 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
                     reply = (reply[0], reply[1], {**reply[2], **STATE.limit_headers()})
             elif method == "GET" and path == "/msi/token":
                 reply = managed_identity_token(query, headers)
+            elif (batched := BATCHES.route(method, path, body, completion, batch_held)) is not None:
+                reply = batched
             else:
                 reply = route(method, path, body) or (404, {"error": {"message": f"no route {path}"}}, {})
             if reply is None:

@@ -80,6 +80,10 @@ def queue_run(
         settings.repeats = check_repeats(judge, "repeats")
     if body.get("cluster_by") is not None:  # an assay extension: intervals over clusters of items
         settings.cluster_by = check_cluster_by(body["cluster_by"], "cluster_by")
+    if body.get("batch") is not None:  # an assay extension: model calls through the provider's Batch API
+        if not isinstance(body["batch"], bool):
+            raise ConfigError(f"batch must be true or false, got {body['batch']!r}")
+        settings.batch = body["batch"]
     if data_source["type"] in TRACE_SOURCES:
         # Resolved now, so the run evaluates these traces however late (or often) a worker picks it up.
         traces = resolve(ctx.store, owner, selection_of(data_source), level)

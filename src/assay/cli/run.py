@@ -70,6 +70,11 @@ def parse_fail_on(value: str | None) -> float | None:
 )
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the first N items: a quick look first.")
 @click.option(
+    "--batch",
+    is_flag=True,
+    help="Send model calls through the provider's Batch API: half the price, results within 24 h (options: batch).",
+)
+@click.option(
     "--processes",
     type=click.IntRange(1, 256),
     help="Processes a run that calls no model spreads over (default ASSAY_RUN_PROCESSES: auto, one per core).",
@@ -88,6 +93,7 @@ def run_command(
     repeats: int | None,
     trials: int | None,
     limit: int | None,
+    batch: bool,
     processes: int | None,
     executor: str,
     ray_address: str | None,
@@ -119,6 +125,7 @@ def run_command(
             limit,
             run_executor,
             processes=processes,
+            batch=batch,
         )
         for path in paths
     ]
@@ -170,6 +177,7 @@ def run_eval(
     run_executor: Any,
     *,
     processes: int | None = None,
+    batch: bool = False,
 ) -> RunOutcome | None:
     """One eval.yaml run (or resumed, or estimated); its outcome, for the gate."""
     from assay.cli.interrupt import interruptible
@@ -195,7 +203,7 @@ def run_eval(
     # A resumed run keeps the cache mode it started with unless told otherwise.
     mode: CacheMode = cache_mode or (resumed.options.cache if resumed is not None else None) or "use"
     notes: list[str] = []
-    request = config_request(config, store, cache=mode, limit=limit, resumed=resumed, notes=notes)
+    request = config_request(config, store, cache=mode, limit=limit, resumed=resumed, notes=notes, batch=batch)
     for note in notes:
         out.print(f"[dim]traces: {note}[/]")
     prepared = prepare_config(config, request, store)

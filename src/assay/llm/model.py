@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError, ConfigError
+from assay.llm import batch
 from assay.llm.breaker import Breaker, counts_towards_breaker
 from assay.llm.cache import BatchedCache, CallCache
 from assay.llm.config import ModelConfig
@@ -229,10 +230,23 @@ class Model:
                 return self._unfiltered(_completion(hit, cached=True), hit)
             if self.cache_mode == "replay":
                 raise ModelError(f"model {self.name!r}: no cached answer for this call (--cache replay)")
-        response = await self._call(body, lambda state: self._post(state, body))
+        response = await self._answer(body)
         if cache is not None:
             cache.put(key, self.config.model, response)
         return self._unfiltered(_completion(response, cached=False), response)
+
+    async def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The provider's answer to a chat request: from the run's batches in batch mode (the
+        Responses API is not batched), else, or when the batch gave none, sent on its own."""
+        batching = batch.current()
+        if batching is not None and self.config.api != "responses":
+            try:
+                answer = await batching.queue(self).ask(body)
+                self.calls += 1
+                return answer
+            except batch.BatchMiss:
+                pass
+        return dict(await self._call(body, lambda state: self._post(state, body)))
 
     def _unfiltered(self, completion: Completion, response: dict[str, Any]) -> Completion:
         """The completion, unless the provider's filter cut it (``ContentFiltered``)."""

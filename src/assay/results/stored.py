@@ -58,6 +58,8 @@ class RunSettings(BaseModel):
     """Where an imported run was made (``openai-evals``)."""
     red_team_object: dict[str, Any] | None = None
     """A run made by Foundry's ``/redTeams/runs``: the body it was posted with."""
+    batch: bool = False
+    """Model calls go through the provider's Batch API (``assay.llm.batch``), at its price."""
 
     def stored(self) -> dict[str, Any]:
         """The ``options`` column: only what was set, as the API and older stores wrote it."""

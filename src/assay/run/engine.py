@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from assay.dataset import Dataset
 from assay.dataset.readers import Row
-from assay.errors import DataError, ModelUnreachable
+from assay.errors import ConfigError, DataError, ModelUnreachable
 from assay.llm import Model, ModelRegistry
+from assay.llm.batch import Batching, batched
 from assay.llm.model import watch_outages
 from assay.llm.registry import UNREACHABLE_HINT
 from assay.results import OutputItem, Result
@@ -105,6 +106,9 @@ class RunOptions:
     before_complete: Callable[[], None] | None = None
     """Called once every item is stored, before the run is marked completed (a simulation saves
     its conversations as a dataset here, so a completed run already names it)."""
+    batch: bool = False
+    """Send the run's chat calls through the provider's Batch API (``assay.llm.batch``); set from
+    the run's stored settings, so every way of running it does the same."""
 
 
 @dataclass
@@ -224,13 +228,49 @@ async def evaluate_item(
 
 async def execute(job: RunJob) -> int:
     """Evaluate every item not yet stored for the run; returns how many were evaluated now."""
+    if not job.options.batch:
+        return await _execute(job)
+    if job.options.executor is not None:
+        raise ConfigError(
+            "batch mode runs in one process: its batches are gathered from every item's calls",
+            hint="run it without --ray, or without batch",
+        )
+    batching = Batching(RunBatches(job.store, job.run_id))
+    with batched(batching):
+        try:
+            return await _execute(job)
+        finally:
+            if job.stopped:  # canceled: the provider stops working (and charging) on what is still out
+                await batching.cancel_open()
+
+
+BATCH_IN_FLIGHT = 5_000
+"""Items in flight in batch mode: each step of theirs (a target's call, a judge's) goes up as one batch."""
+
+
+@dataclass
+class RunBatches:
+    """A run's batches in the store (``assay.llm.batch.BatchLedger``)."""
+
+    store: Store
+    run_id: str
+
+    def recorded(self) -> list[tuple[str, str]]:
+        return self.store.model_batches(self.run_id)
+
+    def record(self, model: str, batch_id: str) -> None:
+        self.store.record_model_batch(self.run_id, model, batch_id)
+
+
+async def _execute(job: RunJob) -> int:
     if job.models is not None:
         await job.models.check_reachable()
     ready = getattr(job.target, "ready", None)
     if ready is not None:  # its tools opened once: a tools file that will not load stops the run, not each item
         await ready()
     done = job.stored if job.stored is not None else await asyncio.to_thread(job.store.done_item_ids, job.run_id)
-    rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=job.options.concurrency * 4)
+    concurrency = max(job.options.concurrency, BATCH_IN_FLIGHT) if job.options.batch else job.options.concurrency
+    rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
     finished: asyncio.Queue[Finished | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
     computes = only_computes(job)
@@ -239,7 +279,7 @@ async def execute(job: RunJob) -> int:
     elif computes:
         workers = []  # each item is evaluated as it is read, below
     else:
-        workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(job.options.concurrency)]
+        workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(concurrency)]
     writer = _Writer(job)
     # Items that are judged as they are read go straight to the writer; others pass a queue to its task.
     writing = None if computes else asyncio.create_task(_write(finished, writer))

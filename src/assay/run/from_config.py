@@ -49,6 +49,7 @@ def config_request(
     limit: int | None = None,
     resumed: Run | None = None,
     notes: list[str] | None = None,
+    batch: bool = False,
 ) -> RunRequest:
     """eval.yaml as a run request. A trace source's traces are resolved here, once; a resumed run
     keeps the items, traces and limit it started with (the models and evaluators are read again,
@@ -60,7 +61,9 @@ def config_request(
         stored.settings.cache = cache
         return stored.model_copy(update={"inputs": inputs})
     limit = limit or (resumed.options.limit if resumed is not None else None)
-    settings = settings_of(config.definition, cache=cache, limit=limit)
+    settings = settings_of(
+        config.definition, cache=cache, limit=limit, batch=batch or config.options.get("batch") is True
+    )
     ref = config.dataset
     if ref.traces is not None:
         data_source = ref.traces

@@ -24,6 +24,7 @@ from assay.errors import ConfigError, store_failure
 from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
+from assay.llm.batch import BATCH_DISCOUNT
 from assay.redteam.summary import add_red_team
 from assay.results import RunSummary
 from assay.results.records import AgentCriterionSummary, SimulationSummary
@@ -237,6 +238,8 @@ def finish_run(
     which must not be overwritten).
     """
     options = options or RunOptions()
+    if run.options.batch:
+        options = dataclasses.replace(options, batch=True)
     if not claimed:  # a local process executes the run itself, under a lease of its own
         options = held_locally(store, run.id, options)
     job = RunJob(
@@ -373,11 +376,16 @@ def summarize(
     if any(isinstance(c, AttackCriterion) for c in criteria):
         add_red_team(summary, store, run_id)
     summary.per_agent = _per_agent(store, run_id)
-    prices = {c.model: c.price for c in (models.configs.values() if models else []) if c.price}
+    configs = models.configs if models else {}
+    prices = {c.model: c.price for c in configs.values() if c.price}
+    # A model whose calls went through the Batch API is costed at its price (the few it retried
+    # one by one included).
+    batched = {configs[name].model for name, _ in store.model_batches(run_id) if name in configs}
     for usage in [*summary.per_model_usage, *summary.per_role_usage]:
         price = prices.get(usage.model_name)
         if price is not None:
-            usage.cost_usd = price.cost(usage.prompt_tokens, usage.completion_tokens)
+            discount = BATCH_DISCOUNT if usage.model_name in batched else 1.0
+            usage.cost_usd = price.cost(usage.prompt_tokens, usage.completion_tokens) * discount
     return summary
 
 

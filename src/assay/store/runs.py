@@ -216,6 +216,20 @@ class RunsStore(StoreBase):
                 tally.complete = False
         return True
 
+    def record_model_batch(self, run_id: str, model: str, batch_id: str) -> None:
+        """A Batch API batch the run created (batch mode), kept so a resume collects it."""
+        row = {"run_id": run_id, "batch_id": batch_id, "model": model, "created_at": now()}
+        with self.engine.begin() as conn:
+            conn.execute(self._insert(t.model_batches).on_conflict_do_nothing(), [row])
+
+    def model_batches(self, run_id: str) -> list[tuple[str, str]]:
+        """(model, batch id) of each batch the run created, oldest first."""
+        table = t.model_batches
+        query = sa.select(table.c.model, table.c.batch_id).where(table.c.run_id == run_id)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.order_by(table.c.created_at, table.c.batch_id)).all()
+        return [(str(model), str(batch_id)) for model, batch_id in rows]
+
     def done_item_ids(self, run_id: str) -> set[int]:
         query = sa.select(t.output_items.c.datasource_item_id).where(t.output_items.c.run_id == run_id)
         with self.engine.connect() as conn:

@@ -104,7 +104,7 @@ class ServingStore(RunsStore):
         self.get_eval_in(project, eval_id)
         with self.engine.begin() as conn:
             run_ids = sa.select(t.runs.c.id).where(t.runs.c.eval_id == eval_id)
-            for table in (t.results, t.item_usage, t.output_items):
+            for table in (t.results, t.item_usage, t.model_batches, t.output_items):
                 conn.execute(table.delete().where(table.c.run_id.in_(run_ids)))
             conn.execute(t.runs.delete().where(t.runs.c.eval_id == eval_id))
             conn.execute(t.evals.delete().where(t.evals.c.id == eval_id))
@@ -148,7 +148,7 @@ class ServingStore(RunsStore):
     def delete_run(self, project: str, eval_id: str, run_id: str) -> None:
         self.get_run_in(project, eval_id, run_id)
         with self.engine.begin() as conn:
-            for table in (t.results, t.item_usage, t.output_items):
+            for table in (t.results, t.item_usage, t.model_batches, t.output_items):
                 conn.execute(table.delete().where(table.c.run_id == run_id))
             conn.execute(t.runs.delete().where(t.runs.c.id == run_id))
 

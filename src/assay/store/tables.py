@@ -161,6 +161,16 @@ item_usage = sa.Table(
     sa.Column("completion_tokens", sa.Integer, nullable=False, server_default="0"),
 )
 
+# The Batch API batches a run in batch mode created (assay.llm.batch): a resumed run collects them.
+model_batches = sa.Table(
+    "model_batches",
+    metadata,
+    sa.Column("run_id", StoreText(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("batch_id", StoreText(256), primary_key=True),
+    sa.Column("model", StoreText(256), nullable=False),
+    sa.Column("created_at", sa.Integer, nullable=False),
+)
+
 evaluators = sa.Table(
     "evaluators",
     metadata,

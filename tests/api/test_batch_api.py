@@ -1,0 +1,32 @@
+"""A run created over the API in batch mode (``"batch": true``, an assay extension of the run request)."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+from tests.api.conftest import wait_for
+from tests.api.test_content_filter_api import coherence_judge
+from tests.llm.test_batch_runs import ITEMS, judge_scores
+
+
+def test_a_run_created_over_the_api_in_batch_mode_is_batched(served, llm):
+    llm.reset()
+    judge_scores(llm)
+    client = served.client()
+    schema = {"type": "object", "properties": {"query": {"type": "string"}, "response": {"type": "string"}}}
+    made = client.evals.create(
+        name="batched over the api",
+        data_source_config={"type": "custom", "item_schema": schema},
+        testing_criteria=[coherence_judge("{{item.response}}")],
+    )
+    content = [{"item": {"query": f"On topic {i}?", "response": f"An answer on topic {i}."}} for i in range(ITEMS)]
+    source = {"type": "jsonl", "source": {"type": "file_content", "content": content}}
+    created = client.evals.runs.create(eval_id=made.id, data_source=source, extra_body={"batch": True})
+    run = wait_for(client, made.id, created.id)
+    assert run.status == "completed", run.error
+    assert run.result_counts.total == ITEMS and run.result_counts.errored == 0
+    stats = llm.stats()
+    assert stats["batches_created"] >= 1 and stats["batched_requests"] == ITEMS
+    with pytest.raises(openai.BadRequestError, match="batch must be true or false"):
+        client.evals.runs.create(eval_id=made.id, data_source=source, extra_body={"batch": "yes"})
