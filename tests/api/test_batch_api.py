@@ -8,6 +8,7 @@ import pytest
 from tests.api.conftest import wait_for
 from tests.api.test_content_filter_api import coherence_judge
 from tests.llm.test_batch_runs import ITEMS, judge_scores
+from tests.support.fixtures import poll
 
 
 def test_a_run_created_over_the_api_in_batch_mode_is_batched(served, llm):
@@ -30,3 +31,24 @@ def test_a_run_created_over_the_api_in_batch_mode_is_batched(served, llm):
     assert stats["batches_created"] >= 1 and stats["batched_requests"] == ITEMS
     with pytest.raises(openai.BadRequestError, match="batch must be true or false"):
         client.evals.runs.create(eval_id=made.id, data_source=source, extra_body={"batch": "yes"})
+
+
+def test_canceling_a_batch_run_cancels_its_batch(served, llm):
+    llm.reset()
+    judge_scores(llm, batch_hold=True)  # the provider keeps the batch in progress
+    client = served.client()
+    schema = {"type": "object", "properties": {"query": {"type": "string"}, "response": {"type": "string"}}}
+    made = client.evals.create(
+        name="canceled batch",
+        data_source_config={"type": "custom", "item_schema": schema},
+        testing_criteria=[coherence_judge("{{item.response}}")],
+    )
+    content = [{"item": {"query": f"On topic {i}?", "response": f"An answer on topic {i}."}} for i in range(ITEMS)]
+    source = {"type": "jsonl", "source": {"type": "file_content", "content": content}}
+    created = client.evals.runs.create(eval_id=made.id, data_source=source, extra_body={"batch": True})
+    out = poll(lambda: llm.stats()["batch_statuses"], lambda found: "in_progress" in found.values(), seconds=60)
+    assert list(out.values()) == ["in_progress"], out
+    client.evals.runs.cancel(run_id=created.id, eval_id=made.id)
+    statuses = poll(lambda: llm.stats()["batch_statuses"], lambda found: "cancelled" in found.values(), seconds=60)
+    assert list(statuses.values()) == ["cancelled"]
+    assert wait_for(client, made.id, created.id).status == "canceled"

@@ -52,6 +52,10 @@ class BatchMiss(Exception):
     """The batch gave no answer to this request: it is sent on its own instead."""
 
 
+class BatchCanceled(Exception):
+    """The run was canceled while this request waited on a batch (which was canceled too)."""
+
+
 @dataclass
 class Batching:
     """One run's batch mode: its ledger, and a queue per model and event loop."""
@@ -63,6 +67,7 @@ class Batching:
     queues: dict[tuple[int, str], BatchQueue] = field(default_factory=dict)
     open: dict[str, Model] = field(default_factory=dict)
     """Batches this process is waiting on, by id, with the model that sent them (to cancel them)."""
+    canceled: bool = False
 
     def queue(self, model: Model) -> BatchQueue:
         key = (id(asyncio.get_running_loop()), model.name)
@@ -72,11 +77,15 @@ class Batching:
         return found
 
     async def cancel_open(self) -> None:
-        """Cancel the batches still out (the run was canceled): the provider stops charging for them."""
+        """The run was canceled: the batches still out are canceled (the provider stops charging
+        for them), and what waits on them or was about to be sent fails with ``BatchCanceled``."""
+        self.canceled = True
         for batch_id, model in list(self.open.items()):
             with contextlib.suppress(Exception):
                 await model._state().client.batches.cancel(batch_id)
         self.open.clear()
+        for queue in self.queues.values():
+            queue.give_up()
 
 
 _current: contextvars.ContextVar[Batching | None] = contextvars.ContextVar("assay_batching", default=None)
@@ -97,7 +106,7 @@ def batched(batching: Batching) -> Iterator[Batching]:
         _current.reset(token)
 
 
-Answer = dict[str, Any] | BatchMiss
+Answer = dict[str, Any] | BatchMiss | BatchCanceled
 
 
 class BatchQueue:
@@ -117,6 +126,8 @@ class BatchQueue:
 
     async def ask(self, body: dict[str, Any]) -> dict[str, Any]:
         """The provider's answer to ``body``, from a batch; ``BatchMiss`` when the batch had none."""
+        if self.batching.canceled:
+            raise BatchCanceled("the run was canceled")
         if self.resumed is None:
             self.resumed = asyncio.get_running_loop().create_task(self._resume())
         await asyncio.shield(self.resumed)
@@ -129,6 +140,15 @@ class BatchQueue:
             self._schedule()
         self.waiting.setdefault(key, []).append(future)
         return await future
+
+    def give_up(self) -> None:
+        """Fail every request waiting here, sent or not (the run was canceled)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.queued = {}
+        for key in list(self.waiting):
+            self._settle(key, BatchCanceled("the run was canceled"))
 
     def _schedule(self) -> None:
         if self.timer is not None:

@@ -28,6 +28,7 @@ from assay.dataset.readers import Row
 from assay.errors import ConfigError, DataError, ModelUnreachable
 from assay.llm import Model, ModelRegistry
 from assay.llm.batch import Batching, batched
+from assay.llm.batch import current as current_batching
 from assay.llm.model import watch_outages
 from assay.llm.registry import UNREACHABLE_HINT
 from assay.results import OutputItem, Result
@@ -237,11 +238,7 @@ async def execute(job: RunJob) -> int:
         )
     batching = Batching(RunBatches(job.store, job.run_id))
     with batched(batching):
-        try:
-            return await _execute(job)
-        finally:
-            if job.stopped:  # canceled: the provider stops working (and charging) on what is still out
-                await batching.cancel_open()
+        return await _execute(job)
 
 
 BATCH_IN_FLIGHT = 5_000
@@ -378,6 +375,8 @@ async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[Finishe
             except Exception as exc:  # noqa: BLE001 - kept and raised by execute once the queue is drained
                 job.crash, job.stopped = job.crash or exc, True
                 continue
+            if job.stopped and job.options.batch:
+                continue  # its calls were canceled with the run's batches: not a result, a resume redoes it
             if not _held_back(job, outages):
                 await finished.put(item)
 
@@ -421,6 +420,9 @@ async def _watch(job: RunJob) -> None:
             continue
         if not going:
             job.stopped = True
+            batching = current_batching()
+            if batching is not None:  # calls waiting on batches would wait up to a day
+                await batching.cancel_open()
 
 
 async def _stored(job: RunJob, batch: list[Finished]) -> bool:
