@@ -22,6 +22,7 @@ import csv
 import hashlib
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -334,8 +335,12 @@ def _check_assertion(assertion: Any, at: _Where, line: int) -> None:
         raise at.error(None, "an assertion is a mapping with a 'type'", line=line)
     line = assertion.get("__line__", line)
     kind = base_type(assertion["type"])[0]
-    if kind == "javascript" and str(assertion.get("value") or "").startswith("file://"):
-        raise at.error(None, "a javascript assertion from a file cannot run here", "write its code inline", line)
+    value = str(assertion.get("value") or "")
+    module = value.removeprefix("file://").partition(":")[0]
+    if kind == "javascript" and value.startswith("file://") and not module.endswith((".js", ".cjs")):
+        raise at.error(
+            None, f"{value}: a javascript assertion's file is a .js or .cjs module", "export a function from it", line
+        )
     if "transform" in assertion and (
         not isinstance(assertion["transform"], str) or str(assertion["transform"]).startswith("file://")
     ):
@@ -372,6 +377,10 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
     kind = base_type(str(assertion.get("type")))[0]
     if kind == "assert-set":
         return {**assertion, "assert": [_prepared_assertion(a, at, line) for a in assertion.get("assert") or []]}
+    if kind == "javascript" and str(assertion.get("value") or "").startswith("file://"):
+        reference, _, function = str(assertion["value"]).removeprefix("file://").partition(":")
+        source = at.file(reference, None, line).read_text(encoding="utf-8")
+        return {**assertion, "value": commonjs_call(source, reference, function)}
     if kind != "python":
         return assertion
     value = assertion.get("value")
@@ -391,6 +400,24 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
     except SyntaxError as exc:
         raise at.error(None, f"python assertion: {exc.msg}", line=line) from None
     return {**assertion, "source": source, "function": "main"}
+
+
+def commonjs_call(source: str, reference: str, function: str) -> str:
+    """A javascript assertion's file (a CommonJS module, as promptfoo's examples write them) as the
+    body of the function promptfoo would call: the module run, then the function it exports (the
+    one named after ``:``, else ``module.exports`` itself or its ``default``) called on the output.
+    ``export default`` is read as ``module.exports.default``; ``require`` is not available."""
+    source = re.sub(r"^export\s+default\s+", "module.exports.default = ", source, flags=re.MULTILINE)
+    name = json.dumps(function)
+    where = json.dumps(f"{reference}{':' + function if function else ''}")
+    return (
+        "const module = { exports: {} };\nconst exports = module.exports;\n"
+        f"{source}\n;\n"
+        f"const chosen = {name} ? module.exports[{name}]"
+        " : (typeof module.exports === 'function' ? module.exports : module.exports.default);\n"
+        f"if (typeof chosen !== 'function') throw new Error({where} + ' exports no function');\n"
+        "return chosen(output, context);\n"
+    )
 
 
 def _grader(default: dict[str, Any], tests: list[Test], at: _Where) -> str | None:

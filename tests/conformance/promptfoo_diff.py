@@ -144,7 +144,25 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("is-refusal-answer", "The capital of France is Paris.", {"type": "is-refusal"}),
     ("is-refusal-word-boundary", "This is not legalese.", {"type": "is-refusal"}),
     ("not-is-refusal", "Sure, here is the recipe.", {"type": "not-is-refusal"}),
+    ("javascript-file", "hello world", {"type": "javascript", "value": "file://checks/length.js"}),
+    ("javascript-file-named", "Ada", {"type": "javascript", "value": "file://checks/named.js:matchesVar"}),
+    ("javascript-file-result", "abc", {"type": "javascript", "value": "file://checks/graded.js"}),
+    ("javascript-file-fails", "hi", {"type": "javascript", "value": "file://checks/length.js"}),
 ]
+FILES: dict[str, str] = {
+    "checks/length.js": "module.exports = (output, context) => output.length > 5;\n",
+    "checks/named.js": (
+        "function matchesVar(output, context) {\n  return output === context.vars.text;\n}\n"
+        "module.exports = { matchesVar };\n"
+    ),
+    "checks/graded.js": (
+        "const helper = (text) => text.length / 10;\n"
+        "module.exports = function (output) {\n"
+        "  return { pass: output.includes('b'), score: helper(output), reason: 'graded in a file' };\n"
+        "};\n"
+    ),
+}
+"""Files the cases read (``file://``), written beside the config."""
 MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("model-contains", "Paris is the capital.", {"type": "contains", "value": "Paris"}),
     ("model-cost-within", "A short answer.", {"type": "cost", "threshold": 0.01}),
@@ -236,6 +254,9 @@ def run_assay(folder: Path) -> dict[str, Verdict]:
 
 def compare() -> list[Compared]:
     folder = Path(tempfile.mkdtemp(prefix="assay-promptfoo-"))
+    for name, text in FILES.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
     whole = config()
     (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(whole, sort_keys=False))
     theirs = run_promptfoo(folder)

@@ -162,11 +162,15 @@ def test_what_cannot_be_mapped_is_refused_at_its_line(tmp_path):
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text(
         "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {a: 1}\n    assert:\n"
-        "      - type: javascript\n        value: file://check.js\n"
+        "      - type: javascript\n        value: file://check.ts\n"
     )
     done = assay("run", config, home=tmp_path)
     assert done.returncode != 0
-    assert "promptfooconfig.yaml:6: a javascript assertion from a file cannot run here" in done.stderr + done.stdout
+    told = done.stderr + done.stdout
+    assert "promptfooconfig.yaml:6: file://check.ts: a javascript assertion's file is a .js or .cjs module" in told
+    config.write_text(config.read_text().replace("check.ts", "check.js"))
+    done = assay("run", config, home=tmp_path)
+    assert "promptfooconfig.yaml:6: check.js: no such file (paths are relative to the config)" in done.stderr
     config.write_text("prompts: [hi]\nproviders:\n  - echo\n  - anthropic:messages:claude\ntests: [{vars: {a: 1}}]\n")
     done = assay("run", config, home=tmp_path)
     assert "promptfooconfig.yaml:4: provider 'anthropic:messages:claude' is not supported here" in done.stderr
@@ -246,3 +250,39 @@ def test_closedqa_and_promptfoos_older_name_for_factuality(tmp_path, llm):
     (item,) = _items(_run_ids(done.stdout)[0], tmp_path)
     verdicts = {c["type"]: c["pass"] for c in item["results"][0]["properties"]["assertions"]}
     assert verdicts == {"model-graded-closedqa": True, "model-graded-factuality": True}
+
+
+def test_javascript_assertions_from_files_run_as_promptfoo_runs_them(tmp_path):
+    """A CommonJS module's export (or the function named after ``:``) called on the output, in V8 in the
+    sandbox; the verdicts are real promptfoo's (tests/conformance/promptfoo_diff.py checks them live)."""
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "length.js").write_text("module.exports = (output, context) => output.length > 5;\n")
+    (tmp_path / "checks" / "named.js").write_text(
+        "function matchesVar(output, context) { return output === context.vars.text; }\nmodule.exports = { matchesVar };\n"
+    )
+    (tmp_path / "checks" / "graded.mjs.js").write_text(
+        "export default function (output) { return { pass: true, score: output.length / 10, reason: 'esm' }; }\n"
+    )
+    (tmp_path / "checks" / "none.js").write_text("const x = 1;\n")
+    asserts = {
+        "long enough": "file://checks/length.js",
+        "named": "file://checks/named.js:matchesVar",
+        "default export": "file://checks/graded.mjs.js",
+        "exports nothing": "file://checks/none.js",
+    }
+    tests = "".join(
+        f"  - description: {name}\n    vars: {{text: hello world}}\n    assert: [{{type: javascript, value: '{value}'}}]\n"
+        for name, value in asserts.items()
+    )
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f"prompts: ['{{{{text}}}}']\nproviders: [echo]\ntests:\n{tests}")
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = {
+        item["datasource_item"]["description"]: item["results"][0]["properties"]["assertions"][0]
+        for item in _items(_run_ids(done.stdout)[0], tmp_path)
+    }
+    assert [found[name]["pass"] for name in ("long enough", "named", "default export")] == [True, True, True]
+    assert found["default export"]["score"] == 1.1 and found["default export"]["reason"] == "esm"
+    assert not found["exports nothing"]["pass"]
+    assert "checks/none.js exports no function" in found["exports nothing"]["reason"]
