@@ -301,11 +301,19 @@ def _test_transform(entry: dict[str, Any], default: dict[str, Any], at: _Where, 
         found = entry["transform"]
     if found is None:
         return None
-    if not isinstance(found, str) or not found.strip() or found.startswith("file://"):
-        raise at.error(
-            None, "options.transform: write the JavaScript inline (a file:// transform is not read)", line=line
-        )
-    return found
+    if not isinstance(found, str) or not found.strip():
+        raise at.error(None, "options.transform: write JavaScript, inline or as file://x.js", line=line)
+    return _javascript_code(found, "options.transform", at, line)
+
+
+def _javascript_code(code: str, what: str, at: _Where, line: int) -> str:
+    """Inline JavaScript as it is; ``file://x.js[:name]`` as the call of that module's function."""
+    if not code.startswith("file://"):
+        return code
+    reference, _, function = code.removeprefix("file://").partition(":")
+    if not reference.endswith((".js", ".cjs")):
+        raise at.error(None, f"{what}: {code}: the file is a .js or .cjs module", "export a function from it", line)
+    return commonjs_call(at.file(reference, None, line).read_text(encoding="utf-8"), reference, function)
 
 
 def _tests(entry: dict[str, Any], line: int, default: dict[str, Any], at: _Where) -> list[Test]:
@@ -335,16 +343,8 @@ def _check_assertion(assertion: Any, at: _Where, line: int) -> None:
         raise at.error(None, "an assertion is a mapping with a 'type'", line=line)
     line = assertion.get("__line__", line)
     kind = base_type(assertion["type"])[0]
-    value = str(assertion.get("value") or "")
-    module = value.removeprefix("file://").partition(":")[0]
-    if kind == "javascript" and value.startswith("file://") and not module.endswith((".js", ".cjs")):
-        raise at.error(
-            None, f"{value}: a javascript assertion's file is a .js or .cjs module", "export a function from it", line
-        )
-    if "transform" in assertion and (
-        not isinstance(assertion["transform"], str) or str(assertion["transform"]).startswith("file://")
-    ):
-        raise at.error(None, "an assertion's transform: write the JavaScript inline", line=line)
+    if "transform" in assertion and not isinstance(assertion["transform"], str):
+        raise at.error(None, "an assertion's transform: write JavaScript, inline or as file://x.js", line=line)
     if not is_known(assertion["type"]):
         raise at.error(None, f"assertion type {assertion['type']!r} is not supported here", line=line)
     if kind == "assert-set":
@@ -377,10 +377,11 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
     kind = base_type(str(assertion.get("type")))[0]
     if kind == "assert-set":
         return {**assertion, "assert": [_prepared_assertion(a, at, line) for a in assertion.get("assert") or []]}
+    if isinstance(assertion.get("transform"), str):
+        assertion = {**assertion, "transform": _javascript_code(assertion["transform"], "transform", at, line)}
     if kind == "javascript" and str(assertion.get("value") or "").startswith("file://"):
-        reference, _, function = str(assertion["value"]).removeprefix("file://").partition(":")
-        source = at.file(reference, None, line).read_text(encoding="utf-8")
-        return {**assertion, "value": commonjs_call(source, reference, function)}
+        value = _javascript_code(str(assertion["value"]), "javascript assertion", at, line)
+        return {**assertion, "value": value}
     if kind != "python":
         return assertion
     value = assertion.get("value")

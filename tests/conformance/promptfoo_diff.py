@@ -148,6 +148,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("javascript-file-named", "Ada", {"type": "javascript", "value": "file://checks/named.js:matchesVar"}),
     ("javascript-file-result", "abc", {"type": "javascript", "value": "file://checks/graded.js"}),
     ("javascript-file-fails", "hi", {"type": "javascript", "value": "file://checks/length.js"}),
+    ("transform-assertion-file", "hello", {"type": "equals", "value": "HELLO", "transform": "file://checks/upper.js"}),
 ]
 FILES: dict[str, str] = {
     "checks/length.js": "module.exports = (output, context) => output.length > 5;\n",
@@ -155,6 +156,8 @@ FILES: dict[str, str] = {
         "function matchesVar(output, context) {\n  return output === context.vars.text;\n}\n"
         "module.exports = { matchesVar };\n"
     ),
+    "checks/upper.js": "module.exports = (output, context) => output.toUpperCase();\n",
+    "checks/trim.js": "module.exports = { tidy: (output) => output.trim().toLowerCase() };\n",
     "checks/graded.js": (
         "const helper = (text) => text.length / 10;\n"
         "module.exports = function (output) {\n"
@@ -175,6 +178,8 @@ each with its text): cost at OpenAI's list price, the finish reason the model ga
 TEST_TRANSFORMS: dict[str, str] = {"transform-test": "output.trim().toLowerCase()"}
 """Cases whose test carries ``options.transform`` (the output before every assertion of it)."""
 CASES.append(("transform-test", "  MiXeD  ", {"type": "equals", "value": "mixed"}))
+TEST_TRANSFORMS["transform-test-file"] = "file://checks/trim.js:tidy"
+CASES.append(("transform-test-file", "  MiXeD  ", {"type": "equals", "value": "mixed"}))
 
 
 @dataclass

@@ -167,7 +167,7 @@ def test_what_cannot_be_mapped_is_refused_at_its_line(tmp_path):
     done = assay("run", config, home=tmp_path)
     assert done.returncode != 0
     told = done.stderr + done.stdout
-    assert "promptfooconfig.yaml:6: file://check.ts: a javascript assertion's file is a .js or .cjs module" in told
+    assert "promptfooconfig.yaml:6: javascript assertion: file://check.ts: the file is a .js or .cjs module" in told
     config.write_text(config.read_text().replace("check.ts", "check.js"))
     done = assay("run", config, home=tmp_path)
     assert "promptfooconfig.yaml:6: check.js: no such file (paths are relative to the config)" in done.stderr
