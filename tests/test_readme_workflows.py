@@ -360,6 +360,7 @@ RUN_BY = {
         "Azure: Entra ID, project deployments, content filters",
         "yaml",
     ): "tests/llm/test_entra.py::test_the_guides_azure_block_runs_against_the_scripted_server",
+    ("The MCP server", "json"): "tests/mcp_server/test_assay_mcp.py::test_a_coding_agent_uses_assay_over_stdio",
 }
 
 

@@ -380,8 +380,7 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
     if isinstance(assertion.get("transform"), str):
         assertion = {**assertion, "transform": _javascript_code(assertion["transform"], "transform", at, line)}
     if kind == "javascript" and str(assertion.get("value") or "").startswith("file://"):
-        value = _javascript_code(str(assertion["value"]), "javascript assertion", at, line)
-        return {**assertion, "value": value}
+        return {**assertion, "value": _javascript_code(str(assertion["value"]), "javascript assertion", at, line)}
     if kind != "python":
         return assertion
     value = assertion.get("value")

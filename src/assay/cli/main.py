@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "judges": ("assay.cli.judges", "judges_group", "Check the judges: agreement with people, bias probes."),
     "keys": ("assay.cli.serve", "keys_group", "API keys for `assay serve`."),
+    "mcp": (
+        "assay.cli.mcp",
+        "mcp_command",
+        "An MCP server for coding agents: run an eval.yaml, read runs, explain failures, compare runs.",
+    ),
     "models": (
         "assay.cli.models",
         "models_group",

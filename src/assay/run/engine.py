@@ -154,6 +154,9 @@ class RunJob:
     tally: RunTally | None = None
     """Counts what this execution wrote (a spread run's processes each their own, added up at the
     end): the run's summary without reading its rows back."""
+    in_flight: set[asyncio.Task[OutputItem]] = field(default_factory=set)
+    """The items being evaluated now: a canceled run cancels them (a resume evaluates them again)
+    rather than wait on calls that may take minutes."""
 
 
 @dataclass
@@ -370,13 +373,20 @@ async def _work(rows: asyncio.Queue[Row | None], finished: asyncio.Queue[Finishe
     while (row := await rows.get()) is not None:
         if not job.stopped:  # once stopped, queued rows are drained unevaluated
             outages = watch_outages()
+            evaluation = asyncio.ensure_future(evaluate_item(row, job.criteria, job.target, job.on_sample))
+            job.in_flight.add(evaluation)
             try:
-                item = await evaluate_item(row, job.criteria, job.target, job.on_sample)
+                item = await evaluation
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if evaluation.cancelled() and job.stopped and (current is None or not current.cancelling()):
+                    continue  # the run was canceled while this item was out: a resume evaluates it
+                raise
             except Exception as exc:  # noqa: BLE001 - kept and raised by execute once the queue is drained
                 job.crash, job.stopped = job.crash or exc, True
                 continue
-            if job.stopped and job.options.batch:
-                continue  # its calls were canceled with the run's batches: not a result, a resume redoes it
+            finally:
+                job.in_flight.discard(evaluation)
             if not _held_back(job, outages):
                 await finished.put(item)
 
@@ -420,6 +430,8 @@ async def _watch(job: RunJob) -> None:
             continue
         if not going:
             job.stopped = True
+            for evaluation in list(job.in_flight):
+                evaluation.cancel()
             batching = current_batching()
             if batching is not None:  # calls waiting on batches would wait up to a day
                 await batching.cancel_open()

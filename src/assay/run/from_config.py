@@ -4,6 +4,7 @@ its models named, its evaluators (built-in, registered and the files beside it) 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ from assay.store import DEFAULT_PROJECT
 
 if TYPE_CHECKING:
     from assay.config import EvalConfig
+    from assay.run.engine import ProgressCallback, RunOptions
+    from assay.run.runner import RunOutcome
     from assay.store import Store
 
 
@@ -136,3 +139,31 @@ def prepare_config(
         if line is not None:
             exc.message = f"{config.path.name}:{line}: {exc.message}"
         raise
+
+
+def run_config(
+    config: EvalConfig,
+    store: Store,
+    *,
+    limit: int | None = None,
+    resume: str | None = None,
+    options: RunOptions | None = None,
+    on_stored: ProgressCallback | None = None,
+    on_start: Callable[[Run, PreparedRun], None] | None = None,
+) -> RunOutcome:
+    """Run an eval.yaml (or resume run ``resume`` of it) through the one door: its run request,
+    prepared, started and finished, as ``assay run`` does without its terminal. ``on_start`` is told
+    the run and its size before any item is evaluated."""
+    from assay.run.request import start_request
+    from assay.run.runner import check_resumable, finish_run
+
+    resumed = store.get_run(store.run_id_for(resume)) if resume else None
+    mode: CacheMode = (resumed.options.cache if resumed is not None else None) or "use"
+    request = config_request(config, store, cache=mode, limit=limit, resumed=resumed)
+    prepared = prepare_config(config, request, store)
+    if resumed is not None:
+        check_resumable(resumed, prepared, store)
+    run = resumed or start_request(prepared, store, request)
+    if on_start is not None:
+        on_start(run, prepared)
+    return finish_run(prepared, run, store, options=options, on_stored=on_stored)
