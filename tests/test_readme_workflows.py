@@ -361,6 +361,7 @@ RUN_BY = {
         "yaml",
     ): "tests/llm/test_entra.py::test_the_guides_azure_block_runs_against_the_scripted_server",
     ("The MCP server", "json"): "tests/mcp_server/test_assay_mcp.py::test_a_coding_agent_uses_assay_over_stdio",
+    ("The Agent Skill", "sh"): "tests/mcp_server/test_skill.py",
 }
 
 

@@ -57,6 +57,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "report_command",
         "Write RUN as an HTML report, JUnit XML for CI, or a Markdown summary.",
     ),
+    "skills": (
+        "assay.cli.skills",
+        "skills_group",
+        "The Agent Skill that teaches coding agents to write, run, read and gate evals.",
+    ),
     "results": (
         "assay.cli.runs",
         "results",
