@@ -40,6 +40,7 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
         conn.execute(sa.text("DROP TABLE insight_monitors"))
         for table in ("conversations", "conversation_items", "ingestion_keys"):  # 0021
             conn.execute(sa.text(f"DROP TABLE {table}"))
+        conn.execute(sa.text("DROP TABLE model_batches"))  # 0022
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
     engine.dispose()
     store = Store(url)
@@ -64,5 +65,6 @@ def test_an_older_database_is_migrated_on_open(tmp_path):
             conn.execute(sa.text("SELECT count(key) FROM ingestion_keys")).scalar_one()
             conn.execute(sa.text("SELECT count(fired_at) FROM schedule_runs")).scalar_one()
             conn.execute(sa.text("SELECT count(next_attempt_at), count(attempt_log) FROM alerts")).one()
+            conn.execute(sa.text("SELECT count(batch_id) FROM model_batches")).scalar_one()
     finally:
         store.close()

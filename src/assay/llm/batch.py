@@ -62,6 +62,9 @@ class Batching:
 
     ledger: BatchLedger
     gather_seconds: float = 0.5
+    """A queue idle this long is sent as a batch."""
+    longest_gather_seconds: float = 10.0
+    """A queue whose first request has waited this long is sent, however busy it still is."""
     poll_seconds: float = 1.0
     poll_max_seconds: float = 60.0
     queues: dict[tuple[int, str], BatchQueue] = field(default_factory=dict)
@@ -122,6 +125,7 @@ class BatchQueue:
         """Answers already in hand: from the run's earlier batches (a resume), or earlier in this one."""
         self.resumed: asyncio.Task[None] | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.first_queued = 0.0
         self.sending: set[asyncio.Task[None]] = set()
 
     async def ask(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -151,12 +155,16 @@ class BatchQueue:
             self._settle(key, BatchCanceled("the run was canceled"))
 
     def _schedule(self) -> None:
+        loop = asyncio.get_running_loop()
+        if len(self.queued) == 1:
+            self.first_queued = loop.time()
         if self.timer is not None:
             self.timer.cancel()
-        if len(self.queued) >= MAX_REQUESTS:
+        waited = loop.time() - self.first_queued
+        if len(self.queued) >= MAX_REQUESTS or waited >= self.batching.longest_gather_seconds:
             self._flush()
         else:
-            self.timer = asyncio.get_running_loop().call_later(self.batching.gather_seconds, self._flush)
+            self.timer = loop.call_later(self.batching.gather_seconds, self._flush)
 
     def _flush(self) -> None:
         self.timer = None
