@@ -28,14 +28,16 @@ def judge_scores(llm, **script) -> None:
     llm.script(rules=rules, default={"content": '{"reason": "unmatched", "score": 3}'}, **script)
 
 
-def eval_folder(tmp_path: Path, llm, *, batch_option: bool = False) -> Path:
+def eval_folder(tmp_path: Path, llm, *, batch_option: bool = False, provider: str = "openai") -> Path:
     rows = [{"query": f"a question on topic {i}", "response": f"an answer on topic {i}"} for i in range(ITEMS)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     options = "options: {batch: true}\n" if batch_option else ""
+    where = f"base_url: '{llm.base_url}'"
+    if provider == "azure":  # Azure OpenAI's global batch: the same routes under /openai, with an api-version
+        where = f"provider: azure, azure_endpoint: '{llm.base_url.removesuffix('/v1')}', api_version: '2024-10-21'"
     (tmp_path / "eval.yaml").write_text(
         "name: batched\ndataset: {local_uri: data.jsonl}\n"
-        f"models:\n  judge: {{model: gpt-4.1-mini, base_url: '{llm.base_url}', api_key: t,"
-        " price: {input: 0.4, output: 1.6}}\n"
+        f"models:\n  judge: {{model: gpt-4.1-mini, {where}, api_key: t, price: {{input: 0.4, output: 1.6}}}}\n"
         f"{options}evaluators:\n  - {{name: builtin.relevance, initialization_parameters: {{model: judge}}}}\n",
         encoding="utf-8",
     )
@@ -57,14 +59,16 @@ def judge_cost(summary: dict) -> float:
     return float(usage["cost_usd"])
 
 
-def test_a_batch_run_gives_the_results_of_one_without_at_half_the_price(tmp_path, own_llm):
+@pytest.mark.parametrize("provider", ["openai", "azure"])
+def test_a_batch_run_gives_the_results_of_one_without_at_half_the_price(tmp_path, own_llm, provider):
     judge_scores(own_llm)
     plain_home, batch_home = tmp_path / "plain", tmp_path / "batched"
     plain_home.mkdir(), batch_home.mkdir()
-    plain = assay("run", eval_folder(plain_home, own_llm), "--cache", "off", home=plain_home)
+    plain = assay("run", eval_folder(plain_home, own_llm, provider=provider), "--cache", "off", home=plain_home)
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert own_llm.stats()["batches_created"] == 0
-    batched = assay("run", eval_folder(batch_home, own_llm, batch_option=True), "--cache", "off", home=batch_home)
+    config = eval_folder(batch_home, own_llm, batch_option=True, provider=provider)
+    batched = assay("run", config, "--cache", "off", home=batch_home)
     assert batched.returncode == 0, batched.stdout + batched.stderr
     stats = own_llm.stats()
     assert stats["batches_created"] == 1 and stats["batched_requests"] == ITEMS  # every judge call in one batch
