@@ -14,6 +14,37 @@ def import_group() -> None:
     """Bring configs and results from other tools: promptfoo, OpenAI Evals."""
 
 
+@import_group.command("evals-registry")
+@click.argument("registry", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--eval", "names", multiple=True, help="Only this eval of the file (repeatable); default: every one.")
+@click.option(
+    "--data",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The registry's data folder (default: data/ beside the evals/ folder REGISTRY is in).",
+)
+@click.option("--model", default="gpt-4.1-mini", show_default=True, help="The model that answers each sample.")
+@click.option(
+    "--out",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("evals-registry"),
+    show_default=True,
+    help="Where to write one folder per eval (its eval.yaml and samples.jsonl).",
+)
+def import_evals_registry(registry: Path, names: tuple[str, ...], data: Path | None, model: str, folder: Path) -> None:
+    """Write the evals of REGISTRY (an openai/evals registry YAML) as eval.yaml files with their samples."""
+    from assay.formats.evals_registry import load_registry, write_eval
+
+    loaded = load_registry(registry, data, list(names) or None)
+    for found in loaded.evals:
+        path = write_eval(found, folder / found.name, model)
+        out.print(
+            f"{found.name}: {len(found.samples)} samples → {path}   run it with  assay run {path}", highlight=False
+        )
+    for reason in loaded.skipped:
+        out.print(f"[yellow]skipped[/] {reason}", highlight=False)
+
+
 @import_group.command("promptfoo")
 @click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
