@@ -239,8 +239,7 @@ async def execute(job: RunJob) -> int:
             "batch mode runs in one process: its batches are gathered from every item's calls",
             hint="run it without --ray, or without batch",
         )
-    batching = Batching(RunBatches(job.store, job.run_id))
-    with batched(batching):
+    with batched(Batching(RunBatches(job.store, job.run_id))):
         return await _execute(job)
 
 

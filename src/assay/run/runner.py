@@ -380,7 +380,7 @@ def summarize(
     prices = {c.model: c.price for c in configs.values() if c.price}
     # A model whose calls went through the Batch API is costed at its price (the few it retried
     # one by one included).
-    batched = {configs[name].model for name, _ in store.model_batches(run_id) if name in configs}
+    batched = {configs[name].model for name, _ in store.model_batches(run_id) if name in configs} if prices else set()
     for usage in [*summary.per_model_usage, *summary.per_role_usage]:
         price = prices.get(usage.model_name)
         if price is not None:
