@@ -22,3 +22,10 @@ def ray_cluster():
     )
     yield ray
     ray.shutdown()
+
+
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist the Ray tests share one worker, so one cluster serves them all."""
+    for item in items:
+        if "tests/ray/" in str(item.path).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.xdist_group("ray"))

@@ -231,7 +231,8 @@ def run_eval(
     if done:
         out.print(f"[dim]resuming: {done} items already stored are kept[/]")
     criteria = counted(len(prepared.criteria), "criterion", "criteria")
-    out.print(f"[dim]{dataset.name}: {counted(total, 'item')} checked · {criteria} · run {run.id}[/]")
+    # Soft-wrapped: at 80 columns the terminal folds the line, never a newline inside a path or the run id.
+    out.print(f"[dim]{dataset.name}: {counted(total, 'item')} checked · {criteria} · run {run.id}[/]", soft_wrap=True)
     target_stats = TargetStats()
     tune_for_throughput()
     with progress_bar(prepared.models) as progress:
