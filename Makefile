@@ -55,6 +55,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check src tests bench tools examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/python tools/import_cycles.py
 
 # Two or more workers (pytest-xdist; at most four): most tests wait on servers and subprocesses, so the
 # suite takes about half as long on two cores. The Ray tests share one worker (one local cluster).

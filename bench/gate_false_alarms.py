@@ -24,7 +24,7 @@ import math
 import random
 from typing import Any
 
-from assay.compare import Verdicts, compare_verdicts
+from assay.stats.compare import Verdicts, compare_verdicts
 
 
 def noisy_runs(rng: random.Random, criteria: int, items: int, flip: float) -> tuple[Verdicts, Verdicts]:

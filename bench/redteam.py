@@ -32,9 +32,10 @@ from tests.support.fixtures import start_llm_server  # noqa: E402
 from assay.dataset import Dataset  # noqa: E402
 from assay.evaluators import load_catalog  # noqa: E402
 from assay.llm import ModelConfig, ModelRegistry  # noqa: E402
-from assay.redteam.attacks import AttackSettings  # noqa: E402
 from assay.redteam.objectives import Objective  # noqa: E402
-from assay.redteam.runs import RedTeamSettings, attack_rows  # noqa: E402
+from assay.redteam.record import AttackSettings  # noqa: E402
+from assay.redteam.runs import attack_rows  # noqa: E402
+from assay.redteam.settings import RedTeamSettings  # noqa: E402
 from assay.redteam.strategies import techniques  # noqa: E402
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start  # noqa: E402
 from assay.store import Store  # noqa: E402

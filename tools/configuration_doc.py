@@ -1,10 +1,10 @@
-"""Write docs/configuration.md from ``assay.settings.Settings`` (tests/test_settings.py checks it)."""
+"""Write docs/configuration.md from ``assay.config.settings.Settings`` (tests/config/test_settings.py checks it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from assay.settings import Settings
+from assay.config.settings import Settings
 
 HEAD = """# Configuration
 

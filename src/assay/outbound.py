@@ -30,8 +30,8 @@ from typing import Any, Literal
 import httpx2
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from assay.config.settings import settings
 from assay.errors import UserError
-from assay.settings import settings
 
 _SERVING = False
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

@@ -120,7 +120,7 @@ def assay_eval(request: pytest.FixtureRequest) -> Callable[..., EvalResult]:
 
 
 def _run(path: Path, cache_mode: str, limit: int | None) -> EvalResult:
-    from assay.config import load_eval_config
+    from assay.config.evalyaml import load_eval_config
     from assay.run import finish_run
     from assay.run.from_config import config_request, prepare_config
     from assay.run.request import start_request

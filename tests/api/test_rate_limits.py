@@ -7,7 +7,7 @@ import io
 import openai
 import pytest
 
-from assay.api.ratelimit import Buckets
+from assay.api.buckets import Buckets
 from tests.api.test_bad_input import EVAL
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from assay.cli.common import out
 from assay.cli.summary import print_summary
-from assay.compare import compare_runs
+from assay.stats.compare import compare_runs
 from tests.api.conftest import wait_for
 from tests.support.otel import export_handoffs
 

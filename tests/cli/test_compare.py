@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import random
 
-from assay.compare import compare_runs, compare_verdicts, verdicts
 from assay.dataset import Dataset
 from assay.evaluators import load_catalog
 from assay.llm import ModelConfig, ModelRegistry
 from assay.run import EvalDefinition, finish_run, prepare, start
+from assay.stats.compare import compare_runs, compare_verdicts, verdicts
 from assay.store import Store
 from tests.cli.test_cli import assay
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.config import load_eval_config
+from assay.config.evalyaml import load_eval_config
 from assay.evaluators import load_catalog
 from assay.llm import ModelRegistry
 from assay.run import finish_run, prepare, start

@@ -104,8 +104,8 @@ def test_an_items_two_orders_are_paired_not_two_independent_picks():
     """Five items whose verdict followed the order to the first slot both times: counted as ten
     independent picks they looked like a bias (Wilson's interval of 10 of 10 leaves 0.5 far out);
     paired by item they are five order-followers against none, p = 0.0625: short of evidence."""
-    from assay.bias import PositionProbe
-    from assay.stats import wilson
+    from assay.stats.bias import PositionProbe
+    from assay.stats.core import wilson
 
     probe = PositionProbe(n=5, first_slot=10, picks=10, primacy=5, per_item=[(2, 2)] * 5)
     probe.flipped = list(range(5))

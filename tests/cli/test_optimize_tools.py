@@ -128,7 +128,7 @@ def test_eval_generate_writes_stubs_of_the_described_tools_that_optimize_then_ru
     """tools.json only describes: the generated project gets tools.py with a stub of each (its
     docstring and typed parameters, raising until filled in) and eval.yaml's agent names it, so the
     optimizer's check finds every tool implemented; a tools.py the user wrote is never replaced."""
-    from assay.agentconfig import AgentDefinition
+    from assay.config.agents import AgentDefinition
     from assay.evalgen.layout import write_project
     from assay.sync import run_sync
     from assay.targets.tools import open_tools

@@ -28,7 +28,7 @@ HEAVY = [
     "yaml",
     "assay.store",
     "assay.run",
-    "assay.config",
+    "assay.config.evalyaml",
     "assay.llm",
 ]
 

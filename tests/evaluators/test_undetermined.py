@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from assay.compare import compare_runs
+from assay.stats.compare import compare_runs
 from tests.cli.test_cli import assay
 from tests.evaluators.test_judges import criterion, run_eval
 from tests.support.fixtures import stored_runs

@@ -212,8 +212,8 @@ def test_the_guides_azure_block_runs_against_the_scripted_server(llm, monkeypatc
 
 
 def test_an_api_version_yaml_read_as_a_date_is_the_string_written():
+    from assay.config.yamlfile import safe_load
     from assay.llm import parse_models
-    from assay.yamlfile import safe_load
 
     (config,) = parse_models(
         safe_load("j: {provider: azure, azure_endpoint: 'https://x', api_version: 2024-10-21}", "m.yaml")

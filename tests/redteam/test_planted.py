@@ -20,10 +20,11 @@ import pytest
 from assay.dataset import Dataset
 from assay.evaluators import load_catalog
 from assay.llm.config import Price
-from assay.redteam.attacks import AttackSettings
 from assay.redteam.objectives import Objective
-from assay.redteam.runs import RedTeamSettings, attack_rows, attacks_of
+from assay.redteam.record import AttackSettings
+from assay.redteam.runs import attack_rows, attacks_of
 from assay.redteam.scorecard import Scorecard
+from assay.redteam.settings import RedTeamSettings
 from assay.redteam.strategies import techniques
 from assay.run import EvalDefinition, finish_run, prepare, start
 from assay.targets import TargetSpec

@@ -9,7 +9,7 @@ from assay.api.wire import run_object
 from assay.dataset import Dataset
 from assay.evaluators import load_catalog
 from assay.run import EvalDefinition, finish_run, prepare, start
-from assay.stats import t_interval, wilson
+from assay.stats.core import t_interval, wilson
 
 EXACT = {
     "type": "string_check",
@@ -61,7 +61,7 @@ def test_cluster_by_widens_the_intervals_of_items_that_share_a_document(store):
 
 
 def test_cluster_by_in_eval_yaml(tmp_path):
-    from assay.config import load_eval_config
+    from assay.config.evalyaml import load_eval_config
     from assay.errors import ConfigError
 
     (tmp_path / "d.jsonl").write_text('{"doc": "a", "response": "x", "ground_truth": "x"}\n', encoding="utf-8")

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from assay.compare import flip_rates, verdicts
 from assay.dataset import Dataset
 from assay.evaluators import load_catalog
 from assay.run import EvalDefinition, finish_run, prepare, start
 from assay.run.trials import summarize_trials
+from assay.stats.compare import flip_rates, verdicts
 
 REWARDS = Path(__file__).parents[1] / "fixtures" / "tau_bench" / "gpt-4o-airline-rewards.jsonl"
 PUBLISHED = {1: 0.420, 2: 0.273, 3: 0.220, 4: 0.200}

@@ -75,7 +75,7 @@ def test_repeats_report_how_often_identical_runs_flip_and_plan_uses_it(tmp_path,
     """Two identical runs of a target that succeeds with p = 0.7, four trials per item: the
     comparison reports the run-to-run flip rate (2·0.7·0.3 = 0.42 expected) and the difference
     that noise hides; ``assay plan`` counts those flips among the discordant pairs."""
-    from assay.compare import compare_runs, flip_rates
+    from assay.stats.compare import compare_runs, flip_rates
 
     assert flip_rates({0: {"ok": (True, None)}, 1: {"ok": (True, None)}, 2: {"ok": (False, None)}}, 3) == {
         "ok": pytest.approx(2 * 2 * 1 / (3 * 2))

@@ -14,9 +14,10 @@ pytest.importorskip("a2a", reason="the a2a SDK is a dev dependency")
 from assay.dataset import Dataset  # noqa: E402
 from assay.evaluators import load_catalog  # noqa: E402
 from assay.llm import ModelConfig, ModelRegistry  # noqa: E402
-from assay.redteam.attacks import AttackSettings  # noqa: E402
-from assay.redteam.runs import RedTeamSettings, attack_rows, attacks_of  # noqa: E402
+from assay.redteam.record import AttackSettings  # noqa: E402
+from assay.redteam.runs import attack_rows, attacks_of  # noqa: E402
 from assay.redteam.scorecard import Scorecard  # noqa: E402
+from assay.redteam.settings import RedTeamSettings  # noqa: E402
 from assay.redteam.strategies import techniques  # noqa: E402
 from assay.run import EvalDefinition, finish_run, prepare, start  # noqa: E402
 from assay.targets import TargetSpec  # noqa: E402

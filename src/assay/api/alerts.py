@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from assay.errors import ConfigError
 from assay.outbound import OutboundRefused, check_url, post
-from assay.stats import wilson
+from assay.stats.core import wilson
 
 if TYPE_CHECKING:
     from assay.store import Store

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from assay.settings import settings
+from assay.config.settings import settings
 
 
 def _folder() -> Path:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from assay.api.buckets import Buckets
 from assay.api.credentials import presented
 from assay.api.errors import AuthError
 from assay.api.readcache import ReadCache
@@ -29,7 +30,7 @@ class ApiContext:
     max_pending_ingest: int = 8
     """OTLP bodies being written at once; beyond it the receiver answers 429 so exporters back off."""
     ingest_pending: int = 0
-    rate_limits: Any = field(default=None)
+    rate_limits: Buckets = field(default_factory=Buckets)
     """Per-key token buckets for run creation and uploads (``assay.api.ratelimit``)."""
     reads: ReadCache = field(default_factory=ReadCache)
     """The one-second cache of run reads."""
@@ -41,10 +42,6 @@ class ApiContext:
 
     def __post_init__(self) -> None:
         self.reads.inline = self.store.works_in_process
-        if self.rate_limits is None:
-            from assay.api.ratelimit import Buckets
-
-            self.rate_limits = Buckets()
 
     def keys_exist(self) -> bool:
         """Whether any API key is configured (checked at most once a second)."""

@@ -33,10 +33,10 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assay.agentconfig import AgentDefinition
 from assay.api.fields import text
 from assay.api.jobs import Accepted, accept, earlier
 from assay.api.routes_evaluators import CATEGORIES, details_of, save_custom
+from assay.config.agents import AgentDefinition
 from assay.dataset.ids import parse_dataset_id
 from assay.errors import ConfigError
 from assay.evalgen import MIN_SAMPLES

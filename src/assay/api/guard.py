@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from assay.config.settings import settings
 from assay.outbound import is_loopback_host
-from assay.settings import settings
 
 CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 

@@ -2,7 +2,7 @@
 ``EvaluationComparison`` (the latter: ``assay runs compare`` per treatment, in Foundry's result shape).
 
 The failed results of the runs named (``evalId``, ``runIds``) are clustered by their judges'
-reasons and responses (``assay.insights``); with ``modelConfiguration.modelDeploymentName`` (a
+reasons and responses (``assay.loop.insights``); with ``modelConfiguration.modelDeploymentName`` (a
 model of the server's ``--models``) each cluster is named by that model with a suggestion (a JSON
 schema, parsing as the fallback), else by the terms that set it apart. Each cluster keeps its
 samples (the result, the item's id and run). The request is checked and the insight stored
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.api.jobs import queue_for_workers
 from assay.errors import AssayError, ConfigError
-from assay.insights import cluster
+from assay.loop.insights import cluster
 from assay.results import Result
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def _checked_comparison(ctx: ApiContext, project: str, request: dict[str, Any]) 
 def comparison(ctx: ApiContext, request: dict[str, Any], treatments: list[str]) -> dict[str, Any]:
     """``EvaluationComparison``: each criterion's pass rate, baseline against each treatment, with
     ``assay runs compare``'s tests (McNemar mid-p, Holm) and verdicts in Foundry's words."""
-    from assay.compare import compare_runs
+    from assay.stats.compare import compare_runs
 
     baseline = str(request["baselineRunId"])
     rows: dict[str, dict[str, Any]] = {}

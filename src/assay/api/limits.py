@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.middleware.body_limit import RequestBodyLimitResponder
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assay.settings import settings
+from assay.config.settings import settings
 
 MB = 1024 * 1024
 

@@ -12,42 +12,15 @@ answers when its quota is exhausted; the official SDKs retry after the time give
 from __future__ import annotations
 
 import hashlib
-import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 from fastapi import Depends, Request
 
 from assay.api.context import context, presented_key, project
 from assay.api.errors import RateLimited
-from assay.settings import settings
+from assay.config.settings import settings
 
 DEFAULTS = {"runs": 60.0, "uploads": 120.0}
-
-
-class Buckets:
-    """Token buckets by (caller, action); thread-safe (sync routes run in a thread pool)."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.clock = clock
-        self.lock = threading.Lock()
-        self.state: dict[tuple[str, str], tuple[float, float]] = {}
-
-    def take(self, caller: str, action: str, per_minute: float) -> float:
-        """0 when the request may go; otherwise the seconds until it may."""
-        if per_minute <= 0:
-            return 0.0
-        rate, burst = per_minute / 60.0, max(1.0, per_minute)
-        with self.lock:
-            now = self.clock()
-            tokens, at = self.state.get((caller, action), (burst, now))
-            tokens = min(burst, tokens + (now - at) * rate)
-            if tokens >= 1:
-                self.state[(caller, action)] = (tokens - 1, now)
-                return 0.0
-            self.state[(caller, action)] = (tokens, now)
-            return (1 - tokens) / rate
 
 
 def per_minute(action: str) -> float:

@@ -14,9 +14,9 @@ from fastapi import APIRouter, Request
 
 from assay.api.context import JsonBody, Owner, context
 from assay.api.routes_blobs import sas_query
+from assay.config.settings import settings
 from assay.dataset.ids import dataset_id
 from assay.errors import ConfigError
-from assay.settings import settings
 from assay.store import Store
 
 router = APIRouter()

@@ -21,10 +21,11 @@ import yaml
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from assay.agentconfig import AgentDefinition
 from assay.api.context import JsonBody, OptionalJsonBody, Owner, context
 from assay.api.ratelimit import limited
 from assay.api.wire import Paging
+from assay.config.agents import AgentDefinition
+from assay.config.settings import settings
 from assay.errors import ConfigError, NotFoundError
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
@@ -35,8 +36,7 @@ from assay.optimize.jobs import job_object, job_request
 from assay.optimize.rewrite import PromptJob, PromptRewrite, is_prompt_optimization, prompt_job
 from assay.optimize.search import Optimizer, Settings, State
 from assay.run.criteria import bind_criteria
-from assay.run.runner import EvalDefinition
-from assay.settings import settings
+from assay.run.definition import EvalDefinition
 from assay.store import Store
 from assay.targets.agents import find_agent
 from assay.targets.prompt_agents import PromptAgent

@@ -169,8 +169,8 @@ async def retrieve_run(request: Request, eval_id: str, run_id: str, owner: Owner
 def compare_run(
     request: Request, eval_id: str, run_id: str, owner: Owner, baseline: str, margin: float = Query(0.0, ge=0, le=1)
 ) -> dict[str, Any]:
-    """This run against ``baseline`` (a run of this project), paired item by item (``assay.compare``)."""
-    from assay.compare import compare_runs
+    """This run against ``baseline`` (a run of this project), paired item by item (``assay.stats.compare``)."""
+    from assay.stats.compare import compare_runs
 
     store = context(request).store
     store.get_run_in(owner, eval_id, run_id)

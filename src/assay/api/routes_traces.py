@@ -24,8 +24,8 @@ from starlette.datastructures import Headers
 
 from assay.api.context import Owner, context
 from assay.api.rules import TRACE_EVENT, record_response
+from assay.config.settings import settings
 from assay.review.labels import EVENT_NAME, from_event
-from assay.settings import settings
 from assay.store import DEFAULT_PROJECT, Store
 from assay.traces.breeze import DecodedTelemetry, decode_envelopes
 from assay.traces.otlp import Decoded, OtlpError, decode, decompress

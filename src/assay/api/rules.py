@@ -168,7 +168,7 @@ def start_firer(ctx: ApiContext, stop: threading.Event, name: str) -> list[threa
     short store-only step a second; and the alerts' outbox (``assay.api.alerts.Outbox``), whose
     webhook calls run in a pool of their own. Model calls are the workers' jobs, never these."""
     from assay.api import agent_insights, alerts, schedules
-    from assay.settings import settings
+    from assay.config.settings import settings
 
     def every(concern: str, work: Callable[[], object], period: Callable[[], float]) -> threading.Thread:
         def loop() -> None:

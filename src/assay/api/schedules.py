@@ -1,5 +1,5 @@
 """Schedules: Foundry's ``project_client.beta.schedules``. A schedule has a trigger (``OneTime``,
-``Recurrence``, ``Cron``; ``assay.triggers`` says when) and a task: ``Evaluation`` (``evalId`` and
+``Recurrence``, ``Cron``; ``assay.loop.triggers`` says when) and a task: ``Evaluation`` (``evalId`` and
 ``evalRun``, the body of a run create) or ``Insight`` (``insight``, the body of an insight
 generate; a cluster insight without ``runIds`` takes its eval's newest completed run each time, so a
 daily insight groups the latest failures). The firer thread of ``assay serve`` (beside the evaluation
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from assay.api.alerts import check_alert
 from assay.api.ratelimit import per_minute
 from assay.errors import ConfigError
-from assay.triggers import check as check_trigger
-from assay.triggers import next_fire
+from assay.loop.triggers import check as check_trigger
+from assay.loop.triggers import next_fire
 
 if TYPE_CHECKING:
     from assay.api.context import ApiContext
@@ -195,7 +195,7 @@ def _due(row: dict[str, Any], clock: float) -> tuple[float | None, float | None]
 
 
 def _deadline() -> float:
-    from assay.settings import settings
+    from assay.config.settings import settings
 
     return settings().schedule_starting_deadline_seconds
 

@@ -10,8 +10,8 @@ import ipaddress
 import os
 from pathlib import Path
 
+from assay.config.settings import settings
 from assay.errors import ConfigError
-from assay.settings import settings
 
 VALID_DAYS = 825  # the longest validity clients accept for a server certificate
 

@@ -1,4 +1,4 @@
-"""azd's ``ai eval`` commands on assay, over ``evals/azure.eval.yaml`` (``assay.evalspec``):
+"""azd's ``ai eval`` commands on assay, over ``evals/azure.eval.yaml`` (``assay.formats.evalspec``):
 
     assay eval init [--dataset FILE] [--evaluator builtin.X ...] [--target NAME] [--judge-model M]
     assay eval create [NAME]                      # reconcile: unchanged artifacts write nothing
@@ -8,7 +8,7 @@
 
 Each takes azd's ``--no-prompt`` (assay never prompts here) and ``--path`` for a configuration
 outside ``./evals``. They work on the local store (``ASSAY_HOME``), as ``assay run`` does, or with
-``--project-endpoint`` on a server's project (``assay.evalspec_remote``).
+``--project-endpoint`` on a server's project (``assay.formats.evalspec_remote``).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def create_command(
     output: str,
 ) -> None:
     """Reconcile datasets, evaluators and evals with the store: unchanged ones write nothing."""
-    from assay.evalspec import load_spec, reconcile
+    from assay.formats.evalspec import load_spec, reconcile
 
     spec = load_spec(_config(config_path))
     done = reconcile(spec, _backend(project_endpoint, api_key), list(names) or None)
@@ -152,10 +152,10 @@ def create_command(
 def _backend(endpoint: str | None, api_key: str | None) -> Any:
     """Where to reconcile and run: the server's project, or the local store."""
     if endpoint:
-        from assay.evalspec_remote import RemoteProject
+        from assay.formats.evalspec_remote import RemoteProject
 
         return RemoteProject(endpoint, api_key)
-    from assay.evalspec import StoreBackend
+    from assay.formats.evalspec import StoreBackend
 
     return StoreBackend(open_store())
 
@@ -192,8 +192,8 @@ def start_command(
     import dataclasses
 
     from assay.cli.run import gate_on, parse_fail_on, refuse_nothing_evaluated, run_eval
-    from assay.config import eval_config_from
-    from assay.evalspec import eval_yaml, find_eval, load_spec, reconcile
+    from assay.config.evalyaml import eval_config_from
+    from assay.formats.evalspec import eval_yaml, find_eval, load_spec, reconcile
 
     gate = parse_fail_on(fail_on)
     spec = load_spec(_config(config_path))
@@ -251,7 +251,7 @@ class EvalRuns:
     ``results compare`` read."""
 
     def __init__(self, eval_name: str | None, config_path: Path, endpoint: str | None, api_key: str | None) -> None:
-        from assay.evalspec import StoreBackend, find_eval, load_spec
+        from assay.formats.evalspec import StoreBackend, find_eval, load_spec
 
         spec = load_spec(_config(config_path))
         self.name = find_eval(spec, eval_name)["name"]
@@ -305,7 +305,7 @@ class EvalRuns:
         return rows
 
     def compare(self, baseline: str, treatment: str) -> dict[str, Any]:
-        from assay.compare import compare_runs
+        from assay.stats.compare import compare_runs
 
         if self.remote:
             return dict(self.remote.compare(self.eval_id, baseline, treatment))

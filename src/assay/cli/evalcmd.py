@@ -23,7 +23,7 @@ from assay.errors import ConfigError, ItemError
 from assay.evalgen import CATEGORIES, MAX_SAMPLES, MIN_SAMPLES
 
 if TYPE_CHECKING:
-    from assay.agentconfig import AgentDefinition
+    from assay.config.agents import AgentDefinition
     from assay.evalgen.generate import Generated
     from assay.llm import CacheMode
     from assay.store import Store
@@ -200,7 +200,7 @@ def _agent(
     tools_file: Path | None,
     interactive: bool,
 ) -> AgentDefinition:
-    from assay.agentconfig import BASELINE, AgentDefinition, load_agent_config, parse_tools
+    from assay.config.agents import BASELINE, AgentDefinition, load_agent_config, parse_tools
 
     baseline = project / BASELINE / "metadata.yaml"
     found = load_agent_config(baseline) if baseline.is_file() else None
@@ -250,7 +250,7 @@ def _dataset_entry(project: Path, dataset: str | None) -> dict[str, Any] | None:
 
 
 def _existing(path: Path) -> dict[str, Any]:
-    from assay.yamlfile import safe_load
+    from assay.config.yamlfile import safe_load
 
     raw = safe_load(path.read_text(encoding="utf-8-sig"), str(path)) or {}
     entry = raw.get("dataset") if isinstance(raw.get("dataset"), dict) else None
@@ -339,7 +339,7 @@ def update_command(config: Path, dataset_only: bool, evaluator_only: bool) -> No
 @CACHE_OPTION
 def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: CacheMode) -> None:
     """Flag task criteria a judge cannot apply consistently; exit 1 when any is flagged."""
-    from assay.config import load_eval_config
+    from assay.config.evalyaml import load_eval_config
     from assay.dataset import Dataset
     from assay.evalgen.lint import lint
     from assay.llm import ModelRegistry

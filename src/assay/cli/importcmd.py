@@ -55,7 +55,7 @@ def import_evals_registry(registry: Path, names: tuple[str, ...], data: Path | N
 )
 def import_promptfoo(config: Path, folder: Path | None) -> None:
     """Write CONFIG (a promptfooconfig.yaml) as eval.yaml files and a dataset, ready for assay run."""
-    from assay.promptfoo import load_suite, write_files
+    from assay.formats.promptfoo import load_suite, write_files
 
     suite = load_suite(config)
     target = folder or config.parent / f"{config.stem}-assay"
@@ -78,7 +78,7 @@ def import_ai_agent_evals(
     data_file: Path, folder: Path | None, agent: str | None, model: str | None, judge_model: str | None
 ) -> None:
     """Write microsoft/ai-agent-evals' data file as an eval.yaml and its rows, ready for assay run."""
-    from assay.agent_evals_data import load_data_file, write_files
+    from assay.formats.agent_evals_data import load_data_file, write_files
 
     data = load_data_file(data_file)
     folder = folder or data_file.parent / f"{data_file.stem}-assay"
@@ -92,7 +92,7 @@ def import_ai_agent_evals(
 def import_openai_evals(files: tuple[Path, ...]) -> None:
     """Load evals, runs and output items exported from OpenAI's Evals API (JSON or JSONL, as the SDK returns them)."""
     from assay.cli.common import open_store
-    from assay.openai_evals import import_exports, read_exports
+    from assay.formats.openai_evals import import_exports, read_exports
 
     found = read_exports(list(files))
     done = import_exports(open_store(), found)

@@ -51,7 +51,7 @@ def agreement_command(run_id: str, labels_file: Path | None, criterion: str | No
     judged = judged_results(store.iter_output_items(run_id))
     figures = [agreement(name, pairs, judged) for name, pairs in sorted(labels.items())]
     if save:
-        from assay.calibration import save as save_calibration
+        from assay.stats.calibration import save as save_calibration
 
         for record in save_calibration(store, run_id, figures, str(labels_file or "store")):
             saved = f"calibration saved: {record['criterion']} ({record['model']}) κ {record['kappa']:.2f}"
@@ -158,8 +158,8 @@ def bias_command(
     as_json: bool,
 ) -> None:
     """Probe RUN's judges for length bias and (against a second run) position bias."""
-    from assay.bias import length_bias
     from assay.cli.serve import models_from_file
+    from assay.stats.bias import length_bias
 
     wanted = [c.strip() for c in checks.split(",") if c.strip()]
     unknown = sorted(set(wanted) - {"length", "position"})
@@ -194,7 +194,7 @@ def bias_command(
 def _position(
     store: Store, run_a: str, run_b: str, model_name: str | None, registry: ModelRegistry, limit: int
 ) -> dict[str, Any]:
-    from assay.bias import position_probe, query_of, response_of
+    from assay.stats.bias import position_probe, query_of, response_of
     from assay.sync import run_sync
 
     theirs = {output.datasource_item_id: output for output in store.iter_output_items(run_b)}

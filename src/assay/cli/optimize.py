@@ -25,8 +25,8 @@ from assay.cli.common import CACHE_OPTION, dumps, open_store, out
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
-    from assay.agentconfig import AgentDefinition
-    from assay.config import EvalConfig
+    from assay.config.agents import AgentDefinition
+    from assay.config.evalyaml import EvalConfig
     from assay.llm import CacheMode
     from assay.optimize.search import Settings, State
 
@@ -75,7 +75,7 @@ def optimize_group(
     """Search for a better agent configuration, scored by the eval in eval.yaml."""
     if ctx.invoked_subcommand is not None:
         return
-    from assay.config import load_eval_config
+    from assay.config.evalyaml import load_eval_config
     from assay.optimize.jobs import job_object
     from assay.optimize.search import Optimizer, Settings, State
     from assay.run.from_config import config_catalog, config_models
@@ -348,7 +348,7 @@ def cancel_command(job: str, project: Path) -> None:
 @PROJECT
 def apply_command(candidate_id: str, job: str | None, project: Path) -> None:
     """Write a candidate to .agent_configs/<cid>/ as azd does, with diff.patch and lineage.json."""
-    from assay.agentconfig import write_agent_config
+    from assay.config.agents import write_agent_config
     from assay.optimize.candidate import config_from
 
     state = _load(project, job)

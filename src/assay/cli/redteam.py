@@ -31,7 +31,7 @@ from assay.redteam.strategies import techniques
 if TYPE_CHECKING:
     from assay.llm import CacheMode
     from assay.redteam.generated import TargetContext
-    from assay.redteam.runs import RedTeamSettings
+    from assay.redteam.settings import RedTeamSettings
 
 
 @click.group("redteam")
@@ -228,8 +228,9 @@ def _settings(
     attacker: str | None,
     seed: int,
 ) -> RedTeamSettings:
-    from assay.redteam.attacks import AttackSettings
-    from assay.redteam.runs import RedTeamSettings, seed_prompt_rows
+    from assay.redteam.record import AttackSettings
+    from assay.redteam.runs import seed_prompt_rows
+    from assay.redteam.settings import RedTeamSettings
 
     steps: list[Any] = [s.split("+") if "+" in s else s for s in strategies]
     chosen = tuple(techniques(steps, "--strategy"))
@@ -303,7 +304,7 @@ def _criteria(risks: list[str], judge: str | None) -> list[dict[str, Any]]:
 
 
 def _print_estimate(rows: list[dict[str, Any]], settings: RedTeamSettings) -> None:
-    from assay.redteam.attacks import DEFAULT_TURNS
+    from assay.redteam.record import DEFAULT_TURNS
 
     attacker = target = 0
     for row in rows:

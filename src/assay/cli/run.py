@@ -22,7 +22,7 @@ from assay.collector import tune_for_throughput
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from assay.config import EvalConfig
+    from assay.config.evalyaml import EvalConfig
     from assay.errors import RunStopped
     from assay.llm import CacheMode, ModelRegistry
     from assay.results.stored import Run
@@ -105,7 +105,7 @@ def run_command(
     stopped on the way (a model unreachable, a full disk: --resume it); 2 a usage error (a bad
     eval.yaml, tools that cannot be opened), said before any item; 3 nothing could be evaluated
     (every item errored, no verdict given); 130 interrupted."""
-    from assay.promptfoo import is_promptfoo_config
+    from assay.formats.promptfoo import is_promptfoo_config
 
     gate = parse_fail_on(fail_on)
     run_executor = make_executor(executor, ray_address, actors, concurrency)
@@ -155,8 +155,8 @@ def refuse_nothing_evaluated(outcome: RunOutcome) -> None:
 
 def imported_promptfoo(config: Path) -> list[Path]:
     """A promptfoo config written as assay's files (under ASSAY_HOME): the eval.yaml of each provider."""
-    from assay.promptfoo import load_suite, work_folder, write_files
-    from assay.settings import settings
+    from assay.config.settings import settings
+    from assay.formats.promptfoo import load_suite, work_folder, write_files
 
     suite = load_suite(config)
     paths = write_files(suite, work_folder(suite, settings().home))
@@ -182,7 +182,7 @@ def run_eval(
     """One eval.yaml run (or resumed, or estimated); its outcome, for the gate."""
     from assay.cli.interrupt import interruptible
     from assay.cli.summary import TargetStats, print_error_causes, print_summary, print_target_stats
-    from assay.config import load_eval_config
+    from assay.config.evalyaml import load_eval_config
     from assay.errors import RunStopped
     from assay.report.causes import error_causes
     from assay.run import RunOptions, check_resumable, finish_run
@@ -276,7 +276,7 @@ def run_eval(
 
 
 def refuse_uncalibrated(run_id: str, min_kappa: float) -> None:
-    from assay.calibration import uncalibrated
+    from assay.stats.calibration import uncalibrated
 
     missing = uncalibrated(open_store(), run_id, min_kappa)
     if missing:
@@ -395,7 +395,7 @@ def finish_with_progress(
 
 def gate_on(outcome: RunOutcome, required: float | None, min_kappa: float | None = None) -> None:
     """Exit 1 when the pass rate misses ``required``; with ``min_kappa``, also when a judge that
-    decided verdicts has no calibration against people at that κ (``assay.calibration``)."""
+    decided verdicts has no calibration against people at that κ (``assay.stats.calibration``)."""
     if required is None:
         return
     if min_kappa is not None:
@@ -409,7 +409,7 @@ def gate_on(outcome: RunOutcome, required: float | None, min_kappa: float | None
             "undetermined items (--fail-on any-failure)"
         )
         sys.exit(1)
-    from assay.compare import MAX_UNDETERMINED
+    from assay.stats.compare import MAX_UNDETERMINED
 
     judged = decided + counts.undetermined
     if judged and counts.undetermined / judged > MAX_UNDETERMINED:  # the pass rate would stand on too few items

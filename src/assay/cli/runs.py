@@ -13,8 +13,8 @@ from rich.table import Table
 from assay.cli.common import calibration_options, dumps, open_store, out
 
 if TYPE_CHECKING:
-    from assay.compare import Comparison
     from assay.results import OutputItem
+    from assay.stats.compare import Comparison
 
 
 @click.group("runs")
@@ -126,7 +126,7 @@ def compare(
     min_kappa: float,
 ) -> None:
     """Compare RUN_B with RUN_A item by item: paired intervals, McNemar, Holm, the flipped items."""
-    from assay.compare import MAX_UNDETERMINED, compare_runs
+    from assay.stats.compare import MAX_UNDETERMINED, compare_runs
 
     store = open_store()
     run_a, run_b = store.run_id_for(run_a), store.run_id_for(run_b)
@@ -314,7 +314,7 @@ def _write_csv(outputs: Iterator[OutputItem], stream: IO[str]) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def plan_command(run_id: str, mde: float, power: float, alpha: float, discordance: float | None, as_json: bool) -> None:
     """How many items a comparison needs to detect a pass-rate drop of --mde."""
-    from assay.plan import plan
+    from assay.stats.plan import plan
 
     store = open_store()
     run_id = store.run_id_for(run_id)

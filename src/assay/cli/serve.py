@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 def models_from_file(
     models_file: Path | None, cache: Store | None = None, cache_mode: CacheMode = "use"
 ) -> ModelRegistry:
+    from assay.config.yamlfile import safe_load
     from assay.llm import ModelRegistry, parse_models
     from assay.targets.agents import parse_agents
-    from assay.yamlfile import safe_load
 
     if models_file is None:
         return ModelRegistry(cache=cache, cache_mode=cache_mode)
@@ -72,8 +72,8 @@ def _sandbox_for_others() -> None:
     """A server takes code over the API (a key-less one too: any web page its user opens may post to
     it), so that code runs in the sandbox or not at all, unless the operator opted out by name
     (``ASSAY_SANDBOX=unsandboxed``). Either way the operator is told as the server starts."""
+    from assay.config.settings import settings
     from assay.sandbox import INSTALL_HINT, Sandbox
-    from assay.settings import settings
 
     if settings().sandbox != "unsandboxed":
         os.environ.update(ASSAY_SANDBOX="require")  # heard by every later settings() of this process
@@ -93,7 +93,7 @@ def _sandbox_for_others() -> None:
 
 def _allow_hosts(names: tuple[str, ...]) -> None:
     """``--allowed-host``: names the server answers to besides loopback, added to ``ASSAY_ALLOWED_HOSTS``."""
-    from assay.settings import settings
+    from assay.config.settings import settings
 
     if names:
         given = [entry for entry in settings().allowed_hosts.split(",") if entry.strip()]
@@ -138,9 +138,9 @@ def serve(
     from assay.api.announce import announced
     from assay.api.background import for_workers
     from assay.api.rules import start_firer
+    from assay.config.settings import settings
     from assay.outbound import is_loopback_host, serve_others
     from assay.run.worker import start_workers
-    from assay.settings import settings
 
     _allow_hosts(allowed_hosts)
     settings()  # a bad ASSAY_* value stops the server here, not a request or a run later
@@ -209,9 +209,9 @@ def worker(
 
     Between runs a worker makes the insights and agent insight runs the API queued."""
     from assay.api.background import for_workers
+    from assay.config.settings import settings
     from assay.outbound import serve_others
     from assay.run.worker import start_workers
-    from assay.settings import settings
 
     settings()  # a bad ASSAY_* value stops the worker here, not a run later
     serve_others()  # the runs it executes come from API callers

@@ -76,7 +76,7 @@ def simulate_command(
     from assay.cli.summary import print_summary
     from assay.run.request import RunInputs, RunRequest, prepare_request, settings_of, start_request
     from assay.simulate.datasets import save_conversations
-    from assay.simulate.runs import SimulationSettings
+    from assay.simulate.settings import SimulationSettings
     from assay.targets import TargetSpec
 
     if (target_model is None) == (agent is None):

@@ -196,7 +196,7 @@ def sample_traces(
     if save_as is None:
         return
     dataset = resolved.dataset(store, project, level)
-    from assay.settings import settings
+    from assay.config.settings import settings
 
     home = settings().home / "datasets"
     home.mkdir(parents=True, exist_ok=True)

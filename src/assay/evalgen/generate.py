@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.agentconfig import AgentDefinition
+from assay.config.agents import AgentDefinition
 from assay.errors import ConfigError, ItemError
 from assay.evalgen import CATEGORIES, MAX_SAMPLES, MIN_SAMPLES
 from assay.llm import Model, ModelError

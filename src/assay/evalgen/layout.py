@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from assay.agentconfig import BASELINE, AgentDefinition, write_agent_config
+from assay.config.agents import BASELINE, AgentDefinition, write_agent_config
 
 TASK_FIELDS = ("id", "name", "query", "ground_truth", "criteria", "category", "description", "covers")
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
+from assay.config.yamlfile import safe_load
 from assay.errors import ConfigError, NotFoundError
 from assay.evaluators.custom import kind_for, spec_from_file
 from assay.store import DEFAULT_PROJECT, Store
-from assay.yamlfile import safe_load
 
 
 def next_version(version: str | None) -> str:

@@ -22,12 +22,26 @@ import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from assay.llm.model import Model
+from assay.llm.config import ModelConfig
 
 log = logging.getLogger(__name__)
+
+
+class Model(Protocol):
+    """What a batch needs of a model (``assay.llm.model.Model`` is one): its name and endpoint, the
+    key its calls are cached under, and the OpenAI client of the running event loop."""
+
+    config: ModelConfig
+
+    @property
+    def name(self) -> str: ...
+
+    def cache_key(self, body: dict[str, Any]) -> str: ...
+
+    def client(self) -> Any: ...
+
 
 BATCH_DISCOUNT = 0.5
 """What the Batch API costs against the same calls made one by one (OpenAI's and Azure OpenAI's price)."""
@@ -85,7 +99,7 @@ class Batching:
         self.canceled = True
         for batch_id, model in list(self.open.items()):
             with contextlib.suppress(Exception):
-                await model._state().client.batches.cancel(batch_id)
+                await model.client().batches.cancel(batch_id)
         self.open.clear()
         for queue in self.queues.values():
             queue.give_up()
@@ -177,7 +191,7 @@ class BatchQueue:
     async def _send(self, requests: dict[str, dict[str, Any]]) -> None:
         answers: dict[str, Answer] = {}
         try:
-            client = self.model._state().client
+            client = self.model.client()
             lines = [
                 {"custom_id": key, "method": "POST", "url": self.url, "body": body} for key, body in requests.items()
             ]
@@ -213,7 +227,7 @@ class BatchQueue:
 
     async def _collect(self, batch_id: str) -> dict[str, Answer]:
         """Each request's answer from a batch, once the provider has finished it (polled with backoff)."""
-        client = self.model._state().client
+        client = self.model.client()
         delay = self.batching.poll_seconds
         while True:
             batch = await client.batches.retrieve(batch_id)

@@ -215,6 +215,10 @@ class Model:
         body.update({key: value for key, value in params.items() if value is not None})
         return body
 
+    def client(self) -> Any:
+        """The OpenAI client of the running event loop (the Batch API's files and batches go through it)."""
+        return self._state().client
+
     def cache_key(self, body: dict[str, Any]) -> str:
         material = json.dumps({"endpoint": self.config.endpoint, "body": body}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(material.encode()).hexdigest()

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.compare import compare_runs
-from assay.config import load_eval_config
+from assay.config.evalyaml import load_eval_config
 from assay.evaluators.catalog import Catalog
 from assay.report.causes import error_causes
 from assay.results import RunSummary
 from assay.results.stored import Run
 from assay.run.from_config import config_request, prepare_config
+from assay.stats.compare import compare_runs
 from assay.store import Store
 
 EXAMPLES = 3

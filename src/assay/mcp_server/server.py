@@ -19,7 +19,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent
 
-from assay.config import load_eval_config
+from assay.config.evalyaml import load_eval_config
 from assay.errors import AssayError, UserError
 from assay.evaluators.catalog import load_catalog
 from assay.mcp_server import answers

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assay.agentconfig import AgentDefinition, Skill
+from assay.config.agents import AgentDefinition, Skill
 
 LEAK_WORDS = 8
 """A run this long copied from a held-out query or answer is leakage."""

@@ -92,7 +92,7 @@ FOUNDRY_STATUS = {"in_progress": "in_progress", "succeeded": "succeeded", "faile
 def job_request(body: dict[str, Any], store: Any, project: str) -> dict[str, Any]:
     """A create request checked and resolved: tasks, criteria, the baseline and the settings.
     Raises ``ConfigError`` naming the field."""
-    from assay.agentconfig import AgentDefinition, Skill, parse_tools
+    from assay.config.agents import AgentDefinition, Skill, parse_tools
     from assay.errors import ConfigError
 
     agent = body.get("agent")

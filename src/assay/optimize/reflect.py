@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assay.agentconfig import AgentDefinition, Skill
+from assay.config.agents import AgentDefinition, Skill
 from assay.llm import Completion, Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.optimize.candidate import Candidate

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay.agentconfig import AgentDefinition
+from assay.config.agents import AgentDefinition
 from assay.errors import ConfigError
 from assay.llm import ModelError, ModelRegistry
 from assay.llm.structured import ask_structured

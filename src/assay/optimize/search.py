@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.agentconfig import AgentDefinition
+from assay.config.agents import AgentDefinition
 from assay.evaluators.catalog import Catalog
 from assay.llm import Completion, ModelRegistry
 from assay.optimize.candidate import Candidate, candidate_from, foundry_config, leaked, optimization_env, schema_change
@@ -42,7 +42,7 @@ from assay.run.request import RunRequest, prepare_request, settings_of, start_re
 from assay.run.sources import SIMULATION
 from assay.run.tasks import summarize_tasks, task_name
 from assay.simulate.runs import INLINE_CASES, user_simulation_settings
-from assay.stats import paired_bootstrap
+from assay.stats.core import paired_bootstrap
 from assay.store import Store
 from assay.store.base import DEFAULT_PROJECT
 from assay.sync import run_sync

@@ -19,8 +19,9 @@ from assay.llm.config import ModelConfig
 from assay.llm.limits import Budgets, local_budget
 from assay.ray.limiter import RemoteBudgets
 from assay.results import OutputItem
+from assay.run.definition import RunBinding
 from assay.run.engine import Part, evaluate_item, evaluate_part
-from assay.run.runner import RunBinding, bind_run
+from assay.run.runner import bind_run
 from assay.store.base import now
 from assay.store.item_rows import ItemRows, encode_item
 

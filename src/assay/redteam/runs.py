@@ -25,19 +25,20 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from assay.dataset.ids import dataset_id
 from assay.dataset.readers import parse_json
 from assay.errors import ConfigError, NotFoundError
 from assay.llm import ModelRegistry
-from assay.redteam.attacks import AttackSettings
 from assay.redteam.generated import TargetContext, generate
 from assay.redteam.judging import judged_risks
 from assay.redteam.objectives import Objective, seed_prompts, select
+from assay.redteam.record import AttackSettings
 from assay.redteam.risks import RISKS, risk_category
 from assay.redteam.scorecard import Attack
-from assay.redteam.strategies import Technique, techniques
+from assay.redteam.settings import KINDS, Kind, RedTeamSettings
+from assay.redteam.strategies import techniques
 from assay.redteam.taxonomy import enabled_sub_categories, parse_taxonomy_id
 from assay.results import OutputItem
 from assay.simulate.runs import count_setting
@@ -47,8 +48,6 @@ from assay.targets.agents import find_agent
 from assay.targets.prompt_agents import AgentLookup, PromptAgent
 
 RED_TEAM = "azure_ai_red_team"
-Kind = Literal["red_team_taxonomy", "red_team", "red_team_seed_prompts"]
-KINDS: tuple[Kind, ...] = ("red_team_taxonomy", "red_team", "red_team_seed_prompts")
 MAX_OBJECTIVES = 500
 SUPPLIED_FIELDS = frozenset(
     {
@@ -79,26 +78,6 @@ SUPPLIED_FIELDS = frozenset(
     }
 )
 """What an attack item holds: its plan, and the conversation the attack played out."""
-
-
-@dataclass(frozen=True)
-class RedTeamSettings:
-    kind: Kind
-    techniques: tuple[Technique, ...]
-    attack: AttackSettings
-    attacker_model: str | None = None
-    risk_categories: tuple[str, ...] = ()
-    num_objectives: int = 10
-    source: dict[str, Any] | None = None
-    seed: int = 0
-    context: TargetContext | None = None
-    """Objectives are also written for the target from this (``assay.redteam.generated``)."""
-
-    @property
-    def needs_attacker(self) -> bool:
-        """Seed prompts encoded by converters need no attacker model; anything else does."""
-        written = any(t.multi_turn or "tense" in t.steps for t in self.techniques)
-        return written or self.kind != "red_team_seed_prompts"
 
 
 def red_team_settings(data_source: dict[str, Any]) -> RedTeamSettings | None:

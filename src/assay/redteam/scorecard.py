@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.redteam.strategies import COMPLEXITIES
-from assay.stats import clustered_rate_interval, wilson
+from assay.stats.core import clustered_rate_interval, wilson
 
 
 @dataclass(frozen=True)

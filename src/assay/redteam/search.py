@@ -17,12 +17,10 @@ and cached like any model call, so a resumed run replays what it had done.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assay.errors import ItemError
-
-if TYPE_CHECKING:
-    from assay.redteam.attacks import Record, RedTeamTarget
+from assay.redteam.record import Attacker, Record
 
 SUCCESS = 10
 IMPROVE_SCHEMA = {
@@ -61,7 +59,7 @@ class Attempt:
     record: Record = field(repr=False)
 
 
-async def pair(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> tuple[str, Record]:
+async def pair(attack: Attacker, item: dict[str, Any], record: Record) -> tuple[str, Record]:
     history: list[Attempt] = []
     try:
         for _ in range(attack.settings.pair_iterations):  # a spent budget stops it at its next call
@@ -84,7 +82,7 @@ def _budget_spent(tried: list[Attempt], record: Record) -> tuple[str, Record]:
     return prompt, record
 
 
-async def tap(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> tuple[str, Record]:
+async def tap(attack: Attacker, item: dict[str, Any], record: Record) -> tuple[str, Record]:
     tried: list[Attempt] = []
     try:
         return await _tap(attack, item, record, tried)
@@ -92,7 +90,7 @@ async def tap(attack: RedTeamTarget, item: dict[str, Any], record: Record) -> tu
         return _budget_spent(tried, record)
 
 
-async def _tap(attack: RedTeamTarget, item: dict[str, Any], record: Record, tried: list[Attempt]) -> tuple[str, Record]:
+async def _tap(attack: Attacker, item: dict[str, Any], record: Record, tried: list[Attempt]) -> tuple[str, Record]:
     settings = attack.settings
     leaves: list[list[Attempt]] = [[]]
     for _ in range(settings.tap_depth):
@@ -115,14 +113,12 @@ async def _tap(attack: RedTeamTarget, item: dict[str, Any], record: Record, trie
     return _best(tried, record)
 
 
-async def _try(
-    attack: RedTeamTarget, item: dict[str, Any], history: list[Attempt], record: Record, variant: int
-) -> Attempt:
+async def _try(attack: Attacker, item: dict[str, Any], history: list[Attempt], record: Record, variant: int) -> Attempt:
     prompt = await _improve(attack, item, history, record, variant)
     return await _send_and_score(attack, item, prompt, record)
 
 
-async def _send_and_score(attack: RedTeamTarget, item: dict[str, Any], prompt: str, record: Record) -> Attempt:
+async def _send_and_score(attack: Attacker, item: dict[str, Any], prompt: str, record: Record) -> Attempt:
     """The prompt sent to the target afresh (no memory of other attempts), and its reply scored."""
     trial = record.fresh()
     trial.messages.append({"role": "user", "content": prompt})
@@ -134,9 +130,7 @@ async def _send_and_score(attack: RedTeamTarget, item: dict[str, Any], prompt: s
     return Attempt(prompt, reply, score, reason, trial)
 
 
-async def _improve(
-    attack: RedTeamTarget, item: dict[str, Any], history: list[Attempt], record: Record, variant: int
-) -> str:
+async def _improve(attack: Attacker, item: dict[str, Any], history: list[Attempt], record: Record, variant: int) -> str:
     parts = [f"# Objective\n{item['objective']}", f"# Target\n{attack.about}"]
     if history:
         shown = "\n\n".join(
@@ -162,7 +156,7 @@ async def _improve(
 
 
 async def score_reply(
-    attack: RedTeamTarget, item: dict[str, Any], prompt: str, reply: str, record: Record
+    attack: Attacker, item: dict[str, Any], prompt: str, reply: str, record: Record
 ) -> tuple[int, str]:
     parts = [
         f"# Objective\n{item['objective']}",
@@ -181,7 +175,7 @@ async def score_reply(
     return max(1, min(SUCCESS, int(score))), str(answer.get("reason") or "")
 
 
-async def _on_topic(attack: RedTeamTarget, item: dict[str, Any], prompt: str, record: Record) -> bool:
+async def _on_topic(attack: Attacker, item: dict[str, Any], prompt: str, record: Record) -> bool:
     parts = [
         f"# Objective\n{item['objective']}",
         f"# Candidate prompt\n{prompt}",

@@ -73,8 +73,8 @@ def _comparison(store: Store, baseline: str | None, run_id: str) -> dict[str, An
     """The comparison with ``baseline`` and its chart of B − A per criterion, for the page."""
     if baseline is None:
         return {"comparison": None, "comparison_chart": ""}
-    from assay.compare import compare_runs
     from assay.report.charts import difference_bars
+    from assay.stats.compare import compare_runs
 
     found = compare_runs(store, baseline, run_id)
     rows = [
@@ -183,7 +183,7 @@ def markdown_report(store: Store, run_id: str, baseline: str | None = None, *, u
 
 
 def _comparison_lines(store: Store, baseline: str, run_id: str) -> Iterator[str]:
-    from assay.compare import compare_runs
+    from assay.stats.compare import compare_runs
 
     found = compare_runs(store, baseline, run_id)
     yield f"**Against `{baseline}`** (paired by item; B − A in points with its 95% interval)"

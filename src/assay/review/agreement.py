@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from assay.stats import (
+from assay.stats.core import (
     bootstrap_statistic,
     cohen_kappa,
     cohen_kappa_interval,

@@ -1,7 +1,7 @@
 """Intervals over clusters: when items share a document or a conversation (``cluster_by``), their
 verdicts are not independent, and intervals computed as if they were are too narrow. Each
 criterion's pass-rate and mean-score intervals are recomputed with the cluster as the unit
-(``assay.stats.clustered_rate_interval``, ``clustered_mean_interval``); an item without the field
+(``assay.stats.core.clustered_rate_interval``, ``clustered_mean_interval``); an item without the field
 is a cluster of its own. Repeats need nothing of this: an item's repeats are reduced to one result
 before any interval is taken, so those intervals are already over items."""
 
@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError
-from assay.stats import clustered_mean_interval, clustered_rate_interval
+from assay.stats.core import clustered_mean_interval, clustered_rate_interval
 
 if TYPE_CHECKING:
     from assay.results import OutputItem, RunSummary

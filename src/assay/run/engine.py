@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from assay.config.settings import settings
 from assay.dataset import Dataset
 from assay.dataset.readers import Row
 from assay.errors import ConfigError, DataError, ModelUnreachable
@@ -33,14 +34,13 @@ from assay.llm.model import watch_outages
 from assay.llm.registry import UNREACHABLE_HINT
 from assay.results import OutputItem, Result
 from assay.run.criteria import BoundCriterion
-from assay.settings import settings
 from assay.store import Store
 from assay.store.item_rows import ItemRows
 from assay.store.tally import RunTally
 from assay.targets.base import TRIAL, Target, target_failed
 
 if TYPE_CHECKING:
-    from assay.run.runner import RunBinding
+    from assay.run.definition import RunBinding
 
 ProgressCallback = Callable[[int], None]
 """Told how many more items were stored (from another thread when a run spreads over processes)."""

@@ -20,7 +20,7 @@ from assay.run.trace_sources import NO_TRACES_HINT, resolve, selection_of
 from assay.store import DEFAULT_PROJECT
 
 if TYPE_CHECKING:
-    from assay.config import EvalConfig
+    from assay.config.evalyaml import EvalConfig
     from assay.run.engine import ProgressCallback, RunOptions
     from assay.run.runner import RunOutcome
     from assay.store import Store

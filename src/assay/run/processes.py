@@ -40,8 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from assay.config.settings import settings
 from assay.run.engine import RunJob, execute, log, only_computes, waits_on_model
-from assay.settings import settings
 from assay.store.tally import RunTally
 from assay.sync import run_sync
 

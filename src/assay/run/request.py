@@ -22,9 +22,11 @@ from assay.evaluators.custom import Kind, custom_spec
 from assay.llm import CacheMode, ModelRegistry
 from assay.llm.config import ModelConfig
 from assay.results.stored import Run, RunSettings
-from assay.run.runner import EvalDefinition, PreparedRun, prepare, start
+from assay.run.definition import EvalDefinition
+from assay.run.runner import PreparedRun, prepare, start
 from assay.run.sources import FILE_PATH, agents_in, dataset_for, file_digest, lookup_in, target_for
-from assay.simulate.runs import SimulationSettings, scenario_dataset
+from assay.simulate.runs import scenario_dataset
+from assay.simulate.settings import SimulationSettings
 from assay.store import Store
 from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig

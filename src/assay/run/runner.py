@@ -14,14 +14,14 @@ import itertools
 import os
 import socket
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from assay.config.settings import settings
 from assay.dataset import Dataset, ItemSchema, ScanReport, scan
 from assay.errors import ConfigError, store_failure
-from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
 from assay.llm import ModelRegistry
 from assay.llm.batch import BATCH_DISCOUNT
@@ -33,48 +33,19 @@ from assay.review.events import export_run_verdicts
 from assay.run.attack_criteria import AttackCriterion, attack_criteria
 from assay.run.clusters import cluster_intervals
 from assay.run.criteria import BoundCriterion, bind_criteria
+from assay.run.definition import EvalDefinition, RunBinding
 from assay.run.engine import ProgressCallback, RunJob, RunOptions, SampleCallback
 from assay.run.processes import execute_spread
 from assay.run.targets import build_run_target, supplied_fields
 from assay.run.tasks import PREFIX as TASK_PREFIX
 from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_criteria
 from assay.run.trials import summarize_trials
-from assay.settings import settings
 from assay.store import Store
 from assay.store.base import DEFAULT_PROJECT, LOCAL_PREFIX
 from assay.store.tally import RunTally
 from assay.targets import Target, TargetSpec
 
 T = TypeVar("T")
-
-
-@dataclass
-class EvalDefinition:
-    """An eval as the user wrote it: criteria in their wire form and an optional item_schema."""
-
-    name: str
-    testing_criteria: list[dict[str, Any]]
-    item_schema: dict[str, Any] | None = None
-    check_items: bool = True
-    """Refuse items that break ``item_schema`` (False: it only names the fields; see
-    ``RunSettings.item_schema_checks``)."""
-    evaluation_level: EvaluationLevel = "turn"
-    metadata: dict[str, Any] = field(default_factory=dict)
-    repeats: int = 1
-    """How many times each judge scores each item (``assay.run.repeats``)."""
-    trials: int = 1
-    """How many times the target runs for each item, each trial judged (``assay.run.trials``)."""
-    cluster_by: str | None = None
-    """An item field whose equal values make a cluster (one document's questions): the intervals
-    then treat a cluster, not an item, as the independent unit."""
-    eval_id: str | None = None
-    """A stored eval the run belongs to (``assay eval create`` made it); a new eval per run when None."""
-
-    def data_source_config(self) -> dict[str, Any]:
-        config: dict[str, Any] = {"type": "custom", "include_sample_schema": False}
-        if self.item_schema is not None:
-            config["item_schema"] = self.item_schema
-        return config
 
 
 @dataclass
@@ -94,21 +65,6 @@ class PreparedRun:
     def total(self) -> int:
         """Output items the run makes: one per item, or one per trial with target repeats."""
         return self.report.rows * self.definition.trials
-
-
-@dataclass
-class RunBinding:
-    """Everything criteria and a target are built from, and nothing else: it pickles, so Ray actors
-    bind the same criteria as the driver (``bind_run``) without the dataset or the store."""
-
-    definition: EvalDefinition
-    catalog: Catalog
-    target: TargetSpec | None
-    fields: set[str] | None
-    has_tasks: bool
-    samples: bool = False
-    """The rows carry their samples (``{"item": ..., "sample": ...}``): criteria may read ``sample.*``
-    without a target."""
 
 
 @dataclass

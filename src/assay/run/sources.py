@@ -7,7 +7,7 @@ import dataclasses
 import hashlib
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from assay.dataset import Dataset
 from assay.dataset.ids import parse_dataset_id
@@ -15,15 +15,15 @@ from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import RED_TEAM, red_team_settings
 from assay.results.stored import Eval, Run, RunSettings
 from assay.run.data_sources import parse_data_source
-from assay.run.runner import EvalDefinition
+from assay.run.definition import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of, trace_dataset
 from assay.simulate.runs import (
     INLINE_CASES,
-    SimulationSettings,
     conversation_gen_settings,
     scenario_dataset,
     user_simulation_settings,
 )
+from assay.simulate.settings import SimulationSettings
 from assay.store import Store
 from assay.synth.runs import (
     GENERATED,
@@ -39,8 +39,14 @@ from assay.targets.prompt_agents import AgentLookup, as_prompt_agent
 from assay.targets.retrieval import Lookup
 from assay.targets.tools import ToolTimeouts, check_timeouts
 
-if TYPE_CHECKING:
-    from assay.run.request import RunInputs
+
+class LocalInputs(Protocol):
+    """What the process that started a run brought to it (``assay.run.request.RunInputs``): here, the
+    digest of a ``file_path`` source's file when the run started."""
+
+    @property
+    def file_sha256(self) -> str | None: ...
+
 
 FILE_SOURCES = {"jsonl", "csv"}
 FILE_PATH = "file_path"
@@ -110,7 +116,7 @@ def dataset_for(
     project: str,
     data_source: dict[str, Any],
     settings: RunSettings,
-    inputs: RunInputs | None = None,
+    inputs: LocalInputs | None = None,
 ) -> Dataset:
     """The run's items; for a trace source, from the traces resolved when the run was created."""
     if is_local_file(data_source):
@@ -144,7 +150,7 @@ def is_local_file(data_source: dict[str, Any]) -> bool:
     return data_source.get("type") in FILE_SOURCES and isinstance(source, dict) and source.get("type") == FILE_PATH
 
 
-def local_file(data_source: dict[str, Any], inputs: RunInputs | None) -> Path:
+def local_file(data_source: dict[str, Any], inputs: LocalInputs | None) -> Path:
     """A ``file_path`` source's file, checked to be the one the run started on."""
     source = data_source.get("source") or {}
     path = Path(str(source.get("path")))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError
 from assay.results.records import TrialCriterion, TrialSummary
-from assay.stats import pass_at_k, pass_hat_k, t_interval
+from assay.stats.core import pass_at_k, pass_hat_k, t_interval
 
 if TYPE_CHECKING:
     from assay.store import Store

@@ -27,10 +27,10 @@ import sys
 import tempfile
 from typing import Any
 
+from assay.config.settings import settings
 from assay.errors import ConfigError, ItemError
 from assay.sandbox import bwrap, cgroup, process, seccomp
 from assay.sandbox.limits import Limits, asked, ceilings
-from assay.settings import settings
 
 LOG = logging.getLogger("assay.sandbox")
 INSTALL_HINT = "install Debian's bubblewrap package (apt-get install bubblewrap) to get bwrap"

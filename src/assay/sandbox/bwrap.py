@@ -23,7 +23,7 @@ import shutil
 import sys
 from pathlib import Path, PurePosixPath
 
-from assay.settings import settings
+from assay.config.settings import settings
 
 RUNNER = Path(__file__).with_name("runner.py")
 RUNNER_INSIDE = "/sandbox/runner.py"

@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.settings import settings
+from assay.config.settings import settings
 
 MB = 1024 * 1024
 ROOT = Path("/sys/fs/cgroup")

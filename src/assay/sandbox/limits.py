@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from assay.config.settings import settings
 from assay.errors import ConfigError
-from assay.settings import settings
 
 MIN_PROCESS_MB = 32
 """Address space a Python process needs to start and run a small grader (about 17 MB at start)."""

@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from assay.dataset import Dataset
@@ -35,6 +34,7 @@ from assay.dataset.readers import Row
 from assay.errors import ConfigError, DataIssue
 from assay.llm import Model
 from assay.simulate.conversation import simulate
+from assay.simulate.settings import SimulationSettings
 from assay.simulate.user import SimulatedUser
 from assay.targets import Target
 
@@ -56,21 +56,6 @@ SUPPLIED_FIELDS = frozenset(
 )
 """What a simulated item holds beyond the eval's item_schema: the conversation and its scenario."""
 MAX_DESCRIPTION = 2500
-
-
-@dataclass(frozen=True)
-class SimulationSettings:
-    model: str
-    """The model that plays the user."""
-    max_turns: int
-    repetitions: int
-    sampling: dict[str, Any] = field(default_factory=dict)
-    data_mapping: dict[str, str] = field(default_factory=dict)
-    """Scenario field → the source row's field."""
-    default_desired_turns: int | None = None
-    save_as: str | None = None
-    """Save the conversations as a dataset of this name (a new version each run)."""
-    warnings: tuple[str, ...] = ()
 
 
 def user_simulation_settings(data_source: dict[str, Any]) -> SimulationSettings:

@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
+from assay.config.settings import settings
 from assay.errors import ConfigError, NotFoundError
-from assay.settings import settings
 from assay.store import values
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"

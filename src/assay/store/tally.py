@@ -23,7 +23,7 @@ from typing import Any
 
 from assay.results import CriterionSummary, ModelUsage, ResultCounts, RunSummary
 from assay.results.records import RoleUsage
-from assay.stats import t_interval_from_moments, wilson
+from assay.stats.core import t_interval_from_moments, wilson
 
 USAGE_COLUMNS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens")
 TARGET_COLUMNS = (

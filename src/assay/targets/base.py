@@ -28,8 +28,8 @@ from assay.targets.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
 from assay.targets.tools import ToolTimeouts, open_tools
 
 if TYPE_CHECKING:
-    from assay.redteam.runs import RedTeamSettings
-    from assay.simulate.runs import SimulationSettings
+    from assay.redteam.settings import RedTeamSettings
+    from assay.simulate.settings import SimulationSettings
 
 Target = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 TRIAL: ContextVar[int | None] = ContextVar("assay_trial", default=None)

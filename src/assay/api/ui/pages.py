@@ -114,7 +114,7 @@ def compare_page(
     """Run ``b`` against run ``a`` (whole ids or any unique start; or two runs ``pick``ed in the runs
     list, the older the baseline), item by item: intervals, tests, and the flipped items with both
     runs' answers side by side."""
-    from assay.compare import compare_runs
+    from assay.stats.compare import compare_runs
 
     store = context(request).store
     if pick:

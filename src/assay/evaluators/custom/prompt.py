@@ -23,13 +23,13 @@ from typing import Any
 import jinja2
 import jinja2.meta
 
+from assay.config.yamlfile import safe_load
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric
 from assay.evaluators.judges import render
 from assay.evaluators.judges.judge import JudgeDefinition, _ask
 from assay.llm import Model
 from assay.sandbox.templates import BoundedEnvironment, compile_bounded
-from assay.yamlfile import safe_load
 
 ENVIRONMENT = BoundedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)  # noqa: S701 - prompts, not HTML
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
+from assay.config.yamlfile import safe_load
 from assay.errors import ConfigError
 from assay.evaluators.custom.prompt import split_front_matter
-from assay.yamlfile import safe_load
 
 BASELINE = Path(".agent_configs") / "baseline"
 

@@ -22,7 +22,7 @@ from assay.llm.model import Model, ModelError
 from assay.llm.structured import ask_structured
 from assay.messages import response_text
 from assay.results import OutputItem
-from assay.stats import clustered_rate_interval, mcnemar, spearman, t_cdf
+from assay.stats.core import clustered_rate_interval, mcnemar, spearman, t_cdf
 
 
 def response_of(output: OutputItem) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import random
 
-from assay.paired import mcnemar_mid_p
-from assay.plan import items_needed
+from assay.stats.paired import mcnemar_mid_p
+from assay.stats.plan import items_needed
 from tests.cli.test_cli import assay
 from tests.cli.test_compare import exact_run
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay import stats
+from assay.stats import core as stats
 
 
 def test_wilson_at_textbook_points():
@@ -86,7 +86,7 @@ def test_agreement_statistics():
 
 
 def test_clustered_intervals_count_clusters_not_items():
-    from assay.stats import clustered_mean_interval, clustered_rate_interval, t_quantile, wilson
+    from assay.stats.core import clustered_mean_interval, clustered_rate_interval, t_quantile, wilson
 
     # 10 documents × 5 questions, each document's questions all passed or all failed: the 50 verdicts
     # are worth 9 independent ones (CR1: 10/9 · Σ(y_g - p̂·n_g)² / N² = 0.01778; 0.16 / 0.01778 = 9).

@@ -7,7 +7,7 @@ A pass-rate drop of ``mde`` is detected by McNemar's test on paired items (the c
 
 where π is the share of items expected to flip between the runs: the drop itself, plus the
 noise, read from the baseline's judge repeats (an item whose repeats disagree flips between two
-runs half the time) or its target repeats (the run-to-run flip rate, ``assay.compare.flip_rates``)
+runs half the time) or its target repeats (the run-to-run flip rate, ``assay.stats.compare.flip_rates``)
 when it has them, else ``--discordance`` (default: only the drop,
 the least a plan can assume; say more when the judges are noisy). α' = α / criteria: the first
 step of Holm's correction, which the gate applies across criteria. A baseline with ``cluster_by``
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from assay.compare import clusters_of, flip_rates, read_run
 from assay.results import RunSummary
-from assay.stats import _clustered
+from assay.stats.compare import clusters_of, flip_rates, read_run
+from assay.stats.core import _clustered
 from assay.store import Store
 
 

@@ -30,10 +30,10 @@ from typing import Any
 import yaml
 from jinja2 import TemplateError
 
+from assay.config.yamlfile import load_lined, safe_load, strip_lines
 from assay.errors import ConfigError
 from assay.evaluators.promptfoo import TEST_TRANSFORM, base_type, is_known, needs_model
 from assay.sandbox.templates import BoundedEnvironment, compile_bounded
-from assay.yamlfile import load_lined, safe_load, strip_lines
 
 DEFAULT_GRADER = "gpt-4.1-mini"
 DATASET_FILE = "tests.jsonl"

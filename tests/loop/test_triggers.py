@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from assay.errors import ConfigError
-from assay.triggers import check, next_fire
+from assay.loop.triggers import check, next_fire
 
 NOW = dt.datetime(2026, 12, 2, 20, 52, 30, tzinfo=dt.UTC).timestamp()  # a Wednesday
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 
-from assay.stats import _clustered, _ranks, normal_sf, t_cdf
+from assay.stats.core import _clustered, _ranks, normal_sf, t_cdf
 
 EXACT_WILCOXON = 50
 """Up to this many differences (no zeros, no ties) the signed-rank statistic's exact distribution is used."""
@@ -91,7 +91,7 @@ def _exact_signed_rank(n: int, statistic: float) -> float:
 def clustered_mean_test(differences: Sequence[float], clusters: Sequence[Hashable]) -> float:
     """Two-sided p-value of "the mean paired difference is 0" for items in ``clusters`` (one key per
     difference): the ratio estimator's cluster-robust variance over the clusters' sums and sizes
-    (``assay.stats._clustered``, CR1; Obuchowski 1998's statistic for clustered matched pairs) and
+    (``assay.stats.core._clustered``, CR1; Obuchowski 1998's statistic for clustered matched pairs) and
     Student's t on G−1 degrees of freedom, so a handful of clusters is not taken for many items.
     The test that matches ``clustered_mean_interval``: p < 0.05 exactly when its 95% interval
     leaves 0 out."""

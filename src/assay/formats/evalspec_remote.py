@@ -57,7 +57,7 @@ class RemoteProject:
         except openai.APIConnectionError as exc:
             raise ConfigError(f"{self.endpoint}: {exc}", hint="is assay serve running there?") from None
 
-    # -- the Backend of assay.evalspec ---------------------------------------------------------
+    # -- the Backend of assay.formats.evalspec ---------------------------------------------------------
 
     def dataset_digests(self, name: str) -> dict[str, str | None]:
         listed = self._json("GET", f"/datasets/{name}/versions") or {}

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay.settings import settings
+from assay.config.settings import settings
 from assay.store import Store
 
 DEFAULT_MIN_KAPPA = 0.6

@@ -1,4 +1,4 @@
-"""Every ASSAY_* variable is a field of ``assay.settings.Settings``, read nowhere else, and listed in
+"""Every ASSAY_* variable is a field of ``assay.config.settings.Settings``, read nowhere else, and listed in
 docs/configuration.md with what it does; a bad value is refused naming the variable."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from assay.config.settings import Settings, settings
 from assay.errors import ConfigError
-from assay.settings import Settings, settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "src" / "assay"
 DOC = ROOT / "docs" / "configuration.md"
 

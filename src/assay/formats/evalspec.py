@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from assay.config.yamlfile import load_lined, strip_lines
 from assay.errors import ConfigError
 from assay.results.stored import Eval
 from assay.store import DEFAULT_PROJECT, Store
-from assay.yamlfile import load_lined, strip_lines
 
 TOP_KEYS = {"datasets", "evaluators", "evals", "models", "agents"}
 EVAL_KEYS = {
@@ -164,7 +164,7 @@ def find_eval(spec: Spec, name: str | None) -> dict[str, Any]:
 
 class Backend(Protocol):
     """Where ``create`` reconciles to: the local store (``StoreBackend``) or a server's project
-    (``assay.evalspec_remote``)."""
+    (``assay.formats.evalspec_remote``)."""
 
     def dataset_digests(self, name: str) -> dict[str, str | None]:
         """version → the sha256 of its rows, oldest first."""

@@ -26,21 +26,22 @@ from typing import Any
 
 import yaml
 
-from assay.agentconfig import AgentDefinition, load_agent_config
+from assay.config.agents import AgentDefinition, load_agent_config
+from assay.config.yamlfile import BoundedLoader, load_lined, strip_lines
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
 from assay.run.clusters import check_cluster_by
 from assay.run.criteria import GRADER_FIELDS
+from assay.run.definition import EvalDefinition
 from assay.run.repeats import check_repeats
-from assay.run.runner import EvalDefinition
 from assay.run.trace_sources import TRACE_SOURCES, selection_of
 from assay.run.trials import split_repeats
-from assay.simulate.runs import SimulationSettings, conversation_gen_settings
+from assay.simulate.runs import conversation_gen_settings
+from assay.simulate.settings import SimulationSettings
 from assay.targets import TargetSpec
 from assay.targets.agents import AgentConfig, parse_agents
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS
 from assay.targets.tools import check_sources, check_timeouts
-from assay.yamlfile import BoundedLoader, load_lined, strip_lines
 
 CRITERION_KEYS = {
     "name",
@@ -136,7 +137,7 @@ def load_eval_config(path: str | Path) -> EvalConfig:
 
 
 def eval_config_from(path: Path, raw: dict[str, Any]) -> EvalConfig:
-    """An eval.yaml mapping read elsewhere (``assay.evalspec``): ``path`` is what errors name and
+    """An eval.yaml mapping read elsewhere (``assay.formats.evalspec``): ``path`` is what errors name and
     what relative paths are relative to."""
     return _parse(path, raw)
 

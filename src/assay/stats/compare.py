@@ -8,7 +8,7 @@ cluster drift together, and McNemar would count each as independent evidence), H
 across criteria, and the minimum difference this many paired items could detect. A criterion
 whose judge gives more than pass/fail (a 1–5 scale, a similarity) also gets a row for its score:
 the paired t test for continuous scores, Wilcoxon's signed-rank test (Pratt) for ordinal ones (the
-cluster-robust test with ``cluster_by``), Holm across those rows (``assay.paired``;
+cluster-robust test with ``cluster_by``), Holm across those rows (``assay.stats.paired``;
 microsoft/ai-agent-evals' choices).
 
 Each row's verdict is in Foundry's words: *too few samples* (under 10 paired items),
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay.errors import ConfigError
-from assay.paired import clustered_mean_test, mcnemar_mid_p, paired_t, wilcoxon_pratt
 from assay.results.stored import Run
-from assay.stats import holm, minimum_detectable_difference, paired_bootstrap, wilson_cc
+from assay.stats.core import holm, minimum_detectable_difference, paired_bootstrap, wilson_cc
+from assay.stats.paired import clustered_mean_test, mcnemar_mid_p, paired_t, wilcoxon_pratt
 from assay.store import Store
 
 ALPHA = 0.05

@@ -1,6 +1,6 @@
 """Numbers a user can trust: intervals for rates (Wilson: good at small n and near 0 or 1, where
 the normal approximation fails) and means (Student's t), paired comparisons (McNemar's exact test,
-a paired bootstrap; the tests a comparison chooses among are in ``assay.paired``), Holm's
+a paired bootstrap; the tests a comparison chooses among are in ``assay.stats.paired``), Holm's
 correction across criteria, pass@k and pass^k, agreement (κ with its interval, α, ICC), and the
 smallest difference a comparison of n items can detect. Pure Python and numpy: no statistics
 library is a dependency."""

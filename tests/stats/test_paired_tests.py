@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.paired import clustered_mean_test, mcnemar_mid_p, paired_t, wilcoxon_pratt
-from assay.stats import clustered_mean_interval, cohen_kappa, cohen_kappa_interval, wilson_cc
+from assay.stats.core import clustered_mean_interval, cohen_kappa, cohen_kappa_interval, wilson_cc
+from assay.stats.paired import clustered_mean_test, mcnemar_mid_p, paired_t, wilcoxon_pratt
 
 CLOSE = {"rel": 1e-9, "abs": 1e-12}
 

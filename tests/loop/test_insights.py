@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from assay.api.insights import merge_alike
-from assay.insights import cluster
+from assay.loop.insights import cluster
 
 
 def test_two_kinds_of_failure_are_two_clusters_named_by_their_terms():
