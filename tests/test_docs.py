@@ -82,7 +82,18 @@ def test_the_docs_site_builds_strictly(tmp_path):
         timeout=300,
     )
     assert done.returncode == 0 and "WARNING" not in done.stderr, done.stderr
-    assert (tmp_path / "site" / "guides" / "redteam" / "index.html").exists()
+    site = tmp_path / "site"
+    assert (site / "guides" / "redteam.html").exists()
+    # Opened from disk (file://), every link between pages names a file: a folder would open as a listing.
+    links = 0
+    for page in site.rglob("*.html"):
+        for href in re.findall(r'href="([^"#?]+)[^"]*"', page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:|//", href) or href.startswith("/"):
+                continue
+            target = (page.parent / href).resolve()
+            assert target.is_file(), f"{page.relative_to(site)} links to {href}, which is not a file"
+            links += 1
+    assert links > 100
 
 
 def test_the_readme_is_a_front_door():

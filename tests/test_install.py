@@ -17,6 +17,7 @@ import sys
 import sysconfig
 import urllib.request
 import venv
+import zipfile
 from pathlib import Path
 
 from tests.support.fixtures import free_port, poll
@@ -34,6 +35,10 @@ def test_a_wheel_in_a_fresh_venv_works_from_an_empty_folder(tmp_path):
     pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", dist, source], check=True, timeout=300)
     (wheel,) = dist.glob("assay-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = next(archive.read(n).decode() for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+    # The pytest plugin's extra brings pytest, which assay itself does not need.
+    assert "Provides-Extra: pytest" in metadata and 'Requires-Dist: pytest>=8; extra == "pytest"' in metadata
 
     bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the fresh venv sees only its own
     env_dir = tmp_path / "fresh"

@@ -99,17 +99,24 @@ def test_the_simulation_commands_and_eval_yaml_run_as_written(shell, llm):
         }
     ]
     llm.script(rules=judges + writer + TWO_TURNS)
-    scenarios = [{"id": "late", "test_case_description": "Your order 1042 is late; ask when it arrives."}]
-    (folder / "scenarios.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scenarios), encoding="utf-8")
-    agents = f"agents:\n  support-agent:\n    endpoint: {llm.base_url}\n    protocol: responses\n"
-    (folder / "models.yaml").write_text(agents, encoding="utf-8")
+    agents = serve_examples_agent_at(folder, llm.base_url)  # the shipped scenarios and models file, as written
     done = sh(commands, folder, env)
     assert "20 distinct queries" in done.stdout and "saved as dataset returns version 1" in done.stdout
-    assert "2 conversations" in done.stdout and "saved as dataset support-sims version 1" in done.stdout
+    assert "4 conversations" in done.stdout and "saved as dataset support-sims version 1" in done.stdout
     # The eval.yaml form of the same, with the agents: section it names its target from.
     (folder / "eval.yaml").write_text(config + agents, encoding="utf-8")
     ran = sh("assay run eval.yaml", folder, env)
     assert "simulated support — completed" in ran.stdout and "conversations saved as dataset support-sims" in ran.stdout
+
+
+def serve_examples_agent_at(folder: Path, url: str) -> str:
+    """The copied ``examples/models.yaml`` with its agent's documented address replaced by ``url``
+    (the scripted server here, as a reader's own agent there); its ``agents:`` section."""
+    models = folder / "examples" / "models.yaml"
+    text = models.read_text(encoding="utf-8")
+    assert "endpoint: http://127.0.0.1:8765" in text
+    models.write_text(text.replace("http://127.0.0.1:8765", url), encoding="utf-8")
+    return f"agents:\n  support-agent:\n    endpoint: {url}\n    protocol: responses\n"
 
 
 def test_the_azd_eval_commands_run_as_written(shell):
@@ -131,8 +138,7 @@ def test_the_red_team_commands_run_as_written(shell, llm):
         ],
         default={"content": "I can't help with that."},
     )
-    agents = f"agents:\n  support-agent:\n    endpoint: {llm.base_url}\n    protocol: responses\n"
-    (folder / "models.yaml").write_text(agents, encoding="utf-8")
+    serve_examples_agent_at(folder, llm.base_url)
     done = sh(commands, folder, env)
     assert "Overall ASR: 0.0%" in done.stdout and "no model was called" in done.stdout
     report = json.loads((folder / "scan.json").read_text())
@@ -173,15 +179,15 @@ def test_the_support_agent_commands_run_as_written(shell, llm):
 def test_the_server_commands_run_as_written(shell):
     folder, env = shell
     (commands,) = [b for b in blocks("Server: the OpenAI Evals API", "sh") if "assay worker" in b]
-    serve, keys, worker = lines(commands)
-    (folder / "models.yaml").write_text("models:\n  judge: {model: gpt-4.1-mini}\n", encoding="utf-8")
+    keys, serve, worker = lines(commands)
+    key = exported_key(keys, folder, env)
     port = free_port()
     server = _background(serve.replace("--port 8000", f"--port {port}"), folder, env)
     try:
         poll(lambda: _listening(port), bool, seconds=60)
-        created = sh(keys, folder, env)
-        key = re.search(r"assay-[A-Za-z0-9_-]+", created.stdout)
-        assert key is not None, created.stdout
+        # The key the block exported is the one the server takes; no key (or a made-up one) is refused.
+        assert _status(f"http://127.0.0.1:{port}/v1/evals", key) == 200
+        assert _status(f"http://127.0.0.1:{port}/v1/evals", "local") == 401
         workers = _background(worker, folder, env, stdout=subprocess.PIPE)
         try:
             assert workers.stdout is not None and "assay worker: 4 threads on" in workers.stdout.readline()
@@ -191,6 +197,25 @@ def test_the_server_commands_run_as_written(shell):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def exported_key(line: str, folder: Path, env: dict[str, str]) -> str:
+    """What ``export ASSAY_API_KEY=$(assay keys create ...)`` leaves in ``ASSAY_API_KEY``."""
+    assert line.startswith("export ASSAY_API_KEY=$(assay keys create"), line
+    key = sh(line.split("#")[0] + '\necho "$ASSAY_API_KEY"', folder, env).stdout.strip()
+    assert re.fullmatch(r"assay-[A-Za-z0-9_-]+", key), key
+    return key
+
+
+def _status(url: str, key: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"authorization": f"Bearer {key}"})) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as refused:
+        return refused.code
 
 
 def _background(command: str, folder: Path, env: dict[str, str], **kwargs) -> subprocess.Popen[str]:
@@ -227,10 +252,8 @@ def test_the_tls_commands_and_foundrys_sdk_block_run_as_written(shell, llm, monk
     (code,) = [b for b in blocks(section, "python") if "AIProjectClient" in b]
     keys, serve, export = lines(commands)
     llm.script(default={"content": "unused"})
-    (folder / "models.yaml").write_text("models:\n  judge: {model: gpt-4.1-mini}\n", encoding="utf-8")
     (folder / "data.jsonl").write_text('{"response": "Paris", "ground_truth": "Paris"}\n', encoding="utf-8")
-    key = re.search(r"assay-[A-Za-z0-9_-]+", sh(keys, folder, env).stdout)
-    assert key is not None
+    monkeypatch.setenv("ASSAY_API_KEY", exported_key(keys, folder, env))
     port = free_port()
     server = _background(serve.split("#")[0].replace("assay serve", f"assay serve --port {port}"), folder, env)
     try:
@@ -240,7 +263,7 @@ def test_the_tls_commands_and_foundrys_sdk_block_run_as_written(shell, llm, monk
         monkeypatch.chdir(folder)
         namespace: dict[str, object] = {}
         exec(
-            compile(code.replace("8000", str(port)).replace("<the key>", key.group()), "README.md: Foundry", "exec"),
+            compile(code.replace("8000", str(port)), "README.md: Foundry", "exec"),
             namespace,
         )  # noqa: S102 - the README's own code
         openai_client, ev, run = namespace["openai_client"], namespace["ev"], namespace["run"]
@@ -264,9 +287,10 @@ def test_the_traces_block_runs_as_written(shell, llm, monkeypatch):
     folder, env = shell
     (code,) = blocks("Traces: evaluate what agents actually did", "python")
     llm.script(default={"content": '{"reason": "resolved", "score": 1}'})  # task_completion is pass (1) or fail (0)
-    (folder / "models.yaml").write_text("models:\n  judge: {model: gpt-4.1-mini}\n", encoding="utf-8")
+    key = exported_key("export ASSAY_API_KEY=$(assay keys create --project support)", folder, env)  # the server guide's
+    monkeypatch.setenv("ASSAY_API_KEY", key)
     port = free_port()
-    server = _background(f"assay serve --port {port} --models models.yaml", folder, env)
+    server = _background(f"assay serve --port {port} --models examples/models.yaml", folder, env)
     try:
         poll(lambda: _listening(port), bool, seconds=60)
         # An agent's trace from a minute ago, named as the block names its agent.
@@ -282,7 +306,7 @@ def test_the_traces_block_runs_as_written(shell, llm, monkeypatch):
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}/v1/traces",
             data=json.dumps(document).encode(),
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
         )
         with urllib.request.urlopen(request, timeout=30) as reply:
             assert reply.status == 200

@@ -218,6 +218,10 @@ def test_rows_with_their_samples_are_graded_through_the_api(served):
     finished = wait_for(client, created.id, run.id)
     assert finished.status == "completed", finished.error
     assert (finished.result_counts.passed, finished.result_counts.failed) == (1, 1)
+    # Created without a name, the run is named after its eval, as `assay run` names its runs.
+    assert run.name == finished.name == "with samples"
+    listed = served.store.list_runs_of(created.id)
+    assert [r.name for r in listed] == ["with samples"]
 
 
 SAMPLED_ROWS = [

@@ -19,6 +19,7 @@ def test_the_openai_sdk_block_runs_against_the_server(served, tmp_path, monkeypa
     rows = [{"response": "Paris", "ground_truth": "Paris"}, {"response": "Lyon", "ground_truth": "Paris"}]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ASSAY_API_KEY", served.store.create_key("support"))  # what the guide's first block exported
     namespace: dict[str, object] = {}
     exec(compile(snippet.replace("http://127.0.0.1:8000", served.url), "README.md: Server", "exec"), namespace)  # noqa: S102
     client, ev, run = namespace["client"], namespace["ev"], namespace["run"]
@@ -65,6 +66,7 @@ def test_the_capture_block_captures_a_response_and_evaluates_it_by_id(served, ll
     (snippet,) = blocks("Capturing responses, then evaluating them by id", "python")
     monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("ASSAY_API_KEY", served.store.create_key("support"))  # as the server guide made it
     llm.script(
         rules=[{"match": "# Property: coherence", "reply": {"content": '{"reason": "clear", "score": 4}'}}],
         default={"content": "It shipped on Monday."},

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import openai
+import pytest
+
 from assay.api import agent_insights
 from tests.api.conftest import wait_for
 from tests.api.test_agent_insights import DENIED, FINE, QUESTION
@@ -370,3 +373,24 @@ def test_the_alerts_page_lists_each_alert_with_every_attempt(served, browser, tm
     assert dead.locator(".state").inner_text() == "failed"
     assert dead.locator(".attempt.bad").count() == 2 and "timed out" in dead.inner_text()
     page.screenshot(path=str(tmp_path / "alerts.png"), full_page=True)
+
+
+def test_a_ui_error_is_a_page_of_the_ui_and_the_api_still_answers_json(served, browser, tmp_path):
+    page = browser.new_page()
+    missing = page.goto(f"{served.url}/ui/runs/evalrun_nosuchrun")
+    assert missing is not None and missing.status == 404
+    assert missing.headers["content-type"].startswith("text/html")
+    assert page.locator("h1").inner_text() == "Not found"
+    assert "evalrun_nosuchrun" in page.locator("#error").inner_text()
+    page.screenshot(path=str(tmp_path / "not-found.png"), full_page=True)
+    page.locator("main a[href='/ui']").click()  # the way back is a link, not the browser's back button
+    page.wait_for_url("**/ui")
+    wrong = page.goto(f"{served.url}/ui/runs/evalrun_x/items/not-a-number")
+    assert wrong is not None and wrong.status == 400
+    assert page.locator("h1").inner_text() == "Bad request" and "item_id" in page.locator("#error").inner_text()
+    nowhere = page.goto(f"{served.url}/ui/no-such-page")
+    assert nowhere is not None and nowhere.status == 404
+    assert page.locator("#error").inner_text() == "there is no page at /ui/no-such-page"
+    with pytest.raises(openai.NotFoundError) as refused:  # the API keeps OpenAI's JSON errors
+        served.client().with_options(max_retries=0).evals.retrieve("eval_nosuch")
+    assert "eval_nosuch" in refused.value.message

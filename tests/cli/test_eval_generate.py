@@ -11,6 +11,7 @@ import yaml
 
 from assay.evaluators.custom.rubric import parse_dimensions
 from tests.cli.test_cli import assay
+from tests.cli.test_narrow import readable_at_80
 from tests.support.fixtures import ROOT
 
 EXAMPLE = ROOT / "examples" / "support_agent"
@@ -177,7 +178,8 @@ def test_an_existing_eval_yaml_is_kept_without_reset_defaults(tmp_path, llm):
         str(tmp_path),
         home=tmp_path,
     )
-    assert result.returncode == 0 and "Keeping existing eval config unchanged" in result.stdout
+    # Asked nothing, it writes nothing, and says so with an error rather than a success that did nothing.
+    assert result.returncode == 2 and "eval.yaml exists" in result.stderr and "--reset-defaults" in result.stderr
     assert (tmp_path / "eval.yaml").read_text() == "name: mine\n"
 
 
@@ -240,13 +242,17 @@ def test_eval_lint_flags_vague_and_flipping_criteria(tmp_path, llm):
         ],
         default={"content": "We refund within 30 days."},
     )
-    result = assay("eval", "lint", "--config", str(tmp_path / "eval.yaml"), home=tmp_path)
+    # Wide enough for the table whole (narrower, each criterion is a block of lines).
+    result = assay("eval", "lint", "--config", str(tmp_path / "eval.yaml"), home=tmp_path, env_extra={"COLUMNS": "400"})
     assert result.returncode == 1, result.stderr
     rows = {line.split("│")[2].strip(): line for line in result.stdout.splitlines() if line.count("│") > 5}
     assert "passes an empty response" in rows["good_answer"] and "off-topic" in rows["good_answer"]
     assert "its verdict flips: passed 2 of 3" in rows["polite_tone"]
     assert "ok" in rows["mentions_30_days"] and "ok" in rows["no_hallucination"]
     assert "2 criteria flagged of 5" in result.stdout
+    narrow = assay("eval", "lint", "--config", str(tmp_path / "eval.yaml"), home=tmp_path, env_extra={"COLUMNS": "80"})
+    readable_at_80(narrow.stdout)  # the same verdicts (from the cache), a block per criterion
+    assert "  criterion: good_answer" in narrow.stdout and "passes an empty response" in narrow.stdout
 
 
 def test_eval_generate_shows_the_generator_requests_from_the_agents_traces(tmp_path, llm):
@@ -311,3 +317,14 @@ def test_with_dataset_only_the_rubric_is_generated(tmp_path, own_llm):
     assert "tasks: kept as they are" in result.stdout and not (tmp_path / "datasets").exists()
     assert yaml.safe_load((tmp_path / "eval.yaml").read_text())["dataset"] == {"local_uri": "tasks.jsonl"}
     assert llm.stats()["requests"] == 1  # the rubric, nothing else
+
+
+def test_max_samples_caps_the_intents_and_keeps_what_covers_a_rule_or_tool():
+    from assay.evalgen.generate import within
+
+    written = [intent(i, [], []) for i in range(18)]
+    written[16]["rules"], written[17]["tools"] = ["R4"], ["refund_policy"]  # a coverage round's additions
+    kept = within(written, 15)
+    assert len(kept) == 15
+    assert kept[-2:] == written[16:] and kept[:13] == written[:13]  # coverers first, then the order written
+    assert within(written[:10], 15) == written[:10]

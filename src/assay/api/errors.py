@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import uuid
@@ -9,12 +10,13 @@ import uuid
 import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import AssayError, NotFoundError, StoreError, UserError, store_failure
+from assay.report.run_view import TEMPLATES
 
 log = logging.getLogger("assay.api")
 
@@ -35,6 +37,23 @@ class RateLimited(Exception):
 
 def error(status: int, message: str, kind: str, code: str | None = None, param: str | None = None) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}}, status_code=status)
+
+
+TITLES = {400: "Bad request", 404: "Not found", 405: "Not allowed", 413: "Too large", 429: "Too many requests"}
+
+
+def for_reader(request: Request, reply: JSONResponse) -> Response:
+    """A web UI page's error as a page of the UI (its message, the status kept), an API's as OpenAI's JSON."""
+    if not request.url.path.startswith("/ui"):
+        return reply
+    message = json.loads(bytes(reply.body))["error"]["message"]
+    status = reply.status_code
+    if status == 404 and message == "Not Found":  # Starlette's word for a path no route serves
+        message = f"there is no page at {request.url.path}"
+    title = TITLES.get(status, "Unavailable" if status == 503 else "Something went wrong")
+    page = TEMPLATES.get_template("error.html").render(title=title, message=message)
+    headers = {k: v for k, v in reply.headers.items() if k.lower() in ("retry-after", "allow")}
+    return HTMLResponse(page, status_code=status, headers=headers)
 
 
 def _allowed_methods(request: Request) -> list[str]:
@@ -72,13 +91,13 @@ def install(app: FastAPI) -> None:
     app.add_middleware(RequestId)
 
     @app.exception_handler(NotFoundError)
-    async def not_found(_: Request, exc: NotFoundError) -> JSONResponse:
-        return error(404, exc.message, "invalid_request_error", "not_found")
+    async def not_found(request: Request, exc: NotFoundError) -> Response:
+        return for_reader(request, error(404, exc.message, "invalid_request_error", "not_found"))
 
     @app.exception_handler(UserError)
-    async def bad_request(_: Request, exc: UserError) -> JSONResponse:
+    async def bad_request(request: Request, exc: UserError) -> Response:
         message = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
-        return error(400, message, "invalid_request_error", exc.code)
+        return for_reader(request, error(400, message, "invalid_request_error", exc.code))
 
     @app.exception_handler(RateLimited)
     async def rate_limited(_: Request, exc: RateLimited) -> JSONResponse:
@@ -92,47 +111,48 @@ def install(app: FastAPI) -> None:
         return error(exc.status, str(exc), "invalid_request_error", "invalid_api_key")
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
         first = exc.errors()[0] if exc.errors() else {"loc": [], "msg": "invalid request"}
         where = ".".join(str(p) for p in first["loc"] if p != "body")
         message = str(first["msg"])
-        return error(400, f"{where}: {message}" if where else message, "invalid_request_error", param=where)
+        reply = error(400, f"{where}: {message}" if where else message, "invalid_request_error", param=where)
+        return for_reader(request, reply)
 
     @app.exception_handler(HTTPException)
-    async def http(request: Request, exc: HTTPException) -> JSONResponse:
+    async def http(request: Request, exc: HTTPException) -> Response:
         detail = "the request body is too large" if exc.status_code == 413 else str(exc.detail)
         reply = error(exc.status_code, detail, "invalid_request_error")
         reply.headers.update(exc.headers or {})
         if exc.status_code == 405:
             reply.headers["Allow"] = ", ".join(_allowed_methods(request))
-        return reply
+        return for_reader(request, reply)
 
     @app.exception_handler(OverflowError)
-    async def too_large(_: Request, exc: OverflowError) -> JSONResponse:
+    async def too_large(request: Request, exc: OverflowError) -> Response:
         # A number from the request past what the store's integers hold (SQLite's 64 bits), anywhere.
-        return error(400, "a number in the request is too large", "invalid_request_error", "number_too_large")
+        reply = error(400, "a number in the request is too large", "invalid_request_error", "number_too_large")
+        return for_reader(request, reply)
 
     @app.exception_handler(sa.exc.DataError)
-    async def out_of_range(_: Request, exc: sa.exc.DataError) -> JSONResponse:
+    async def out_of_range(request: Request, exc: sa.exc.DataError) -> Response:
         # PostgreSQL's refusal of a value its column cannot hold (a number out of range): the caller's.
-        return error(
-            400, "a value in the request is out of range for the store", "invalid_request_error", "out_of_range"
-        )
+        message = "a value in the request is out of range for the store"
+        return for_reader(request, error(400, message, "invalid_request_error", "out_of_range"))
 
     @app.exception_handler(StoreError)
-    async def store_down(_: Request, exc: StoreError) -> JSONResponse:
+    async def store_down(request: Request, exc: StoreError) -> Response:
         reply = error(503, exc.message, "server_error", "store_unavailable")
         reply.headers["retry-after"] = "5"
-        return reply
+        return for_reader(request, reply)
 
     @app.exception_handler(sa.exc.OperationalError)
-    async def database_away(_: Request, exc: sa.exc.OperationalError) -> JSONResponse:
+    async def database_away(request: Request, exc: sa.exc.OperationalError) -> Response:
         log.warning("the store is unavailable: %s", type(exc.orig).__name__)
         reply = error(503, store_failure(exc, "answer").message, "server_error", "store_unavailable")
         reply.headers["retry-after"] = "5"
-        return reply
+        return for_reader(request, reply)
 
     @app.exception_handler(AssayError)
-    async def internal(_: Request, exc: AssayError) -> JSONResponse:
+    async def internal(request: Request, exc: AssayError) -> Response:
         log.exception("internal error")
-        return error(500, str(exc), "server_error")
+        return for_reader(request, error(500, str(exc), "server_error"))

@@ -117,7 +117,9 @@ def queue_run(
             settings.warnings = list(spec.simulation.warnings)
         if spec.red_team is not None:
             check_judged(attacked_risks(ctx.store, owner, spec.red_team), stored.testing_criteria)
-    name = fields.name(body.get("name"))
+    # Named as `assay run` names its runs, after the eval, when the caller gives none (OpenAI's runs
+    # always carry a name): a list of runs never shows a blank.
+    name = fields.name(body.get("name")) or stored.name or data_source["type"]
     request = RunRequest(data_source=data_source, settings=settings, project=owner)
     run = ctx.store.create_run(
         eval_id=eval_id, data_source=request.data_source, options=request.settings, name=name, project=owner

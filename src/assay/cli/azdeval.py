@@ -23,7 +23,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from assay.cli.common import dumps, open_store, out
+from assay.cli.common import dumps, invoked_as, open_store, out, print_table
 from assay.errors import ConfigError
 
 DEFAULT_PATH = Path("evals") / "azure.eval.yaml"
@@ -114,7 +114,8 @@ def init_command(
     spec = {"datasets": [{"name": dataset, "file": f"./{relative.as_posix()}"}], "evaluators": [], "evals": [entry]}
     config.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     out.print(f"wrote {config}")
-    out.print(f"next: assay eval create --path {config}; then assay eval run start --eval {entry['name']}")
+    me = invoked_as()
+    out.print(f"next: {me} eval create --path {config}; then {me} eval run start --eval {entry['name']}")
 
 
 @click.command("create")
@@ -258,7 +259,8 @@ class EvalRuns:
         self.remote = _backend(endpoint, api_key) if endpoint else None
         found = (self.remote or StoreBackend(open_store())).stored_eval(self.name)
         if found is None:
-            raise ConfigError(f"eval {self.name} has not been created", hint="assay eval run start creates and runs it")
+            hint = f"{invoked_as()} eval run start creates and runs it"
+            raise ConfigError(f"eval {self.name} has not been created", hint=hint)
         self.eval_id = found[0]
 
     def runs(self) -> list[dict[str, Any]]:
@@ -273,7 +275,7 @@ class EvalRuns:
             return run_id if self.remote else open_store().run_id_for(run_id)
         runs = self.runs()
         if not runs:
-            raise ConfigError(f"eval {self.name} has no runs yet", hint="assay eval run start --eval NAME")
+            raise ConfigError(f"eval {self.name} has no runs yet", hint=f"{invoked_as()} eval run start --eval NAME")
         return str(runs[0]["id"])
 
     def rows(self, run_id: str, failed_only: bool) -> list[dict[str, Any]]:
@@ -348,7 +350,7 @@ def output_list(
     for row in rows:
         score = "" if row["score"] is None else f"{row['score']:.3g}"
         table.add_row(str(row["item"]), row["evaluator"], row["result"], score, row["input"], row["reason"] or "-")
-    out.print(table)
+    print_table(table)
 
 
 @output_group.command("export")
@@ -439,7 +441,7 @@ def compare_command(
             table.add_row(
                 c["testing_criteria"], f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}", f"{c['p_holm']:.3f}", c["verdict"]
             )
-        out.print(table)
+        print_table(table)
         out.print("[dim]P-VALUE: Holm-adjusted across the rows of its kind (McNemar mid-p; paired t or Wilcoxon)[/]")
     regressed = [c for c in found["criteria"] if c["verdict"] == "degraded"]
     undecidable = [c["testing_criteria"] for c in found["criteria"] if c["verdict"] == "too many undetermined"]

@@ -14,6 +14,8 @@ import click
 from rich.console import Console
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from assay.evaluators.catalog import Catalog
     from assay.run.engine import Executor
     from assay.store import Store
@@ -109,6 +111,24 @@ def percent(value: float | None) -> str:
 def counted(count: int, one: str, many: str | None = None) -> str:
     """``1 item``, ``2 items``; ``1 criterion``, ``3 criteria``."""
     return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def print_table(table: Table) -> None:
+    """``table`` as a table when its rows fit the terminal whole; narrower (80 columns, a pipe, CI),
+    each row as a block of ``column: value`` lines instead, so no cell is cut or folded a letter a line."""
+    from rich.measure import Measurement
+
+    if Measurement.get(out, out.options.update_width(100_000), table).maximum <= out.width:
+        out.print(table)
+        return
+    titles = [str(column.header) for column in table.columns]
+    rows = list(zip(*(list(column.cells) for column in table.columns), strict=True))
+    if table.title:
+        out.print(table.title, soft_wrap=True)
+    for row in rows:
+        out.print(row[0], soft_wrap=True, style="bold")
+        for title, cell in zip(titles[1:], row[1:], strict=True):
+            out.print(f"  {title}:" if title else " ", cell, soft_wrap=True)
 
 
 def dumps(value: Any) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from assay.cli.common import dumps, open_store, out
+from assay.cli.common import dumps, invoked_as, open_store, out
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -78,4 +78,4 @@ def list_datasets(as_json: bool) -> None:
     for record in records:
         out.print(f"{record['name']}@{record['version']}  {record['uri']}")
     if not records:
-        out.print(f"no datasets registered in {store.url}: assay dataset add NAME FILE")
+        out.print(f"no datasets registered in {store.url}: {invoked_as()} dataset add NAME FILE")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import CACHE_OPTION, counted, open_store, out
+from assay.cli.common import CACHE_OPTION, counted, invoked_as, open_store, out, print_table
 from assay.cli.serve import models_from_file
 from assay.errors import ConfigError, ItemError
 from assay.evalgen import CATEGORIES, MAX_SAMPLES, MIN_SAMPLES
@@ -126,7 +126,12 @@ def generate_command(
             rubric_wanted = click.confirm(
                 f"Existing evaluator: {existing['rubric']}. Do you want to regenerate?", default=False
             )
-        if not interactive or not (tasks_wanted or rubric_wanted):
+        if not interactive:  # nobody to ask: writing nothing and succeeding would read as done
+            raise ConfigError(
+                f"{out_path} exists, and generate writes nothing over it unasked",
+                hint="--reset-defaults writes it again; --out-file OTHER.yaml writes another beside it",
+            )
+        if not (tasks_wanted or rubric_wanted):
             out.print(f"Keeping existing eval config unchanged ({out_path}); --reset-defaults writes it again")
             return
         kept_dataset = kept_dataset or (None if tasks_wanted else existing["entry"])
@@ -279,7 +284,7 @@ def _report(generated: Generated, files: list[Path], project: Path, out_path: Pa
         out.print(f"[yellow]warning:[/] {warning}")
     for path in files:
         out.print(f"wrote {path.relative_to(project) if path.is_relative_to(project) else path}")
-    out.print(f"next: assay run {out_path}")
+    out.print(f"next: {invoked_as()} run {out_path}")
 
 
 def _coverage(generated: Generated, by_category: Counter[str]) -> None:
@@ -295,7 +300,7 @@ def _coverage(generated: Generated, by_category: Counter[str]) -> None:
         table.add_row(f"R{index + 1}", rule, str(generated.coverage.get(f"R{index + 1}", 0)))
     for tool in generated.tools:
         table.add_row("tool", tool, str(generated.coverage.get(tool, 0)))
-    out.print(table)
+    print_table(table)
 
 
 @eval_group.command("update")
@@ -391,7 +396,7 @@ def lint_command(config: Path, repeats: int, run_id: str | None, cache_mode: Cac
             mark[entry.off_topic],
             "; ".join(entry.reasons) or "[green]ok[/]",
         )
-    out.print(table)
+    print_table(table)
     flagged = [e for e in found if e.reasons]
     out.print(f"{counted(len(flagged), 'criterion', 'criteria')} flagged of {len(found)}")
     if flagged:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from assay.cli.common import out
+from assay.cli.common import invoked_as, out
 
 
 @click.group("import")
@@ -39,7 +39,8 @@ def import_evals_registry(registry: Path, names: tuple[str, ...], data: Path | N
     for found in loaded.evals:
         path = write_eval(found, folder / found.name, model)
         out.print(
-            f"{found.name}: {len(found.samples)} samples → {path}   run it with  assay run {path}", highlight=False
+            f"{found.name}: {len(found.samples)} samples → {path}   run it with  {invoked_as()} run {path}",
+            highlight=False,
         )
     for reason in loaded.skipped:
         out.print(f"[yellow]skipped[/] {reason}", highlight=False)
@@ -63,7 +64,7 @@ def import_promptfoo(config: Path, folder: Path | None) -> None:
     rows = len(suite.tests) * len(suite.prompts)
     out.print(f"{len(suite.tests)} tests × {len(suite.prompts)} prompts = {rows} rows in {target / 'tests.jsonl'}")
     for path in written:
-        out.print(f"wrote {path}   run it with  assay run {path}")
+        out.print(f"wrote {path}   run it with  {invoked_as()} run {path}")
 
 
 @import_group.command("ai-agent-evals")
@@ -84,7 +85,7 @@ def import_ai_agent_evals(
     folder = folder or data_file.parent / f"{data_file.stem}-assay"
     written = write_files(data, data_file, folder, agent=agent, model=model, judge_model=judge_model)
     out.print(f"wrote {written} ({len(data['data'])} rows, {len(data['evaluators'])} evaluators)")
-    out.print(f"next: assay run {written}")
+    out.print(f"next: {invoked_as()} run {written}")
 
 
 @import_group.command("openai-evals")
@@ -100,4 +101,4 @@ def import_openai_evals(files: tuple[Path, ...]) -> None:
     if done.skipped:
         out.print(f"[dim]already here, left as they were: {', '.join(done.skipped)}[/]")
     for run_id in found.runs:
-        out.print(f"  {run_id}   assay runs show {run_id}")
+        out.print(f"  {run_id}   {invoked_as()} runs show {run_id}")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import CACHE_OPTION, dumps, open_store, out, percent
+from assay.cli.common import CACHE_OPTION, dumps, open_store, out, percent, print_table
 from assay.errors import ConfigError
 from assay.review.agreement import agreement, judged_results
 
@@ -72,7 +72,7 @@ def agreement_command(run_id: str, labels_file: Path | None, criterion: str | No
             *(_fmt(f[k]) for k in ("tpr", "tnr", "spearman")),
             _with_interval(f["icc"], f["icc_ci"]),
         )
-    out.print(table)
+    print_table(table)
     out.print(
         "[dim]κ, α ≥ 0.8 reliable, 0.67–0.8 tentative (95% intervals: κ's asymptotic, α's and ICC's by "
         "bootstrap over items); TPR/TNR: the judge's pass and fail on what people passed and failed[/]"
@@ -229,7 +229,7 @@ def _print_length(rows: list[dict[str, Any]]) -> None:
             "–" if slope is None else f"{slope:+.3f}",
             "–" if row["p_value"] is None else f"{row['p_value']:.3g}",
         )
-    out.print(table)
+    print_table(table)
     biased = [r["criterion"] for r in rows if r["p_value"] is not None and r["p_value"] < 0.05 and r["spearman"] > 0]
     if biased:
         out.print(f"[yellow]scores rise with length[/] (p < 0.05): {', '.join(biased)} — check for verbosity bias")

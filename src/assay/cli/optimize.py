@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import CACHE_OPTION, dumps, open_store, out
+from assay.cli.common import CACHE_OPTION, dumps, invoked_as, open_store, out
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -258,7 +258,7 @@ def print_job(state: State) -> None:
     if roles:
         out.print("by role: " + " · ".join(roles))
     if result.get("starred"):
-        out.print(f"next: assay optimize apply --candidate {result['best']} --job {state.id}")
+        out.print(f"next: {invoked_as()} optimize apply --candidate {result['best']} --job {state.id}")
 
 
 def _load(project: Path, job: str | None) -> State:
@@ -272,7 +272,7 @@ def _load(project: Path, job: str | None) -> State:
         return State.load(found[-1])
     path = jobs / job / "state.json"
     if not path.is_file():
-        raise ConfigError(f"no optimization job {job!r} in {jobs}", hint="assay optimize list shows them")
+        raise ConfigError(f"no optimization job {job!r} in {jobs}", hint=f"{invoked_as()} optimize list shows them")
     return State.load(path)
 
 
@@ -353,7 +353,8 @@ def apply_command(candidate_id: str, job: str | None, project: Path) -> None:
 
     state = _load(project, job)
     if candidate_id not in state.candidates:
-        raise ConfigError(f"job {state.id} has no candidate {candidate_id!r}", hint="assay optimize status lists them")
+        hint = f"{invoked_as()} optimize status lists them"
+        raise ConfigError(f"job {state.id} has no candidate {candidate_id!r}", hint=hint)
     entry = state.candidates[candidate_id]
     config = config_from(entry["config"])
     folder = project / ".agent_configs" / candidate_id

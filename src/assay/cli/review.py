@@ -13,7 +13,7 @@ import json
 import click
 from rich.table import Table
 
-from assay.cli.common import DEFAULT_PROJECT, dumps, open_store, out
+from assay.cli.common import DEFAULT_PROJECT, dumps, invoked_as, open_store, out
 
 
 @click.group("review")
@@ -72,7 +72,7 @@ def create_command(
     size = len(store.queue_items(queue["project"], queue["id"]))
     out.print(f"review queue [bold]{queue['id']}[/]: {size} items of {run.id}", soft_wrap=True)
     served = server_for(store.url)
-    where = f"{served}/ui/reviews/{queue['id']}" if served else f"assay serve, then /ui/reviews/{queue['id']}"
+    where = f"{served}/ui/reviews/{queue['id']}" if served else f"{invoked_as()} serve, then /ui/reviews/{queue['id']}"
     out.print(f"answer it at: {where}", soft_wrap=True)
 
 

@@ -13,6 +13,7 @@ from assay.cli.common import (
     calibration_options,
     counted,
     executor_options,
+    invoked_as,
     make_executor,
     open_store,
     out,
@@ -147,7 +148,7 @@ def refuse_nothing_evaluated(outcome: RunOutcome) -> None:
     if counts.total and counts.errored == counts.total and not decided:  # no criterion judged any item
         out.print(
             f"[red]nothing could be evaluated[/]: all {counts.total} items errored "
-            f"(each item's error: assay results {outcome.run.id} --format csv)",
+            f"(each item's error: {invoked_as()} results {outcome.run.id} --format csv)",
             highlight=False,
         )
         sys.exit(NOTHING_EVALUATED)
@@ -259,11 +260,11 @@ def run_eval(
                 outcome = finish_run(prepared, run, store, options=options, on_stored=advance, on_sample=sampled)
         except KeyboardInterrupt:
             progress.stop()
-            out.print(f"[yellow]canceled[/]: resume with  assay run {eval_yaml} --resume {run.id}")
+            out.print(f"[yellow]canceled[/]: resume with  {invoked_as()} run {eval_yaml} --resume {run.id}")
             sys.exit(130)
         except RunStopped as exc:
             progress.stop()
-            exc.hint = resume_hint(exc, f"assay run {eval_yaml} --resume {run.id}")
+            exc.hint = resume_hint(exc, f"{invoked_as()} run {eval_yaml} --resume {run.id}")
             raise
     print_summary(outcome.run, outcome.summary, store.url)
     print_error_causes(error_causes(store, run.id), outcome.summary)

@@ -10,7 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from assay.cli.common import calibration_options, dumps, open_store, out
+from assay.cli.common import calibration_options, dumps, invoked_as, open_store, out
 
 if TYPE_CHECKING:
     from assay.results import OutputItem
@@ -65,7 +65,7 @@ def list_runs(limit: int, status: str | None, wide: bool, as_json: bool) -> None
             row += [str(counts.passed), str(counts.failed), str(counts.errored)]
         table.add_row(*row)
     out.print(table)
-    out.print(f"[dim]store {store.url} · assay runs show RUN · --wide: whole ids[/]")
+    out.print(f"[dim]store {store.url} · {invoked_as()} runs show RUN · --wide: whole ids[/]", soft_wrap=True)
 
 
 @runs_group.command("show")

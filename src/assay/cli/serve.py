@@ -152,12 +152,13 @@ def serve(
     store = open_store()
     registry = models_from_file(models_file, store, cache_mode)
     _sandbox_for_others()
+    if not store.has_keys() and not is_loopback_host(host):
+        raise ConfigError(
+            f"no API keys exist, so assay serves loopback only and will not listen on {host}",
+            hint="create one with `assay keys create --project NAME`, or serve on 127.0.0.1",
+        )
+    listener = listen(host, port)  # a taken port is said before anything starts or claims to serve
     if not store.has_keys():
-        if not is_loopback_host(host):
-            raise ConfigError(
-                f"no API keys exist, so assay serves loopback only and will not listen on {host}",
-                hint="create one with `assay keys create --project NAME`, or serve on 127.0.0.1",
-            )
         out.print("[yellow]no API keys configured: anyone on this machine can call the API (loopback only)[/]")
     jobs = for_workers(store, lambda project: catalog(store, project), lambda: registry)
     stop, _ = start_workers(
@@ -165,7 +166,7 @@ def serve(
     )
     app = create_app(store, catalog=lambda project: catalog(store, project), models=lambda: registry)
     start_firer(app.state.assay, stop, f"{socket.gethostname()}:{os.getpid()}")  # evaluation rules' runs
-    base = f"{'https' if pair else 'http'}://{host}:{port}"
+    base = f"{'https' if pair else 'http'}://{_netloc(host, listener)}"
     certfile_, keyfile_ = (str(pair[0]), str(pair[1])) if pair else (None, None)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", ssl_certfile=certfile_, ssl_keyfile=keyfile_
@@ -183,7 +184,7 @@ def serve(
                 f"{base}/v1/chat/completions, {base}/v1/responses[/]"
             )
             with announced(base, store.url):
-                server.run()
+                server.run(sockets=[listener])
         if not server.started:  # as uvicorn.run ends when the port is taken or the app's startup failed
             raise SystemExit(STARTUP_FAILURE)
     finally:
@@ -267,14 +268,19 @@ def create_key(project: str) -> None:
     help="Another free port when this one is taken (0: any free port).",
 )
 @click.option("--no-browser", is_flag=True, help="Print the link; do not open a browser.")
-def view(run_id: str | None, host: str, port: int, no_browser: bool) -> None:
-    """Open the web UI on this store, read-only, at RUN's page (or the runs list)."""
+@click.pass_context
+def view(ctx: click.Context, run_id: str | None, host: str, port: int, no_browser: bool) -> None:
+    """Open the web UI on this store, read-only, at RUN's page (or the runs list).
+
+    With --port given, the UI is served on exactly that port (an error when it is taken); without,
+    a running `assay serve` of this store is used, else port 8000 or another free one."""
     from assay.api.announce import server_for
     from assay.outbound import is_loopback_host
 
     store = open_store()
     page = f"/ui/runs/{store.run_id_for(run_id)}" if run_id else "/ui"
-    running = server_for(store.url)
+    chosen = ctx.get_parameter_source("port") is not click.core.ParameterSource.DEFAULT
+    running = None if chosen else server_for(store.url)
     if running is not None:  # `assay serve` has this store already: use it
         out.print(f"{running}{page}  (served by a running `assay serve`; store {store.url})", soft_wrap=True)
         if not no_browser:
@@ -282,14 +288,32 @@ def view(run_id: str | None, host: str, port: int, no_browser: bool) -> None:
         return
     if not is_loopback_host(host):
         raise ConfigError(f"assay view serves loopback only, not {host}", hint="use assay serve with API keys")
+    listener = listen(host, port, or_any=not chosen)
+    base = f"http://{_netloc(host, listener)}"
+    _serve_read_only(store, listener, base, page, open_browser=not no_browser)
+
+
+def listen(host: str, port: int, *, or_any: bool = False) -> socket.socket:
+    """A socket bound to HOST:PORT and listening (connections from here on wait for the server
+    instead of being refused); with ``or_any``, any free port when PORT is taken."""
     listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: no wait after a restart
     try:
         listener.bind((host, port))
-    except OSError:
+    except OSError as exc:
+        if not or_any:
+            listener.close()
+            raise ConfigError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                hint="another program holds the port: choose another with --port (0: any free port)",
+            ) from None
         listener.bind((host, 0))
-    listener.listen(128)  # from here connections wait for the server instead of being refused
-    base = f"http://{f'[{host}]' if ':' in host else host}:{listener.getsockname()[1]}"
-    _serve_read_only(store, listener, base, page, open_browser=not no_browser)
+    listener.listen(2048)
+    return listener
+
+
+def _netloc(host: str, listener: socket.socket) -> str:
+    return f"{f'[{host}]' if ':' in host else host}:{listener.getsockname()[1]}"
 
 
 def _serve_read_only(store: Store, listener: socket.socket, base: str, page: str, *, open_browser: bool) -> None:

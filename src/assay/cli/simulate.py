@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from assay.cli.common import CACHE_OPTION, DEFAULT_PROJECT, catalog, open_store, out
+from assay.cli.common import CACHE_OPTION, DEFAULT_PROJECT, catalog, invoked_as, open_store, out
 from assay.cli.run import finish_with_progress
 from assay.cli.serve import models_from_file
 from assay.errors import ConfigError
@@ -109,7 +109,7 @@ def simulate_command(
         f"[dim]{scenarios.name}: {total} conversations ({repetitions} per scenario, at most {max_turns} "
         f"turns) · run {run.id}[/]"
     )
-    resume = f"resume with  assay simulate {scenarios} ... --resume {run.id}"
+    resume = f"resume with  {invoked_as()} simulate {scenarios} ... --resume {run.id}"
     outcome = finish_with_progress(
         prepared, run, store, label="simulating", concurrency=concurrency, canceled_hint=resume
     )

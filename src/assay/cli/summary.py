@@ -42,9 +42,9 @@ def print_error_causes(causes: dict[str, Counter[str]], summary: RunSummary) -> 
 
 def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
     table = Table(title=f"{run.name or 'run'} — {run.status}", title_justify="left")
-    # Sized to fit 80 columns: names give way (with an ellipsis) before the numbers do.
-    table.add_column("criterion", no_wrap=True, max_width=20, overflow="ellipsis")
-    table.add_column("metric", no_wrap=True, max_width=12, overflow="ellipsis")
+    # Sized to fit 80 columns: a long name folds onto a second line before a number gives way; none is cut.
+    table.add_column("criterion", max_width=20, overflow="fold")
+    table.add_column("metric", max_width=16, overflow="fold")
     table.add_column("pass rate [95%]", justify="right", no_wrap=True, min_width=15)
     table.add_column("mean", justify="right", no_wrap=True, min_width=6)
     # Counts without a verdict beyond errors and skips (u: undetermined, x: filtered) are columns only
@@ -75,7 +75,8 @@ def print_summary(run: Run, summary: RunSummary, store_url: str) -> None:
     out.print(
         f"items: {counts.total} total, [green]{counts.passed} passed[/], [red]{counts.failed} failed[/], "
         f"[yellow]{counts.errored} errored[/], {counts.skipped} skipped{undetermined}{filtered}"
-        f"  (pass rate {percent(summary.pass_rate())} of {decided} decided)"
+        f"  (pass rate {percent(summary.pass_rate())} of {decided} decided)",
+        soft_wrap=True,
     )
     if summary.tasks is not None and summary.tasks.composite is not None:
         scores = ", ".join(f"{t.name} {t.score:.2f}" for t in summary.tasks.tasks if t.score is not None)

@@ -130,8 +130,9 @@ async def generate(
     written: list[dict[str, Any]] = []
     dropped = 0
     if tasks:
-        intents = await _intents(model, about, rules, tools, count, seed)
+        intents = within(await _intents(model, about, rules, tools, count, seed), count)
         written, dropped = await _tasks(model, about, intents, seed)
+        written = written[:count]  # a generator that answers more tasks than intents does not pass max_samples
     dimensions = await _rubric(model, about, seed) if rubric else []
     result = Generated(written, dimensions, rules, tools, dropped_duplicates=dropped)
     if not tasks:
@@ -241,6 +242,28 @@ async def _tasks(
     for index, task in enumerate(tasks):
         task["id"] = index + 1
     return tasks, dropped
+
+
+def within(intents: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """At most ``count`` intents (``max_samples``): the coverage rounds and a generous generator may
+    give more. Those that cover a rule or tool no other kept intent covers are kept first (greedy set
+    cover), the rest in the order written; the kept ones keep that order."""
+    if len(intents) <= count:
+        return intents
+    covers = [{*intent["rules"], *intent["tools"]} for intent in intents]
+    uncovered = set().union(*covers)
+    kept: set[int] = set()
+    while uncovered and len(kept) < count:
+        best = max((i for i in range(len(intents)) if i not in kept), key=lambda i: len(covers[i] & uncovered))
+        if not covers[best] & uncovered:
+            break
+        kept.add(best)
+        uncovered -= covers[best]
+    for index in range(len(intents)):
+        if len(kept) == count:
+            break
+        kept.add(index)
+    return [intents[i] for i in sorted(kept)]
 
 
 def _task(raw: Any, intents: list[dict[str, Any]], names: set[str]) -> dict[str, Any] | None:

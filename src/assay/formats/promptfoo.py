@@ -25,14 +25,15 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from jinja2 import TemplateError
 
 from assay.config.yamlfile import load_lined, safe_load, strip_lines
 from assay.errors import ConfigError
-from assay.evaluators.promptfoo import TEST_TRANSFORM, base_type, is_known, needs_model
+from assay.evaluators.promptfoo import base_type, is_known, needs_model
+from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.sandbox.templates import BoundedEnvironment, compile_bounded
 
 DEFAULT_GRADER = "gpt-4.1-mini"
@@ -77,7 +78,7 @@ class Prompt:
 class Test:
     description: str
     vars: dict[str, Any]
-    asserts: list[dict[str, Any]]
+    asserts: list[Assertion]
     threshold: float | None
     line: int
 
@@ -322,7 +323,8 @@ def _tests(entry: dict[str, Any], line: int, default: dict[str, Any], at: _Where
     raw_asserts = [*(default.get("assert") or []), *(entry.get("assert") or [])]
     for assertion in raw_asserts:
         _check_assertion(assertion, at, line)
-    asserts = [_prepared_assertion(strip_lines(a), at, a.get("__line__", line)) for a in raw_asserts]
+    # Checked one by one above and prepared here: from now on each is an Assertion, whatever YAML gave.
+    asserts = [cast(Assertion, _prepared_assertion(strip_lines(a), at, a.get("__line__", line))) for a in raw_asserts]
     if transform is not None:  # each assertion judges the transformed output (then its own transform's)
         asserts = [{**a, TEST_TRANSFORM: transform} for a in asserts]
     threshold = entry.get("threshold", default.get("threshold"))
@@ -493,7 +495,7 @@ def _rendered_vars(variables: dict[str, Any], where: str) -> dict[str, Any]:
     return rendered
 
 
-def _rendered(assertion: dict[str, Any], variables: dict[str, Any], where: str) -> dict[str, Any]:
+def _rendered(assertion: Assertion, variables: dict[str, Any], where: str) -> Assertion:
     """An assertion's value with the test's vars filled in (promptfoo renders them too)."""
     if base_type(str(assertion.get("type")))[0] == "assert-set":
         return {**assertion, "assert": [_rendered(a, variables, where) for a in assertion.get("assert") or []]}

@@ -31,10 +31,36 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Required, TypedDict, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from assay.errors import ConfigError
+
+
+class RecurrenceSchedule(TypedDict, total=False):
+    """A ``Recurrence`` trigger's ``schedule``, as Foundry's schedules carry it."""
+
+    type: Required[str]
+    """Hourly, Daily (``hours``), Weekly (``daysOfWeek``) or Monthly (``daysOfMonth``)."""
+    hours: list[int]
+    minutes: list[int]
+    daysOfWeek: list[str]
+    daysOfMonth: list[int]
+
+
+class Trigger(TypedDict, total=False):
+    """A schedule's ``trigger``, as Foundry's schedules carry it (``check`` refuses any other)."""
+
+    type: Required[str]
+    """OneTime (``triggerAt``), Recurrence (``interval``, ``schedule``) or Cron (``expression``)."""
+    timeZone: str
+    triggerAt: str
+    startTime: str
+    endTime: str
+    interval: int
+    schedule: RecurrenceSchedule
+    expression: str
+
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 HORIZON_DAYS = 366 * 5
@@ -47,7 +73,7 @@ SHIFT = dt.timedelta(hours=3)
 """More than any daylight-saving change moves a wall time (two hours at most, in any zone)."""
 
 
-def next_fire(trigger: dict[str, Any], after: float, anchor: float | None = None) -> float | None:
+def next_fire(trigger: Trigger, after: float, anchor: float | None = None) -> float | None:
     """The first firing strictly after ``after`` (epoch seconds), or None when there is none.
     ``anchor``: when the schedule was saved, from which a recurrence without ``startTime`` counts
     (``after`` when not given)."""
@@ -77,6 +103,7 @@ def check(trigger: Any, now: float | None = None) -> None:
     one that will never fire after it too."""
     if not isinstance(trigger, dict):
         raise ConfigError("trigger: expected {type: OneTime | Recurrence | Cron, ...}")
+    trigger = cast(Trigger, trigger)  # its fields are each read, and refused, below
     kind = trigger.get("type")
     if kind == "Recurrence":
         _interval(trigger, _recurrence_kind(trigger.get("schedule")))
@@ -205,16 +232,14 @@ def _recurrence_kind(schedule: Any) -> str:
     return kind
 
 
-def _interval(trigger: dict[str, Any], unit: str) -> int:
+def _interval(trigger: Trigger, unit: str) -> int:
     interval, longest = trigger.get("interval"), LONGEST_INTERVAL[unit]
     if isinstance(interval, bool) or not isinstance(interval, int) or not 1 <= interval <= longest:
         raise ConfigError(f"trigger.interval: a whole number from 1 to {longest} ({unit}), got {interval!r}")
     return interval
 
 
-def _recurrence(
-    trigger: dict[str, Any], zone: dt.tzinfo, start: float | None, anchor: float, after: float
-) -> float | None:
+def _recurrence(trigger: Trigger, zone: dt.tzinfo, start: float | None, anchor: float, after: float) -> float | None:
     schedule = trigger["schedule"]
     kind = _recurrence_kind(schedule)
     interval = _interval(trigger, kind)
@@ -238,7 +263,7 @@ def _recurrence(
     return _first_after(days(), zone, False, max(after, earliest - 1))
 
 
-def _day_times(schedule: dict[str, Any], kind: str, origin: dt.datetime, day: dt.date) -> list[tuple[int, int]]:
+def _day_times(schedule: RecurrenceSchedule, kind: str, origin: dt.datetime, day: dt.date) -> list[tuple[int, int]]:
     """The wall times (hour, minute) a recurrence fires at on ``day`` of an active period."""
     if kind == "Daily":
         return [(hour, origin.minute) for hour in sorted(set(schedule["hours"]))]

@@ -18,6 +18,7 @@ from typing import Any
 
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.evaluators.promptfoo.checks import CHECKS, Seen, Verdict
 from assay.evaluators.promptfoo.graded import GRADED
 from assay.llm import Model
@@ -25,8 +26,6 @@ from assay.sandbox import Sandbox, asked
 
 PYTHON_TIME_LIMIT = 60.0
 PYTHON_MEMORY_MB = 1024
-TEST_TRANSFORM = "__test_transform__"
-"""Where an imported assertion carries its test's ``options.transform``."""
 KNOWN = {*CHECKS, *GRADED, "python", "javascript", "assert-set"}
 
 
@@ -39,7 +38,7 @@ def is_known(kind: str) -> bool:
     return base_type(kind)[0] in KNOWN
 
 
-def needs_model(assertions: list[dict[str, Any]]) -> bool:
+def needs_model(assertions: list[Assertion]) -> bool:
     """Whether any assertion (in a set too) is graded by a model."""
     for assertion in assertions:
         kind = base_type(str(assertion.get("type")))[0]
@@ -56,7 +55,7 @@ class _Judge:
         self.transforms: dict[tuple[str, str], Any] = {}
         """Each transform's result for an input, worked out once per item."""
 
-    async def one(self, assertion: dict[str, Any], seen: Seen) -> Verdict:
+    async def one(self, assertion: Assertion, seen: Seen) -> Verdict:
         transforms = [code for code in (assertion.get(TEST_TRANSFORM), assertion.get("transform")) if code]
         if transforms:
             seen = dataclasses.replace(seen, output=await self.transformed(transforms, seen))
@@ -77,7 +76,7 @@ class _Judge:
             return await self.javascript(assertion, seen, inverse)
         raise ItemError(f"unknown assertion type {assertion.get('type')!r}")
 
-    async def all(self, assertions: list[dict[str, Any]], seen: Seen, threshold: float | None) -> Verdict:
+    async def all(self, assertions: list[Assertion], seen: Seen, threshold: float | None) -> Verdict:
         """promptfoo's aggregation: the weighted mean score; pass when all pass, or, given a
         threshold, when the mean reaches it."""
         total = weight_sum = 0.0
@@ -128,7 +127,7 @@ class _Judge:
             self.sandbox = sandbox
         return self.sandbox
 
-    async def python(self, assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    async def python(self, assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
         source, function = assertion.get("source"), assertion.get("function", "main")
         if not isinstance(source, str):
             raise ItemError("a python assertion carries no code (import the config with assay import promptfoo)")
@@ -167,7 +166,7 @@ class _Judge:
             raise ItemError(f"the {what} returned nothing readable")
         return returned
 
-    async def javascript(self, assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    async def javascript(self, assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
         """promptfoo's ``javascript`` assertion, run in V8 (mini-racer) inside the sandbox."""
         code = assertion.get("value")
         if not isinstance(code, str) or not code.strip():

@@ -23,6 +23,7 @@ from rapidfuzz.distance import Levenshtein
 from assay.dataset.schema import check_patterns, linear_time
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.promptfoo import markup
+from assay.evaluators.promptfoo.assertion import Assertion
 from assay.outbound import serving
 from assay.regexes import UnsupportedPattern, search
 
@@ -45,7 +46,7 @@ class Seen:
     prompt: str
 
 
-Check = Callable[[dict[str, Any], Seen, bool], Verdict]
+Check = Callable[[Assertion, Seen, bool], Verdict]
 
 
 def boolean(passed: bool, inverse: bool, failure: str) -> Verdict:
@@ -62,14 +63,14 @@ def graded(score: float, threshold: float, inverse: bool, name: str) -> Verdict:
     return Verdict(ok, 1 - score if inverse else score, f"{name} {score:.2f} is {comparison} threshold {threshold}")
 
 
-def _value(assertion: dict[str, Any]) -> Any:
+def _value(assertion: Assertion) -> Any:
     value = assertion.get("value")
     if value is None or value == "":
         raise ItemError(f"a {assertion['type']!r} assertion needs a value")
     return value
 
 
-def _listed(assertion: dict[str, Any]) -> list[str]:
+def _listed(assertion: Assertion) -> list[str]:
     """contains-any/-all take a list, or a comma-separated string (quotes keep a comma inside)."""
     value = _value(assertion)
     if isinstance(value, str):
@@ -79,7 +80,7 @@ def _listed(assertion: dict[str, Any]) -> list[str]:
     raise ItemError(f"a {assertion['type']!r} assertion needs a list of strings")
 
 
-def equals(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def equals(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     value = assertion.get("value")
     if isinstance(value, (dict, list)):
         try:
@@ -91,7 +92,7 @@ def equals(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
 
 
 def _contains(fold: bool) -> Check:
-    def check(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    def check(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
         value = str(_value(assertion))
         output = seen.output.lower() if fold else seen.output
         found = (value.lower() if fold else value) in output
@@ -101,7 +102,7 @@ def _contains(fold: bool) -> Check:
 
 
 def _contains_many(fold: bool, every: bool) -> Check:
-    def check(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+    def check(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
         values = _listed(assertion)
         output = seen.output.lower() if fold else seen.output
         present = [v for v in values if (v.lower() if fold else v) in output]
@@ -116,12 +117,12 @@ def _contains_many(fold: bool, every: bool) -> Check:
     return check
 
 
-def starts_with(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def starts_with(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     value = str(_value(assertion))
     return boolean(seen.output.startswith(value), inverse, f'Expected output to {{not}}start with "{value}"')
 
 
-def regex(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def regex(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     pattern = str(_value(assertion))
     try:  # linear time; Python's engine only for the user's own files in a local process
         found = search(pattern, seen.output, fallback=not serving())
@@ -132,7 +133,7 @@ def regex(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
     return boolean(found, inverse, f'Expected output to {{not}}match regex "{pattern}"')
 
 
-def _schema_validator(assertion: dict[str, Any]) -> jsonschema.protocols.Validator | None:
+def _schema_validator(assertion: Assertion) -> jsonschema.protocols.Validator | None:
     schema: Any = assertion.get("value")
     if schema is None or schema == "":
         return None
@@ -162,7 +163,7 @@ def _schema_problem(validator: jsonschema.protocols.Validator, value: Any) -> st
     return None if error is None else f"{'/'.join(str(p) for p in error.absolute_path) or 'value'}: {error.message}"
 
 
-def is_json(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def is_json(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     try:
         parsed = json.loads(seen.output)
     except ValueError:
@@ -194,7 +195,7 @@ def json_values_in(text: str) -> list[Any]:
         position = end
 
 
-def contains_json(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def contains_json(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     values = json_values_in(seen.output)
     validator = _schema_validator(assertion) if values else None
     if validator is None:
@@ -220,7 +221,7 @@ def _tool_calls(seen: Seen) -> Any:
     return parsed.get("tool_calls") if isinstance(parsed, dict) else parsed
 
 
-def valid_tools_call(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def valid_tools_call(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     calls = _tool_calls(seen)
     looks_right = (
         isinstance(calls, list)
@@ -254,7 +255,7 @@ def valid_tools_call(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Ve
     return boolean(True, inverse, "Every tool call matched its schema")
 
 
-def levenshtein(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def levenshtein(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     value = _value(assertion)
     if not isinstance(value, str):
         raise ItemError("a 'levenshtein' assertion needs a string value")
@@ -288,7 +289,7 @@ def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
     return sum((grams(candidate) & reference_grams).values()) / total if total else 0.0
 
 
-def rouge(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def rouge(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     value = _value(assertion)
     if not isinstance(value, str):
         raise ItemError("a 'rouge-n' assertion needs a string value")
@@ -319,7 +320,7 @@ def bleu_score(candidate: str, references: list[str]) -> float:
     return penalty * math.exp(log_sum)
 
 
-def bleu(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def bleu(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     value = _value(assertion)
     references = value if isinstance(value, list) else [value]
     if not all(isinstance(r, str) for r in references):
@@ -329,7 +330,7 @@ def bleu(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
     return graded(bleu_score(seen.output, references), assertion.get("threshold", 0.5), inverse, "BLEU score")
 
 
-def _measured(assertion: dict[str, Any], seen: Seen, inverse: bool, key: str, unit: str) -> Verdict:
+def _measured(assertion: Assertion, seen: Seen, inverse: bool, key: str, unit: str) -> Verdict:
     threshold = assertion.get("threshold")
     if threshold is None:
         raise ItemError(f"a {assertion['type']!r} assertion needs a threshold")
@@ -341,15 +342,15 @@ def _measured(assertion: dict[str, Any], seen: Seen, inverse: bool, key: str, un
     return boolean(within, inverse, f"{unit} {measured:g} is {state} the threshold {threshold}")
 
 
-def latency(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def latency(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     return _measured(assertion, seen, inverse, "latency_ms", "Latency (ms)")
 
 
-def cost(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def cost(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     return _measured(assertion, seen, inverse, "cost", "Cost (USD)")
 
 
-def word_count(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def word_count(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     """Words split on whitespace; ``value`` a count, or ``{min, max}`` (either may be left out)."""
     value = _value(assertion)
     count = len(seen.output.split())
@@ -402,7 +403,7 @@ def gleu_score(candidate: str, references: list[str]) -> float:
     return max(scores)
 
 
-def gleu(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def gleu(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     value = _value(assertion)
     references = value if isinstance(value, list) else [value]
     if not all(isinstance(r, str) for r in references):
@@ -410,7 +411,7 @@ def gleu(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
     return graded(gleu_score(seen.output, references), assertion.get("threshold", 0.5), inverse, "GLEU score")
 
 
-def finish_reason(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def finish_reason(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     """The provider's finish reason, compared without case; a provider that gave none fails it."""
     value = _value(assertion)
     if not isinstance(value, str):
@@ -423,7 +424,7 @@ def finish_reason(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdi
     )
 
 
-def _required_elements(assertion: dict[str, Any]) -> list[str]:
+def _required_elements(assertion: Assertion) -> list[str]:
     value = assertion.get("value")
     if value is None or value == "" or value == []:
         return []
@@ -477,12 +478,12 @@ def _xml_candidates(text: str) -> list[tuple[int, int]]:
     return sorted(found, key=lambda span: (span[0], -span[1]))
 
 
-def is_xml(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def is_xml(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     problem = _xml_problem(seen.output, _required_elements(assertion))
     return boolean(problem is None, inverse, problem or "XML was {not}expected")
 
 
-def contains_xml(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def contains_xml(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     required = _required_elements(assertion)
     candidates = _xml_candidates(seen.output)
     problem = "No XML content found in the output" if not candidates else None
@@ -493,17 +494,17 @@ def contains_xml(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdic
     return boolean(problem is None, inverse, problem or "XML was {not}expected")
 
 
-def is_html(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def is_html(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     problem = markup.html_problem(seen.output)
     ok = (problem is None) != inverse
     return Verdict(ok, 1.0 if ok else 0.0, "Assertion passed" if ok else problem or "Output is valid HTML")
 
 
-def contains_html(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def contains_html(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     return boolean(markup.contains_html(seen.output), inverse, "Expected output to {not}contain HTML content")
 
 
-def is_refusal(assertion: dict[str, Any], seen: Seen, inverse: bool) -> Verdict:
+def is_refusal(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     if not seen.output.strip():  # promptfoo: an empty answer is a refusal, scored 0 either way
         ok = not inverse
         return Verdict(ok, 0.0, "Empty response treated as refusal" if ok else "Expected output to not be a refusal")

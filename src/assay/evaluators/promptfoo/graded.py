@@ -18,6 +18,7 @@ from assay.evaluators.base import Score
 from assay.evaluators.judges.judge import CallLog, JudgeDefinition, ask_json, judge_factory
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, number_in_range
 from assay.evaluators.judges.quality import GROUNDEDNESS, RELEVANCE, SIMILARITY
+from assay.evaluators.promptfoo.assertion import Assertion
 from assay.evaluators.promptfoo.checks import Seen, Verdict
 from assay.llm import Model
 
@@ -29,7 +30,7 @@ FACT_CATEGORIES = {
     "D": "the output and the reference answer disagree",
     "E": "they differ, but the differences do not matter for factuality",
 }
-GradedCheck = Callable[[dict[str, Any], Seen, bool, Model], Awaitable[Verdict]]
+GradedCheck = Callable[[Assertion, Seen, bool, Model], Awaitable[Verdict]]
 FACT_KEYS = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}
 
 
@@ -45,7 +46,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-async def llm_rubric(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+async def llm_rubric(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
     hint = '{"reason": "<why>", "pass": <true or false>, "score": <a number from 0 to 1>}'
     user = (
         f"# Rubric\n{_text(assertion.get('value'))}\n\n# Output\n{seen.output}\n\n"
@@ -62,7 +63,7 @@ async def llm_rubric(assertion: dict[str, Any], seen: Seen, inverse: bool, model
     return _verdict(ok, score, inverse, str(answer.get("reason") or ""), usage)
 
 
-async def g_eval(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+async def g_eval(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
     criteria = assertion.get("value")
     listed = criteria if isinstance(criteria, list) else [criteria]
     hint = '{"steps": ["<evaluation step>", ...], "reason": "<why>", "score": <an integer from 0 to 10>}'
@@ -80,7 +81,7 @@ async def g_eval(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Mo
     return _verdict(score >= threshold, score, inverse, str(answer.get("reason") or ""), usage)
 
 
-async def factuality(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+async def factuality(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
     categories = "\n".join(f"({key}) {meaning}" for key, meaning in FACT_CATEGORIES.items())
     hint = '{"category": "<A, B, C, D or E>", "reason": "<why>"}'
     user = (
@@ -105,7 +106,7 @@ async def factuality(assertion: dict[str, Any], seen: Seen, inverse: bool, model
     return _verdict(score > 0, score, inverse, reason, usage, {"category": category})
 
 
-async def closed_qa(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+async def closed_qa(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
     """promptfoo's ``model-graded-closedqa``: does the output meet the criterion, yes or no."""
     hint = '{"reason": "<why>", "meets": <true or false>}'
     user = (
@@ -120,9 +121,9 @@ async def closed_qa(assertion: dict[str, Any], seen: Seen, inverse: bool, model:
 
 
 def _judged(
-    definition: JudgeDefinition, default_threshold: float, fields: Callable[[dict[str, Any], Seen], dict[str, Any]]
+    definition: JudgeDefinition, default_threshold: float, fields: Callable[[Assertion, Seen], dict[str, Any]]
 ) -> GradedCheck:
-    async def check(assertion: dict[str, Any], seen: Seen, inverse: bool, model: Model) -> Verdict:
+    async def check(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
         inputs = fields(assertion, seen)
         missing = [name for name in definition.required if not inputs.get(name)]
         if missing:
