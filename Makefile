@@ -80,9 +80,17 @@ $(PROMPTFOO_HOME)/.installed:
 	cd $(PROMPTFOO_HOME) && npm install --silent --no-audit --no-fund promptfoo@0.123.1 node@22
 	touch $@
 
-# What others wrote, run against assay: Microsoft's azure-ai-projects samples and real promptfoo
-# (N of M, each miss's reason).
-conformance: $(VENV)/.installed-dev $(SAMPLES_VENV)/.installed $(PROMPTFOO_HOME)/.installed sandbox
+# Inspect AI in a venv of its own: it writes logs assay imports, and reads and serves the logs assay writes.
+INSPECT_VENV ?= .venv-inspect
+$(INSPECT_VENV)/.installed:
+	$(PYTHON) -m venv $(INSPECT_VENV)
+	$(INSPECT_VENV)/bin/pip install -q --upgrade pip
+	$(INSPECT_VENV)/bin/pip install -q "inspect_ai==0.3.285"
+	touch $@
+
+# What others wrote, run against assay: Microsoft's azure-ai-projects samples, real promptfoo and
+# Inspect AI (N of M, each miss's reason).
+conformance: $(VENV)/.installed-dev $(SAMPLES_VENV)/.installed $(PROMPTFOO_HOME)/.installed $(INSPECT_VENV)/.installed sandbox
 	$(BIN)/pytest -m conformance tests/conformance -s
 
 $(VENV)/.installed-bench: $(VENV)/.installed-dev
@@ -103,4 +111,4 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/gate_false_alarms.py
 
 clean:
-	rm -rf $(VENV) $(SAMPLES_VENV) .conformance .assay .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAMPLES_VENV) $(INSPECT_VENV) .conformance .assay .pytest_cache .mypy_cache .ruff_cache

@@ -370,6 +370,8 @@ RUN_BY = {
         "sh",
     ): "test_the_simulation_commands_and_eval_yaml_run_as_written",
     ("Coming from promptfoo or OpenAI Evals", "sh"): "test_the_promptfoo_snippet_runs_as_written",
+    ("Inspect AI logs", "sh"): "tests/formats/test_inspect_log.py::test_the_guides_block_runs_as_written",
+    ("Every Eval Ever records", "sh"): "tests/formats/test_every_eval_ever.py::test_the_guides_block_runs_as_written",
     ("Red teaming: attack a model or agent", "sh"): "test_the_red_team_commands_run_as_written",
     ("Agents: tasks, generated evals, and the optimizer", "sh"): "test_the_agent_commands_run_as_written",
     ("Traces: evaluate what agents actually did", "python"): "test_the_traces_block_runs_as_written",

@@ -6,6 +6,7 @@ answers, keeps every answer, and its labels feed the judges' agreement and calib
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -277,7 +278,9 @@ def test_an_answer_the_queue_does_not_ask_for_is_refused(served):
     form = urllib.parse.urlencode({"reviewer": "eve", "verdict:mentions": "maybe", "csrf": token}).encode()
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(f"{served.url}/ui/reviews/{queue['id']}/items/0", data=form)  # noqa: S310 - loopback
-    assert refused.value.code == 400 and "'maybe' is not one of fail, pass" in refused.value.read().decode()
+    assert refused.value.code == 400 and "'maybe' is not one of fail, pass" in html.unescape(
+        refused.value.read().decode()
+    )
     assert served.store.labels_of(None, queue_id=queue["id"]) == []
 
 

@@ -88,6 +88,35 @@ def import_ai_agent_evals(
     out.print(f"next: {invoked_as()} run {written}")
 
 
+@import_group.command("inspect")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+def import_inspect(logs: tuple[Path, ...]) -> None:
+    """Load Inspect AI eval logs (.eval or .json, or a logs/ folder of them) as finished runs."""
+    from assay.cli.common import open_store
+    from assay.formats.inspect_log import import_log, iter_logs
+
+    store = open_store()
+    for path, log in iter_logs(list(logs)):
+        done = import_log(store, log, str(path))
+        what = "already here, left as it was" if done.already else f"{done.items} samples"
+        out.print(f"{path.name}: {what} → {done.run_id}   {invoked_as()} runs show {done.run_id}", soft_wrap=True)
+
+
+@import_group.command("every-eval-ever")
+@click.argument("records", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_every_eval_ever(records: tuple[Path, ...]) -> None:
+    """Load Every Eval Ever records (schema 0.3.0; their _samples.jsonl from beside them) as finished runs."""
+    from assay.cli.common import open_store
+    from assay.formats.every_eval_ever import import_record, read_record
+
+    store = open_store()
+    for path in records:
+        record, rows = read_record(path)
+        done = import_record(store, record, rows, str(path))
+        what = "already here, left as it was" if done.already else f"{done.items} samples"
+        out.print(f"{path.name}: {what} → {done.run_id}   {invoked_as()} runs show {done.run_id}", soft_wrap=True)
+
+
 @import_group.command("openai-evals")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def import_openai_evals(files: tuple[Path, ...]) -> None:

@@ -55,7 +55,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": (
         "assay.cli.report",
         "report_command",
-        "Write RUN as an HTML report, JUnit XML for CI, or a Markdown summary.",
+        "Write RUN as an HTML report, JUnit XML for CI, a Markdown summary, or an Inspect or EEE log.",
     ),
     "skills": (
         "assay.cli.skills",

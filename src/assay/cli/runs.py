@@ -65,7 +65,9 @@ def list_runs(limit: int, status: str | None, wide: bool, as_json: bool) -> None
             row += [str(counts.passed), str(counts.failed), str(counts.errored)]
         table.add_row(*row)
     out.print(table)
-    out.print(f"[dim]store {store.url} · {invoked_as()} runs show RUN · --wide: whole ids[/]", soft_wrap=True)
+    out.print(f"[dim]store {store.url}[/]")
+    # A line of its own, never folded: the command runs as printed.
+    out.print(f"[dim]{invoked_as()} runs show RUN · --wide: whole ids[/]", soft_wrap=True)
 
 
 @runs_group.command("show")

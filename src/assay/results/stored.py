@@ -55,7 +55,7 @@ class RunSettings(BaseModel):
     """The optimization job whose candidate this run scored."""
     candidate_id: str | None = None
     imported_from: str | None = None
-    """Where an imported run was made (``openai-evals``)."""
+    """Where an imported run was made (``openai-evals``, ``inspect``)."""
     red_team_object: dict[str, Any] | None = None
     """A run made by Foundry's ``/redTeams/runs``: the body it was posted with."""
     batch: bool = False
