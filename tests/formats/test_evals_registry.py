@@ -114,3 +114,68 @@ def test_what_cannot_be_imported_is_said(tmp_path, registry):
     assert done.returncode == 2 and "the class evals.elsuite.test.match:TestMatch is not imported" in done.stderr
     done = assay("import", "evals-registry", registry / "evals" / "test-basic.yaml", "--eval", "nope", home=home)
     assert done.returncode == 2 and "no eval 'nope'" in done.stderr and "test-includes" in done.stderr
+
+
+COQA = [
+    {"input": chat("Who wrote the letter in the story?"), "ideal": "Her grandmother"},
+    {"input": chat("Where did they travel?"), "ideal": "To the coast"},
+]
+
+
+def test_model_graded_closedqa_is_a_label_model_grader_with_the_specs_prompt(tmp_path, registry, own_llm):
+    """coqa-ex.yaml as the registry publishes it: Match, ModelBasedClassify on the fact spec (no
+    choice_scores: left, saying why) and on the closedqa spec with three criteria (imported)."""
+    (registry / "data" / "coqa").mkdir()
+    lines = "".join(json.dumps(r) + "\n" for r in COQA)
+    (registry / "data" / "coqa" / "samples.jsonl").write_text(lines)
+    (registry / "data" / "coqa" / "match.jsonl").write_text(lines)
+    home, out = tmp_path / "home", tmp_path / "imported"
+    done = assay("import", "evals-registry", registry / "evals" / "coqa-ex.yaml", "--out", out, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "coqa-fact: the spec fact gives no choice_scores" in " ".join(done.stdout.split())
+    made = sorted(p.name for p in out.iterdir())
+    assert made == ["coqa-closedqa-conciseness", "coqa-closedqa-correct", "coqa-closedqa-relevance", "coqa-match"]
+    config = yaml.safe_load((out / "coqa-closedqa-correct" / "eval.yaml").read_text())
+    (grader,) = config["evaluators"]
+    assert grader["type"] == "label_model" and grader["labels"] == ["Y", "N"] and grader["passing_labels"] == ["Y"]
+    prompt = grader["input"][0]["content"]
+    assert "[Task]: {{item.input_text}}" in prompt and "[Submission]: {{sample.output_text}}" in prompt
+    assert "[Criterion]: correctness: Is the answer correct?" in prompt  # the spec arg, filled in
+    # closedqa asks for its reasoning in its own prompt, and the eval names no eval_type: nothing is appended.
+    assert prompt.count("Reasoning:") == 1 and prompt.endswith("Reasoning:")
+    assert grader["model"] == "gpt-4.1-mini"
+
+    # Run: the target answers; the grader, shown the task and the answer, says Y for the first only.
+    own_llm.script(
+        rules=[
+            {"match": "[Submission]: Her grandmother wrote it.", "reply": {"content": '{"label": "Y"}'}},
+            {"match": "[Submission]: Nobody knows.", "reply": {"content": '{"label": "N"}'}},
+            {"match": "Who wrote the letter", "reply": {"content": "Her grandmother wrote it."}},
+            {"match": "Where did they travel", "reply": {"content": "Nobody knows."}},
+        ]
+    )
+    env = {"OPENAI_BASE_URL": own_llm.base_url, "OPENAI_API_KEY": "test"}
+    ran = assay("run", out / "coqa-closedqa-correct" / "eval.yaml", "--cache", "off", home=home, env_extra=env)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert scores(home, "coqa-closedqa-correct")["closedqa_correctness"] == [1.0, 0.0]
+    done = assay("import", "evals-registry", registry / "evals" / "coqa-ex.yaml", "--eval", "coqa-fact", home=home)
+    assert done.returncode == 2 and "gives no choice_scores" in done.stderr
+
+
+def test_an_evals_eval_type_appends_the_classes_answer_prompt(registry):
+    from assay.formats.evals_registry import load_registry
+
+    (registry / "data" / "coqa").mkdir()
+    (registry / "data" / "coqa" / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in COQA))
+    (registry / "evals" / "typed.yaml").write_text(
+        "typed:\n  id: typed.dev.v0\ntyped.dev.v0:\n  class: evals.elsuite.modelgraded.classify:ModelBasedClassify\n"
+        "  args: {samples_jsonl: coqa/samples.jsonl, modelgraded_spec: closedqa, eval_type: classify,\n"
+        "         modelgraded_spec_args: {criteria: 'brevity: Is it short?'}}\n"
+    )
+    (found,) = load_registry(registry / "evals" / "typed.yaml").evals
+    (grader,) = found.graders
+    assert grader["name"] == "closedqa_brevity"
+    assert grader["input"][0]["content"].endswith(
+        'Answer the question by printing only a single choice from "Y" or "N" (without quotes or punctuation) '
+        "corresponding to the correct answer with no other text."
+    )
