@@ -28,11 +28,13 @@ def judge_scores(llm, **script) -> None:
     llm.script(rules=rules, default={"content": '{"reason": "unmatched", "score": 3}'}, **script)
 
 
-def eval_folder(tmp_path: Path, llm, *, batch_option: bool = False, provider: str = "openai") -> Path:
+def eval_folder(
+    tmp_path: Path, llm, *, batch_option: bool = False, provider: str = "openai", api: str = "chat"
+) -> Path:
     rows = [{"query": f"a question on topic {i}", "response": f"an answer on topic {i}"} for i in range(ITEMS)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     options = "options: {batch: true}\n" if batch_option else ""
-    where = f"base_url: '{llm.base_url}'"
+    where = f"base_url: '{llm.base_url}'" + (", api: responses" if api == "responses" else "")
     if provider == "azure":  # Azure OpenAI's global batch: the same routes under /openai, with an api-version
         where = f"provider: azure, azure_endpoint: '{llm.base_url.removesuffix('/v1')}', api_version: '2024-10-21'"
     (tmp_path / "eval.yaml").write_text(
@@ -77,6 +79,23 @@ def test_a_batch_run_gives_the_results_of_one_without_at_half_the_price(tmp_path
     assert status == "completed" and batch_scores == plain_scores
     assert sorted(batch_scores.values()) == sorted(float(1 + i % 5) for i in range(ITEMS))
     assert judge_cost(batch_summary) == pytest.approx(judge_cost(plain_summary) / 2)
+
+
+def test_a_responses_models_calls_are_batched_as_responses_requests(tmp_path, own_llm):
+    judge_scores(own_llm)
+    plain_home, batch_home = tmp_path / "plain", tmp_path / "batched"
+    plain_home.mkdir(), batch_home.mkdir()
+    plain = assay("run", eval_folder(plain_home, own_llm, api="responses"), "--cache", "off", home=plain_home)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    before = own_llm.stats()
+    config = eval_folder(batch_home, own_llm, batch_option=True, api="responses")
+    batched = assay("run", config, "--cache", "off", home=batch_home)
+    assert batched.returncode == 0, batched.stdout + batched.stderr
+    stats = own_llm.stats()
+    assert stats["batches_created"] - before["batches_created"] == 1
+    assert stats["batched_requests"] - before["batched_requests"] == ITEMS  # every judge call in the batch
+    assert list(stats["batch_endpoints"].values())[-1] == "/v1/responses"
+    assert stored(batch_home)[2] == stored(plain_home)[2]  # the same scores, read from Responses answers
 
 
 def test_a_run_killed_while_its_batch_is_out_resumes_by_collecting_it(tmp_path, own_llm):

@@ -31,7 +31,8 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
 - ``GET /_stats`` returns ``{"requests": N, "completions": N, "by_status": {...}, "arrivals": [t, ...], "last": {...}, "auth_refused": N, "tokens_seen": N, "minted": N, "charged": [[t, tokens], ...],
   "last_request": {path, query, headers, api_key, authorization}}``.
 - The Batch API (``tests.support.llm_batches``): files, batches, their output; ``batch_hold: true``
-  in the script keeps batches in progress; ``/_stats`` counts ``batches_created`` and ``batched_requests`` and gives ``batch_statuses``.
+  in the script keeps batches in progress; ``/_stats`` counts ``batches_created`` and ``batched_requests`` and gives ``batch_statuses`` and
+  ``batch_endpoints``.
 - ``POST /_reset`` clears the script and the counters; a request still waiting then (held, or in
   its latency) is dropped unanswered and uncounted: it was an earlier test's.
 """
@@ -266,6 +267,7 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
                 "batches_created": BATCHES.created,
                 "batched_requests": BATCHES.batched_requests,
                 "batch_statuses": {batch_id: batch["status"] for batch_id, batch in BATCHES.batches.items()},
+                "batch_endpoints": {batch_id: batch["endpoint"] for batch_id, batch in BATCHES.batches.items()},
             }
         return 200, stats, {}
     if method == "POST" and path == "/_script":

@@ -132,7 +132,8 @@ class BatchQueue:
     def __init__(self, model: Model, batching: Batching) -> None:
         self.model = model
         self.batching = batching
-        self.url = "/chat/completions" if model.config.provider == "azure" else "/v1/chat/completions"
+        route = "/responses" if model.config.api == "responses" else "/chat/completions"
+        self.url = route if model.config.provider == "azure" else f"/v1{route}"
         self.waiting: dict[str, list[asyncio.Future[dict[str, Any]]]] = {}
         self.queued: dict[str, dict[str, Any]] = {}
         self.known: dict[str, dict[str, Any]] = {}

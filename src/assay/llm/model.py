@@ -240,14 +240,16 @@ class Model:
         return self._unfiltered(_completion(response, cached=False), response)
 
     async def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The provider's answer to a chat request: from the run's batches in batch mode (the
-        Responses API is not batched), else, or when the batch gave none, sent on its own."""
+        """The provider's answer to a chat request: from the run's batches in batch mode (a Responses
+        model's batch holds Responses requests, its answers read back in chat's shape), else, or when
+        the batch gave none, sent on its own."""
         batching = batch.current()
-        if batching is not None and self.config.api != "responses":
+        if batching is not None:
+            responses = self.config.api == "responses"
             try:
-                answer = await batching.queue(self).ask(body)
+                answer = await batching.queue(self).ask(responses_request(body) if responses else body)
                 self.calls += 1
-                return answer
+                return chat_shape(answer) if responses else answer
             except batch.BatchMiss:
                 pass
         return dict(await self._call(body, lambda state: self._post(state, body)))
