@@ -258,9 +258,10 @@ def _classify(path: Path, args: dict[str, Any], where: str) -> dict[str, Any]:
     best = max(float(v) for v in scores.values())
     passing = [c for c in labels if float(scores.get(c, float("-inf"))) == best]
     eval_type = args.get("eval_type")  # the eval's own: a spec's eval_type is already in its prompt
-    fills = {k: str(v) for k, v in (args.get("modelgraded_spec_args") or {}).items()}
-    if any(not isinstance(v, (str, int, float)) for v in (args.get("modelgraded_spec_args") or {}).values()):
+    given = args.get("modelgraded_spec_args") or {}
+    if any(not isinstance(v, (str, int, float)) for v in given.values()):
         raise Unsupported("modelgraded_spec_args with several values each make several graders; not imported")
+    fills = {k: str(v) for k, v in given.items()}
     messages = [{"role": "user", "content": spec["prompt"]}] if isinstance(spec["prompt"], str) else spec["prompt"]
     rendered = [{**m, "content": _template(str(m.get("content", "")), fills)} for m in messages]
     if eval_type:

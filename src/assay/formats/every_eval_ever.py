@@ -19,24 +19,25 @@ import hashlib
 import json
 import re
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.errors import ConfigError, NotFoundError
+from assay.errors import ConfigError
+from assay.formats.imported import (
+    Imported,
+    ImportedRun,
+    object_of,
+    run_ids,
+    run_model,
+    store_run,
+    stored_already,
+    tokens_of,
+    usage_of,
+)
 from assay.results import CriterionSummary, OutputItem, Result, ResultCounts, RunSummary
-from assay.results.stored import RunSettings
 from assay.store import DEFAULT_PROJECT, Store
 
 SCHEMA_VERSION = "0.3.0"
-BATCH = 500
-
-
-@dataclass
-class Imported:
-    run_id: str
-    items: int
-    already: bool = False
 
 
 # -- importing --------------------------------------------------------------------------------------
@@ -73,47 +74,31 @@ def import_record(
     store: Store, record: dict[str, Any], rows: list[dict[str, Any]], where: str, project: str = DEFAULT_PROJECT
 ) -> Imported:
     evaluation_id = str(record.get("evaluation_id") or where)
-    digest = hashlib.sha256(f"every-eval-ever\0{evaluation_id}".encode()).hexdigest()
-    run_id, eval_id = f"evalrun_{digest[:32]}", f"eval_{digest[:32]}"
-    try:
-        store.get_run(run_id)
+    run_id, eval_id = run_ids(f"every-eval-ever\0{evaluation_id}")
+    if stored_already(store, run_id):
         return Imported(run_id, 0, already=True)
-    except NotFoundError:
-        pass
-    model = _object(record.get("model_info"))
+    model = object_of(record.get("model_info"))
     model_id = str(model.get("id") or model.get("name") or "unknown")
-    source = _object(record.get("source_metadata"))
     results = [r for r in record["evaluation_results"] if isinstance(r, dict) and r.get("evaluation_name")]
     names = [_name(r) for r in results]
-    stamp = _seconds(record.get("evaluation_timestamp") or record.get("retrieved_timestamp"))
-    title = str(source.get("source_name") or evaluation_id.split("/")[0])
-    store.create_eval(
-        id=eval_id,
-        name=title,
-        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-        testing_criteria=[{"type": "every_eval_ever", "name": name, "imported": True} for name in names],
-        metadata={"every_eval_ever_id": evaluation_id[:512]},
-        project=project,
-        created_at=stamp,
-    )
-    store.create_run(
-        id=run_id,
-        eval_id=eval_id,
-        data_source={"type": "every_eval_ever", "path": where, "model": model_id},
-        options=RunSettings(imported_from="every-eval-ever"),
-        name=f"{title} ({model_id})",
-        project=project,
-        created_at=stamp,
-    )
-    items = _items(rows, results, names)
-    for start in range(0, len(items), BATCH):
-        store.add_output_items(run_id, items[start : start + BATCH])
+    title = str(object_of(record.get("source_metadata")).get("source_name") or evaluation_id.split("/")[0])
     # With its rows, the run is summarised from them as any run is (a record whose rows are a sample of
     # what it reports says so in the two figures); the record's own scores stay in the metadata.
-    summary = store.summarize(run_id, [(n, n) for n in names]) if items else _reported(results, names)
-    reported = {n: str(_object(r.get("score_details")).get("score")) for r, n in zip(results, names, strict=True)}
-    store.update_run(run_id, status="completed", summary=summary, metadata={"model": model_id[:512], **reported})
-    return Imported(run_id, len(items))
+    reported = {n: str(object_of(r.get("score_details")).get("score")) for r, n in zip(results, names, strict=True)}
+    found = ImportedRun(
+        eval_name=title,
+        criterion_type="every_eval_ever",
+        criteria=names,
+        run_name=f"{title} ({model_id})",
+        data_source={"type": "every_eval_ever", "path": where, "model": model_id},
+        imported_from="every-eval-ever",
+        items=_items(rows, results, names),
+        created_at=_seconds(record.get("evaluation_timestamp") or record.get("retrieved_timestamp")),
+        eval_metadata={"every_eval_ever_id": evaluation_id[:512]},
+        run_metadata={"model": model_id[:512], **reported},
+        summary=_reported(results, names),
+    )
+    return store_run(store, run_id, eval_id, found, project)
 
 
 def _name(result: dict[str, Any]) -> str:
@@ -124,9 +109,9 @@ def _reported(results: list[dict[str, Any]], names: list[str]) -> RunSummary:
     """The record's own scores as the summary, when no instance-level rows came with it."""
     rows = []
     for result, name in zip(results, names, strict=True):
-        config, details = _object(result.get("metric_config")), _object(result.get("score_details"))
+        config, details = object_of(result.get("metric_config")), object_of(result.get("score_details"))
         score = details.get("score") if isinstance(details.get("score"), (int, float)) else None
-        uncertainty = _object(details.get("uncertainty"))
+        uncertainty = object_of(details.get("uncertainty"))
         n = int(uncertainty.get("num_samples") or 0) if isinstance(uncertainty.get("num_samples"), int) else 0
         rate_like = config.get("score_type") == "binary" or config.get("metric_kind") in ("accuracy", "pass_rate")
         rows.append(
@@ -160,10 +145,9 @@ def _items(rows: list[dict[str, Any]], results: list[dict[str, Any]], names: lis
     items = []
     for index, (sample_id, entry) in enumerate(samples.items()):
         row = entry["row"]
-        given, output = _object(row.get("input")), _object(row.get("output"))
+        given, output = object_of(row.get("input")), object_of(row.get("output"))
         raw = output.get("raw")
         text = "\n".join(str(r) for r in raw) if isinstance(raw, list) else (str(raw) if raw is not None else None)
-        usage = _object(row.get("token_usage"))
         error = {"code": "every_eval_ever_error", "message": str(row["error"])} if row.get("error") else None
         item_results = [_result(name, entry["results"].get(name)) for name in names]
         items.append(
@@ -179,13 +163,7 @@ def _items(rows: list[dict[str, Any]], results: list[dict[str, Any]], names: lis
                     "model": row.get("model_id"),
                     "output_text": text,
                     "output_items": row.get("messages") or [],
-                    "usage": {
-                        "prompt_tokens": int(usage.get("input_tokens") or 0),
-                        "completion_tokens": int(usage.get("output_tokens") or 0),
-                        "total_tokens": int(usage.get("total_tokens") or 0),
-                    }
-                    if usage
-                    else None,
+                    "usage": usage_of(row.get("token_usage")),
                     "error": error,
                 },
                 results=item_results,
@@ -196,7 +174,7 @@ def _items(rows: list[dict[str, Any]], results: list[dict[str, Any]], names: lis
 
 
 def _result(name: str, row: dict[str, Any] | None) -> Result:
-    evaluation = _object((row or {}).get("evaluation"))
+    evaluation = object_of((row or {}).get("evaluation"))
     if row is None or not evaluation:
         return Result(type="every_eval_ever", name=name, metric=name, status="skipped")
     score = evaluation.get("score") if isinstance(evaluation.get("score"), (int, float)) else None
@@ -214,10 +192,6 @@ def _result(name: str, row: dict[str, Any] | None) -> Result:
     )
 
 
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _seconds(stamp: Any) -> int | None:
     try:
         return int(float(stamp))
@@ -228,16 +202,21 @@ def _seconds(stamp: Any) -> int | None:
 # -- exporting --------------------------------------------------------------------------------------
 
 
-def export_record(store: Store, run_id: str, samples_name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The run as a record and its instance-level rows (``samples_name``: the rows' file, beside it)."""
+def export_record(store: Store, run_id: str) -> tuple[Path, dict[str, Any], str]:
+    """The run as a record, where EEE's datastore keeps it (``data/{benchmark}/{developer}/{model}/
+    {uuid}``, the uuid made from the run's id, so writing a run again replaces its files), and its
+    instance-level rows as the JSONL its checksum is of."""
     from importlib.metadata import version
 
     run = store.get_run(run_id)
     stored = store.get_eval(run.eval_id)
     items = list(store.iter_output_items(run_id))
-    model = _model(store, run_id)
-    evaluation_id = f"assay/{stored.name or run.eval_id}/{run.id}"
+    model = run_model(run.data_source, items, default="none")
     dataset = str(stored.name or run.eval_id)
+    developer, _, name = model.rpartition("/")
+    record_id = uuid.UUID(bytes=hashlib.sha256(run.id.encode()).digest()[:16], version=4)
+    relative = Path("data", _slug(dataset), _slug(developer or "unknown"), _slug(name), str(record_id))
+    evaluation_id = f"assay/{dataset}/{run.id}"
     results: list[dict[str, Any]] = []
     for criterion in run.summary.per_testing_criteria_results if run.summary else []:
         base = {"evaluation_name": criterion.testing_criteria, "source_data": _source(dataset)}
@@ -291,43 +270,27 @@ def export_record(store: Store, run_id: str, samples_name: str) -> tuple[dict[st
         "evaluation_results": results,
         "detailed_evaluation_results": {
             "format": "jsonl",
-            "file_path": samples_name,
+            "file_path": f"{relative}_samples.jsonl",
             "hash_algorithm": "sha256",
             "checksum": hashlib.sha256(text.encode()).hexdigest(),
             "total_rows": len(rows),
         },
     }
-    return record, rows
+    return relative, record, text
 
 
 def write_record(store: Store, run_id: str, folder: Path) -> tuple[Path, Path]:
-    """The record and its samples where EEE's datastore keeps them, under ``folder``:
-    ``data/{benchmark}/{developer}/{model}/{uuid}.json`` and ``{uuid}_samples.jsonl`` (the uuid made
-    from the run's id, so writing a run again replaces its files)."""
-    run = store.get_run(run_id)
-    benchmark = _slug(store.get_eval(run.eval_id).name or run.eval_id)
-    model = _model(store, run_id)
-    developer, _, name = model.rpartition("/")
-    record_id = uuid.UUID(bytes=hashlib.sha256(run.id.encode()).digest()[:16], version=4)
-    relative = Path("data", benchmark, _slug(developer or "unknown"), _slug(name), str(record_id))
-    record, rows = export_record(store, run_id, f"{relative}_samples.jsonl")
+    """The record and its samples (``export_record``) written under ``folder``."""
+    relative, record, rows = export_record(store, run_id)
     aggregate, samples = folder / f"{relative}.json", folder / f"{relative}_samples.jsonl"
     aggregate.parent.mkdir(parents=True, exist_ok=True)
-    samples.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows), "utf-8")
+    samples.write_text(rows, "utf-8")
     aggregate.write_text(json.dumps(record, ensure_ascii=False, indent=2), "utf-8")
     return aggregate, samples
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "unknown"
-
-
-def _model(store: Store, run_id: str) -> str:
-    """The model the run's samples name (its target), else its data source's, else ``none``."""
-    for item in store.iter_output_items(run_id):
-        if item.sample and isinstance(item.sample.get("model"), str) and item.sample["model"]:
-            return str(item.sample["model"])
-    return str((store.get_run(run_id).data_source or {}).get("model") or "none")
 
 
 def _source(dataset: str) -> dict[str, Any]:
@@ -357,7 +320,7 @@ def _rows(item: OutputItem, evaluation_id: str, model: str, results: list[dict[s
     answer: str | None = sample.get("output_text")
     if answer is None and isinstance(row.get("response"), str):
         answer = row["response"]
-    usage = _object(sample.get("usage"))
+    usage = sample.get("usage") if isinstance(sample.get("usage"), dict) else None
     found = []
     by_criterion = {r.name: r for r in item.results}
     for result in results:
@@ -383,18 +346,10 @@ def _rows(item: OutputItem, evaluation_id: str, model: str, results: list[dict[s
                 "output": {"raw": [] if answer is None else [str(answer)]},
                 "answer_attribution": [],
                 "evaluation": {
-                    "score": float(bool(judged.passed))
-                    if result["metric_config"]["metric_kind"] == "pass_rate"
-                    else score,
+                    "score": float(bool(judged.passed)) if kind == "pass_rate" else score,
                     "is_correct": bool(judged.passed) if judged.passed is not None else bool(score),
                 },
-                "token_usage": {
-                    "input_tokens": int(usage.get("prompt_tokens") or 0),
-                    "output_tokens": int(usage.get("completion_tokens") or 0),
-                    "total_tokens": int(usage.get("total_tokens") or 0),
-                }
-                if usage
-                else None,
+                "token_usage": tokens_of(usage) if usage else None,
                 "error": str((sample.get("error") or {}).get("message")) if sample.get("error") else None,
                 "metadata": {
                     "assay_item": str(item.datasource_item_id),

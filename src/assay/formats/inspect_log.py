@@ -21,32 +21,32 @@ input, target, answer and a score per criterion (``value`` the score, else 1/0 f
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import io
 import json
 import struct
 import zipfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from assay.errors import ConfigError, NotFoundError
+from assay.errors import ConfigError
+from assay.formats.imported import (
+    Imported,
+    ImportedRun,
+    object_of,
+    run_ids,
+    run_model,
+    store_run,
+    stored_already,
+    tokens_of,
+    usage_of,
+)
 from assay.results import OutputItem, Result
-from assay.results.stored import RunSettings
 from assay.store import DEFAULT_PROJECT, Store
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 """Inspect's CORRECT, PARTIAL, INCORRECT and NOANSWER, as its ``value_to_float`` reads them."""
 STATUS = {"success": "completed", "error": "failed", "cancelled": "canceled"}
-BATCH = 500
-
-
-@dataclass
-class Imported:
-    run_id: str
-    items: int
-    already: bool = False
 
 
 # -- reading ----------------------------------------------------------------------------------------
@@ -58,6 +58,7 @@ def read_log(path: Path) -> dict[str, Any]:
         if zipfile.is_zipfile(path):
             return _read_zip(path)
         log = json.loads(path.read_text(encoding="utf-8-sig"))
+    # NotImplementedError: zipfile's word for a compression method it does not read (zstd is read below).
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, NotImplementedError) as exc:
         raise ConfigError(
             f"{path}: not an Inspect log ({exc})", hint="give a .eval or .json file written by `inspect eval`"
@@ -120,54 +121,38 @@ def import_log(store: Store, log: dict[str, Any], where: str, project: str = DEF
     spec = log["eval"]
     task, model = str(spec["task"]), str(spec.get("model") or "")
     origin = str(spec.get("run_id") or spec.get("eval_id") or where)
-    digest = hashlib.sha256(f"{origin}\0{task}\0{spec.get('task_id') or ''}".encode()).hexdigest()
-    run_id, eval_id = f"evalrun_{digest[:32]}", f"eval_{digest[:32]}"  # as assay's own ids: short ids work
-    try:
-        store.get_run(run_id)
+    run_id, eval_id = run_ids(f"{origin}\0{task}\0{spec.get('task_id') or ''}")
+    if stored_already(store, run_id):
         return Imported(run_id, 0, already=True)
-    except NotFoundError:
-        pass
     samples = [s for s in log.get("samples") or [] if isinstance(s, dict)]
     scorers = _scorers(log, samples)
-    created = _epoch(spec.get("created"))
-    store.create_eval(
-        id=eval_id,
-        name=task,
-        data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-        testing_criteria=[{"type": "inspect_scorer", "name": name, "imported": True} for name in scorers],
-        metadata={"inspect_task": task, "inspect_task_id": str(spec.get("task_id") or "")},
-        project=project,
-        created_at=created,
-    )
-    dataset = _object(spec.get("dataset"))
-    store.create_run(
-        id=run_id,
-        eval_id=eval_id,
-        data_source={"type": "inspect_log", "path": where, "model": model, "dataset": dataset.get("name")},
-        options=RunSettings(imported_from="inspect"),
-        name=f"{task} ({model})" if model else task,
-        project=project,
-        created_at=created,
-    )
-    items = [_item(index, sample, scorers, model) for index, sample in enumerate(samples)]
-    for start in range(0, len(items), BATCH):
-        store.add_output_items(run_id, items[start : start + BATCH])
-    summary = store.summarize(run_id, [(name, name) for name in scorers])
-    error = log.get("error") if isinstance(log.get("error"), dict) else None
-    store.update_run(
-        run_id,
+    error = object_of(log.get("error"))
+    found = ImportedRun(
+        eval_name=task,
+        criterion_type="inspect_scorer",
+        criteria=scorers,
+        run_name=f"{task} ({model})" if model else task,
+        data_source={
+            "type": "inspect_log",
+            "path": where,
+            "model": model,
+            "dataset": object_of(spec.get("dataset")).get("name"),
+        },
+        imported_from="inspect",
+        items=[_item(index, sample, scorers, model) for index, sample in enumerate(samples)],
+        created_at=_epoch(spec.get("created")),
+        eval_metadata={"inspect_task": task, "inspect_task_id": str(spec.get("task_id") or "")},
+        run_metadata={"inspect_model": model, "inspect_log": where},
         status=STATUS.get(str(log.get("status")), "canceled"),
-        summary=summary,
         error={"code": "inspect_error", "message": str(error.get("message"))} if error else None,
-        metadata={"inspect_model": model, "inspect_log": where},
     )
-    return Imported(run_id, len(items))
+    return store_run(store, run_id, eval_id, found, project)
 
 
 def _scorers(log: dict[str, Any], samples: list[dict[str, Any]]) -> list[str]:
     """The scorers' names: the results' order first, then any only the samples name."""
     names: list[str] = []
-    results = _object(log.get("results"))
+    results = object_of(log.get("results"))
     for score in results.get("scores") or []:
         if isinstance(score, dict) and score.get("name") and score["name"] not in names:
             names.append(str(score["name"]))
@@ -179,10 +164,10 @@ def _scorers(log: dict[str, Any], samples: list[dict[str, Any]]) -> list[str]:
 
 
 def _item(index: int, sample: dict[str, Any], scorers: list[str], model: str) -> OutputItem:
-    scores = _object(sample.get("scores"))
+    scores = object_of(sample.get("scores"))
     results = [_result(name, scores.get(name)) for name in scorers]
-    output = _object(sample.get("output"))
-    error = _object(sample.get("error")) or None
+    output = object_of(sample.get("output"))
+    error = object_of(sample.get("error")) or None
     usage = _usage(sample.get("model_usage"))
     item = {
         "id": sample.get("id"),
@@ -243,10 +228,6 @@ def _result(name: str, score: Any) -> Result:
     )
 
 
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _choice_text(output: dict[str, Any]) -> str | None:
     for choice in output.get("choices") or []:
         content = (choice.get("message") or {}).get("content") if isinstance(choice, dict) else None
@@ -258,15 +239,12 @@ def _choice_text(output: dict[str, Any]) -> str | None:
 
 
 def _usage(model_usage: Any) -> dict[str, int] | None:
-    if not isinstance(model_usage, dict) or not model_usage:
+    """A sample's tokens over every model it called (Inspect keeps them per model)."""
+    per_model = [usage_of(usage) for usage in object_of(model_usage).values()]
+    counted = [usage for usage in per_model if usage is not None]
+    if not counted:
         return None
-    totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-    for usage in model_usage.values():
-        if isinstance(usage, dict):
-            totals["prompt_tokens"] += int(usage.get("input_tokens") or 0)
-            totals["completion_tokens"] += int(usage.get("output_tokens") or 0)
-            totals["total_tokens"] += int(usage.get("total_tokens") or 0)
-    return totals
+    return {key: sum(usage[key] for usage in counted) for key in counted[0]}
 
 
 def _epoch(stamp: Any) -> int | None:
@@ -287,7 +265,7 @@ def export_log(store: Store, run_id: str) -> dict[str, Any]:
     stored = store.get_eval(run.eval_id)
     items = list(store.iter_output_items(run_id))
     summary = run.summary
-    model = _model_of(run.data_source, items)
+    model = run_model(run.data_source, items, default="none/none")
     created = _iso(run.created_at)
     finished = _iso(run.finished_at or run.created_at)
     samples = [_sample(item, model) for item in items]
@@ -369,11 +347,11 @@ def _sample(item: OutputItem, model: str) -> dict[str, Any]:
             "model": model,
             "choices": [{"message": {"role": "assistant", "content": answer, "model": model}, "stop_reason": "stop"}],
             "completion": answer,
-            **({"usage": _inspect_usage(usage)} if usage else {}),
+            **({"usage": tokens_of(usage)} if usage else {}),
         },
         "scores": {r.name: _score(r) for r in item.results if r.status != "skipped"},
         "metadata": {"assay_item": item.datasource_item_id, **({"item": row} if isinstance(query, str) else {})},
-        "model_usage": {model: _inspect_usage(usage)} if usage else {},
+        "model_usage": {model: tokens_of(usage)} if usage else {},
     }
     error = sample.get("error") if isinstance(sample.get("error"), dict) else None
     if error or item.status == "error":
@@ -439,29 +417,12 @@ def _summary(sample: dict[str, Any]) -> dict[str, Any]:
     return {**found, "completed": True}
 
 
-def _model_of(data_source: dict[str, Any] | None, items: Sequence[OutputItem]) -> str:
-    for item in items:
-        if item.sample and isinstance(item.sample.get("model"), str):
-            return str(item.sample["model"])
-    model = (data_source or {}).get("model")
-    return str(model) if isinstance(model, str) and model else "none/none"
-
-
-def _inspect_usage(usage: dict[str, Any]) -> dict[str, int]:
-    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    return {
-        "input_tokens": prompt,
-        "output_tokens": completion,
-        "total_tokens": int(usage.get("total_tokens") or prompt + completion),
-    }
-
-
 def _model_usage(items: Sequence[OutputItem], model: str) -> dict[str, dict[str, int]]:
     totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     for item in items:
         usage = (item.sample or {}).get("usage")
         if isinstance(usage, dict):
-            for key, value in _inspect_usage(usage).items():
+            for key, value in tokens_of(usage).items():
                 totals[key] += value
     return {model: totals} if totals["total_tokens"] else {}
 
