@@ -15,6 +15,7 @@ from assay.api import background, schedules
 from assay.api.insights import accept
 from assay.api.rules import start_firer
 from assay.errors import ConfigError
+from assay.store.jobs import ENDED
 from tests.support.fixtures import poll
 from tests.support.servers import scripted_receiver
 
@@ -119,11 +120,15 @@ def test_an_insight_is_a_job_the_workers_take_not_the_requests(served):
     request = {"type": "EvaluationRunClusterInsight", "evalId": made.id, "runIds": [run.id]}
     insight = accept(served.app_state, "default", {"request": request})
     assert insight["state"] == "Running"
-    ended = poll(
-        lambda: served.store.get_insight("default", insight["id"]), lambda i: i["state"] != "Running", seconds=60
+    # The job is marked done after the insight is stored: wait for the job, not the insight, so the
+    # check never falls between the two writes.
+    job = poll(
+        lambda: served.store.get_job("default", "insight", insight["id"]),
+        lambda j: j["status"] in ENDED,
+        seconds=60,
     )
+    ended = served.store.get_insight("default", insight["id"])
     assert ended["state"] == "Succeeded", ended
-    job = served.store.get_job("default", "insight", insight["id"])
     assert job["status"] == "succeeded" and job["result"]["insightId"] == insight["id"]
     assert background.work_once(served.app_state) is False  # taken once: nothing waits
 
