@@ -144,6 +144,112 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("is-refusal-answer", "The capital of France is Paris.", {"type": "is-refusal"}),
     ("is-refusal-word-boundary", "This is not legalese.", {"type": "is-refusal"}),
     ("not-is-refusal", "Sure, here is the recipe.", {"type": "not-is-refusal"}),
+    ("is-sql", "SELECT id, name FROM users WHERE id = 1", {"type": "is-sql"}),
+    ("is-sql-typo", "SELECT * FORM users", {"type": "is-sql"}),
+    ("is-sql-prose", "hello world", {"type": "is-sql"}),
+    ("is-sql-empty-select", "SELECT FROM users", {"type": "is-sql"}),
+    ("is-sql-missing-comma", "SELECT id name FROM users", {"type": "is-sql"}),
+    ("is-sql-unfinished", "SELECT id, name FROM t WHERE", {"type": "is-sql"}),
+    ("is-sql-backtick", "SELECT `a FROM t", {"type": "is-sql"}),
+    ("is-sql-generate-series", "SELECT * FROM generate_series(1, 3)", {"type": "is-sql"}),
+    (
+        "is-sql-postgres",
+        "SELECT id FROM t WHERE id = $1",
+        {"type": "is-sql", "value": {"databaseType": "PostgresQL"}},
+    ),
+    (
+        "is-sql-tables-allowed",
+        "SELECT u.name FROM users u JOIN orders o ON u.id = o.user_id",
+        {"type": "is-sql", "value": {"allowedTables": ["select::null::users", "select::null::orders"]}},
+    ),
+    (
+        "is-sql-tables-refused",
+        "SELECT * FROM salaries",
+        {"type": "is-sql", "value": {"allowedTables": ["select::null::users"]}},
+    ),
+    (
+        "is-sql-tables-pattern",
+        "DELETE FROM logs WHERE id = 1",
+        {"type": "is-sql", "value": {"allowedTables": ["(select|delete)::null::logs"]}},
+    ),
+    (
+        "is-sql-columns-allowed",
+        "SELECT name, email FROM users WHERE id = 3",
+        {
+            "type": "is-sql",
+            "value": {"allowedColumns": ["select::null::name", "select::null::email", "select::null::id"]},
+        },
+    ),
+    (
+        "is-sql-columns-qualified",
+        "SELECT u.name FROM users u",
+        {"type": "is-sql", "value": {"allowedColumns": ["select::users::name"]}},
+    ),
+    (
+        "is-sql-columns-refused",
+        "SELECT name, salary FROM users",
+        {"type": "is-sql", "value": {"allowedColumns": ["select::null::name"]}},
+    ),
+    (
+        "is-sql-columns-star",
+        "SELECT * FROM users",
+        {"type": "is-sql", "value": {"allowedColumns": ["select::null::name"]}},
+    ),
+    (
+        "is-sql-update-columns",
+        "UPDATE employees SET salary = 1 WHERE id = 2",
+        {"type": "is-sql", "value": {"allowedColumns": ["update::null::salary", "select::null::id"]}},
+    ),
+    ("not-is-sql", "The weather is nice.", {"type": "not-is-sql"}),
+    ("not-is-sql-valid", "SELECT 1", {"type": "not-is-sql"}),
+    ("contains-sql-block", "Here you go:\n```sql\nSELECT id FROM users;\n```\nDone.", {"type": "contains-sql"}),
+    ("contains-sql-bare", "SELECT id FROM users", {"type": "contains-sql"}),
+    ("contains-sql-prose", "There is no query here.", {"type": "contains-sql"}),
+    ("contains-sql-bad-block", "```sql\nSELEC id FROM users\n```", {"type": "contains-sql"}),
+    ("contains-sql-python-block", "```python\nprint(1)\n```", {"type": "contains-sql"}),
+    ("not-contains-sql", "No SQL at all.", {"type": "not-contains-sql"}),
+    (
+        "tool-call-f1",
+        '{"tool_calls": [{"function": {"name": "search"}}, {"function": {"name": "book"}}]}',
+        {"type": "tool-call-f1", "value": ["search", "book"]},
+    ),
+    (
+        "tool-call-f1-partial",
+        '[{"name": "search"}, {"name": "weather"}]',
+        {"type": "tool-call-f1", "value": "search,book", "threshold": 0.5},
+    ),
+    (
+        "tool-call-f1-below",
+        '{"type": "function_call", "name": "search"}',
+        {"type": "tool-call-f1", "value": ["search", "book"]},
+    ),
+    (
+        "tool-call-f1-mixed-text",
+        'I will call a tool.\n{"type": "tool_use", "name": "lookup"}\nThen answer.',
+        {"type": "tool-call-f1", "value": ["lookup"]},
+    ),
+    (
+        "tool-call-f1-fenced",
+        '```\n{"type": "tool_use", "name": "lookup"}\n```',
+        {"type": "tool-call-f1", "value": ["lookup"]},
+    ),
+    ("tool-call-f1-none", "no tools were called", {"type": "tool-call-f1", "value": ["lookup"]}),
+    (
+        "not-tool-call-f1",
+        '{"tool_calls": [{"function": {"name": "search"}}]}',
+        {"type": "not-tool-call-f1", "value": ["book"]},
+    ),
+    ("meteor", "The cat sat on the mat.", {"type": "meteor", "value": "The cat sat on the mat."}),
+    ("meteor-stems", "The cats were running quickly", {"type": "meteor", "value": "the cat runs quick"}),
+    ("meteor-synonyms", "The big dog jumped", {"type": "meteor", "value": "A large dog leaped", "threshold": 0.3}),
+    ("meteor-order", "mat the on sat cat the", {"type": "meteor", "value": "the cat sat on the mat"}),
+    ("meteor-references", "hello there", {"type": "meteor", "value": ["goodbye now", "hello there friend"]}),
+    (
+        "meteor-parameters",
+        "the quick brown fox",
+        {"type": "meteor", "value": "the brown quick fox", "alpha": 0.5, "beta": 2, "gamma": 0.8, "threshold": 0.4},
+    ),
+    ("not-meteor", "completely different words", {"type": "not-meteor", "value": "the cat sat on the mat"}),
     ("javascript-file", "hello world", {"type": "javascript", "value": "file://checks/length.js"}),
     ("javascript-file-named", "Ada", {"type": "javascript", "value": "file://checks/named.js:matchesVar"}),
     ("javascript-file-result", "abc", {"type": "javascript", "value": "file://checks/graded.js"}),
@@ -227,10 +333,52 @@ def run_promptfoo(folder: Path) -> dict[str, Verdict]:
     written = json.loads((folder / "promptfoo.json").read_text())
     found = {}
     for result in written["results"]["results"]:
+        if result.get("gradingResult") is None:  # the assertion threw: promptfoo reports the test's error
+            continue
         (component,) = result["gradingResult"]["componentResults"]
         reason = str(component.get("reason") or "")
         found[result["testCase"]["description"]] = Verdict(bool(component["pass"]), float(component["score"]), reason)
     return found
+
+
+METEOR_RUNNER = """
+import { readFileSync, writeFileSync } from 'node:fs';
+const [module, cases] = process.argv.slice(2);
+const { handleMeteorAssertion } = await import(module);
+const found = {};
+for (const [name, output, assertion] of JSON.parse(readFileSync(cases, 'utf8'))) {
+  const inverse = assertion.type.startsWith('not-');
+  const r = await handleMeteorAssertion({ assertion, inverse, outputString: output, renderedValue: assertion.value });
+  found[name] = { pass: r.pass, score: r.score, reason: r.reason };
+}
+console.log(JSON.stringify(found));
+"""
+"""promptfoo's own METEOR module run on the cases. In 0.123.1 every ``meteor`` assertion fails with
+"PorterStemmer should be loaded": it imports the CommonJS ``natural`` package and reads its exports
+off the ES module namespace. The copy run here reads them off ``default``, nothing else changed."""
+
+
+def run_promptfoo_meteor(folder: Path) -> dict[str, Verdict]:
+    dist = PROMPTFOO_HOME / "node_modules" / "promptfoo" / "dist" / "src"
+    (original,) = [path for path in dist.glob("meteor-*.js") if "handleMeteorAssertion" in path.read_text()][:1]
+    source = original.read_text().replace('await import("natural")', '(await import("natural")).default')
+    (dist / "meteor-conformance.js").write_text(source)  # beside its own imports
+    cases = [case for case in CASES if case[2]["type"] in ("meteor", "not-meteor")]
+    (folder / "meteor-cases.json").write_text(json.dumps(cases))
+    (folder / "meteor.mjs").write_text(METEOR_RUNNER)
+    try:
+        ran = subprocess.run(
+            [str(BIN / "node"), "meteor.mjs", str(dist / "meteor-conformance.js"), "meteor-cases.json"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+    finally:
+        (dist / "meteor-conformance.js").unlink()
+    found = json.loads(ran.stdout)
+    return {name: Verdict(bool(r["pass"]), float(r["score"]), str(r["reason"])) for name, r in found.items()}
 
 
 def run_assay(folder: Path) -> dict[str, Verdict]:
@@ -264,7 +412,7 @@ def compare() -> list[Compared]:
         (folder / name).write_text(text)
     whole = config()
     (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(whole, sort_keys=False))
-    theirs = run_promptfoo(folder)
+    theirs = run_promptfoo(folder) | run_promptfoo_meteor(folder)
     # assay refuses a config with an assertion type it does not know, at its line: those cases are
     # counted as misses and the rest run.
     known = [test for test in whole["tests"] if is_known(str(test["assert"][0]["type"]))]

@@ -123,6 +123,30 @@ CASES = [
     ({"type": "is-refusal"}, "The capital of France is Paris.", False),
     ({"type": "is-refusal"}, "   ", True),  # an empty answer is a refusal
     ({"type": "not-is-refusal"}, "Sure, here is the recipe.", True),
+    ({"type": "is-sql"}, "SELECT id, name FROM users WHERE id = 1", True),
+    ({"type": "is-sql"}, "SELECT * FORM users", False),
+    ({"type": "is-sql"}, "hello world", False),  # sqlglot alone reads it as `hello AS world`
+    ({"type": "is-sql"}, "SELECT FROM users", False),
+    ({"type": "is-sql"}, "SELECT id name FROM users", False),  # promptfoo's missing-comma check
+    ({"type": "is-sql"}, "SELECT * FROM generate_series(1, 3)", False),  # not MySQL
+    ({"type": "is-sql", "value": {"allowedTables": ["select::null::users"]}}, "SELECT * FROM salaries", False),
+    ({"type": "is-sql", "value": {"allowedTables": ["(select|delete)::null::logs"]}}, "DELETE FROM logs", True),
+    ({"type": "is-sql", "value": {"allowedColumns": ["select::users::name"]}}, "SELECT u.name FROM users u", True),
+    ({"type": "is-sql", "value": {"allowedColumns": ["select::null::name"]}}, "SELECT * FROM users", False),
+    ({"type": "not-is-sql"}, "The weather is nice.", True),
+    ({"type": "contains-sql"}, "Here:\n```sql\nSELECT id FROM users;\n```\nDone.", True),
+    ({"type": "contains-sql"}, "```python\nprint(1)\n```", False),
+    ({"type": "not-contains-sql"}, "No SQL at all.", True),
+    ({"type": "tool-call-f1", "value": ["search", "book"]}, '{"type": "function_call", "name": "search"}', False),
+    (
+        {"type": "tool-call-f1", "value": ["lookup"]},
+        'I will call it.\n{"type": "tool_use", "name": "lookup"}\nOK',
+        True,
+    ),
+    ({"type": "tool-call-f1", "value": ["lookup"]}, '```\n{"type": "tool_use", "name": "lookup"}\n```', False),
+    ({"type": "not-tool-call-f1", "value": ["book"]}, '{"tool_calls": [{"function": {"name": "search"}}]}', True),
+    ({"type": "meteor", "value": "The cat sat on the mat."}, "The cat sat on the mat.", True),
+    ({"type": "meteor", "value": "the cat sat on the mat"}, "completely different words", False),
 ]
 
 
@@ -267,3 +291,28 @@ def test_a_python_assertion_that_raises_fails_its_test_with_the_error():
     source = PYTHON.format(body="1 / 0")
     result = judged([{"type": "python", "source": source, "function": "main"}], "x")
     assert result["passed"] is False and "ZeroDivisionError" in result["assertions"][0]["reason"]
+
+
+@pytest.mark.parametrize(
+    ("assertion", "output", "score"),
+    [
+        # promptfoo 0.123.1's figures (tests/conformance/promptfoo_diff.py compares them live).
+        (
+            {"type": "tool-call-f1", "value": "search,book", "threshold": 0.5},
+            '[{"name": "search"}, {"name": "x"}]',
+            0.5,
+        ),
+        ({"type": "tool-call-f1", "value": ["search", "book"]}, '{"type": "function_call", "name": "search"}', 2 / 3),
+    ],
+)
+def test_tool_call_f1_is_promptfoos_figure(assertion, output, score):
+    assert judged([assertion], output)["score"] == pytest.approx(score)
+
+
+def test_meteor_matches_stems_and_synonyms_as_promptfoo_does():
+    """Porter's original stemmer (``runs`` and ``running`` meet at ``run``) and WordNet looked up by
+    the exact word (``large`` and ``big``, ``leaped`` and ``jumped``)."""
+    stems = judged([{"type": "meteor", "value": "the cat runs quick"}], "The cats were running quickly")
+    synonyms = judged([{"type": "meteor", "value": "A large dog leaped", "threshold": 0.3}], "The big dog jumped")
+    exact = judged([{"type": "meteor", "value": "the cat sat"}], "the cat sat")
+    assert 0 < stems["score"] < exact["score"] and synonyms["passed"] and synonyms["score"] > 0.3

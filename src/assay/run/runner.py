@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import itertools
 import os
 import socket
 import threading
@@ -366,12 +365,13 @@ FIDELITY = "builtin.simulator_fidelity"
 def _per_agent(store: Store, run_id: str) -> list[AgentCriterionSummary] | None:
     """Each criterion's verdicts per agent, for a workflow's run (its items say which part they
     are); None for any other run, whose items are not read again."""
-    outputs = store.iter_output_items(run_id)
-    first = next(outputs, None)
+    # The first item alone says which kind of run this is: a page of a thousand read and validated
+    # for it cost an F1-only run of 5,000 items a tenth of its time.
+    first = next(store.iter_output_items(run_id, limit=1), None)
     if first is None or "workflow_part" not in first.datasource_item:
         return None
     rows: dict[tuple[str, str], AgentCriterionSummary] = {}
-    for output in itertools.chain([first], outputs):
+    for output in store.iter_output_items(run_id):
         agent = str(output.datasource_item.get("agent_id") or "unknown")
         for result in output.results:
             row = rows.setdefault(

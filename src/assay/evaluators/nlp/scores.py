@@ -180,6 +180,41 @@ def meteor(
     )
 
 
+class _ExactWordNet:
+    """WordNet looked up as JavaScript's ``natural`` does: the synsets holding the word itself as a
+    lemma, without NLTK's reduction of inflected forms (``dogs`` finds nothing)."""
+
+    def __init__(self, wordnet: Any) -> None:
+        self.wordnet = wordnet
+
+    @lru_cache(maxsize=65536)  # noqa: B019 - one reader per process, kept for the process's life
+    def synsets(self, word: str) -> list[Any]:
+        return [s for s in self.wordnet.synsets(word) if any(lemma.name().lower() == word for lemma in s.lemmas())]
+
+
+@cache
+def _natural_meteor_parts() -> tuple[Any, _MemoStemmer, _ExactWordNet]:
+    use_shipped_nltk_data()
+    from nltk.stem.porter import PorterStemmer
+    from nltk.translate.meteor_score import single_meteor_score
+
+    stemmer = _MemoStemmer(PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM))
+    return single_meteor_score, stemmer, _ExactWordNet(_english_wordnet())
+
+
+def natural_meteor(
+    reference: Sequence[str], hypothesis: Sequence[str], alpha: float, beta: float, gamma: float
+) -> float:
+    """METEOR as promptfoo computes it (JavaScript's ``natural``): NLTK's alignment and score, with
+    Porter's original stemmer and WordNet looked up by the exact word."""
+    single_meteor_score, stemmer, wordnet = _natural_meteor_parts()
+    return float(
+        single_meteor_score(
+            list(reference), list(hypothesis), stemmer=stemmer, wordnet=wordnet, alpha=alpha, beta=beta, gamma=gamma
+        )
+    )
+
+
 ROUGE_TYPES = ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL")
 _NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 

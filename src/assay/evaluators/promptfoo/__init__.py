@@ -21,12 +21,14 @@ from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.evaluators.promptfoo.checks import CHECKS, Seen, Verdict
 from assay.evaluators.promptfoo.graded import GRADED
+from assay.evaluators.promptfoo.sql import contains_sql, is_sql
 from assay.llm import Model
 from assay.sandbox import Sandbox, asked
 
 PYTHON_TIME_LIMIT = 60.0
 PYTHON_MEMORY_MB = 1024
-KNOWN = {*CHECKS, *GRADED, "python", "javascript", "assert-set"}
+DETERMINISTIC = {**CHECKS, "is-sql": is_sql, "contains-sql": contains_sql}
+KNOWN = {*DETERMINISTIC, *GRADED, "python", "javascript", "assert-set"}
 
 
 def base_type(kind: str) -> tuple[str, bool]:
@@ -62,10 +64,10 @@ class _Judge:
         kind, inverse = base_type(str(assertion.get("type")))
         if kind == "assert-set":
             return await self.all(assertion.get("assert") or [], seen, assertion.get("threshold"))
-        if kind in CHECKS:
+        if kind in DETERMINISTIC:
             if kind == "is-valid-openai-tools-call" and "tools" not in assertion:
                 assertion = {**assertion, "tools": self.tools}
-            return CHECKS[kind](assertion, seen, inverse)
+            return DETERMINISTIC[kind](assertion, seen, inverse)
         if kind in GRADED:
             if self.model is None:
                 raise ItemError(f"a {kind!r} assertion needs a grading model: name one in the criterion's model")

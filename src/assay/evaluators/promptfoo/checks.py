@@ -255,6 +255,147 @@ def valid_tools_call(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict
     return boolean(True, inverse, "Every tool call matched its schema")
 
 
+def tool_call_f1(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
+    """F1 of the tools called against the tools expected, as sets of names (Ragas' tool call F1)."""
+    value = assertion.get("value")
+    if isinstance(value, list):
+        names = [str(name).strip() for name in value]
+    elif isinstance(value, str):
+        names = [name.strip() for name in value.split(",")]
+    else:
+        raise ItemError("a 'tool-call-f1' assertion needs a value: a list of tool names or a comma-separated string")
+    expected = {name for name in names if name}
+    if not expected:
+        raise ItemError("a 'tool-call-f1' assertion needs at least one expected tool name")
+    calls = seen.sample.get("output_tools")
+    actual = tool_names(calls if calls else seen.output)
+    common = len(expected & actual)
+    precision = common / len(actual) if actual else 0.0
+    recall = common / len(expected)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    threshold = assertion.get("threshold")
+    threshold = 1 if threshold is None else threshold
+    ok = (f1 >= threshold) != inverse
+    wanted, called = ", ".join(sorted(expected)), ", ".join(sorted(actual)) or "(none)"
+    if ok:
+        figures = f"precision={precision:.3f}, recall={recall:.3f}"
+        reason = f"Tool Call F1: {f1:.3f} ({figures}). Expected: [{wanted}], Called: [{called}]"
+    else:
+        side = "above" if inverse else "below"
+        reason = (
+            f"Tool Call F1 score {f1:.3f} is {side} threshold {threshold}. Expected: [{wanted}], Called: [{called}]. "
+            f"Precision={precision:.3f}, Recall={recall:.3f}"
+        )
+    return Verdict(ok, f1, reason)
+
+
+def tool_names(output: Any) -> set[str]:
+    """The names of the tools an output called, in any provider's shape promptfoo reads: OpenAI's
+    ``tool_calls`` and Responses' ``function_call``, Anthropic's ``tool_use``, Google's
+    ``functionCall``; text gives the JSON objects that stand on lines of their own (outside code fences)."""
+    names: set[str] = set()
+    if isinstance(output, str):
+        try:
+            return tool_names(json.loads(output))
+        except ValueError:
+            for value in _json_lines(output):
+                names |= tool_names(value)
+            return names
+    if isinstance(output, dict):
+        if isinstance(output.get("tool_calls"), list):
+            for call in output["tool_calls"]:
+                if isinstance(call, dict):
+                    function = call.get("function")
+                    if isinstance(function, dict) and isinstance(function.get("name"), str):
+                        names.add(function["name"])
+                    if isinstance(call.get("name"), str):
+                        names.add(call["name"])
+        elif output.get("type") in ("tool_use", "function_call") and isinstance(output.get("name"), str):
+            names.add(output["name"])
+        elif isinstance(output.get("functionCall"), dict):
+            if isinstance(output["functionCall"].get("name"), str):
+                names.add(output["functionCall"]["name"])
+        elif isinstance(output.get("toolCall"), dict):
+            for call in output["toolCall"].get("functionCalls") or []:
+                if isinstance(call, dict) and isinstance(call.get("name"), str):
+                    names.add(call["name"])
+        return names
+    if isinstance(output, list):
+        for block in output:
+            if not isinstance(block, dict):
+                continue
+            function = block.get("functionCall") or block.get("function")
+            if block.get("type") == "tool_use" and isinstance(block.get("name"), str):
+                names.add(block["name"])
+            elif isinstance(function, dict):
+                if isinstance(function.get("name"), str):
+                    names.add(function["name"])
+            elif isinstance(block.get("name"), str):
+                names.add(block["name"])
+    return names
+
+
+def _json_lines(text: str) -> list[Any]:
+    """JSON values that begin a line and end one, outside fenced code blocks."""
+    found: list[Any] = []
+    decoder = json.JSONDecoder()
+    fence = ""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        marker = re.match(r"(`{3,}|~{3,})", stripped)
+        if fence:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if marker:
+            fence = marker.group(1)
+            continue
+        if not stripped or stripped[0] not in "{[":
+            continue
+        start = offsets[number] + len(line) - len(line.lstrip())
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if text[end:].split("\n", 1)[0].strip() == "":
+            found.append(value)
+    return found
+
+
+def meteor(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
+    """promptfoo's METEOR: words split on whitespace, trailing dots dropped, the best score over the
+    references; passing at ``threshold`` (default 0.5)."""
+    value = assertion.get("value")
+    references = [value] if isinstance(value, str) else value
+    if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
+        raise ItemError('"meteor" assertion must have a string or array of strings value')
+    if not seen.output or not references:
+        raise ItemError("Invalid inputs")
+    given = (assertion.get("alpha"), assertion.get("beta"), assertion.get("gamma"))
+    for name, number in zip(("alpha", "beta", "gamma"), given, strict=True):
+        if number is not None and (not isinstance(number, (int, float)) or isinstance(number, bool)):
+            raise ItemError(f"a 'meteor' assertion's {name} must be a number, not {number!r}")
+    alpha, beta, gamma = (
+        default if number is None else number for number, default in zip(given, (0.9, 3.0, 0.5), strict=True)
+    )
+
+    def words(text: str) -> list[str]:
+        return [re.sub(r"\.+$", "", word) for word in re.split(r"\s+", text)]
+
+    from assay.evaluators.nlp.scores import natural_meteor  # NLTK: loaded by the first METEOR only
+
+    score = max(natural_meteor(words(reference), words(seen.output), alpha, beta, gamma) for reference in references)
+    threshold = assertion.get("threshold")
+    threshold = 0.5 if threshold is None else threshold
+    ok = score < threshold if inverse else score >= threshold
+    reason = "METEOR assertion passed" if ok else f"METEOR score {score:.4f} did not meet threshold {threshold}"
+    return Verdict(ok, 1 - score if inverse else score, reason)
+
+
 def levenshtein(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     value = _value(assertion)
     if not isinstance(value, str):
@@ -537,4 +678,6 @@ CHECKS: dict[str, Check] = {
     "is-html": is_html,
     "contains-html": contains_html,
     "is-refusal": is_refusal,
+    "tool-call-f1": tool_call_f1,
+    "meteor": meteor,
 }
