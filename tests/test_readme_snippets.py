@@ -94,11 +94,6 @@ def test_the_quickstart_and_report_snippets_run_as_written(workspace):
 def test_the_python_api_snippet_runs_as_written(workspace, monkeypatch):
     folder, env = workspace
     (snippet,) = blocks("Python API", "python")
-    rows = [
-        {"query": "capital of France?", "answer": "Paris", "ground_truth": "Paris"},
-        {"query": "capital of Italy?", "answer": "It is Rome, I think", "ground_truth": "Rome"},
-    ]
-    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     monkeypatch.chdir(folder)
     monkeypatch.setenv("ASSAY_HOME", env["ASSAY_HOME"])
     namespace: dict[str, object] = {}

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 from tests.api.conftest import wait_for
-from tests.test_readme_snippets import blocks
+from tests.test_readme_snippets import ROOT, blocks
 
 
 def test_the_openai_sdk_block_runs_against_the_server(served, tmp_path, monkeypatch):
@@ -16,15 +17,14 @@ def test_the_openai_sdk_block_runs_against_the_server(served, tmp_path, monkeypa
         for b in blocks("Server: the OpenAI Evals API", "python")
         if "from openai import OpenAI" in b and "files.create" in b
     ]
-    rows = [{"response": "Paris", "ground_truth": "Paris"}, {"response": "Lyon", "ground_truth": "Paris"}]
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")  # the block uploads the quickstart's data
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ASSAY_API_KEY", served.store.create_key("support"))  # what the guide's first block exported
     namespace: dict[str, object] = {}
     exec(compile(snippet.replace("http://127.0.0.1:8000", served.url), "README.md: Server", "exec"), namespace)  # noqa: S102
     client, ev, run = namespace["client"], namespace["ev"], namespace["run"]
     done = wait_for(client, ev.id, run.id)  # type: ignore[arg-type, attr-defined]
-    assert done.status == "completed" and (done.result_counts.passed, done.result_counts.failed) == (1, 1)
+    assert done.status == "completed" and (done.result_counts.passed, done.result_counts.failed) == (12, 4)
     client.close()  # type: ignore[attr-defined]
 
 

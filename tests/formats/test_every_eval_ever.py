@@ -97,29 +97,23 @@ def test_what_is_not_a_record_is_refused_naming_the_file(tmp_path):
 
 
 def test_the_guides_block_runs_as_written(tmp_path):
-    """The migrating guide's block: EvalEval's record (RECORD) imported, then the run written out (RUN)."""
+    """The migrating guide's block as written, beside a copy of the examples: EvalEval's record
+    shipped there imported, then the newest run (``last``) written out."""
     import os
-    import re
+    import shutil
     import subprocess
     import sys
 
-    from tests.test_readme_snippets import blocks
+    from tests.test_readme_snippets import ROOT, blocks
 
     (block,) = blocks("Every Eval Ever records", "sh")
-    for path in (WITH_SAMPLES, WITH_SAMPLES.with_name(WITH_SAMPLES.stem + "_samples.jsonl")):
-        (tmp_path / path.name.replace(WITH_SAMPLES.stem, "RECORD")).write_bytes(path.read_bytes())
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
     env = {**os.environ, "ASSAY_HOME": str(tmp_path / ".assay"), "COLUMNS": "200"}
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
-    imported, exported = [line.split("#")[0].strip() for line in block.strip().splitlines()]
-
-    def sh(command: str) -> str:
-        done = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True
-        )
-        assert done.returncode == 0, (command, done.stderr)
-        return done.stdout
-
-    run_id = re.search(r"1 samples → (evalrun_\w+)", sh(imported)).group(1)
-    sh(exported.replace("RUN", run_id))
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 samples → evalrun_" in done.stdout
     (written,) = (tmp_path / "eee" / "data").glob("*/*/*/*-*.json")
     validator("eval.schema.json").validate(read_record(written)[0])

@@ -28,7 +28,8 @@ def runs_group() -> None:
 @click.option("--wide", is_flag=True, help="Whole run ids and every count, however wide.")
 @click.option("--json", "as_json", is_flag=True, help="The runs as a JSON array (for scripts: jq -r '.[0].id').")
 def list_runs(limit: int, status: str | None, wide: bool, as_json: bool) -> None:
-    """The most recent runs (ids shortened: any unique start of an id works in every command)."""
+    """The most recent runs (ids shortened: any unique start of an id works in every command; `last` is
+    the newest run)."""
     import time
 
     from assay.cli.summary import short_id

@@ -113,8 +113,14 @@ class RunsStore(StoreBase):
 
     def run_id_for(self, given: str, project: str | None = None) -> str:
         """The run a command line names: its whole id, or a prefix only one run's id starts with
-        (``evalrun_4a04``; the ``evalrun_`` itself may be left out). With ``project``, only that
-        project's runs are looked at: the answer never tells of another project's ids."""
+        (``evalrun_4a04``; the ``evalrun_`` itself may be left out), or ``last``, the newest run. With
+        ``project``, only that project's runs are looked at: the answer never tells of another
+        project's ids."""
+        if given == LAST_RUN:  # never a run id's start: ids are hex
+            newest = self.list_runs(limit=1, project=project)
+            if not newest:
+                raise NotFoundError("there are no runs in this store yet", hint="`assay run eval.yaml` makes one")
+            return newest[0].id
         ids = t.runs.c.id
         mine = t.runs.c.project == project if project is not None else sa.true()
         with self.engine.connect() as conn:
@@ -365,6 +371,10 @@ class RunsStore(StoreBase):
         """Each criterion's scores counted in steps of 0.001 (``RunTally.score_steps``): the charts'
         input at a size that does not grow with the run."""
         return self.tally_of(run_id, items=False).score_steps()
+
+
+LAST_RUN = "last"
+"""What commands take for the newest run, where they take a run's id."""
 
 
 ITEM_JSON = frozenset({"datasource_item", "sample", "results"})
