@@ -66,31 +66,35 @@ def test_make_demo_and_the_quickstart_block_run_as_written(shell):
     assert done.stdout.count("— completed") == 3 and "items: 16 total" in done.stdout
 
 
+# 24 queries sharing no word, so no two are near-duplicates (the generator drops those).
+_WORDS = [
+    f"{a}{b}"
+    for a in ("blue", "torn", "late", "wet", "loud", "cold")
+    for b in (
+        "kettle",
+        "charger",
+        "phone",
+        "lamp",
+        "drill",
+        "fan",
+        "radio",
+        "mixer",
+        "toaster",
+        "camera",
+        "speaker",
+        "router",
+    )
+]
+SIMULATION_QUERIES = [" ".join(_WORDS[i * 3 : i * 3 + 3]) + "?" for i in range(24)]
+"""What the scripted query writer answers the simulation guide's ``assay generate queries``."""
+
+
 def test_the_simulation_commands_and_eval_yaml_run_as_written(shell, llm):
     folder, env = shell
     section = "Simulated conversations: no conversations yet"
     (commands,) = blocks(section, "sh")
     (config,) = blocks(section, "yaml")
-    # 24 queries sharing no word, so no two are near-duplicates (the generator drops those).
-    words = [
-        f"{a}{b}"
-        for a in ("blue", "torn", "late", "wet", "loud", "cold")
-        for b in (
-            "kettle",
-            "charger",
-            "phone",
-            "lamp",
-            "drill",
-            "fan",
-            "radio",
-            "mixer",
-            "toaster",
-            "camera",
-            "speaker",
-            "router",
-        )
-    ]
-    queries = [" ".join(words[i * 3 : i * 3 + 3]) + "?" for i in range(24)]
+    queries = SIMULATION_QUERIES
     judges = [{"match": "# Property:", "reply": {"content": '{"reason": "done", "score": 5}'}}]
     writer = [
         {
@@ -100,7 +104,11 @@ def test_the_simulation_commands_and_eval_yaml_run_as_written(shell, llm):
     ]
     llm.script(rules=judges + writer + TWO_TURNS)
     agents = serve_examples_agent_at(folder, llm.base_url)  # the shipped scenarios and models file, as written
-    done = sh(commands, folder, env)
+    # The agent's line serves until stopped: here the scripted server stands in for the agent, at the
+    # address the models file names (tests/test_newcomer.py runs the example agent itself).
+    typed = [line for line in lines(commands) if "support_agent/agent.py" not in line]
+    assert len(typed) == len(lines(commands)) - 1
+    done = sh("\n".join(typed), folder, env)
     assert "20 distinct queries" in done.stdout and "saved as dataset returns version 1" in done.stdout
     assert "4 conversations" in done.stdout and "saved as dataset support-sims version 1" in done.stdout
     # The eval.yaml form of the same, with the agents: section it names its target from.
@@ -254,7 +262,7 @@ def test_the_tls_commands_and_foundrys_sdk_block_run_as_written(shell, llm, monk
     llm.script(default={"content": "unused"})
     monkeypatch.setenv("ASSAY_API_KEY", exported_key(keys, folder, env))
     port = free_port()
-    server = _background(serve.split("#")[0].replace("assay serve", f"assay serve --port {port}"), folder, env)
+    server = _background(serve.split("#")[0].replace("--port 8443", f"--port {port}"), folder, env)
     try:
         poll(lambda: _listening(port), bool, seconds=60)
         for name, value in re.findall(r"(\w+)=(\S+)", export.removeprefix("export ")):
@@ -262,7 +270,7 @@ def test_the_tls_commands_and_foundrys_sdk_block_run_as_written(shell, llm, monk
         monkeypatch.chdir(folder)
         namespace: dict[str, object] = {}
         exec(
-            compile(code.replace("8000", str(port)), "README.md: Foundry", "exec"),
+            compile(code.replace("8443", str(port)), "README.md: Foundry", "exec"),
             namespace,
         )  # noqa: S102 - the README's own code
         openai_client, ev, run = namespace["openai_client"], namespace["ev"], namespace["run"]
@@ -329,10 +337,10 @@ def test_the_agent_commands_run_as_written(shell, llm):
 
     folder, env = shell
     (commands,) = blocks("Agents: tasks, generated evals, and the optimizer", "sh")
-    for name in ("instructions.md", "tools.json"):
-        shutil.copy(ROOT / "examples/support_agent" / name, folder / name)
     llm.script(rules=RULES, default={"content": "Let me look that order up for you."})
-    generate, run, lint, update, optimize = lines(commands)
+    make_folder, generate, run, lint, update, optimize = lines(commands)
+    sh(make_folder, folder, env)
+    folder = folder / "my-agent"  # where the block's first line goes
     sh(generate, folder, env)
     assert "completed" in sh(run, folder, env).stdout
     # lint exits 1 when it flags criteria; this judge passes anything, even an empty answer, so it flags all.
@@ -344,7 +352,8 @@ def test_the_agent_commands_run_as_written(shell, llm):
 
 
 # Every code block of the manual (the README and docs/), by section and language, and the test that
-# runs it: a block added without a test fails here.
+# runs it: a block added without a test fails here. tests/test_newcomer.py also runs every shell and
+# Python block of them, in the manual's order, in one fresh folder.
 RUN_BY = {
     ("", "sh"): "test_make_demo_and_the_quickstart_block_run_as_written (make test is CI itself)",
     (
@@ -359,6 +368,8 @@ RUN_BY = {
     ("Targets: generate, then evaluate", "yaml"): "test_the_config_fragments_run_against_the_scripted_server",
     ("Targets: generate, then evaluate", "sh"): "test_the_support_agent_commands_run_as_written",
     ("Capturing responses, then evaluating them by id", "python"): "tests/api/test_readme_server_snippets.py",
+    ("Capturing responses, then evaluating them by id", "sh"): "tests/test_newcomer.py",
+    ("Traces: evaluate what agents actually did", "sh"): "tests/test_newcomer.py",
     ("Simulated conversations: no conversations yet", "json"): "tests/api/test_readme_simulation_json.py",
     (
         "Simulated conversations: no conversations yet",

@@ -4,13 +4,12 @@ with more actors than the cluster has cores, and a worker that executes claimed 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
 
 from tests.test_readme_snippets import blocks
-from tests.test_readme_workflows import ROOT, _background, lines, sh, shell  # noqa: F401 - shell is a fixture
+from tests.test_readme_workflows import _background, lines, sh, shell  # noqa: F401 - shell is a fixture
 
 
 @pytest.mark.usefixtures("ray_cluster")
@@ -18,8 +17,6 @@ def test_the_ray_block_runs_as_written(shell, ray_cluster):  # noqa: F811
     folder, env = shell
     (commands,) = blocks("Scale out: one run on a Ray cluster", "sh")
     install, local_run, joined_run, worker = lines(commands)
-    for name in ("eval.yaml", "support_qa.jsonl"):
-        shutil.copy(ROOT / "examples/quickstart" / name, folder / name)
     env = {**env, "RAY_AUTH_MODE": "disabled"}
     sh(install, folder, env)  # already satisfied: nothing is downloaded
     assert "support-answers — completed" in sh(local_run, folder, env).stdout
