@@ -92,3 +92,43 @@ def test_an_agent_target_in_eval_yaml_may_be_a_prompt_agent_the_api_made(tmp_pat
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "eval.yaml:5: agent billing-desk is not configured" in refused.stderr + refused.stdout
     assert "agents.create_version" in refused.stderr + refused.stdout
+
+
+@pytest.mark.parametrize("command", ["run", "simulate"])
+def test_an_agent_nothing_listens_for_stops_the_run_before_any_item_saying_so(tmp_path, llm, command):
+    """Not a target error on every item (and exit 0): the run's error, naming the agent and what to do."""
+    from tests.support.fixtures import free_port
+
+    llm.script(rules=[JUDGE], default={"content": json.dumps({"message": "Where is my order?", "done": False})})
+    endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"models:\n  sim: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n"
+        f"agents:\n  desk: {{endpoint: '{endpoint}', protocol: responses}}\n"
+    )
+    row = {"id": "s1", "query": "Where is my order?", "test_case_description": "Your order is late."}
+    (tmp_path / "q.jsonl").write_text(json.dumps(row) + "\n")
+    if command == "run":
+        config = tmp_path / "eval.yaml"
+        config.write_text(
+            f"name: desk\ndataset: {{local_uri: q.jsonl}}\nagents:\n  desk: {{endpoint: '{endpoint}'}}\n"
+            "target: {type: agent, name: desk}\n"
+            "evaluators:\n  - {type: string_check, name: said, input: '{{sample.output_text}}', reference: x, "
+            "operation: like}\n"
+        )
+        done = assay("run", str(config), home=tmp_path)
+    else:
+        done = assay(
+            "simulate",
+            str(tmp_path / "q.jsonl"),
+            "--model",
+            "sim",
+            "--agent",
+            "desk",
+            "--models",
+            str(models),
+            home=tmp_path,
+        )
+    assert done.returncode != 0
+    assert f"agent desk@1 at {endpoint} is unreachable" in done.stderr and "start the agent" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -51,7 +51,12 @@ def counts_towards_breaker(exc: BaseException, status: int | None) -> bool:
 
 def address(config: ModelConfig) -> tuple[str, int] | None:
     """The host and port a model's calls go to, if its endpoint is a URL."""
-    parts = urlsplit(config.url)
+    return address_of(config.url)
+
+
+def address_of(url: str) -> tuple[str, int] | None:
+    """The host and port of an endpoint's URL (None if it has no host)."""
+    parts = urlsplit(url)
     if not parts.hostname:
         return None
     try:
@@ -66,7 +71,12 @@ async def unreachable(config: ModelConfig, seconds: float = CONNECT_SECONDS) -> 
 
     A TCP connect and nothing more: it spends no tokens and needs no key, so it works for every
     provider; a refused key is caught by the breaker on the first calls instead."""
-    found = address(config)
+    return await unreachable_at(config.url, seconds)
+
+
+async def unreachable_at(url: str, seconds: float = CONNECT_SECONDS) -> str | None:
+    """``unreachable`` for any endpoint's URL (an agent's, say)."""
+    found = address_of(url)
     if found is None:
         return None
     host, port = found

@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from assay.errors import ConfigError, ItemError, UnknownAgentError, invalid_settings
+from assay.errors import ConfigError, ItemError, ModelUnreachable, UnknownAgentError, invalid_settings
+from assay.llm.breaker import unreachable_at
 from assay.mapping import Template
 from assay.messages import normalize_tool_definitions, to_response_input
 from assay.outbound import OutboundRefused, PinnedTransport
@@ -149,6 +150,14 @@ class AgentTarget:
             )
         return self._clients[loop]
 
+    async def ready(self) -> None:
+        """Before the first item (a run's pre-flight): an agent nothing listens for is the run's
+        error, said once with what to do, not a target error on every item."""
+        reason = await unreachable_at(self.agent.endpoint)
+        if reason is not None:
+            where = f"agent {self.agent.name}@{self.agent.version} at {self.agent.endpoint}"
+            raise ModelUnreachable(f"{where} is unreachable: {reason}", hint=AGENT_UNREACHABLE_HINT)
+
     async def aclose(self) -> None:
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
@@ -224,6 +233,8 @@ class AgentTarget:
         cid = str(self.candidate["candidate_id"])
         return {"optimization_config": self.candidate, "metadata": {"optimization_candidate_id": cid}}
 
+
+AGENT_UNREACHABLE_HINT = "start the agent, or correct its endpoint (agents: in eval.yaml or the --models file)"
 
 PREVIOUS_RESPONSE = "__previous_response"
 """An item key a multi-turn caller sets: ``{id, messages_sent}``, the agent's last reply and how many
