@@ -113,3 +113,21 @@ def browser():
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local Ray cluster for the whole session: starting one costs seconds, and Ray allows one per
+    process. Its users (tests/ray/, the newcomer's path) share one xdist worker (``xdist_group("ray")``)."""
+    ray = pytest.importorskip("ray")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # no token file written under ~/.ray
+    # Loopback only: the cluster's processes bind 127.0.0.1, not the machine's address.
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=256 * 1024**2,
+        _node_ip_address="127.0.0.1",
+    )
+    yield ray
+    ray.shutdown()

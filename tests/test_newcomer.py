@@ -35,7 +35,6 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.ray.conftest import ray_cluster  # noqa: F401 - a fixture: the Ray tests' one local cluster
 from tests.support.fixtures import free_port, poll
 from tests.test_readme_snippets import PAGES, ROOT
 
@@ -220,7 +219,7 @@ def read_in_order(reader: Reader, where: str, blocks: list[tuple[str, str]]) -> 
             reader.python(text, where, name=f"newcomer/{Path(where).stem}_{index}.py")
 
 
-def test_a_newcomer_follows_the_readme_and_every_guide_in_one_fresh_folder(tmp_path, llm, ray_cluster):  # noqa: F811
+def test_a_newcomer_follows_the_readme_and_every_guide_in_one_fresh_folder(tmp_path, llm, ray_cluster):
     folder = tmp_path / "assay"
     fresh_checkout(folder)
     ports = {port: str(free_port()) for port in ("8000", "8443", "8765")}

@@ -29,6 +29,7 @@ from assay.evaluators.catalog import Catalog, load_catalog
 from assay.evaluators.decorator import spec_from_function
 from assay.llm import ModelRegistry
 from assay.results import OutputItem, RunSummary
+from assay.results.criterion import Criterion
 from assay.results.peer import generic_columns, peer_metrics, peer_rows, write_peer_result
 from assay.run import EvalDefinition, RunOptions, RunOutcome, finish_run
 from assay.run.request import RunRequest, prepare_request, settings_of, start_request
@@ -56,7 +57,7 @@ def evaluate(
     _check_keywords(_peer_only)
     catalog = catalog or load_catalog()
     config = dict(evaluator_config or {})
-    criteria = [
+    criteria: list[Criterion] = [
         _criterion(alias, ref, config.get(alias) or config.get("default") or {}, catalog)
         for alias, ref in evaluators.items()
     ]
@@ -111,7 +112,7 @@ class Evaluation(dict[str, Any]):
 
 def run_criteria(
     data: str | Path | list[dict[str, Any]],
-    criteria: list[dict[str, Any]],
+    criteria: list[Criterion],
     catalog: Catalog,
     *,
     models: ModelRegistry | None = None,
@@ -147,7 +148,7 @@ def run_criteria(
             store.close()
 
 
-def _criterion(alias: str, ref: EvaluatorRef, config: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+def _criterion(alias: str, ref: EvaluatorRef, config: Mapping[str, Any], catalog: Catalog) -> Criterion:
     if isinstance(ref, str):
         name = ref
     else:
@@ -157,7 +158,7 @@ def _criterion(alias: str, ref: EvaluatorRef, config: Mapping[str, Any], catalog
             raise ConfigError(f"evaluator alias {alias!r} clashes with a catalog evaluator", hint="pick another alias")
         catalog.add(spec)
         name = alias
-    criterion: dict[str, Any] = {"type": "azure_ai_evaluator", "name": alias, "evaluator_name": name}
+    criterion: Criterion = {"type": "azure_ai_evaluator", "name": alias, "evaluator_name": name}
     mapping = config.get("column_mapping")
     if mapping is not None:
         for key, value in mapping.items():
@@ -167,7 +168,8 @@ def _criterion(alias: str, ref: EvaluatorRef, config: Mapping[str, Any], catalog
                 where = f"evaluator_config[{alias!r}].column_mapping[{key!r}]"
                 raise ConfigError(f"{where} = {value!r}: use ${{data.<column>}} or ${{target.<output>}}")
         criterion["data_mapping"] = dict(mapping)
-    for key in ("initialization_parameters", "threshold"):
-        if key in config:
-            criterion[key] = config[key]
+    if "initialization_parameters" in config:
+        criterion["initialization_parameters"] = config["initialization_parameters"]
+    if "threshold" in config:
+        criterion["threshold"] = config["threshold"]
     return criterion

@@ -149,7 +149,9 @@ def test_unknown_agent_and_unreachable_version(served, agents):
             "target": {"type": "azure_ai_agent", "name": "support", "version": "1"},
         },
     )
+    # Nothing listens at version 1's endpoint: the run stops before its first item, saying which agent
+    # and what to do, as it does for a model nothing answers (not an errored item per row).
     run = wait_for(client, created.id, run.id)
-    assert run.status == "completed" and run.result_counts.errored == 1
-    item = next(iter(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)))
-    assert item.sample.error.message.startswith("agent support@1:")
+    assert run.status == "failed" and run.error is not None
+    assert "agent support@1 at http://127.0.0.1:" in run.error.message and "is unreachable" in run.error.message
+    assert not list(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id))

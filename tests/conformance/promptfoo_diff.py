@@ -281,6 +281,80 @@ MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 """Cases answered by a model (``openai:chat:gpt-4.1-mini`` on the scripted server, which answers
 each with its text): cost at OpenAI's list price, the finish reason the model gave."""
+RECALLED = "Ctx-R1: The Eiffel Tower is in Paris. It opened in 1889."
+RELEVANT_LINES = "Ctx-V1 Paris is the capital of France.\nThe Seine flows through Paris.\nBananas are yellow."
+RELEVANT_PROSE = "Ctx-V2 Paris is the capital of France. The Seine flows through Paris. Bananas are yellow."
+GRADED_CASES: list[tuple[str, dict[str, str], dict[str, Any], str]] = [
+    # (name, the test's vars, the assertion, what the grading model answers promptfoo's prompt with)
+    (
+        "context-recall-all",
+        {"context": RECALLED},
+        {"type": "context-recall", "value": "The Eiffel Tower is in Paris. It opened in 1889."},
+        "1. The Eiffel Tower is in Paris. Stated. So [Attributed]\n2. It opened in 1889. Stated. So [Attributed]",
+    ),
+    (
+        "context-recall-half",
+        {"context": RECALLED.replace("R1", "R2")},
+        {"type": "context-recall", "value": "The tower is in Paris. It is 500 m tall."},
+        "1. The tower is in Paris. Stated. So [Attributed]\n2. It is 500 m tall. Not stated. So [Not Attributed]",
+    ),
+    (
+        "context-recall-threshold",
+        {"context": RECALLED.replace("R1", "R3")},
+        {"type": "context-recall", "value": "The tower is in Paris. It is 500 m tall.", "threshold": 0.8},
+        "1. The tower is in Paris. So [Attributed]\n2. It is 500 m tall. So [Not Attributed]",
+    ),
+    (
+        "context-recall-unclassified",
+        {"context": RECALLED.replace("R1", "R4")},
+        {"type": "context-recall", "value": "The tower is in Paris."},
+        "The answer looks fine to me.",
+    ),
+    (
+        "not-context-recall",
+        {"context": RECALLED.replace("R1", "R5")},
+        {"type": "not-context-recall", "value": "It is 500 m tall."},
+        "1. It is 500 m tall. So [Not Attributed]",
+    ),
+    (
+        "context-relevance-lines",
+        {"context": RELEVANT_LINES, "query": "What is the capital of France?"},
+        {"type": "context-relevance", "threshold": 0.3},
+        "Ctx-V1 Paris is the capital of France.",
+    ),
+    (
+        "context-relevance-lines-low",
+        {"context": RELEVANT_LINES.replace("V1", "V3"), "query": "What is the capital of France?"},
+        {"type": "context-relevance"},
+        "Ctx-V3 Paris is the capital of France.",
+    ),
+    (
+        "context-relevance-prose",
+        {"context": RELEVANT_PROSE, "query": "Tell me about Paris."},
+        {"type": "context-relevance"},
+        "Ctx-V2 Paris is the capital of France. The Seine flows through Paris.",
+    ),
+    (
+        "context-relevance-insufficient",
+        {"context": RELEVANT_PROSE.replace("V2", "V4"), "query": "Who won the 1998 World Cup?"},
+        {"type": "context-relevance"},
+        "Insufficient Information",
+    ),
+    (
+        "context-relevance-unquoted",
+        {"context": RELEVANT_PROSE.replace("V2", "V5"), "query": "Tell me about Paris."},
+        {"type": "context-relevance"},
+        "Paris hosts the Louvre.",
+    ),
+    (
+        "not-context-relevance",
+        {"context": RELEVANT_LINES.replace("V1", "V6"), "query": "What is yellow?"},
+        {"type": "not-context-relevance"},
+        "Bananas are yellow.",
+    ),
+]
+"""Model-graded cases: the grading model (the scripted server, named by ``defaultTest.options.provider``)
+answers each case's grading prompt, which holds the case's own context, as written here."""
 TEST_TRANSFORMS: dict[str, str] = {"transform-test": "output.trim().toLowerCase()"}
 """Cases whose test carries ``options.transform`` (the output before every assertion of it)."""
 CASES.append(("transform-test", "  MiXeD  ", {"type": "equals", "value": "mixed"}))
@@ -306,8 +380,13 @@ class Compared:
 
 def model_config(base_url: str) -> dict[str, Any]:
     tests = [{"description": n, "vars": {"text": f"say: {reply}"}, "assert": [c]} for n, reply, c in MODEL_CASES]
+    tests += [
+        {"description": n, "vars": {"text": "say: graded", **variables}, "assert": [c]}
+        for n, variables, c, _ in GRADED_CASES
+    ]
     provider = {"id": "openai:chat:gpt-4.1-mini", "config": {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}}
-    return {"prompts": ["{{text}}"], "providers": [provider], "tests": tests}
+    grader = {"options": {"provider": provider}}
+    return {"prompts": ["{{text}}"], "providers": [provider], "defaultTest": grader, "tests": tests}
 
 
 def config() -> dict[str, Any]:
@@ -421,6 +500,12 @@ def compare() -> list[Compared]:
     provider = start_llm_server()
     try:
         rules = [{"match": f"say: {reply}", "reply": {"content": reply}} for _, reply, _ in MODEL_CASES]
+        rules += [{"match": "say: graded", "reply": {"content": "graded"}}]
+        # The grading prompts hold their case's context, whose marker (Ctx-R1, ...) picks the answer.
+        rules += [
+            {"match": re.search(r"Ctx-\w+", variables["context"]).group(0), "reply": {"content": answer}}  # type: ignore[union-attr]
+            for _, variables, _, answer in GRADED_CASES
+        ]
         provider.script(rules=rules)
         models = folder / "models"
         models.mkdir()
@@ -432,7 +517,8 @@ def compare() -> list[Compared]:
         os.environ.pop("DIFF_KEY", None)
         provider.stop()
     compared = []
-    for name, _, check in [*CASES, *MODEL_CASES]:
+    graded = [(name, "", check) for name, _, check, _ in GRADED_CASES]
+    for name, _, check in [*CASES, *MODEL_CASES, *graded]:
         mine, yours = ours.get(name), theirs.get(name)
         if mine is None:
             miss: str | None = f"assay refuses assertion type {check['type']!r}"

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.api.credentials import presented
 from assay.api.responses import WireJSON
+from assay.results.criterion import Criterion
 
 TTL_SECONDS = 1.0
 MAX_ENTRIES = 4096
@@ -55,7 +56,7 @@ class Header:
 
     at: float
     status: str
-    criteria: list[dict[str, Any]]
+    criteria: list[Criterion]
 
 
 @dataclass
@@ -120,8 +121,8 @@ class ReadCache:
         self.entries[key] = entry
 
     def run_header(
-        self, project: str, eval_id: str, run_id: str, read: Callable[[], tuple[str, list[dict[str, Any]]]]
-    ) -> tuple[str, list[dict[str, Any]]]:
+        self, project: str, eval_id: str, run_id: str, read: Callable[[], tuple[str, list[Criterion]]]
+    ) -> tuple[str, list[Criterion]]:
         """The run's status and criteria: ``read()``, or, for a run that had finished when it was
         read less than ``ttl`` ago, what it gave then."""
         key = (project, eval_id, run_id)

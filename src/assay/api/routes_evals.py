@@ -12,6 +12,7 @@ from assay.api.context import ApiContext, JsonBody, Owner, context
 from assay.api.wire import eval_object, page
 from assay.dataset import ItemSchema
 from assay.errors import ConfigError
+from assay.results.criterion import Criterion
 from assay.run.criteria import bind_criteria
 
 router = APIRouter()
@@ -44,7 +45,7 @@ def check_eval(
     )
 
 
-def with_ids(criteria: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_ids(criteria: list[Criterion]) -> list[Criterion]:
     """Each criterion with an id: its own, else its name (unique in the eval), else name-uuid. Output
     items name their results by this id, as OpenAI's do: clients (azure-ai-evaluation) map a result
     back to its criterion through it, and a name that is its id keeps ``result.name == "f1"`` true."""

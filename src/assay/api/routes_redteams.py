@@ -16,6 +16,7 @@ from assay.api.ratelimit import limited
 from assay.api.routes_runs import queue_run
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.risks import CONTENT_RISKS, RISKS, risk_category
+from assay.results.criterion import Criterion
 from assay.results.stored import Run
 
 router = APIRouter()
@@ -51,7 +52,9 @@ def run_red_team(request: Request, body: JsonBody, owner: Owner) -> JSONResponse
     if not isinstance(given, list):
         raise ConfigError("riskCategories: expected a list such as [Violence, HateUnfairness]")
     risks = [risk_category(r, f"riskCategories[{i}]") for i, r in enumerate(given)]
-    criteria = [{"type": "azure_ai_evaluator", "name": r, "evaluator_name": RISKS[r].evaluator, "id": r} for r in risks]
+    criteria: list[Criterion] = [
+        {"type": "azure_ai_evaluator", "name": r, "evaluator_name": RISKS[r].evaluator, "id": r} for r in risks
+    ]
     params: dict[str, Any] = {
         "type": "red_team",
         "risk_categories": risks,

@@ -24,6 +24,7 @@ from assay.api.wire import (
 from assay.dataset import Dataset, ItemSchema, scan
 from assay.errors import ConfigError, NotFoundError
 from assay.redteam.runs import attacked_risks, check_judged
+from assay.results.criterion import Criterion
 from assay.results.stored import Eval, Run, RunSettings, RunStatus
 from assay.run.clusters import check_cluster_by
 from assay.run.repeats import check_repeats
@@ -49,7 +50,7 @@ def _warn_of_schema(dataset: Dataset, schema: ItemSchema, settings: RunSettings)
         settings.warnings.append(f"items break the item_schema: {shown}{more}")
 
 
-def _run(request: Request, run: Run, criteria: list[dict[str, Any]]) -> dict[str, Any]:
+def _run(request: Request, run: Run, criteria: list[Criterion]) -> dict[str, Any]:
     return run_object(run, criteria, str(request.base_url).rstrip("/") + f"/ui/runs/{run.id}")
 
 
@@ -233,7 +234,7 @@ async def list_output_items(
     return await ctx.reads.answer(request, eval_id, run_id, compute)
 
 
-def _run_header(ctx: ApiContext, owner: str, eval_id: str, run_id: str) -> tuple[str, list[dict[str, Any]]]:
+def _run_header(ctx: ApiContext, owner: str, eval_id: str, run_id: str) -> tuple[str, list[Criterion]]:
     """What a read of a run's output items needs of the run: its status and its eval's criteria."""
     return ctx.reads.run_header(owner, eval_id, run_id, lambda: ctx.store.status_and_criteria(owner, eval_id, run_id))
 

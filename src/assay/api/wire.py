@@ -12,6 +12,7 @@ from fastapi import Depends, Query
 from assay import jsonfast
 from assay.api.responses import WireJSON
 from assay.results import RunSummary
+from assay.results.criterion import Criterion
 from assay.results.stored import Eval, Run
 from assay.store import values
 
@@ -111,7 +112,7 @@ def eval_object(evaluation: Eval) -> dict[str, Any]:
     }
 
 
-def run_object(run: Run, criteria: list[dict[str, Any]], report_url: str) -> dict[str, Any]:
+def run_object(run: Run, criteria: list[Criterion], report_url: str) -> dict[str, Any]:
     summary = run.summary or RunSummary()
     counts = summary.result_counts
     ids = {c.get("name"): c.get("id", c.get("name")) for c in criteria}
@@ -234,7 +235,7 @@ def result_object(
     return {**result, "name": name, "score": 0.0 if score is None else score, "passed": bool(passed), "sample": None}
 
 
-def criterion_ids(criteria: list[dict[str, Any]]) -> dict[str, str]:
+def criterion_ids(criteria: list[Criterion]) -> dict[str, str]:
     """Each criterion's id by its name."""
     return {c["name"]: str(c["id"]) for c in criteria if isinstance(c.get("name"), str) and c.get("id")}
 

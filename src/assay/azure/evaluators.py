@@ -25,6 +25,7 @@ from assay.errors import ConfigError
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelConfig, ModelRegistry
 from assay.results import Result
+from assay.results.criterion import Criterion
 from assay.run.criteria import bind_criteria
 from assay.sync import run_sync
 
@@ -79,12 +80,12 @@ class EvaluatorBase:
 
     # -- the criterion ---------------------------------------------------------------------
 
-    def criterion(self, name: str | None = None, model: str = JUDGE) -> dict[str, Any]:
+    def criterion(self, name: str | None = None, model: str = JUDGE) -> Criterion:
         """This evaluator as a testing criterion (``evaluate()`` runs it so), its judge called ``model``."""
         init = dict(self._init)
         if self.judged and self._model is not None:
             init["model"] = model
-        criterion: dict[str, Any] = {
+        criterion: Criterion = {
             "type": "azure_ai_evaluator",
             "name": name or self.key,
             "evaluator_name": self.builtin,

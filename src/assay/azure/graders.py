@@ -17,6 +17,7 @@ from assay.azure.models import JUDGE, model_from
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, ModelRegistry
 from assay.results import Result
+from assay.results.criterion import Criterion, as_criterion
 from assay.run.criteria import bind_criteria
 
 MODEL_GRADERS = ("label_model", "score_model")
@@ -40,9 +41,9 @@ class AzureOpenAIGrader:
         except ConfigError as exc:
             raise user_error(f"{type(self).__name__}: {exc.message}", self.target) from None
 
-    def criterion(self, name: str | None = None, model: str = JUDGE) -> dict[str, Any]:
+    def criterion(self, name: str | None = None, model: str = JUDGE) -> Criterion:
         """The grader as a testing criterion, its model (for a model grader) called ``model``."""
-        criterion = {**self.grader, "name": name or self.grader["name"]}
+        criterion = as_criterion({**self.grader, "name": name or self.grader["name"]})
         if self.judged:
             criterion["model"] = model
         return criterion

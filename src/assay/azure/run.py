@@ -26,6 +26,7 @@ from assay.evaluators.catalog import load_catalog
 from assay.evaluators.decorator import spec_from_function
 from assay.llm import ModelRegistry
 from assay.results import OutputItem, Result
+from assay.results.criterion import Criterion
 from assay.results.peer import NAN, peer_metrics, peer_rows, write_peer_result
 
 
@@ -89,7 +90,7 @@ class _Plan:
         self.conversations = conversations
         """The data has a ``conversation`` column."""
         self.catalog = load_catalog()  # its own: the custom evaluators of this call are added to it
-        self.criteria: list[dict[str, Any]] = []
+        self.criteria: list[Criterion] = []
         self.judges: list[Any] = []
         self.owner: dict[str, tuple[str, EvaluatorBase | None]] = {}
         self.builtin_aliases: list[str] = []
@@ -141,7 +142,7 @@ class _Plan:
         self._append({"type": "azure_ai_evaluator", "name": name, "evaluator_name": name}, name, alias, None, config)
 
     def _append(
-        self, criterion: dict[str, Any], name: str, alias: str, part: EvaluatorBase | None, config: Mapping[str, Any]
+        self, criterion: Criterion, name: str, alias: str, part: EvaluatorBase | None, config: Mapping[str, Any]
     ) -> None:
         mapping = config.get("column_mapping")
         if mapping is not None:

@@ -27,6 +27,7 @@ from assay.redteam.report import sarif, scan_json
 from assay.redteam.risks import CONTENT_RISKS, RISKS, risk_category
 from assay.redteam.scorecard import Attack, Scorecard, describe
 from assay.redteam.strategies import techniques
+from assay.results.criterion import Criterion
 
 if TYPE_CHECKING:
     from assay.llm import CacheMode
@@ -296,11 +297,14 @@ def _data_source(settings: RedTeamSettings, target: dict[str, Any]) -> dict[str,
     return {"type": "azure_ai_red_team", "item_generation_params": params, "target": target}
 
 
-def _criteria(risks: list[str], judge: str | None) -> list[dict[str, Any]]:
-    init = {"initialization_parameters": {"model": judge}} if judge else {}
-    return [
-        {"type": "azure_ai_evaluator", "name": risk, "evaluator_name": RISKS[risk].evaluator, **init} for risk in risks
-    ]
+def _criteria(risks: list[str], judge: str | None) -> list[Criterion]:
+    criteria: list[Criterion] = []
+    for risk in risks:
+        criterion: Criterion = {"type": "azure_ai_evaluator", "name": risk, "evaluator_name": RISKS[risk].evaluator}
+        if judge:
+            criterion["initialization_parameters"] = {"model": judge}
+        criteria.append(criterion)
+    return criteria
 
 
 def _print_estimate(rows: list[dict[str, Any]], settings: RedTeamSettings) -> None:

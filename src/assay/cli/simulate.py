@@ -21,12 +21,13 @@ from assay.cli.common import CACHE_OPTION, DEFAULT_PROJECT, catalog, invoked_as,
 from assay.cli.run import finish_with_progress
 from assay.cli.serve import models_from_file
 from assay.errors import ConfigError
+from assay.results.criterion import Criterion
 
 if TYPE_CHECKING:
     from assay.llm import CacheMode
     from assay.run import EvalDefinition
 
-GOAL_REACHED = {
+GOAL_REACHED: Criterion = {
     "type": "string_check",
     "name": "user_ended",
     "input": "{{item.termination_reason}}",
@@ -129,7 +130,7 @@ def _definition(scenarios: Path, evaluators: tuple[str, ...], judge: str) -> Eva
 
     if not evaluators:
         return EvalDefinition(f"simulate {scenarios.name}", [GOAL_REACHED])
-    criteria = [
+    criteria: list[Criterion] = [
         {
             "type": "azure_ai_evaluator",
             "name": name.removeprefix("builtin."),

@@ -30,6 +30,7 @@ from assay.config.agents import AgentDefinition, load_agent_config
 from assay.config.yamlfile import BoundedLoader, load_lined, strip_lines
 from assay.errors import ConfigError
 from assay.llm import ModelConfig, parse_models
+from assay.results.criterion import Criterion, as_criterion
 from assay.run.clusters import check_cluster_by
 from assay.run.criteria import GRADER_FIELDS
 from assay.run.definition import EvalDefinition
@@ -417,7 +418,7 @@ def _at(fail: Any, line: int) -> Any:
     return lambda node, message, hint=None: fail({"__line__": line}, message, hint)
 
 
-def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
+def _criterion(entry: Any, fail: Any, index: int) -> Criterion:
     if isinstance(entry, str):
         return {"type": "azure_ai_evaluator", "name": entry.split(".", 1)[-1].split("@")[0], "evaluator_name": entry}
     if not isinstance(entry, dict):
@@ -435,11 +436,11 @@ def _criterion(entry: Any, fail: Any, index: int) -> dict[str, Any]:
     if kind != "azure_ai_evaluator":
         if "name" not in entry:
             raise fail(entry, f"evaluators[{index}]: a {kind} criterion needs a 'name'")
-        return dict(entry)
+        return as_criterion(dict(entry))  # binding checks the grader's own fields
     evaluator_name = entry.get("evaluator_name", entry.get("name"))
     if not isinstance(evaluator_name, str):
         raise fail(entry, f"evaluators[{index}]: 'name' must name an evaluator such as builtin.f1_score")
-    criterion: dict[str, Any] = {
+    criterion: Criterion = {
         "type": "azure_ai_evaluator",
         "name": entry.get("name") if "evaluator_name" in entry else evaluator_name.split(".", 1)[-1].split("@")[0],
         "evaluator_name": evaluator_name,

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 from assay.config.yamlfile import load_lined, strip_lines
 from assay.errors import ConfigError
+from assay.results.criterion import Criterion
 from assay.results.stored import Eval
 from assay.store import DEFAULT_PROJECT, Store
 
@@ -177,9 +178,9 @@ class Backend(Protocol):
     def stored_eval(self, name: str) -> tuple[str, dict[str, Any]] | None:
         """``(id, metadata)`` of the eval ``create`` made for the declared eval ``name``."""
 
-    def create_eval(self, name: str, criteria: list[dict[str, Any]], metadata: dict[str, str], sample: bool) -> str: ...
+    def create_eval(self, name: str, criteria: list[Criterion], metadata: dict[str, str], sample: bool) -> str: ...
 
-    def update_eval(self, eval_id: str, criteria: list[dict[str, Any]], metadata: dict[str, str]) -> None: ...
+    def update_eval(self, eval_id: str, criteria: list[Criterion], metadata: dict[str, str]) -> None: ...
 
 
 class StoreBackend:
@@ -213,14 +214,14 @@ class StoreBackend:
         found = stored_eval(self.store, name, self.project)
         return (found.id, found.metadata or {}) if found is not None else None
 
-    def create_eval(self, name: str, criteria: list[dict[str, Any]], metadata: dict[str, str], sample: bool) -> str:
+    def create_eval(self, name: str, criteria: list[Criterion], metadata: dict[str, str], sample: bool) -> str:
         config = {"type": "custom", "include_sample_schema": sample}
         row = self.store.create_eval(
             name=name, data_source_config=config, testing_criteria=criteria, metadata=metadata, project=self.project
         )
         return row.id
 
-    def update_eval(self, eval_id: str, criteria: list[dict[str, Any]], metadata: dict[str, str]) -> None:
+    def update_eval(self, eval_id: str, criteria: list[Criterion], metadata: dict[str, str]) -> None:
         self.store.update_eval(self.project, eval_id, testing_criteria=criteria, metadata=metadata)
 
 
@@ -350,11 +351,20 @@ def _eval(spec: Spec, entry: dict[str, Any], done: Reconciled, backend: Backend)
     return backend.create_eval(entry["name"], wire, metadata, bool(entry.get("target"))), "created"
 
 
-def _wire(criterion: dict[str, Any]) -> dict[str, Any]:
-    wire = {"type": "azure_ai_evaluator", "name": criterion["name"], "evaluator_name": criterion["evaluator_name"]}
+def _wire(criterion: dict[str, Any]) -> Criterion:
+    """An eval.yaml criterion (``criteria_of``) as the API stores it."""
+    wire: Criterion = {
+        "type": "azure_ai_evaluator",
+        "name": criterion["name"],
+        "evaluator_name": criterion["evaluator_name"],
+    }
     if "version" in criterion:
         wire["evaluator_version"] = criterion["version"]
-    return {**wire, **{k: criterion[k] for k in ("initialization_parameters", "data_mapping") if k in criterion}}
+    if "initialization_parameters" in criterion:
+        wire["initialization_parameters"] = criterion["initialization_parameters"]
+    if "data_mapping" in criterion:
+        wire["data_mapping"] = criterion["data_mapping"]
+    return wire
 
 
 def stored_eval(store: Store, name: str, project: str = DEFAULT_PROJECT) -> Eval | None:

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from assay.errors import ConfigError
+from assay.results.criterion import Criterion
 
 POLL_SECONDS = 0.5
 TERMINAL = ("completed", "failed", "canceled")
@@ -92,7 +93,7 @@ class RemoteProject:
         ]
         return (found[0].id, dict(found[0].metadata or {})) if found else None
 
-    def create_eval(self, name: str, criteria: list[dict[str, Any]], metadata: dict[str, str], sample: bool) -> str:
+    def create_eval(self, name: str, criteria: list[Criterion], metadata: dict[str, str], sample: bool) -> str:
         config = {"type": "custom", "item_schema": {"type": "object"}, "include_sample_schema": sample}
         created = self.openai.evals.create(
             name=name,
@@ -102,7 +103,7 @@ class RemoteProject:
         )
         return created.id
 
-    def update_eval(self, eval_id: str, criteria: list[dict[str, Any]], metadata: dict[str, str]) -> None:
+    def update_eval(self, eval_id: str, criteria: list[Criterion], metadata: dict[str, str]) -> None:
         self.openai.evals.update(eval_id, metadata=metadata, extra_body={"testing_criteria": criteria})
 
     # -- runs ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 from assay.errors import NotFoundError
 from assay.results import OutputItem, RunSummary
+from assay.results.criterion import as_criteria
 from assay.results.stored import RunSettings
 from assay.store import DEFAULT_PROJECT, Store
 
@@ -65,7 +66,9 @@ def store_run(store: Store, run_id: str, eval_id: str, found: ImportedRun, proje
         id=eval_id,
         name=found.eval_name,
         data_source_config={"type": "custom", "item_schema": {"type": "object"}},
-        testing_criteria=[{"type": found.criterion_type, "name": name, "imported": True} for name in found.criteria],
+        testing_criteria=as_criteria(
+            [{"type": found.criterion_type, "name": name, "imported": True} for name in found.criteria]
+        ),
         metadata=found.eval_metadata,
         project=project,
         created_at=found.created_at,

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from assay.redteam.risks import risk_of_evaluator
+from assay.results.criterion import Criterion
 
 
-def judged_risks(criteria: list[dict[str, Any]]) -> set[str]:
+def judged_risks(criteria: list[Criterion]) -> set[str]:
     """The risk categories an eval's testing criteria (in their wire form) can judge."""
     found = set()
     for criterion in criteria:

@@ -41,6 +41,7 @@ from assay.redteam.settings import KINDS, Kind, RedTeamSettings
 from assay.redteam.strategies import techniques
 from assay.redteam.taxonomy import enabled_sub_categories, parse_taxonomy_id
 from assay.results import OutputItem
+from assay.results.criterion import Criterion
 from assay.simulate.runs import count_setting
 from assay.store import Store
 from assay.sync import run_sync
@@ -355,7 +356,7 @@ def attacked_risks(store: Store, project: str, settings: RedTeamSettings) -> set
     return {o.risk for o in _seed_prompts(store, project, settings.source or {})}
 
 
-def check_judged(risks: set[str], testing_criteria: list[dict[str, Any]]) -> None:
+def check_judged(risks: set[str], testing_criteria: list[Criterion]) -> None:
     """Every attacked risk needs the criterion that decides whether its attacks succeeded."""
     missing = sorted(risks - judged_risks(testing_criteria))
     if missing:

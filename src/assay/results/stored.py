@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.results.criterion import Criterion
 from assay.results.records import OutputItem, RunSummary
 
 EvaluationLevel = Literal["turn", "conversation"]
@@ -74,7 +75,7 @@ class Eval:
     project: str
     name: str | None
     data_source_config: dict[str, Any]
-    testing_criteria: list[dict[str, Any]]
+    testing_criteria: list[Criterion]
     metadata: dict[str, Any] | None
     created_at: int
     updated_at: int | None = None

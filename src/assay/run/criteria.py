@@ -35,6 +35,7 @@ from assay.llm import ModelRegistry
 from assay.mapping import DataMapping, default_mapping
 from assay.messages import MessageFormatError, conversation_context, normalize, split_turn, to_dicts
 from assay.results import Result
+from assay.results.criterion import Criterion, as_criteria, as_wire
 from assay.results.records import ResultStatus
 from assay.run.panels import check_panel, panel
 from assay.run.repeats import check_reducer, repeated
@@ -184,7 +185,7 @@ def _already_typed(score: Score, passed: Any, properties: dict[str, Any]) -> boo
 
 
 def _threshold(
-    spec: EvaluatorSpec, criterion: dict[str, Any], params: dict[str, Any], given: Any, label: str
+    spec: EvaluatorSpec, criterion: Criterion, params: dict[str, Any], given: Any, label: str
 ) -> float | None:
     """The criterion's pass mark: given, or a grader's ``pass_threshold``, or the evaluator's default."""
     threshold = spec.primary.threshold if given is None else _number(given, label)
@@ -214,7 +215,7 @@ def _split_messages(value: Any) -> dict[str, Any]:
 
 
 def bind_criteria(
-    criteria: list[dict[str, Any]],
+    criteria: list[Criterion],
     catalog: Catalog,
     *,
     item_fields: set[str] | None,
@@ -261,7 +262,7 @@ class Binding:
     """Binding a ``multi`` grader's sub-grader: OpenAI's grader types there carry no ``pass_threshold``."""
 
 
-def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
+def _bind_one(criterion: Criterion, catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
     item_fields, has_sample, level = binding.item_fields, binding.has_sample, binding.level
     kind = criterion.get("type", "azure_ai_evaluator")
     if not isinstance(kind, str):
@@ -270,7 +271,7 @@ def _bind_one(criterion: dict[str, Any], catalog: Catalog, where: str, binding: 
         return _bind_multi(criterion, catalog, where, binding)
     if kind in GRADER_FIELDS:
         spec = catalog.get(kind)
-        params = {key: criterion[key] for key in GRADER_FIELDS[kind] if key in criterion}
+        params = {key: value for key, value in as_wire(criterion).items() if key in GRADER_FIELDS[kind]}
         if kind == "text_similarity" and "pass_threshold" not in params and not binding.in_multi:
             # OpenAI's testing criterion requires one; inside multi the formula's own pass_threshold decides.
             raise ConfigError(f"{where}: text_similarity needs a numeric pass_threshold, e.g. 0.8")
@@ -361,7 +362,7 @@ def _check_mapped_inputs(spec: EvaluatorSpec, mapping: DataMapping, where: str) 
         raise ConfigError(f"{where}: {spec.name} takes no input {unknown[0]!r}", hint=hint)
 
 
-def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
+def _bind_multi(criterion: Criterion, catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
     graders = criterion.get("graders")
     if isinstance(graders, dict) and isinstance(graders.get("type"), str):
         graders = {str(graders.get("name") or "grader"): graders}  # one grader, as the SDK types it
@@ -378,7 +379,7 @@ def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding
             raise ConfigError(f"{inner}: expected a grader object, got {type(sub).__name__}")
         if sub.get("type") == "multi":
             raise ConfigError(f"{inner}: a multi grader cannot contain another multi grader")
-        subs[key] = _bind_one({**sub, "name": sub.get("name") or key}, catalog, inner, inside)
+        subs[key] = _bind_one(as_criteria([{**sub, "name": sub.get("name") or key}])[0], catalog, inner, inside)
     formula = Formula.parse(criterion.get("calculate_output"), set(subs), f"{where}.calculate_output")
     threshold = criterion.get("pass_threshold")
     if threshold is not None:
@@ -389,7 +390,7 @@ def _bind_multi(criterion: dict[str, Any], catalog: Catalog, where: str, binding
     return BoundCriterion(name, "multi", catalog.get("multi"), evaluator, mapping, threshold, False, binding.level)
 
 
-def _grader_mapping(kind: str, criterion: dict[str, Any], where: str) -> dict[str, Any] | None:
+def _grader_mapping(kind: str, criterion: Criterion, where: str) -> dict[str, Any] | None:
     if kind == "python":
         return None  # the grader sees the whole item and sample
     if kind in MODEL_GRADERS:

@@ -9,6 +9,7 @@ from typing import Any
 
 from assay.evaluators.base import EvaluationLevel
 from assay.evaluators.catalog import Catalog
+from assay.results.criterion import Criterion
 from assay.targets import TargetSpec
 
 
@@ -17,7 +18,7 @@ class EvalDefinition:
     """An eval as the user wrote it: criteria in their wire form and an optional item_schema."""
 
     name: str
-    testing_criteria: list[dict[str, Any]]
+    testing_criteria: list[Criterion]
     item_schema: dict[str, Any] | None = None
     check_items: bool = True
     """Refuse items that break ``item_schema`` (False: it only names the fields; see

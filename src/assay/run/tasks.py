@@ -24,6 +24,7 @@ from assay.evaluators.judges.judge import JudgeDefinition, judge_factory
 from assay.llm import ModelRegistry
 from assay.mapping import default_mapping
 from assay.results import Result
+from assay.results.criterion import Criterion
 from assay.results.records import TaskScore, TaskSummary
 from assay.run.criteria import BoundCriterion
 from assay.store import Store
@@ -84,7 +85,7 @@ class TaskCriteria(BoundCriterion):
 
 
 def task_criteria(
-    testing_criteria: list[dict[str, Any]],
+    testing_criteria: list[Criterion],
     bound: list[BoundCriterion],
     catalog: Catalog,
     models: ModelRegistry | None,
@@ -96,8 +97,8 @@ def task_criteria(
     """The criterion that judges task-level criteria, built like the eval's own task_adherence."""
     spec = catalog.get(TASK_ADHERENCE)
     own = next((c for c in bound if c.spec.name == TASK_ADHERENCE), None)
-    wire = next((c for c in testing_criteria if c.get("evaluator_name") == TASK_ADHERENCE), {})
-    params = wire.get("initialization_parameters") or {}
+    wire = next((c for c in testing_criteria if c.get("evaluator_name") == TASK_ADHERENCE), None)
+    params = (wire.get("initialization_parameters") if wire is not None else None) or {}
     model = (models or ModelRegistry()).get(params.get("model") or params.get("deployment_name"))
     model.check_credentials()
     evaluator = judge_factory(CRITERION_CHECK)(model, "turn", 0.0)

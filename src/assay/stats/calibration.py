@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from assay.config.settings import settings
+from assay.results.criterion import Criterion
 from assay.store import Store
 
 DEFAULT_MIN_KAPPA = 0.6
 MODEL_KEYS = {"model", "deployment_name", "azure_deployment", "model_config"}
 
 
-def fingerprint(criterion: dict[str, Any]) -> str:
+def fingerprint(criterion: Criterion) -> str:
     """The criterion's definition without its model: what a calibration is bound to besides the model."""
     clean = {k: v for k, v in criterion.items() if k not in ("id", "name")}
     parameters = clean.get("initialization_parameters")

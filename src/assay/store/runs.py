@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from assay.errors import NotFoundError, UserError
 from assay.results import OutputItem, RunSummary
+from assay.results.criterion import Criterion
 from assay.results.stored import Eval, Run, RunSettings, StoredItem
 from assay.store import tables as t
 from assay.store.base import DEFAULT_PROJECT, StoreBase, lease_seconds, new_id, now
@@ -40,7 +41,7 @@ class RunsStore(StoreBase):
         *,
         name: str | None,
         data_source_config: dict[str, Any],
-        testing_criteria: list[dict[str, Any]],
+        testing_criteria: list[Criterion],
         metadata: dict[str, Any] | None = None,
         project: str = DEFAULT_PROJECT,
         id: str | None = None,  # noqa: A002 - an imported eval keeps its own id

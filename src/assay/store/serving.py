@@ -16,6 +16,7 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from assay.errors import ConfigError, NotFoundError
+from assay.results.criterion import Criterion, as_criteria
 from assay.results.stored import Eval, Run, StoredItem
 from assay.store import tables as t
 from assay.store.base import LOCAL_PREFIX, lease_seconds, new_id, now
@@ -117,14 +118,14 @@ class ServingStore(RunsStore):
             raise NotFoundError(f"No run found with id '{run_id}' for eval '{eval_id}'.")
         return Run.of_row(row)
 
-    def status_and_criteria(self, project: str, eval_id: str, run_id: str) -> tuple[str, list[dict[str, Any]]]:
+    def status_and_criteria(self, project: str, eval_id: str, run_id: str) -> tuple[str, list[Criterion]]:
         """A run's status and its eval's testing criteria, in one query and without reading the rest
         of either (a page of output items needs no more: the whole run and eval, validated, were a
         third of an uncached page)."""
         _, rows = self._read_rows(_STATUS_AND_CRITERIA, {"project": project, "eval_id": eval_id, "run_id": run_id})
         if not rows:
             raise NotFoundError(f"No run found with id '{run_id}' for eval '{eval_id}'.")
-        return rows[0].status, rows[0].testing_criteria
+        return rows[0].status, as_criteria(rows[0].testing_criteria)
 
     def list_eval_runs(
         self, project: str, eval_id: str, *, status: str | None, after: str | None, limit: int, order: Order

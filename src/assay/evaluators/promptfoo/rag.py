@@ -1,0 +1,151 @@
+"""promptfoo's ``context-recall`` and ``context-relevance``: RAGAS's prompts as promptfoo sends them,
+the grader's lines read as promptfoo reads them, so the same grader answer gives the same verdict.
+
+The grader answers in lines of text, not JSON: each line of a recall answer classifies one sentence
+of the expected answer ``[Attributed]`` or ``[Not Attributed]`` to the context; a relevance answer
+quotes the context's sentences the query needs, or says ``Insufficient Information``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+from assay.errors import ItemError
+from assay.evaluators.judges.judge import CallLog
+from assay.evaluators.promptfoo.assertion import Assertion
+from assay.evaluators.promptfoo.checks import Seen, Verdict
+from assay.llm import Model, ModelError
+
+CONTEXT_RECALL = """Given a context, and an answer, analyze each sentence in the answer and classify if the sentence can be attributed to the given context or not.
+Think in steps and reason before coming to conclusion.
+
+context: Albert Einstein (14 March 1879 – 18 April 1955) was a German-born theoretical physicist,widely held to be one of the greatest and most influential scientists of all time. Best known for developing the theory of relativity, he also made important contributions to quantum mechanics, and was thus a central figure in the revolutionary reshaping of the scientific understanding of nature that modern physics accomplished in the first decades of the twentieth century. His mass–energy equivalence formula E = mc2, which arises from relativity theory, has been called "the world's most famous equation". He received the 1921 Nobel Prize in Physics "for his services to theoretical physics, and especially for his discovery of the law of the photoelectric effect", a pivotal step in the development of quantum theory. His work is also known for its influence on the philosophy of science. In a 1999 poll of 130 leading physicists worldwide by the British journal Physics World, Einstein was ranked the greatest physicist of all time. His intellectual achievements and originality have made Einstein synonymous with genius.
+answer: Albert Einstein born in 14 March 1879 was  German-born theoretical physicist, widely held to be one of the greatest and most influential scientists of all time. He received the 1921 Nobel Prize in Physics "for his services to theoretical physics. He published 4 papers in 1905.  Einstein moved to Switzerland in 1895
+classification
+1. Albert Einstein born in 14 March 1879 was  German-born theoretical physicist, widely held to be one of the greatest and most influential scientists of all time. The date of birth of Einstein is mentioned clearly in the context. So [Attributed]
+2. He received the 1921 Nobel Prize in Physics "for his services to theoretical physics. The exact sentence is present in the given context. So [Attributed]
+3. He published 4 papers in 1905. There is no mention about papers he wrote in given the context. So [Not Attributed]
+4. Einstein moved to Switzerland in 1895. There is not supporting evidence for this in the given the context. So [Not Attributed]
+
+context:{context}
+answer:{ground_truth}
+classification:
+"""  # noqa: E501 - the prompt as promptfoo (RAGAS) words it, line for line
+ATTRIBUTED, NOT_ATTRIBUTED = "[attributed]", "[not attributed]"
+CONTEXT_RELEVANCE = """Please extract relevant sentences from the provided context that is absolutely required answer the following query. If no relevant sentences are found, or if you believe the query cannot be answered from the given context, return the phrase "Insufficient Information".  While extracting candidate sentences you're not allowed to make any changes to sentences from given context.
+
+query: {query}
+context: {context}
+candidate sentences:
+"""  # noqa: E501
+INSUFFICIENT = "Insufficient Information"
+ENUMERATION_MARKER_ONLY = re.compile(r"^\d+[.)]$")
+
+
+def _context(seen: Seen) -> str | list[str]:
+    """The test's ``context`` var: a string, or a list of chunks."""
+    context = seen.vars.get("context")
+    if isinstance(context, list):
+        for index, chunk in enumerate(context):
+            if not isinstance(chunk, str):
+                raise ItemError(
+                    f"Invalid context: expected an array of strings, but found {type(chunk).__name__} at index {index}"
+                )
+    if (isinstance(context, str) and context) or (isinstance(context, list) and context and all(context)):
+        return context
+    raise ItemError(
+        'Context is required for context-based assertions. Provide a "context" variable (string or array of '
+        "strings) in your test case."
+    )
+
+
+def _serialised(context: str | list[str]) -> str:
+    return "\n\n".join(context) if isinstance(context, list) else context
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def _sentences(text: str) -> list[str]:
+    """Units of a text: its lines when it has two or more, else its sentences; bare list markers dropped."""
+    lines = _lines(text)
+    pieces = lines if len(lines) > 1 else re.split(r"(?<=[.!?])\s+", text)
+    return [piece.strip() for piece in pieces if piece.strip() and not ENUMERATION_MARKER_ONLY.match(piece.strip())]
+
+
+async def _grade(model: Model, prompt: str, what: str) -> tuple[str, dict[str, Any]]:
+    """The grader's answer to promptfoo's prompt, sent as promptfoo sends it (one user message), and its cost."""
+    spent = CallLog(model=model.config.model)
+    try:
+        completion = await model.generate([{"role": "user", "content": prompt}])
+    except ModelError as exc:
+        raise ItemError(f"{what}: the grader failed: {exc}") from None
+    spent.add(completion)
+    return completion.text, spent.usage()
+
+
+def _threshold(assertion: Assertion) -> float:
+    threshold = assertion.get("threshold")
+    return 0.5 if threshold is None else float(threshold)
+
+
+def _inverted(verdict: Verdict, inverse: bool) -> Verdict:
+    """promptfoo's ``not-`` for these: pass and score flipped, except when the grader failed."""
+    if not inverse or verdict.details.get("grader_error"):
+        return verdict
+    return Verdict(not verdict.passed, 1 - verdict.score, verdict.reason, verdict.details)
+
+
+async def context_recall(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
+    expected = assertion.get("value")
+    if not isinstance(expected, str):
+        raise ItemError("context-recall assertion requires a string value (expected answer or fact to verify)")
+    context = _context(seen)
+    prompt = CONTEXT_RECALL.replace("{context}", _serialised(context)).replace("{ground_truth}", expected)
+    answer, usage = await _grade(model, prompt, "context-recall")
+    classified = [line for line in _lines(answer) if ATTRIBUTED in line.lower() or NOT_ATTRIBUTED in line.lower()]
+    if not classified:
+        reason = "Grader returned no [Attributed]/[Not Attributed] classifications"
+        return Verdict(False, 0.0, reason, {"usage": usage, "grader_error": True})
+    attributed = sum(ATTRIBUTED in line.lower() and NOT_ATTRIBUTED not in line.lower() for line in classified)
+    score, threshold = attributed / len(classified), _threshold(assertion)
+    passed = score >= threshold - sys.float_info.epsilon
+    reason = f"Recall {score:.2f} is {'>=' if passed else '<'} {_shown(threshold)}"
+    details = {"usage": usage, "attributed_sentences": attributed, "total_sentences": len(classified)}
+    return _inverted(Verdict(passed, score, reason, details), inverse)
+
+
+async def context_relevance(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
+    query = seen.vars.get("query")
+    if not isinstance(query, str):
+        raise ItemError('context-relevance assertion requires a "query" variable with the user question')
+    context = _context(seen)
+    prompt = CONTEXT_RELEVANCE.replace("{query}", query).replace("{context}", _serialised(context))
+    answer, usage = await _grade(model, prompt, "context-relevance")
+    segmented = isinstance(context, list) or len(_lines(context)) > 1
+    units = [chunk for chunk in context if chunk.strip()] if isinstance(context, list) else _sentences(context)
+    insufficient = INSUFFICIENT in answer
+    relevant = [] if insufficient else list(dict.fromkeys(_lines(answer) if segmented else _sentences(answer)))
+    score = min(len(relevant), len(units)) / len(units) if units else 0.0
+    threshold = _threshold(assertion)
+
+    def normal(text: str) -> str:
+        return re.sub(r"\s+", " ", text.lower()).strip()
+
+    whole = normal(_serialised(context))
+    quoted = any(normal(re.sub(r"^\s*(?:\d+[.)]|[-*])\s*", "", sentence)) in whole for sentence in relevant)
+    if relevant and not quoted:
+        reason = "Grader output does not quote the provided context"
+        return Verdict(False, 0.0, reason, {"usage": usage, "grader_error": True})
+    passed = score >= threshold - sys.float_info.epsilon
+    reason = f"Context relevance {score:.2f} is {'>=' if passed else '<'} {_shown(threshold)}"
+    details = {"usage": usage, "relevant_sentences": len(relevant), "context_units": len(units)}
+    return _inverted(Verdict(passed, score, reason, details), inverse)
+
+
+def _shown(number: float) -> str:
+    """A threshold as JavaScript prints it (0.5, 1, not 1.0)."""
+    return str(int(number)) if float(number).is_integer() else repr(float(number))
