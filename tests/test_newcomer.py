@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support.fixtures import free_port, poll
+from tests.support.fixtures import borrow_this_venv, editable_source, free_port, poll
 from tests.test_readme_snippets import PAGES, ROOT
 
 pytestmark = pytest.mark.xdist_group("ray")  # the Ray guide joins the Ray tests' cluster
@@ -203,8 +202,8 @@ def fresh_checkout(folder: Path) -> None:
         source = ROOT / name
         if source.is_file() and not source.is_symlink():
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, folder / name)  # copy2 keeps the time: make sees .venv as up to date
-    (folder / ".venv").symlink_to(Path(sys.prefix))
+            shutil.copy2(source, folder / name)
+    borrow_this_venv(folder)
 
 
 Step = Callable[[Reader, str, list[tuple[str, str]]], None]
@@ -237,6 +236,7 @@ def test_a_newcomer_follows_the_readme_and_every_guide_in_one_fresh_folder(tmp_p
     }
     for name in ("ASSAY_HOME", "ASSAY_DATABASE_URL", "ASSAY_API_KEY", "VIRTUAL_ENV", "CI", "GITHUB_ACTIONS"):
         env.pop(name, None)  # a reader's shell has none of these: the store is ./.assay, no cache replays
+    installed_from = editable_source()
     reader = Reader(folder, env, ports, llm.base_url)
     reader.replacements["head:6379"] = ray_cluster.get_runtime_context().gcs_address  # the Ray guide's cluster
     seen_tour = set(dict.fromkeys(text for _, text in code_blocks("README.md")))
@@ -260,6 +260,7 @@ def test_a_newcomer_follows_the_readme_and_every_guide_in_one_fresh_folder(tmp_p
             reader.close_page()
             reader.env = page_env  # the next page is read in a new terminal
     assert len(reader.ran) >= 40, reader.ran
+    assert editable_source() == installed_from, "a block installed the copy into this checkout's venv"
 
 
 def read_readme(reader: Reader, where: str, blocks: list[tuple[str, str]]) -> None:

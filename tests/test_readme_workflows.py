@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.simulate.test_conversations import TWO_TURNS
-from tests.support.fixtures import free_port, poll
+from tests.support.fixtures import borrow_this_venv, free_port, poll
 from tests.test_readme_snippets import PAGES, README, blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def shell(tmp_path, llm):
     """(folder, env): .venv and examples as in the checkout; ``assay`` on PATH; the default model scripted."""
-    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     for name in ("Makefile", "pyproject.toml"):
-        shutil.copy2(ROOT / name, tmp_path / name)  # copy2 keeps the time: make sees .venv as up to date
+        shutil.copy2(ROOT / name, tmp_path / name)
+    borrow_this_venv(tmp_path)  # make sees .venv as up to date, and never installs into it
     env = {
         **os.environ,
         "ASSAY_HOME": str(tmp_path / ".assay"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -100,3 +101,23 @@ def stored_runs(home: Path) -> list[Any]:
         return store.list_runs()
     finally:
         store.close()
+
+
+def borrow_this_venv(folder: Path) -> None:
+    """Give a scratch copy of the checkout this checkout's ``.venv`` (``make demo`` having made it)
+    without letting the copy's ``make`` install into it: the copy's ``pyproject.toml`` is dated before
+    the venv was installed, so make finds the venv up to date. Were it newer (pyproject edited since the
+    last ``make``), ``make demo`` in the copy would ``pip install -e`` the copy into the shared venv and
+    point every other test's ``import assay`` at a folder about to be deleted."""
+    venv = Path(sys.prefix)
+    (folder / ".venv").symlink_to(venv)
+    installed = [marker.stat().st_mtime for marker in venv.glob(".installed*")]
+    if installed and (folder / "pyproject.toml").exists():
+        before = min(installed) - 60
+        os.utime(folder / "pyproject.toml", (before, before))
+
+
+def editable_source() -> str:
+    """Where this venv's editable install of assay points (its ``__editable__`` .pth)."""
+    found = sorted(Path(sys.prefix).glob("lib/python*/site-packages/__editable__*assay*.pth"))
+    return found[0].read_text() if found else ""
