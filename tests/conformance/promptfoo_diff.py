@@ -355,6 +355,18 @@ GRADED_CASES: list[tuple[str, dict[str, str], dict[str, Any], str]] = [
 ]
 """Model-graded cases: the grading model (the scripted server, named by ``defaultTest.options.provider``)
 answers each case's grading prompt, which holds the case's own context, as written here."""
+CONVERSATION_CASES: list[tuple[str, dict[str, Any], str]] = [
+    # (name, the assertion, the grader's answer); the test's prompt is "say: graded NAME"
+    ("conversation-relevance-yes", {"type": "conversation-relevance"}, '{"verdict": "yes"}'),
+    (
+        "conversation-relevance-no",
+        {"type": "conversation-relevance"},
+        '{"verdict": "no", "reason": "It answered something else."}',
+    ),
+    ("conversation-relevance-prose", {"type": "conversation-relevance"}, 'Sure: {"verdict": "yes"} done'),
+    ("conversation-relevance-invalid", {"type": "conversation-relevance"}, '{"verdict": "maybe"}'),
+    ("not-conversation-relevance", {"type": "not-conversation-relevance"}, '{"verdict": "yes"}'),
+]
 TEST_TRANSFORMS: dict[str, str] = {"transform-test": "output.trim().toLowerCase()"}
 """Cases whose test carries ``options.transform`` (the output before every assertion of it)."""
 CASES.append(("transform-test", "  MiXeD  ", {"type": "equals", "value": "mixed"}))
@@ -384,6 +396,7 @@ def model_config(base_url: str) -> dict[str, Any]:
         {"description": n, "vars": {"text": "say: graded", **variables}, "assert": [c]}
         for n, variables, c, _ in GRADED_CASES
     ]
+    tests += [{"description": n, "vars": {"text": f"say: graded {n}"}, "assert": [c]} for n, c, _ in CONVERSATION_CASES]
     provider = {"id": "openai:chat:gpt-4.1-mini", "config": {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}}
     grader = {"options": {"provider": provider}}
     return {"prompts": ["{{text}}"], "providers": [provider], "defaultTest": grader, "tests": tests}
@@ -500,6 +513,11 @@ def compare() -> list[Compared]:
     provider = start_llm_server()
     try:
         rules = [{"match": f"say: {reply}", "reply": {"content": reply}} for _, reply, _ in MODEL_CASES]
+        # A conversation grader's prompt quotes the test's prompt as a message: matched before the target's.
+        rules = [
+            {"match": f'"content": "say: graded {name}"', "reply": {"content": answer}}
+            for name, _, answer in CONVERSATION_CASES
+        ] + rules
         rules += [{"match": "say: graded", "reply": {"content": "graded"}}]
         # The grading prompts hold their case's context, whose marker (Ctx-R1, ...) picks the answer.
         rules += [
@@ -518,6 +536,7 @@ def compare() -> list[Compared]:
         provider.stop()
     compared = []
     graded = [(name, "", check) for name, _, check, _ in GRADED_CASES]
+    graded += [(name, "", check) for name, check, _ in CONVERSATION_CASES]
     for name, _, check in [*CASES, *MODEL_CASES, *graded]:
         mine, yours = ours.get(name), theirs.get(name)
         if mine is None:

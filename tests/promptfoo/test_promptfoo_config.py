@@ -286,3 +286,54 @@ def test_javascript_assertions_from_files_run_as_promptfoo_runs_them(tmp_path):
     assert found["default export"]["score"] == 1.1 and found["default export"]["reason"] == "esm"
     assert not found["exports nothing"]["pass"]
     assert "checks/none.js exports no function" in found["exports nothing"]["reason"]
+
+
+RAG_CONFIG = """prompts: ["{{{{query}}}}"]
+providers:
+  - id: openai:chat:target-model
+    config: {{apiBaseUrl: "{base_url}"}}
+defaultTest:
+  options:
+    provider: openai:chat:grader-model
+tests:
+  - vars:
+      query: Where is the Eiffel Tower?
+      context: "The Eiffel Tower is in Paris.\\nIt opened in 1889.\\nBananas are yellow."
+    assert:
+      - type: context-recall
+        value: The tower is in Paris. It is 500 m tall.
+      - type: context-relevance
+        threshold: 0.3
+      - type: conversation-relevance
+"""
+
+
+def test_rag_and_conversation_assertions_read_the_graders_answer_as_promptfoo_does(tmp_path, llm):
+    """RAGAS's and DeepEval's prompts, as promptfoo sends them; checked live against promptfoo by
+    tests/conformance/promptfoo_diff.py. Recall: attributed lines over classified ones; relevance: the
+    quoted context lines over the context's lines; conversation: the grader's yes or no."""
+    llm.reset()
+    llm.script(
+        rules=[
+            {
+                "match": "classify if the sentence can be attributed",
+                "reply": {
+                    "content": "1. The tower is in Paris. So [Attributed]\n2. It is 500 m tall. So [Not Attributed]"
+                },
+            },
+            {"match": "Please extract relevant sentences", "reply": {"content": "The Eiffel Tower is in Paris."}},
+            {"match": "LAST `assistant` message is relevant", "reply": {"content": '{"verdict": "yes"}'}},
+            {"match": "Where is the Eiffel Tower?", "reply": {"content": "It is in Paris."}},
+        ],
+    )
+    (tmp_path / "promptfooconfig.yaml").write_text(RAG_CONFIG.format(base_url=llm.base_url))
+    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}
+    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path, env_extra=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (item,) = _items(_run_ids(done.stdout)[0], tmp_path)
+    found = {c["type"]: (c["pass"], round(c["score"], 4)) for c in item["results"][0]["properties"]["assertions"]}
+    assert found == {
+        "context-recall": (True, 0.5),  # 1 of 2 sentences, at the 0.5 default
+        "context-relevance": (True, 0.3333),  # 1 of 3 context lines, above 0.3
+        "conversation-relevance": (True, 1.0),
+    }

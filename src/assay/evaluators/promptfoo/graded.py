@@ -20,7 +20,7 @@ from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, numbe
 from assay.evaluators.judges.quality import GROUNDEDNESS, RELEVANCE, SIMILARITY
 from assay.evaluators.promptfoo.assertion import Assertion
 from assay.evaluators.promptfoo.checks import Seen, Verdict
-from assay.evaluators.promptfoo.rag import context_recall, context_relevance
+from assay.evaluators.promptfoo.rag import context_recall, context_relevance, conversation_relevance
 from assay.llm import Model
 
 SYSTEM = "You grade the output of an AI system for an automated test. Be strict and literal. Reply with JSON only."
@@ -177,4 +177,5 @@ GRADED: dict[str, GradedCheck] = {
     "similar": similar,
     "context-recall": context_recall,
     "context-relevance": context_relevance,
+    "conversation-relevance": conversation_relevance,
 }

@@ -1,5 +1,6 @@
-"""promptfoo's ``context-recall`` and ``context-relevance``: RAGAS's prompts as promptfoo sends them,
-the grader's lines read as promptfoo reads them, so the same grader answer gives the same verdict.
+"""promptfoo's ``context-recall``, ``context-relevance`` and ``conversation-relevance``: RAGAS's and
+DeepEval's prompts as promptfoo sends them, the grader's answer read as promptfoo reads it, so the same
+grader answer gives the same verdict.
 
 The grader answers in lines of text, not JSON: each line of a recall answer classifies one sentence
 of the expected answer ``[Attributed]`` or ``[Not Attributed]`` to the context; a relevance answer
@@ -8,6 +9,7 @@ quotes the context's sentences the query needs, or says ``Insufficient Informati
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from typing import Any
@@ -15,7 +17,7 @@ from typing import Any
 from assay.errors import ItemError
 from assay.evaluators.judges.judge import CallLog
 from assay.evaluators.promptfoo.assertion import Assertion
-from assay.evaluators.promptfoo.checks import Seen, Verdict
+from assay.evaluators.promptfoo.checks import Seen, Verdict, json_values_in
 from assay.llm import Model, ModelError
 
 CONTEXT_RECALL = """Given a context, and an answer, analyze each sentence in the answer and classify if the sentence can be attributed to the given context or not.
@@ -149,3 +151,65 @@ async def context_relevance(assertion: Assertion, seen: Seen, inverse: bool, mod
 def _shown(number: float) -> str:
     """A threshold as JavaScript prints it (0.5, 1, not 1.0)."""
     return str(int(number)) if float(number).is_integer() else repr(float(number))
+
+
+CONVERSATION_RELEVANCE = """Based on the given list of message exchanges between a user and an LLM, generate a JSON object to indicate whether the LAST `assistant` message is relevant to context in messages. The JSON will have 2 fields: 'verdict' and 'reason'.
+The 'verdict' key should STRICTLY be either 'yes' or 'no', which states whether the last `assistant` message is relevant according to the context in messages 
+Provide a 'reason' ONLY if the answer is 'no'. 
+You MUST USE the previous messages (if any) provided in the list of messages to make an informed judgement on relevancy.
+
+**
+IMPORTANT: Please make sure to only return in JSON format.
+Example Messages:
+[
+    {
+        "role": "user",
+        "content": "Hi! I have something I want to tell you"
+    },
+    {
+        "role": "assistant",
+        "content": "Sure, what is it?"
+    },
+    {
+        "role": "user",
+        "content": "I've a sore throat, what meds should I take?"
+    },
+    {
+        "role": "assistant",
+        "content": "Not sure, but isn't it a nice day today?"
+    }
+]
+
+Example JSON:
+{
+    "verdict": "no",
+    "reason": "The LLM responded 'isn't it a nice day today' to a message that asked about how to treat a sore throat, which is completely irrelevant."
+}
+===== END OF EXAMPLE ======
+You MUST ONLY provide a verdict for the LAST message on the list but MUST USE context from the previous messages.
+You DON'T have to provide a reason if the answer is 'yes'.
+ONLY provide a 'no' answer if the LLM response is COMPLETELY irrelevant to the message input.
+Vague LLM responses to vague inputs, such as greetings DOES NOT count as irrelevancies!
+**
+
+Messages:
+{messages}
+
+JSON:"""  # noqa: E501, W291 - DeepEval's template as promptfoo sends it, trailing spaces included
+
+
+async def conversation_relevance(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
+    """DeepEval's conversation relevancy over the test's one exchange (its prompt and the output): the
+    grader's ``yes`` is relevant (score 1), ``no`` is not (0); passing at ``threshold`` (0.5). As in
+    promptfoo, ``not-`` flips the verdict and keeps the score."""
+    window = [{"role": "user", "content": seen.prompt}, {"role": "assistant", "content": seen.output}]
+    prompt = CONVERSATION_RELEVANCE.replace("{messages}", json.dumps(window, indent=2, ensure_ascii=False))
+    answer, usage = await _grade(model, prompt, "conversation-relevance")
+    found = next((value for value in json_values_in(answer) if isinstance(value, dict)), None)
+    if found is None or found.get("verdict") not in ("yes", "no"):
+        problem = "No JSON object found in response" if found is None else "an invalid verdict"
+        return Verdict(False, 0.0, f"Error parsing output: {problem}", {"usage": usage, "grader_error": True})
+    relevant = found["verdict"] == "yes"
+    score, threshold = (1.0 if relevant else 0.0), _threshold(assertion)
+    passed = (score >= threshold - sys.float_info.epsilon) != inverse
+    return Verdict(passed, score, f"{int(relevant)} out of 1 conversation windows were relevant", {"usage": usage})
