@@ -278,7 +278,14 @@ MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("model-cost-over", "A short answer that costs.", {"type": "cost", "threshold": 0.0000001}),
     ("model-finish-reason", "Done.", {"type": "finish-reason", "value": "stop"}),
     ("model-finish-reason-other", "Done again.", {"type": "finish-reason", "value": "length"}),
+    ("model-perplexity", "Perplexed.", {"type": "perplexity", "threshold": 2}),
+    ("model-perplexity-over", "Perplexed again.", {"type": "perplexity", "threshold": 1.5}),
+    ("model-perplexity-score", "Perplexed once more.", {"type": "perplexity-score", "threshold": 0.3}),
+    ("not-model-perplexity-score", "Perplexed at last.", {"type": "not-perplexity-score", "threshold": 0.3}),
 ]
+LOGPROBS = [-0.1, -0.5, -1.0]
+"""What the scripted model answers with its tokens' log probabilities (``Perplexed`` replies): the
+provider asks for them (``passthrough: {logprobs: true}``, as promptfoo sends extra parameters)."""
 """Cases answered by a model (``openai:chat:gpt-4.1-mini`` on the scripted server, which answers
 each with its text): cost at OpenAI's list price, the finish reason the model gave."""
 RECALLED = "Ctx-R1: The Eiffel Tower is in Paris. It opened in 1889."
@@ -397,8 +404,9 @@ def model_config(base_url: str) -> dict[str, Any]:
         for n, variables, c, _ in GRADED_CASES
     ]
     tests += [{"description": n, "vars": {"text": f"say: graded {n}"}, "assert": [c]} for n, c, _ in CONVERSATION_CASES]
-    provider = {"id": "openai:chat:gpt-4.1-mini", "config": {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}}
-    grader = {"options": {"provider": provider}}
+    config = {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY", "passthrough": {"logprobs": True}}
+    provider = {"id": "openai:chat:gpt-4.1-mini", "config": config}
+    grader = {"options": {"provider": {**provider, "config": {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}}}}
     return {"prompts": ["{{text}}"], "providers": [provider], "defaultTest": grader, "tests": tests}
 
 
@@ -512,7 +520,13 @@ def compare() -> list[Compared]:
     ours = run_assay(folder)
     provider = start_llm_server()
     try:
-        rules = [{"match": f"say: {reply}", "reply": {"content": reply}} for _, reply, _ in MODEL_CASES]
+        rules = [
+            {
+                "match": f"say: {reply}",
+                "reply": {"content": reply, **({"logprobs": LOGPROBS} if "Perplexed" in reply else {})},
+            }
+            for _, reply, _ in MODEL_CASES
+        ]
         # A conversation grader's prompt quotes the test's prompt as a message: matched before the target's.
         rules = [
             {"match": f'"content": "say: graded {name}"', "reply": {"content": answer}}

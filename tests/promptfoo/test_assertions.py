@@ -316,3 +316,15 @@ def test_meteor_matches_stems_and_synonyms_as_promptfoo_does():
     synonyms = judged([{"type": "meteor", "value": "A large dog leaped", "threshold": 0.3}], "The big dog jumped")
     exact = judged([{"type": "meteor", "value": "the cat sat"}], "the cat sat")
     assert 0 < stems["score"] < exact["score"] and synonyms["passed"] and synonyms["score"] > 0.3
+
+
+def test_perplexity_reads_the_tokens_log_probabilities():
+    """promptfoo's figures on log probabilities −0.1, −0.5, −1.0 (the differential suite checks them
+    live): perplexity e^0.533 = 1.70, the score 1 / (1 + e^0.533) = 0.370; no log probabilities, no verdict."""
+    sample = {"logprobs": [-0.1, -0.5, -1.0]}
+    assert judged([{"type": "perplexity", "threshold": 2}], "x", sample=sample)["passed"] is True
+    assert judged([{"type": "perplexity", "threshold": 1.5}], "x", sample=sample)["passed"] is False
+    scored = judged([{"type": "perplexity-score", "threshold": 0.3}], "x", sample=sample)
+    assert scored["passed"] is True and scored["score"] == pytest.approx(0.36975, abs=1e-4)
+    refused = judged([{"type": "perplexity"}], "x", sample={})
+    assert refused["passed"] is False and "do not return logProbs" in refused["assertions"][0]["reason"]

@@ -435,6 +435,12 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
             message["tool_calls"] = reply["tool_calls"]
         finish = "tool_calls" if reply.get("tool_calls") else "stop"
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+        if body.get("logprobs") and reply.get("logprobs"):  # the token log probabilities the rule gives
+            tokens = [
+                {"token": f"t{i}", "logprob": value, "bytes": None, "top_logprobs": []}
+                for i, value in enumerate(reply["logprobs"])
+            ]
+            choice["logprobs"] = {"content": tokens}
         if reply.get("content_filter") == "completion":  # Azure cut the answer: what it wrote so far, and why
             choice.update(
                 finish_reason="content_filter", content_filter_results=filter_verdicts(reply.get("categories"))

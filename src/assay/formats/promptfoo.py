@@ -515,6 +515,9 @@ def eval_document(suite: Suite, provider: Provider) -> dict[str, Any]:
     else:
         models[model["name"]] = {**model, **_endpoint(provider.config)}
         sampling = {k: v for k, v in provider.config.items() if k in SAMPLING}
+        passthrough = provider.config.get("passthrough")  # sent as they are by promptfoo: logprobs only, here
+        if isinstance(passthrough, dict):
+            sampling.update({k: v for k, v in passthrough.items() if k in ("logprobs", "top_logprobs")})
         target.update({"type": "model", "model": model["name"], **({"sampling_params": sampling} if sampling else {})})
     criterion: dict[str, Any] = {
         "name": "assertions",

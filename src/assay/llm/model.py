@@ -116,6 +116,8 @@ class Completion:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     cached: bool = False
     """Served from assay's cache: no call was made and no tokens were spent."""
+    logprobs: list[float] | None = None
+    """Each output token's log probability, when the call asked for them (``logprobs: true``)."""
 
 
 @dataclass
@@ -636,6 +638,7 @@ def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
         total_tokens=int(usage.get("total_tokens") or 0),
         cached_tokens=int(details.get("cached_tokens") or 0),
     )
+    tokens = (choice.get("logprobs") or {}).get("content")
     return Completion(
         text=message.get("content") or "",
         model=str(response.get("model") or ""),
@@ -643,4 +646,5 @@ def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
         finish_reason=choice.get("finish_reason"),
         tool_calls=list(message.get("tool_calls") or []),
         cached=cached,
+        logprobs=[float(t["logprob"]) for t in tokens if isinstance(t, dict)] if isinstance(tokens, list) else None,
     )

@@ -44,6 +44,8 @@ SAMPLING_KEYS = {
     "response_format",
     "tools",
     "reasoning_effort",
+    "logprobs",
+    "top_logprobs",
 }
 
 
@@ -229,7 +231,7 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
             output_items.append(
                 {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": completion.text}]}
             )
-        sample = {
+        sample: dict[str, Any] = {
             "input": messages,
             "output_text": completion.text,
             "output_items": output_items,
@@ -244,6 +246,8 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
         }
         if tool_definitions:
             sample["tool_definitions"] = tool_definitions
+        if completion.logprobs is not None:  # asked for (logprobs: true): promptfoo's perplexity reads them
+            sample["logprobs"] = completion.logprobs
         if wants_json:
             try:
                 sample["output_json"] = json.loads(completion.text)

@@ -366,6 +366,34 @@ def _json_lines(text: str) -> list[Any]:
     return found
 
 
+def _mean_logprob(seen: Seen, kind: str) -> float:
+    """The mean of the output tokens' log probabilities (the provider's ``logprobs: true``)."""
+    logprobs = seen.sample.get("logprobs")
+    if not isinstance(logprobs, list) or not logprobs:
+        raise ItemError(f"{kind} assertion does not support providers that do not return logProbs")
+    return sum(float(value) for value in logprobs) / len(logprobs)
+
+
+def perplexity(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
+    """exp(−mean log probability); passing at or under ``threshold`` (any, without one)."""
+    value = math.exp(-_mean_logprob(seen, "Perplexity"))
+    threshold = assertion.get("threshold")
+    ok = True if threshold is None else (value <= threshold) != inverse
+    side = "less than or equal to" if inverse else "greater than"
+    reason = "Assertion passed" if ok else f"Perplexity {value:.2f} is {side} threshold {threshold}"
+    return Verdict(ok, 1.0 if ok else 0.0, reason)
+
+
+def perplexity_score(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
+    """The mean log probability squashed to 0–1 (a logistic); passing at ``threshold`` (any, without one)."""
+    value = 1 / (1 + math.exp(-_mean_logprob(seen, "perplexity-score")))
+    threshold = assertion.get("threshold")
+    ok = True if threshold is None else (value >= threshold) != inverse
+    side = "greater than or equal to" if inverse else "less than"
+    reason = "Assertion passed" if ok else f"Perplexity score {value:.2f} is {side} threshold {threshold}"
+    return Verdict(ok, 1 - value if inverse else value, reason)
+
+
 def meteor(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     """promptfoo's METEOR: words split on whitespace, trailing dots dropped, the best score over the
     references; passing at ``threshold`` (default 0.5)."""
@@ -680,4 +708,6 @@ CHECKS: dict[str, Check] = {
     "is-refusal": is_refusal,
     "tool-call-f1": tool_call_f1,
     "meteor": meteor,
+    "perplexity": perplexity,
+    "perplexity-score": perplexity_score,
 }
