@@ -27,12 +27,12 @@ from assay.redteam.report import sarif, scan_json
 from assay.redteam.risks import CONTENT_RISKS, RISKS, risk_category
 from assay.redteam.scorecard import Attack, Scorecard, describe
 from assay.redteam.strategies import techniques
-from assay.results.criterion import Criterion
 
 if TYPE_CHECKING:
     from assay.llm import CacheMode
     from assay.redteam.generated import TargetContext
     from assay.redteam.settings import RedTeamSettings
+    from assay.results.criterion import Criterion
 
 
 @click.group("redteam")

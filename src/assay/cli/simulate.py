@@ -21,10 +21,10 @@ from assay.cli.common import CACHE_OPTION, DEFAULT_PROJECT, catalog, invoked_as,
 from assay.cli.run import finish_with_progress
 from assay.cli.serve import models_from_file
 from assay.errors import ConfigError
-from assay.results.criterion import Criterion
 
 if TYPE_CHECKING:
     from assay.llm import CacheMode
+    from assay.results.criterion import Criterion
     from assay.run import EvalDefinition
 
 GOAL_REACHED: Criterion = {
