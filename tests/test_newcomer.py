@@ -16,7 +16,12 @@ Only what cannot be the same on a test machine is changed, each change named whe
 - fixed ports (8000, 8443, 8765) are free ones, in the blocks and in the copied examples that name them,
   and ``assay view`` opens no browser;
 - the Ray guide's cluster address (``head:6379``) is the test's local cluster;
-- the docs' Getting started page repeats the README's tour, and is read once.
+- the docs' Getting started page repeats the README's tour, and is read once;
+- the README's pytest block is saved where the README says and run as it says; ``assay eval lint``
+  exiting 1 to say it flagged criteria is read as what it says, not as a failure.
+
+Each page must also have said what it promises (``SAID``) and the runs its code asks a server for
+must end as the page says (``ENDED_WITH``): a command that exits 0 having done nothing fails here.
 """
 
 from __future__ import annotations
