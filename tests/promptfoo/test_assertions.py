@@ -328,3 +328,14 @@ def test_perplexity_reads_the_tokens_log_probabilities():
     assert scored["passed"] is True and scored["score"] == pytest.approx(0.36975, abs=1e-4)
     refused = judged([{"type": "perplexity"}], "x", sample={})
     assert refused["passed"] is False and "do not return logProbs" in refused["assertions"][0]["reason"]
+
+
+def test_is_sql_reads_its_allowed_entries_in_linear_time():
+    """``allowedTables`` may come over the API with the item: a pattern that backtracks forever in
+    Python's engine (``(a+)+$`` against a long name that almost matches) is answered at once by RE2."""
+    name = "a" * 40 + "!"
+    assertion = {"type": "is-sql", "value": {"allowedTables": ["select::null::(a+)+$"]}}
+    found = judged([assertion], f"SELECT id FROM {name.rstrip('!')}x")
+    assert found["passed"] is False and "unauthorized table" in found["reason"]
+    allowed = {"type": "is-sql", "value": {"allowedTables": ["select::null::(a+)+"]}}
+    assert judged([allowed], f"SELECT id FROM {'a' * 40}")["passed"] is True
