@@ -129,6 +129,15 @@ tests:
 """
 
 
+def _graded_items(tmp_path, llm, config: str) -> list[dict]:
+    """Run a promptfoo config whose provider and grader are the scripted server; its run's items."""
+    (tmp_path / "promptfooconfig.yaml").write_text(config.format(base_url=llm.base_url))
+    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}
+    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path, env_extra=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return _items(_run_ids(done.stdout)[0], tmp_path)
+
+
 def test_model_graded_assertions_ask_the_grading_model_once_each(tmp_path, llm):
     llm.reset()
     good = {"reason": "right", "pass": True, "score": 1, "category": "C"}
@@ -143,13 +152,9 @@ def test_model_graded_assertions_ask_the_grading_model_once_each(tmp_path, llm):
         ],
         default={"content": "unexpected"},
     )
-    (tmp_path / "promptfooconfig.yaml").write_text(GRADED_CONFIG.format(base_url=llm.base_url))
-    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}
-    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path, env_extra=env)
-    assert done.returncode == 0, done.stdout + done.stderr
+    items = _graded_items(tmp_path, llm, GRADED_CONFIG)
     # 2 target calls; France: rubric, factuality, relevance; Spain: rubric, factuality
     assert llm.stats()["requests"] == 7
-    items = _items(_run_ids(done.stdout)[0], tmp_path)
     assert [i["status"] for i in items] == ["pass", "fail"]
     france = {c["type"]: c for c in items[0]["results"][0]["properties"]["assertions"]}
     assert france["factuality"]["category"] == "C" and france["answer-relevance"]["score"] == 1.0
@@ -243,11 +248,7 @@ def test_closedqa_and_promptfoos_older_name_for_factuality(tmp_path, llm):
             {"match": "primary colour", "reply": {"content": "Red."}},
         ],
     )
-    (tmp_path / "promptfooconfig.yaml").write_text(CLOSED_QA_CONFIG.format(base_url=llm.base_url))
-    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}
-    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path, env_extra=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    (item,) = _items(_run_ids(done.stdout)[0], tmp_path)
+    (item,) = _graded_items(tmp_path, llm, CLOSED_QA_CONFIG)
     verdicts = {c["type"]: c["pass"] for c in item["results"][0]["properties"]["assertions"]}
     assert verdicts == {"model-graded-closedqa": True, "model-graded-factuality": True}
 
@@ -326,11 +327,7 @@ def test_rag_and_conversation_assertions_read_the_graders_answer_as_promptfoo_do
             {"match": "Where is the Eiffel Tower?", "reply": {"content": "It is in Paris."}},
         ],
     )
-    (tmp_path / "promptfooconfig.yaml").write_text(RAG_CONFIG.format(base_url=llm.base_url))
-    env = {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}
-    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path, env_extra=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    (item,) = _items(_run_ids(done.stdout)[0], tmp_path)
+    (item,) = _graded_items(tmp_path, llm, RAG_CONFIG)
     found = {c["type"]: (c["pass"], round(c["score"], 4)) for c in item["results"][0]["properties"]["assertions"]}
     assert found == {
         "context-recall": (True, 0.5),  # 1 of 2 sentences, at the 0.5 default

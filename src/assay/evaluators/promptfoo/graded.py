@@ -4,7 +4,9 @@
 ``answer-relevance``, ``context-faithfulness`` and ``similar`` are assay's relevance, groundedness
 and similarity judges, their 1–5 score normalised to 0–1 ((s − 1) / 4) and compared with the
 assertion's threshold. Departure: promptfoo's ``similar`` compares embeddings; here the
-similarity judge decides (cosine over an embeddings model is not built yet).
+similarity judge decides (cosine over an embeddings model is not built yet). ``context-recall``,
+``context-relevance`` and ``conversation-relevance`` send promptfoo's own prompts
+(``assay.evaluators.promptfoo.rag``).
 """
 
 from __future__ import annotations
