@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from assay.collector import frozen_during
 from assay.config.settings import settings
 from assay.run.engine import RunJob, execute, log, only_computes, waits_on_model
 from assay.store.tally import RunTally
@@ -95,19 +96,15 @@ def execute_spread(job: RunJob, items: int) -> int:
         job.stored = job.store.done_item_ids(job.run_id)
         count = processes_for(job, items - len(job.stored))
     if count == 1:
-        return run_sync(execute(job))
+        with frozen_during():
+            return run_sync(execute(job))
     for stream in (sys.stdout, sys.stderr):  # what is buffered now must not be written twice
         with contextlib.suppress(Exception):
             stream.flush()
     # A collection writes to every object it walks, so each would copy the pages it shares with
     # the children: what lives now is left out of collections until they end.
-    tuned = gc.get_freeze_count() > 0
-    gc.freeze()
-    try:
+    with frozen_during(even_if_tuned=True):
         return _spread(job, count)
-    finally:
-        if not tuned:  # a process tuned for throughput keeps what it froze (``assay.collector``)
-            gc.unfreeze()
 
 
 def _spread(job: RunJob, count: int) -> int:
