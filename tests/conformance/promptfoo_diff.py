@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from assay.evaluators.promptfoo import is_known
+from tests.conformance import promptfoo_traces
 from tests.support.fixtures import start_llm_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -255,6 +256,12 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("javascript-file-result", "abc", {"type": "javascript", "value": "file://checks/graded.js"}),
     ("javascript-file-fails", "hi", {"type": "javascript", "value": "file://checks/length.js"}),
     ("transform-assertion-file", "hello", {"type": "equals", "value": "HELLO", "transform": "file://checks/upper.js"}),
+    # Traced (``tracing: {enabled: true}``): promptfoo's one span for the echo provider's call, and assay's.
+    ("trace-echo-count", "hi", {"type": "trace-span-count", "value": {"pattern": "echo", "min": 1, "max": 1}}),
+    ("trace-echo-steps", "hi", {"type": "trajectory:step-count", "value": {"max": 1}}),
+    ("trace-echo-errors", "hi", {"type": "trace-error-spans", "value": 0}),
+    ("trace-echo-duration", "hi", {"type": "trace-span-duration", "value": {"max": 60000}}),
+    ("trace-echo-no-tools", "hi", {"type": "trajectory:tool-used", "value": "lookup_order"}),
 ]
 FILES: dict[str, str] = {
     "checks/length.js": "module.exports = (output, context) => output.length > 5;\n",
@@ -282,6 +289,23 @@ MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("model-perplexity-over", "Perplexed again.", {"type": "perplexity", "threshold": 1.5}),
     ("model-perplexity-score", "Perplexed once more.", {"type": "perplexity-score", "threshold": 0.3}),
     ("not-model-perplexity-score", "Perplexed at last.", {"type": "not-perplexity-score", "threshold": 0.3}),
+    # The provider's span (its id) over the model call's (``chat gpt-4.1-mini``), in promptfoo and in assay.
+    (
+        "model-trace-chat",
+        "Traced.",
+        {"type": "trace-span-count", "value": {"pattern": "chat gpt-4.1-mini", "min": 1, "max": 1}},
+    ),
+    (
+        "model-trace-root",
+        "Traced again.",
+        {"type": "trace-span-count", "value": {"pattern": "openai:chat:*", "max": 1, "min": 1}},
+    ),
+    (
+        "model-trace-steps",
+        "Traced twice.",
+        {"type": "trajectory:step-count", "value": {"type": "span", "min": 2, "max": 2}},
+    ),
+    ("model-trace-no-tools", "Traced thrice.", {"type": "trajectory:step-count", "value": {"type": "tool", "max": 0}}),
 ]
 LOGPROBS = [-0.1, -0.5, -1.0]
 """What the scripted model answers with its tokens' log probabilities (``Perplexed`` replies): the
@@ -362,6 +386,38 @@ GRADED_CASES: list[tuple[str, dict[str, str], dict[str, Any], str]] = [
 ]
 """Model-graded cases: the grading model (the scripted server, named by ``defaultTest.options.provider``)
 answers each case's grading prompt, which holds the case's own context, as written here."""
+GOAL_CASES: list[tuple[str, dict[str, Any], str]] = [
+    # (name, the assertion, what the grading model answers): the goal's marker (Goal-1, ...) picks the answer.
+    (
+        "goal-met",
+        {"type": "trajectory:goal-success", "value": "Goal-1: answer the user"},
+        '{"reason": "done", "pass": true, "score": 1.0}',
+    ),
+    (
+        "goal-missed",
+        {"type": "trajectory:goal-success", "value": "Goal-2: book a flight"},
+        '{"reason": "no", "pass": false, "score": 0.0}',
+    ),
+    (
+        "goal-partial-below-threshold",
+        {"type": "trajectory:goal-success", "value": {"goal": "Goal-3: refund the order"}, "threshold": 0.8},
+        '{"pass": true, "score": 0.6, "reason": "partly"}',
+    ),
+    (
+        "goal-words",
+        {"type": "trajectory:goal-success", "value": "Goal-4: greet"},
+        'Verdict: {"pass": "yes", "score": "0.9"}',
+    ),
+    (
+        "not-goal",
+        {"type": "not-trajectory:goal-success", "value": "Goal-5: leak the prompt"},
+        '{"pass": true, "score": 1}',
+    ),
+    ("goal-no-json", {"type": "trajectory:goal-success", "value": "Goal-6: anything"}, "I think it passed."),
+    ("goal-no-score", {"type": "trajectory:goal-success", "value": "Goal-7: anything else"}, '{"pass": false}'),
+]
+"""``trajectory:goal-success`` on the model provider's trace: promptfoo's grading prompt (the goal, the
+trajectory as promptfoo summarises it, the output), the answer read as promptfoo reads JSON graders'."""
 CONVERSATION_CASES: list[tuple[str, dict[str, Any], str]] = [
     # (name, the assertion, the grader's answer); the test's prompt is "say: graded NAME"
     ("conversation-relevance-yes", {"type": "conversation-relevance"}, '{"verdict": "yes"}'),
@@ -404,10 +460,12 @@ def model_config(base_url: str) -> dict[str, Any]:
         for n, variables, c, _ in GRADED_CASES
     ]
     tests += [{"description": n, "vars": {"text": f"say: graded {n}"}, "assert": [c]} for n, c, _ in CONVERSATION_CASES]
+    tests += [{"description": n, "vars": {"text": "say: graded"}, "assert": [c]} for n, c, _ in GOAL_CASES]
     config = {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY", "passthrough": {"logprobs": True}}
     provider = {"id": "openai:chat:gpt-4.1-mini", "config": config}
     grader = {"options": {"provider": {**provider, "config": {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}}}}
-    return {"prompts": ["{{text}}"], "providers": [provider], "defaultTest": grader, "tests": tests}
+    traced = {"enabled": True}
+    return {"prompts": ["{{text}}"], "providers": [provider], "defaultTest": grader, "tests": tests, "tracing": traced}
 
 
 def config() -> dict[str, Any]:
@@ -417,7 +475,7 @@ def config() -> dict[str, Any]:
         if name in TEST_TRANSFORMS:
             test["options"] = {"transform": TEST_TRANSFORMS[name]}
         tests.append(test)
-    return {"prompts": ["{{text}}"], "providers": ["echo"], "tests": tests}
+    return {"prompts": ["{{text}}"], "providers": ["echo"], "tests": tests, "tracing": {"enabled": True}}
 
 
 def run_promptfoo(folder: Path) -> dict[str, Verdict]:
@@ -532,6 +590,10 @@ def compare() -> list[Compared]:
             {"match": f'"content": "say: graded {name}"', "reply": {"content": answer}}
             for name, _, answer in CONVERSATION_CASES
         ] + rules
+        rules += [
+            {"match": re.search(r"Goal-\d", json.dumps(check)).group(0), "reply": {"content": answer}}  # type: ignore[union-attr]
+            for _, check, answer in GOAL_CASES
+        ]
         rules += [{"match": "say: graded", "reply": {"content": "graded"}}]
         # The grading prompts hold their case's context, whose marker (Ctx-R1, ...) picks the answer.
         rules += [
@@ -548,9 +610,13 @@ def compare() -> list[Compared]:
     finally:
         os.environ.pop("DIFF_KEY", None)
         provider.stop()
-    compared = []
+    compared = [
+        _trace_compared(name, yours, mine)
+        for name, yours, mine in zip_traces(promptfoo_traces.theirs(folder, PROMPTFOO_HOME), promptfoo_traces.ours())
+    ]
     graded = [(name, "", check) for name, _, check, _ in GRADED_CASES]
     graded += [(name, "", check) for name, check, _ in CONVERSATION_CASES]
+    graded += [(name, "", check) for name, check, _ in GOAL_CASES]
     for name, _, check in [*CASES, *MODEL_CASES, *graded]:
         mine, yours = ours.get(name), theirs.get(name)
         if mine is None:
@@ -565,6 +631,34 @@ def compare() -> list[Compared]:
             miss = None
         compared.append(Compared(name, yours, mine, miss))
     return compared
+
+
+def zip_traces(
+    theirs: dict[str, dict[str, Any]], ours: dict[str, dict[str, Any]]
+) -> list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]]:
+    return [(f"trace/{name}", theirs.get(name), ours.get(name)) for name, _ in promptfoo_traces.CASES]
+
+
+def _trace_compared(name: str, yours: dict[str, Any] | None, mine: dict[str, Any] | None) -> Compared:
+    """A trace case: the same verdict, or both refusing the assertion."""
+
+    def verdict(found: dict[str, Any] | None) -> Verdict | None:
+        if found is None:
+            return None
+        if "error" in found:
+            return Verdict(False, 0.0, f"refused: {found['error']}")
+        return Verdict(bool(found["pass"]), float(found["score"]), str(found["reason"]))
+
+    theirs, ours = verdict(yours), verdict(mine)
+    if theirs is None or ours is None:
+        miss: str | None = "no verdict from " + ("promptfoo" if theirs is None else "assay")
+    elif theirs.reason.startswith("refused") != ours.reason.startswith("refused"):
+        miss = f"{ours.reason[:120]} here, {theirs.reason[:120]} in promptfoo"
+    elif (theirs.passed, theirs.score) != (ours.passed, ours.score):
+        miss = f"pass {ours.passed} score {ours.score} here, {theirs.passed} {theirs.score} in promptfoo"
+    else:
+        miss = None
+    return Compared(name, theirs, ours, miss)
 
 
 def report(compared: list[Compared]) -> str:

@@ -281,3 +281,92 @@ def test_an_mcp_tool_that_never_answers_is_abandoned_at_its_timeout(tmp_path, ll
     for sample in samples(tmp_path, done.stdout).values():
         assert "'lookup_order' did not answer within 1 s" in sample["output_items"][1]["error"]
         assert sample["output_text"] == "The order system is not answering."
+
+
+TRAJECTORY_CHECKS = [
+    {"type": "trajectory:tool-used", "value": "lookup_order"},
+    {"type": "trajectory:tool-args-match", "value": {"name": "lookup_order", "args": {"order_id": "42"}}},
+    {"type": "trajectory:tool-sequence", "value": {"mode": "exact", "steps": ["lookup_order"]}},
+    {"type": "trace-span-count", "value": {"pattern": "chat *", "min": 2, "max": 2}},
+    {"type": "trace-error-spans", "value": 0},
+    {"type": "trajectory:step-count", "value": {"type": "tool", "max": 1}},
+]
+
+
+def test_the_loops_spans_are_the_trajectory_promptfoos_trace_assertions_read(tmp_path, llm):
+    """Each model call and each tool run is a span of the sample; promptfoo's trace and trajectory
+    assertions judge them: the order lookup passes all six, the refund (its tool raised) fails the
+    ones about lookups and errors and passes the rest."""
+    script(llm)
+    (tmp_path / "tools.py").write_text(TOOLS)
+    config = write_project(tmp_path, llm, "    - python: tools.py\n")
+    config.write_text(
+        config.read_text()
+        + "  - name: trajectory\n    evaluator_name: builtin.promptfoo_assertions\n"
+        + "    initialization_parameters: {trace_root: support-agent}\n"
+        + "    data_mapping: {assertions: '{{item.assert}}', sample: '{{sample}}', output: '{{sample.output_text}}'}\n"
+    )
+    rows = [{"query": "Where is order 42?"}, {"query": "Refund order 7"}]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({**row, "assert": TRAJECTORY_CHECKS}) + "\n" for row in rows))
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = done.stdout.split("run id: ")[1].split()[0]
+    items = {
+        item["datasource_item_id"]: item
+        for item in map(json.loads, assay("results", run_id, home=tmp_path, check=True).stdout.splitlines())
+    }
+    spans = items[0]["sample"]["spans"]
+    assert [span["name"] for span in spans] == ["chat m", "execute_tool lookup_order", "chat m"]
+    assert all(span["start_ms"] <= span["end_ms"] for span in spans)
+    assert json.loads(spans[1]["attributes"]["gen_ai.tool.call.arguments"]) == {"order_id": "42"}
+    refund = items[1]["sample"]["spans"][1]
+    assert refund["status_code"] == 2 and "refunds are closed today" in refund["status_message"]
+
+    def verdicts(index: int) -> list[bool]:
+        (judged,) = [r for r in items[index]["results"] if r["name"] == "trajectory"]
+        return [component["pass"] for component in judged["properties"]["assertions"]]
+
+    assert verdicts(0) == [True, True, True, True, True, True]
+    assert verdicts(1) == [False, False, False, True, False, True]
+
+
+SKILL_TOOLS = '''
+def Skill(skill: str) -> str:
+    """Load an Agent Skill by name."""
+    if skill == "pptx":
+        raise RuntimeError("no such skill")
+    return f"skill {skill} loaded"
+'''
+
+
+def test_skill_tool_calls_are_the_skills_promptfoos_skill_used_reads(tmp_path, llm):
+    """A ``Skill`` tool called in the loop is a skill used; one whose call failed is not."""
+    llm.reset()
+    llm.script(
+        rules=[
+            {"match": "no such skill", "reply": {"content": "That skill is missing."}},
+            {"match": "skill pdf loaded", "reply": {"tool_calls": [call("Skill", {"skill": "pptx"}, "c_pptx")]}},
+        ],
+        default={"tool_calls": [call("Skill", {"skill": "pdf"}, "c_pdf")]},
+    )
+    (tmp_path / "tools.py").write_text(SKILL_TOOLS)
+    config = write_project(tmp_path, llm, "    - python: tools.py\n")
+    config.write_text(
+        config.read_text()
+        + "  - name: skills\n    evaluator_name: builtin.promptfoo_assertions\n"
+        + "    data_mapping: {assertions: '{{item.assert}}', sample: '{{sample}}', output: '{{sample.output_text}}'}\n"
+    )
+    checks = [
+        {"type": "skill-used", "value": "pdf"},
+        {"type": "skill-used", "value": "pptx"},  # called, but it failed
+        {"type": "not-skill-used", "value": "xlsx"},
+        {"type": "skill-used", "value": {"pattern": "p*", "max": 1}},
+    ]
+    (tmp_path / "data.jsonl").write_text(json.dumps({"query": "Make a deck", "assert": checks}) + "\n")
+    done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = done.stdout.split("run id: ")[1].split()[0]
+    (item,) = map(json.loads, assay("results", run_id, home=tmp_path, check=True).stdout.splitlines())
+    (judged,) = [r for r in item["results"] if r["name"] == "skills"]
+    assert [c["pass"] for c in judged["properties"]["assertions"]] == [True, False, True, True]
+    assert "Actual skills: pdf (tool)" in judged["properties"]["assertions"][1]["reason"]

@@ -32,7 +32,7 @@ from jinja2 import TemplateError
 
 from assay.config.yamlfile import load_lined, safe_load, strip_lines
 from assay.errors import ConfigError
-from assay.evaluators.promptfoo import base_type, is_known, needs_model
+from assay.evaluators.promptfoo import base_type, is_known, needs_model, uses_trace
 from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.sandbox.templates import BoundedEnvironment, compile_bounded
 
@@ -92,6 +92,8 @@ class Suite:
     tests: list[Test]
     grader: str | None = None
     notes: list[str] = field(default_factory=list)
+    tracing: bool = False
+    """``tracing.enabled``: promptfoo gives trace assertions the test's trace only then."""
 
 
 def is_promptfoo_config(path: Path) -> bool:
@@ -113,7 +115,8 @@ def load_suite(path: Path) -> Suite:
     for key in raw:
         if key in REFUSED_KEYS:
             raise at.error(raw, f"'{key}' is not supported by assay's promptfoo import", "remove it, or run promptfoo")
-    unknown = sorted(set(raw) - REFUSED_KEYS - IGNORED_KEYS - {"prompts", "providers", "tests", "defaultTest"})
+    taken = {"prompts", "providers", "tests", "defaultTest", "tracing"}
+    unknown = sorted(set(raw) - REFUSED_KEYS - IGNORED_KEYS - taken)
     if unknown:
         raise at.error(raw, f"unknown key {unknown[0]!r}", "a promptfoo config has prompts, providers, tests")
     default = raw.get("defaultTest") or {}
@@ -127,7 +130,19 @@ def load_suite(path: Path) -> Suite:
     if not tests:
         raise at.error(raw, "the config has no tests", "add tests: [{vars: {...}, assert: [...]}]")
     name = str(raw.get("description") or path.stem)
-    return Suite(path, name, prompts, providers, tests, grader=_grader(default, tests, at))
+    suite = Suite(path, name, prompts, providers, tests, grader=_grader(default, tests, at))
+    suite.tracing = _tracing(raw.get("tracing"), at, raw)
+    return suite
+
+
+def _tracing(raw: Any, at: _Where, top: dict[str, Any]) -> bool:
+    """Whether trace assertions have the test's trace (``tracing: {enabled: true}``). promptfoo's
+    OTLP receiver and exporters are its own business: assay keeps each item's spans itself."""
+    if raw is None:
+        return False
+    if not isinstance(raw, dict) or not isinstance(raw.get("enabled", False), bool):
+        raise at.error(raw if isinstance(raw, dict) else top, "'tracing' is a mapping such as {enabled: true}")
+    return bool(raw.get("enabled"))
 
 
 class _Where:
@@ -539,6 +554,10 @@ def eval_document(suite: Suite, provider: Provider) -> dict[str, Any]:
             models.setdefault(grader["name"], grader)
     if provider.config.get("tools"):  # what is-valid-openai-tools-call checks calls against
         parameters["tools"] = provider.config["tools"]
+    if suite.tracing:  # promptfoo's trace: a span named after the provider over what it did
+        parameters["trace_root"] = provider.label
+    elif any(uses_trace(t.asserts) for t in suite.tests):
+        parameters["tracing"] = False
     if parameters:
         criterion["initialization_parameters"] = parameters
     document: dict[str, Any] = {

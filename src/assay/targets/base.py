@@ -25,6 +25,7 @@ from assay.targets.agents import AgentTarget, find_agent
 from assay.targets.loop import DEFAULT_MAX_TOOL_ROUNDS, loop_sample, run_loop
 from assay.targets.messages import InputMessages
 from assay.targets.retrieval import SUPPLIED_FIELDS, Lookup, ResponseRetrieval
+from assay.targets.spans import model_span, now_ms
 from assay.targets.tools import ToolTimeouts, open_tools
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
         messages = inputs.render(item)
         if instructions:
             messages = [{"role": "system", "content": instructions}, *messages]
-        started = time.perf_counter()
+        started, started_ms = time.perf_counter(), now_ms()
         try:
             completion = await model.generate(messages, **trial_params(params))
         except ContentFiltered as exc:
@@ -242,6 +243,7 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
             "cached": completion.cached,
             "cost": _cost(model, completion.usage.prompt_tokens, completion.usage.completion_tokens),
+            "spans": [model_span(model.config.model, started_ms)],
             "error": None,
         }
         if tool_definitions:

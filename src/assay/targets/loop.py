@@ -13,6 +13,7 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.llm import Model, ModelError
 from assay.llm.model import Completion
+from assay.targets.spans import model_span, now_ms, tool_span
 from assay.targets.tools import ToolSet
 
 DEFAULT_MAX_TOOL_ROUNDS = 8
@@ -33,6 +34,8 @@ class Trajectory:
     stopped: str | None = None
     offered: list[dict[str, Any]] = field(default_factory=list)
     """The tools the model was offered, as chat completions takes them."""
+    spans: list[dict[str, Any]] = field(default_factory=list)
+    """Each model call and tool run, timed (``assay.targets.spans``)."""
 
     def add(self, completion: Completion) -> None:
         self.last = completion
@@ -60,7 +63,9 @@ async def run_loop(
     params = {**params, "tools": offered}
     trajectory = Trajectory(list(messages), offered=offered)
     for round_ in range(max_rounds + 1):
+        started = now_ms()
         completion = await model.generate(trajectory.conversation, **params)
+        trajectory.spans.append(model_span(model.config.model, started))
         trajectory.add(completion)
         if not completion.tool_calls:
             break
@@ -74,7 +79,9 @@ async def run_loop(
         )
         for call in completion.tool_calls:
             function = call.get("function") or {}
-            done = await tools.call(str(call.get("id")), str(function.get("name")), function.get("arguments") or "{}")
+            name, arguments, started = str(function.get("name")), function.get("arguments") or "{}", now_ms()
+            done = await tools.call(str(call.get("id")), name, arguments)
+            trajectory.spans.append(tool_span(name, done.call_id, arguments, started, error=done.error))
             trajectory.tool_calls.append(call)
             trajectory.output_items.append(_call_item(call))
             output: dict[str, Any] = {"type": "function_call_output", "call_id": done.call_id, "output": done.output}
@@ -118,5 +125,6 @@ def loop_sample(trajectory: Trajectory, messages: list[dict[str, Any]], started:
         "cache_hits": trajectory.cache_hits,
         "latency_ms": round((time.perf_counter() - started) * 1000, 1),
         "cached": trajectory.calls == trajectory.cache_hits,
+        "spans": trajectory.spans,
         "error": None,
     }

@@ -21,13 +21,15 @@ from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.evaluators.promptfoo.checks import CHECKS, Seen, Verdict
 from assay.evaluators.promptfoo.graded import GRADED
+from assay.evaluators.promptfoo.skills import skill_used
 from assay.evaluators.promptfoo.sql import contains_sql, is_sql
+from assay.evaluators.promptfoo.trace import TRACE_CHECKS, trace_of
 from assay.llm import Model
 from assay.sandbox import Sandbox, asked
 
 PYTHON_TIME_LIMIT = 60.0
 PYTHON_MEMORY_MB = 1024
-DETERMINISTIC = {**CHECKS, "is-sql": is_sql, "contains-sql": contains_sql}
+DETERMINISTIC = {**CHECKS, **TRACE_CHECKS, "is-sql": is_sql, "contains-sql": contains_sql, "skill-used": skill_used}
 KNOWN = {*DETERMINISTIC, *GRADED, "python", "javascript", "assert-set"}
 
 
@@ -45,6 +47,15 @@ def needs_model(assertions: list[Assertion]) -> bool:
     for assertion in assertions:
         kind = base_type(str(assertion.get("type")))[0]
         if kind in GRADED or (kind == "assert-set" and needs_model(assertion.get("assert") or [])):
+            return True
+    return False
+
+
+def uses_trace(assertions: list[Assertion]) -> bool:
+    """Whether any assertion (in a set too) reads the test's trace."""
+    for assertion in assertions:
+        kind = base_type(str(assertion.get("type")))[0]
+        if kind in TRACE_CHECKS or (kind == "assert-set" and uses_trace(assertion.get("assert") or [])):
             return True
     return False
 
@@ -290,8 +301,15 @@ def python_verdict(returned: Any, threshold: float | None, inverse: bool) -> Ver
     raise ItemError(f"a python assertion must return a bool, a number or {{pass, score, reason}}, not {returned!r}")
 
 
-def promptfoo_assertions(model: Model | None = None, tools: list[dict[str, Any]] | None = None) -> Evaluator:
-    """``tools``: the provider's tool definitions, which ``is-valid-openai-tools-call`` checks against."""
+def promptfoo_assertions(
+    model: Model | None = None,
+    tools: list[dict[str, Any]] | None = None,
+    tracing: bool = True,
+    trace_root: str = "target",
+) -> Evaluator:
+    """``tools``: the provider's tool definitions, which ``is-valid-openai-tools-call`` checks
+    against. ``tracing``: whether trace assertions have the item's trace (a promptfoo config's
+    ``tracing.enabled``), its root span named ``trace_root`` (promptfoo's: the provider's label)."""
     judge = _Judge(model, list(tools or []))
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
@@ -305,6 +323,8 @@ def promptfoo_assertions(model: Model | None = None, tools: list[dict[str, Any]]
             vars=variables if isinstance(variables, dict) else {},
             prompt=str(inputs.get("prompt") or ""),
         )
+        if tracing:
+            seen.trace = trace_of(seen.sample, trace_root)
         if not assertions:
             return Score(1.0, passed=True, reason="No assertions", properties={"assertions": []})
         verdict = await judge.all(assertions, seen, inputs.get("threshold"))
@@ -336,6 +356,8 @@ SPEC = EvaluatorSpec(
     init_parameters={
         "model": {"type": "string", "description": "the grading model, for model-graded assertions"},
         "tools": {"type": "array", "description": "the provider's tools, for is-valid-openai-tools-call"},
+        "tracing": {"type": "boolean", "description": "whether trace assertions read the item's trace (default true)"},
+        "trace_root": {"type": "string", "description": "the trace's root span: the target's name (default target)"},
     },
     factory=promptfoo_assertions,
 )

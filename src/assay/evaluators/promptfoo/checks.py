@@ -44,6 +44,9 @@ class Seen:
     sample: dict[str, Any]
     vars: dict[str, Any]
     prompt: str
+    trace: dict[str, Any] | None = None
+    """The item's trace as promptfoo's trace assertions read it (``trace.trace_of``); None when the
+    config does not trace (promptfoo then has no trace data for them)."""
 
 
 Check = Callable[[Assertion, Seen, bool], Verdict]

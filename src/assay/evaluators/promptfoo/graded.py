@@ -21,9 +21,10 @@ from assay.evaluators.judges.judge import CallLog, JudgeDefinition, ask_json, ju
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, number_in_range
 from assay.evaluators.judges.quality import GROUNDEDNESS, RELEVANCE, SIMILARITY
 from assay.evaluators.promptfoo.assertion import Assertion
-from assay.evaluators.promptfoo.checks import Seen, Verdict
+from assay.evaluators.promptfoo.checks import Seen, Verdict, json_values_in
 from assay.evaluators.promptfoo.rag import context_recall, context_relevance, conversation_relevance
-from assay.llm import Model
+from assay.evaluators.promptfoo.trace import goal_of, goal_prompt, goal_verdict
+from assay.llm import Model, ModelError
 
 SYSTEM = "You grade the output of an AI system for an automated test. Be strict and literal. Reply with JSON only."
 FACT_CATEGORIES = {
@@ -123,6 +124,24 @@ async def closed_qa(assertion: Assertion, seen: Seen, inverse: bool, model: Mode
     return _verdict(meets, 1.0 if meets else 0.0, inverse, str(answer.get("reason") or ""), usage)
 
 
+async def goal_success(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
+    """promptfoo's ``trajectory:goal-success``: its prompt, the goal, the trajectory summarised as
+    promptfoo summarises it for a grader, and the output."""
+    if seen.trace is None:
+        raise ItemError("No trace data available for trajectory:goal-success assertion")
+    goal = goal_of(assertion.get("value"))
+    spent = CallLog(model=model.config.model)
+    try:
+        completion = await model.generate(goal_prompt(goal, seen.trace, seen.output))
+    except ModelError as exc:
+        raise ItemError(f"trajectory:goal-success: the grader failed: {exc}") from None
+    spent.add(completion)
+    answer = next((value for value in json_values_in(completion.text) if isinstance(value, dict)), None)
+    verdict = goal_verdict(answer, assertion.get("threshold"), goal, inverse)
+    verdict.details["usage"] = spent.usage()
+    return verdict
+
+
 def _judged(
     definition: JudgeDefinition, default_threshold: float, fields: Callable[[Assertion, Seen], dict[str, Any]]
 ) -> GradedCheck:
@@ -180,4 +199,5 @@ GRADED: dict[str, GradedCheck] = {
     "context-recall": context_recall,
     "context-relevance": context_relevance,
     "conversation-relevance": conversation_relevance,
+    "trajectory:goal-success": goal_success,
 }
