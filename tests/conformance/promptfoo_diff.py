@@ -262,6 +262,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("trace-echo-errors", "hi", {"type": "trace-error-spans", "value": 0}),
     ("trace-echo-duration", "hi", {"type": "trace-span-duration", "value": {"max": 60000}}),
     ("trace-echo-no-tools", "hi", {"type": "trajectory:tool-used", "value": "lookup_order"}),
+    ("function-call-echo", "hi", {"type": "is-valid-function-call"}),
 ]
 FILES: dict[str, str] = {
     "checks/length.js": "module.exports = (output, context) => output.length > 5;\n",
@@ -306,7 +307,24 @@ MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [
         {"type": "trajectory:step-count", "value": {"type": "span", "min": 2, "max": 2}},
     ),
     ("model-trace-no-tools", "Traced thrice.", {"type": "trajectory:step-count", "value": {"type": "tool", "max": 0}}),
+    # The legacy functions API: the provider's functions (its config), the call the model made.
+    ("model-function-call", "Call-F1", {"type": "is-valid-function-call"}),
+    ("model-function-call-bad-args", "Call-F2", {"type": "is-valid-function-call"}),
+    ("model-function-call-unknown", "Call-F3", {"type": "is-valid-openai-function-call"}),
+    ("model-function-call-text", "No call at all.", {"type": "is-valid-openai-function-call"}),
 ]
+FUNCTIONS = [
+    {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+]
+FUNCTION_CALLS = {
+    "Call-F1": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    "Call-F2": {"name": "get_weather", "arguments": '{"city": 7}'},
+    "Call-F3": {"name": "book_flight", "arguments": "{}"},
+}
+"""What the scripted model answers those cases with: a function call and no text."""
 LOGPROBS = [-0.1, -0.5, -1.0]
 """What the scripted model answers with its tokens' log probabilities (``Perplexed`` replies): the
 provider asks for them (``passthrough: {logprobs: true}``, as promptfoo sends extra parameters)."""
@@ -461,7 +479,12 @@ def model_config(base_url: str) -> dict[str, Any]:
     ]
     tests += [{"description": n, "vars": {"text": f"say: graded {n}"}, "assert": [c]} for n, c, _ in CONVERSATION_CASES]
     tests += [{"description": n, "vars": {"text": "say: graded"}, "assert": [c]} for n, c, _ in GOAL_CASES]
-    config = {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY", "passthrough": {"logprobs": True}}
+    config = {
+        "apiBaseUrl": base_url,
+        "apiKeyEnvar": "DIFF_KEY",
+        "passthrough": {"logprobs": True},
+        "functions": FUNCTIONS,
+    }
     provider = {"id": "openai:chat:gpt-4.1-mini", "config": config}
     grader = {"options": {"provider": {**provider, "config": {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}}}}
     traced = {"enabled": True}
@@ -581,7 +604,9 @@ def compare() -> list[Compared]:
         rules = [
             {
                 "match": f"say: {reply}",
-                "reply": {"content": reply, **({"logprobs": LOGPROBS} if "Perplexed" in reply else {})},
+                "reply": {"content": None, "function_call": FUNCTION_CALLS[reply]}
+                if reply in FUNCTION_CALLS
+                else {"content": reply, **({"logprobs": LOGPROBS} if "Perplexed" in reply else {})},
             }
             for _, reply, _ in MODEL_CASES
         ]

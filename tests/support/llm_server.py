@@ -9,7 +9,7 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages (or Responses ``instructions``) contain ``text``
   (with ``"chance": p`` and ``"otherwise": {...}`` it answers ``reply`` to a share p of requests,
   decided by a hash of the request: the same request always gets the same answer);
-  a reply is ``{"content": "..."}``, ``{"tool_calls": [...]}``, ``{"status": 500}``,
+  a reply is ``{"content": "..."}``, ``{"tool_calls": [...]}``, ``{"function_call": {...}}``, ``{"status": 500}``,
   ``{"status": 429, "retry_after": 1, "code": "rate_limit_exceeded"}``, ``{"drop": true}`` or
   ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends),
   ``{"content_filter": "prompt", "categories": {"violence": "medium"}}`` (Azure's 400 for a filtered
@@ -433,7 +433,9 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if reply.get("tool_calls"):
             message["tool_calls"] = reply["tool_calls"]
-        finish = "tool_calls" if reply.get("tool_calls") else "stop"
+        if reply.get("function_call"):  # the legacy functions API's one call
+            message["function_call"] = reply["function_call"]
+        finish = "tool_calls" if reply.get("tool_calls") else "function_call" if reply.get("function_call") else "stop"
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
         if body.get("logprobs") and reply.get("logprobs"):  # the token log probabilities the rule gives
             tokens = [

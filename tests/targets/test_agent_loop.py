@@ -307,7 +307,9 @@ def test_the_loops_spans_are_the_trajectory_promptfoos_trace_assertions_read(tmp
         + "    data_mapping: {assertions: '{{item.assert}}', sample: '{{sample}}', output: '{{sample.output_text}}'}\n"
     )
     rows = [{"query": "Where is order 42?"}, {"query": "Refund order 7"}]
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps({**row, "assert": TRAJECTORY_CHECKS}) + "\n" for row in rows))
+    (tmp_path / "data.jsonl").write_text(
+        "".join(json.dumps({**row, "assert": TRAJECTORY_CHECKS}) + "\n" for row in rows)
+    )
     done = assay("run", config, home=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     run_id = done.stdout.split("run id: ")[1].split()[0]

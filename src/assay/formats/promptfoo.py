@@ -54,7 +54,18 @@ IGNORED_KEYS = {
     "$schema",
     "__line__",
 }
-SAMPLING = {"temperature", "max_tokens", "top_p", "seed", "response_format", "tools", "tool_choice", "stop"}
+SAMPLING = {
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "seed",
+    "response_format",
+    "tools",
+    "tool_choice",
+    "stop",
+    "functions",
+    "function_call",
+}
 PROVIDERS_HINT = "supported providers: echo, openai:chat:<model>, openai:responses:<model>, azure:chat:<deployment>"
 _JINJA = BoundedEnvironment(autoescape=False, keep_trailing_newline=True)  # noqa: S701 - prompts, not HTML
 
@@ -554,6 +565,8 @@ def eval_document(suite: Suite, provider: Provider) -> dict[str, Any]:
             models.setdefault(grader["name"], grader)
     if provider.config.get("tools"):  # what is-valid-openai-tools-call checks calls against
         parameters["tools"] = provider.config["tools"]
+    if model is not None and model.get("api") != "responses":  # a chat provider checks legacy function calls
+        parameters["functions"] = provider.config.get("functions") or []
     if suite.tracing:  # promptfoo's trace: a span named after the provider over what it did
         parameters["trace_root"] = provider.label
     elif any(uses_trace(t.asserts) for t in suite.tests):

@@ -118,6 +118,8 @@ class Completion:
     """Served from assay's cache: no call was made and no tokens were spent."""
     logprobs: list[float] | None = None
     """Each output token's log probability, when the call asked for them (``logprobs: true``)."""
+    function_call: dict[str, Any] | None = None
+    """The call of the legacy functions API (a request with ``functions``): ``{name, arguments}``."""
 
 
 @dataclass
@@ -647,4 +649,5 @@ def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
         tool_calls=list(message.get("tool_calls") or []),
         cached=cached,
         logprobs=[float(t["logprob"]) for t in tokens if isinstance(t, dict)] if isinstance(tokens, list) else None,
+        function_call=message["function_call"] if isinstance(message.get("function_call"), dict) else None,
     )

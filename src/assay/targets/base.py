@@ -47,6 +47,8 @@ SAMPLING_KEYS = {
     "reasoning_effort",
     "logprobs",
     "top_logprobs",
+    "functions",
+    "function_call",
 }
 
 
@@ -250,6 +252,18 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
             sample["tool_definitions"] = tool_definitions
         if completion.logprobs is not None:  # asked for (logprobs: true): promptfoo's perplexity reads them
             sample["logprobs"] = completion.logprobs
+        if completion.function_call is not None:  # the legacy functions API (a request with functions)
+            call = completion.function_call
+            sample["function_call"] = call
+            output_items.insert(
+                0,
+                {
+                    "type": "function_call",
+                    "call_id": None,
+                    "name": call.get("name"),
+                    "arguments": call.get("arguments"),
+                },
+            )
         if wants_json:
             try:
                 sample["output_json"] = json.loads(completion.text)

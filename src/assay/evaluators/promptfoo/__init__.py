@@ -61,9 +61,12 @@ def uses_trace(assertions: list[Assertion]) -> bool:
 
 
 class _Judge:
-    def __init__(self, model: Model | None, tools: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, model: Model | None, tools: list[dict[str, Any]], functions: list[dict[str, Any]] | None
+    ) -> None:
         self.model = model
         self.tools = tools
+        self.functions = functions
         self.sandbox: Sandbox | None = None
         self.transforms: dict[tuple[str, str], Any] = {}
         """Each transform's result for an input, worked out once per item."""
@@ -78,6 +81,8 @@ class _Judge:
         if kind in DETERMINISTIC:
             if kind == "is-valid-openai-tools-call" and "tools" not in assertion:
                 assertion = {**assertion, "tools": self.tools}
+            if kind in ("is-valid-function-call", "is-valid-openai-function-call") and "functions" not in assertion:
+                assertion = {**assertion, "functions": self.functions}
             return DETERMINISTIC[kind](assertion, seen, inverse)
         if kind in GRADED:
             if self.model is None:
@@ -306,11 +311,14 @@ def promptfoo_assertions(
     tools: list[dict[str, Any]] | None = None,
     tracing: bool = True,
     trace_root: str = "target",
+    functions: list[dict[str, Any]] | None = None,
 ) -> Evaluator:
     """``tools``: the provider's tool definitions, which ``is-valid-openai-tools-call`` checks
-    against. ``tracing``: whether trace assertions have the item's trace (a promptfoo config's
-    ``tracing.enabled``), its root span named ``trace_root`` (promptfoo's: the provider's label)."""
-    judge = _Judge(model, list(tools or []))
+    against; ``functions``: its legacy function definitions, which ``is-valid-function-call`` checks
+    against (None: a provider that cannot check a function call, such as echo). ``tracing``: whether
+    trace assertions have the item's trace (a promptfoo config's ``tracing.enabled``), its root span
+    named ``trace_root`` (promptfoo's: the provider's label)."""
+    judge = _Judge(model, list(tools or []), functions)
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
         assertions = inputs.get("assertions") or []
@@ -356,6 +364,7 @@ SPEC = EvaluatorSpec(
     init_parameters={
         "model": {"type": "string", "description": "the grading model, for model-graded assertions"},
         "tools": {"type": "array", "description": "the provider's tools, for is-valid-openai-tools-call"},
+        "functions": {"type": "array", "description": "the provider's legacy functions, for is-valid-function-call"},
         "tracing": {"type": "boolean", "description": "whether trace assertions read the item's trace (default true)"},
         "trace_root": {"type": "string", "description": "the trace's root span: the target's name (default target)"},
     },

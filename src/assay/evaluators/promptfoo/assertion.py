@@ -23,6 +23,7 @@ Assertion = TypedDict(
         "rubricPrompt": Any,
         "assert": list["Assertion"],
         "tools": list[dict[str, Any]],
+        "functions": list[dict[str, Any]] | None,
         "source": str,
         "function": str,
         "factuality": dict[str, Any],

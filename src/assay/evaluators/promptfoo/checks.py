@@ -258,6 +258,30 @@ def valid_tools_call(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict
     return boolean(True, inverse, "Every tool call matched its schema")
 
 
+def valid_function_call(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
+    """The legacy functions API's call checked against the provider's ``functions`` (promptfoo's
+    OpenAI and Azure chat providers; others cannot check one). promptfoo ignores ``not-`` here."""
+    functions = assertion.get("functions")
+    if not isinstance(functions, list):
+        return Verdict(False, 0.0, "Provider does not have functionality for checking function call.")
+    call = seen.sample.get("function_call") if isinstance(seen.sample.get("function_call"), dict) else seen.output
+    if not (isinstance(call, dict) and isinstance(call.get("name"), str) and isinstance(call.get("arguments"), str)):
+        shown = json.dumps(call, separators=(",", ":"), ensure_ascii=False)
+        return Verdict(False, 0.0, f"OpenAI did not return a valid-looking function call: {shown}")
+    name = call["name"]
+    try:
+        arguments = json.loads(call["arguments"])
+    except ValueError as exc:
+        return Verdict(False, 0.0, f"the arguments of {name!r} are not JSON: {exc}")
+    schema = next((f.get("parameters") for f in functions if isinstance(f, dict) and f.get("name") == name), None)
+    if not schema:
+        return Verdict(False, 0.0, f'Called "{name}", but there is no function with that name')
+    problem = _schema_problem(linear_time(jsonschema.validators.validator_for(schema))(schema), arguments)
+    if problem is not None:
+        return Verdict(False, 0.0, f'Call to "{name}" does not match schema: {problem}')
+    return Verdict(True, 1.0, "Assertion passed")
+
+
 def tool_call_f1(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     """F1 of the tools called against the tools expected, as sets of names (Ragas' tool call F1)."""
     value = assertion.get("value")
@@ -696,6 +720,8 @@ CHECKS: dict[str, Check] = {
     "is-json": is_json,
     "contains-json": contains_json,
     "is-valid-openai-tools-call": valid_tools_call,
+    "is-valid-function-call": valid_function_call,
+    "is-valid-openai-function-call": valid_function_call,
     "levenshtein": levenshtein,
     "rouge-n": rouge,
     "bleu": bleu,
