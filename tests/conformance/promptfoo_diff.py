@@ -401,9 +401,64 @@ GRADED_CASES: list[tuple[str, dict[str, str], dict[str, Any], str]] = [
         {"type": "not-context-relevance"},
         "Bananas are yellow.",
     ),
+    # contextTransform: the context made from the output and the vars, in place of the context var.
+    (
+        "context-recall-transform",
+        {"context": "Ctx-R6: The Louvre is in Paris. It opened in 1793. Ignore this."},
+        {
+            "type": "context-recall",
+            "value": "The Louvre is in Paris. It opened in 1793.",
+            "contextTransform": "context.vars.context.split(' Ignore')[0]",
+        },
+        "1. The Louvre is in Paris. So [Attributed]\n2. It opened in 1793. So [Attributed]",
+    ),
+    (
+        "context-relevance-transform-chunks",
+        {"source": "Ctx-V7 Paris is the capital of France.", "query": "What is the capital of France?"},
+        {"type": "context-relevance", "contextTransform": "[context.vars.source, 'The model said ' + output]"},
+        "Ctx-V7 Paris is the capital of France.",
+    ),
+    (
+        "context-recall-transform-body",
+        {"source": "Ctx-R7: Rome is in Italy."},
+        {
+            "type": "context-recall",
+            "value": "Rome is in Italy.",
+            "contextTransform": "const parts = [context.vars.source];\nreturn parts.join(' ');",
+        },
+        "1. Rome is in Italy. So [Attributed]",
+    ),
 ]
 """Model-graded cases: the grading model (the scripted server, named by ``defaultTest.options.provider``)
 answers each case's grading prompt, which holds the case's own context, as written here."""
+MULTI_TURN_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, str]]]] = [
+    # (name, the assertion, the turns of the test's _conversation: (input, output, the grader's answer
+    # for the window that ends with that turn)); each input's marker (Conv-A1, ...) picks the answer.
+    (
+        "conversation-turns",
+        {"type": "conversation-relevance"},
+        [
+            ("Conv-A1 What is the capital of France?", "Paris.", '{"verdict": "yes"}'),
+            ("Conv-A2 And of Italy?", "I like turtles.", '{"verdict": "no", "reason": "Turtles are off topic."}'),
+            ("Conv-A3 And of Spain?", "Madrid.", '{"verdict": "yes"}'),
+        ],
+    ),
+    (
+        "conversation-turns-window",
+        {"type": "conversation-relevance", "threshold": 0.7, "config": {"windowSize": 1}},
+        [
+            ("Conv-B1 Hello there", "Hi! How can I help?", '{"verdict": "yes"}'),
+            ("Conv-B2 Book a table for two", "The sky is blue.", '{"verdict": "no", "reason": "Off topic."}'),
+        ],
+    ),
+    (
+        "not-conversation-turns",
+        {"type": "not-conversation-relevance"},
+        [("Conv-C1 What time is it?", "It is noon.", '{"verdict": "yes"}')],
+    ),
+]
+"""``conversation-relevance`` over a conversation given as the ``_conversation`` var: a grader call per
+turn, with the turns before it in its window."""
 GOAL_CASES: list[tuple[str, dict[str, Any], str]] = [
     # (name, the assertion, what the grading model answers): the goal's marker (Goal-1, ...) picks the answer.
     (
@@ -479,6 +534,14 @@ def model_config(base_url: str) -> dict[str, Any]:
     ]
     tests += [{"description": n, "vars": {"text": f"say: graded {n}"}, "assert": [c]} for n, c, _ in CONVERSATION_CASES]
     tests += [{"description": n, "vars": {"text": "say: graded"}, "assert": [c]} for n, c, _ in GOAL_CASES]
+    tests += [
+        {
+            "description": n,
+            "vars": {"text": "say: graded", "_conversation": [{"input": i, "output": o} for i, o, _ in turns]},
+            "assert": [c],
+        }
+        for n, c, turns in MULTI_TURN_CASES
+    ]
     config = {
         "apiBaseUrl": base_url,
         "apiKeyEnvar": "DIFF_KEY",
@@ -610,10 +673,17 @@ def compare() -> list[Compared]:
             }
             for _, reply, _ in MODEL_CASES
         ]
-        # A conversation grader's prompt quotes the test's prompt as a message: matched before the target's.
+        # A conversation grader's prompt quotes the test's prompt as a message, JSON inside the request's
+        # JSON: the rule matches it escaped, so the target's own request (the same words unescaped) does not.
         rules = [
-            {"match": f'"content": "say: graded {name}"', "reply": {"content": answer}}
+            {"match": json.dumps(f'"content": "say: graded {name}"')[1:-1], "reply": {"content": answer}}
             for name, _, answer in CONVERSATION_CASES
+        ] + rules
+        # A window holds the turns before its last: the later turn's marker is matched first.
+        rules = [
+            {"match": turn.split()[0], "reply": {"content": answer}}
+            for _, _, turns in MULTI_TURN_CASES
+            for turn, _, answer in reversed(turns)
         ] + rules
         rules += [
             {"match": re.search(r"Goal-\d", json.dumps(check)).group(0), "reply": {"content": answer}}  # type: ignore[union-attr]
@@ -622,7 +692,7 @@ def compare() -> list[Compared]:
         rules += [{"match": "say: graded", "reply": {"content": "graded"}}]
         # The grading prompts hold their case's context, whose marker (Ctx-R1, ...) picks the answer.
         rules += [
-            {"match": re.search(r"Ctx-\w+", variables["context"]).group(0), "reply": {"content": answer}}  # type: ignore[union-attr]
+            {"match": re.search(r"Ctx-\w+", json.dumps(variables)).group(0), "reply": {"content": answer}}  # type: ignore[union-attr]
             for _, variables, _, answer in GRADED_CASES
         ]
         provider.script(rules=rules)
@@ -642,10 +712,15 @@ def compare() -> list[Compared]:
     graded = [(name, "", check) for name, _, check, _ in GRADED_CASES]
     graded += [(name, "", check) for name, check, _ in CONVERSATION_CASES]
     graded += [(name, "", check) for name, check, _ in GOAL_CASES]
+    graded += [(name, "", check) for name, check, _ in MULTI_TURN_CASES]
+    graded_names = {name for name, _, _ in graded}
     for name, _, check in [*CASES, *MODEL_CASES, *graded]:
         mine, yours = ours.get(name), theirs.get(name)
         if mine is None:
             miss: str | None = f"assay refuses assertion type {check['type']!r}"
+        elif name in graded_names and name not in UNREADABLE_ANSWERS and _unread(mine.reason):
+            # Both tools failing to read a grader the scripted server never answered would agree, hollowly.
+            miss = f"the grader's scripted answer was not read ({mine.reason[:80]})"
         elif yours is None:
             miss = "promptfoo gave no verdict"
         elif mine.passed != yours.passed:
@@ -656,6 +731,14 @@ def compare() -> list[Compared]:
             miss = None
         compared.append(Compared(name, yours, mine, miss))
     return compared
+
+
+UNREADABLE_ANSWERS = {"conversation-relevance-invalid", "goal-no-json"}
+"""The graded cases whose scripted answer is meant to be unreadable."""
+
+
+def _unread(reason: str) -> bool:
+    return any(marker in reason for marker in ("Error parsing output", "Could not extract JSON"))
 
 
 def zip_traces(

@@ -334,3 +334,115 @@ def test_rag_and_conversation_assertions_read_the_graders_answer_as_promptfoo_do
         "context-relevance": (True, 0.3333),  # 1 of 3 context lines, above 0.3
         "conversation-relevance": (True, 1.0),
     }
+
+
+AGENTIC_CONFIG = """
+prompts: ["{{{{question}}}}"]
+providers:
+  - id: openai:chat:gpt-4.1-mini
+    config:
+      apiBaseUrl: {base_url}
+      functions: [{{name: get_weather, parameters: {{type: object, properties: {{city: {{type: string}}}}}}}}]
+defaultTest:
+  options: {{provider: {{id: openai:chat:gpt-4.1-mini, config: {{apiBaseUrl: {base_url}}}}}}}
+tracing: {{enabled: true}}
+tests:
+  - vars:
+      question: Weather in Paris?
+      source: The forecast for Paris is sunny.
+      _conversation:
+        - {{input: Hi, output: "Hello! How can I help?"}}
+        - {{input: "Turn-2 weather?", output: I like turtles.}}
+    assert:
+      - {{type: is-valid-function-call}}
+      - {{type: trace-span-count, value: {{pattern: "chat *", min: 1, max: 1}}}}
+      - {{type: trajectory:step-count, value: {{min: 2, max: 2}}}}
+      - {{type: context-recall, value: The forecast is sunny., contextTransform: "context.vars.source"}}
+      - {{type: conversation-relevance}}
+"""
+
+
+def test_traces_function_calls_context_transforms_and_conversations_as_promptfoo_reads_them(tmp_path, llm):
+    """One test of a traced config: the model's legacy function call checked against the provider's
+    functions; its trace (the provider's span over the chat call); a RAG assertion whose context a
+    JavaScript ``contextTransform`` makes; and a two-turn ``_conversation`` judged a window at a time,
+    the irrelevant turn's reason summarised by the grader. Without ``tracing`` the trace assertions
+    have no trace, as in promptfoo."""
+    llm.reset()
+    llm.script(
+        rules=[
+            {"match": "Turtles are off topic", "reply": {"content": '{"reason": "Half the turns wander."}'}},
+            {"match": "Turn-2 weather", "reply": {"content": '{"verdict": "no", "reason": "Turtles are off topic."}'}},
+            {"match": "LAST `assistant` message is relevant", "reply": {"content": '{"verdict": "yes"}'}},
+            {
+                "match": "The forecast for Paris is sunny",
+                "reply": {"content": "1. The forecast is sunny. So [Attributed]"},
+            },
+            {
+                "match": "Weather in Paris?",
+                "reply": {"content": None, "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+            },
+        ],
+        default={"content": "unexpected"},
+    )
+    (item,) = _graded_items(tmp_path, llm, AGENTIC_CONFIG)
+    components = item["results"][0]["properties"]["assertions"]
+    assert [(c["type"], c["pass"], c["score"]) for c in components] == [
+        ("is-valid-function-call", True, 1.0),
+        ("trace-span-count", True, 1.0),
+        ("trajectory:step-count", True, 1.0),
+        ("context-recall", True, 1.0),
+        ("conversation-relevance", True, 0.5),
+    ]
+    assert components[4]["reason"] == "Half the turns wander."
+    assert item["sample"]["function_call"]["name"] == "get_weather"
+    untraced = AGENTIC_CONFIG.replace("tracing: {{enabled: true}}\n", "")
+    (tmp_path / "untraced").mkdir()
+    (item,) = _graded_items(tmp_path / "untraced", llm, untraced)
+    components = item["results"][0]["properties"]["assertions"]
+    assert components[1]["reason"] == "No trace data available for trace-span-count assertion"
+    assert not components[1]["pass"] and not components[2]["pass"]
+
+
+AGENT_RUBRIC_CONFIG = """
+prompts: ["{{{{claim}}}}"]
+providers: [echo]
+defaultTest:
+  options: {{provider: {{id: openai:codex-sdk, config: {{working_dir: repo}}}}}}
+tests:
+  - vars: {{claim: The implementation exports createReport from src/report.ts.}}
+    assert:
+      - {{type: agent-rubric, value: Verify that the claimed export exists in the workspace.}}
+"""
+
+
+def test_agent_rubric_grades_with_a_model_that_reads_the_workspace(tmp_path, llm):
+    """promptfoo's agentic grader (Codex here) becomes assay's grading model run as an agent over the
+    provider's working_dir: it reads the file the output names, then answers; a path out of the
+    workspace is refused to it as a tool error."""
+    (tmp_path / "repo" / "src").mkdir(parents=True)
+    (tmp_path / "repo" / "src" / "report.ts").write_text("export function createReport() {}\n")
+    (tmp_path / "secret.txt").write_text("not for graders")
+    read = {"id": "r1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "src/report.ts"}'}}
+    escape = {
+        "id": "r0",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "../secret.txt"}'},
+    }
+    llm.reset()
+    llm.script(
+        rules=[
+            {
+                "match": "export function createReport",
+                "reply": {"content": '{"reason": "found it", "pass": true, "score": 1}'},
+            },
+            {"match": "outside the workspace", "reply": {"tool_calls": [read]}},
+        ],
+        default={"tool_calls": [escape]},
+    )
+    (item,) = _graded_items(tmp_path, llm, AGENT_RUBRIC_CONFIG)
+    (component,) = item["results"][0]["properties"]["assertions"]
+    assert (component["pass"], component["score"], component["reason"]) == (True, 1.0, "found it")
+    assert [step["tool"] for step in component["inspected"]] == ["read_file", "read_file"]
+    assert llm.stats()["requests"] == 3  # the escape refused, the file read, the answer
+    assert "not for graders" not in json.dumps(llm.stats())

@@ -37,6 +37,14 @@ from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.sandbox.templates import BoundedEnvironment, compile_bounded
 
 DEFAULT_GRADER = "gpt-4.1-mini"
+AGENTIC_GRADERS = (
+    "openai:codex-sdk",
+    "openai:codex-app-server",
+    "anthropic:claude-agent-sdk",
+    "openinterpreter",
+    "opencode",
+)
+"""promptfoo's agentic grading providers: assay grades with its grading model run as an agent instead."""
 DATASET_FILE = "tests.jsonl"
 # Keys that change what promptfoo would run and that assay does not take: refused, not ignored.
 REFUSED_KEYS = {"scenarios", "extensions", "nunjucksFilters", "derivedMetrics", "redteam"}
@@ -141,7 +149,13 @@ def load_suite(path: Path) -> Suite:
     if not tests:
         raise at.error(raw, "the config has no tests", "add tests: [{vars: {...}, assert: [...]}]")
     name = str(raw.get("description") or path.stem)
-    suite = Suite(path, name, prompts, providers, tests, grader=_grader(default, tests, at))
+    grader, grader_config = _grader(default, tests, at)
+    if grader is not None and grader.startswith(AGENTIC_GRADERS):
+        # An agentic grader (promptfoo runs Codex or Claude Code): assay's grading model, run as an
+        # agent over the provider's working_dir, for the assertions that ask for one.
+        _give_workspace(tests, grader_config.get("working_dir"), at)
+        grader = None
+    suite = Suite(path, name, prompts, providers, tests, grader=grader)
     suite.tracing = _tracing(raw.get("tracing"), at, raw)
     return suite
 
@@ -371,8 +385,9 @@ def _check_assertion(assertion: Any, at: _Where, line: int) -> None:
         raise at.error(None, "an assertion is a mapping with a 'type'", line=line)
     line = assertion.get("__line__", line)
     kind = base_type(assertion["type"])[0]
-    if "transform" in assertion and not isinstance(assertion["transform"], str):
-        raise at.error(None, "an assertion's transform: write JavaScript, inline or as file://x.js", line=line)
+    for key in ("transform", "contextTransform"):
+        if key in assertion and not isinstance(assertion[key], str):
+            raise at.error(None, f"an assertion's {key}: write JavaScript, inline or as file://x.js", line=line)
     if not is_known(assertion["type"]):
         raise at.error(None, f"assertion type {assertion['type']!r} is not supported here", line=line)
     if kind == "assert-set":
@@ -390,8 +405,9 @@ def _var_value(value: Any, at: _Where, line: int) -> Any:
 
 
 def _expand(variables: dict[str, Any]) -> list[dict[str, Any]]:
-    """A var holding a list stands for one test per value (every combination of several)."""
-    listed = [k for k, v in variables.items() if isinstance(v, list)]
+    """A var holding a list of strings stands for one test per value (every combination of several);
+    a list of anything else is one value (a conversation's turns), as promptfoo reads vars."""
+    listed = [k for k, v in variables.items() if isinstance(v, list) and v and isinstance(v[0], str)]
     if not listed:
         return [variables]
     return [
@@ -405,8 +421,15 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
     kind = base_type(str(assertion.get("type")))[0]
     if kind == "assert-set":
         return {**assertion, "assert": [_prepared_assertion(a, at, line) for a in assertion.get("assert") or []]}
-    if isinstance(assertion.get("transform"), str):
-        assertion = {**assertion, "transform": _javascript_code(assertion["transform"], "transform", at, line)}
+    for key in ("transform", "contextTransform"):
+        if isinstance(assertion.get(key), str):
+            assertion = {**assertion, key: _javascript_code(assertion[key], key, at, line)}
+    folder = (assertion.get("config") or {}).get("working_dir") if isinstance(assertion.get("config"), dict) else None
+    if kind == "agent-rubric" and isinstance(folder, str) and folder:  # beside the config, as promptfoo reads it
+        assertion = {
+            **assertion,
+            "config": {**assertion["config"], "working_dir": str((at.path.parent / folder).resolve())},
+        }
     if kind == "javascript" and str(assertion.get("value") or "").startswith("file://"):
         return {**assertion, "value": _javascript_code(str(assertion["value"]), "javascript assertion", at, line)}
     if kind != "python":
@@ -448,22 +471,42 @@ def commonjs_call(source: str, reference: str, function: str) -> str:
     )
 
 
-def _grader(default: dict[str, Any], tests: list[Test], at: _Where) -> str | None:
-    """The grading model: ``defaultTest.options.provider`` (or an assertion's ``provider``)."""
+def _give_workspace(tests: list[Test], folder: Any, at: _Where) -> None:
+    """The agentic grader's ``working_dir`` (relative to the config's folder) for each ``agent-rubric``
+    assertion that names none of its own."""
+
+    def give(assertions: list[Assertion]) -> None:
+        for assertion in assertions:
+            kind = base_type(str(assertion.get("type")))[0]
+            if kind == "assert-set":
+                give(assertion.get("assert") or [])
+            elif kind == "agent-rubric" and isinstance(folder, str) and folder:
+                config = dict(assertion.get("config") or {})
+                config.setdefault("working_dir", str((at.path.parent / folder).resolve()))
+                assertion["config"] = config
+
+    for test in tests:
+        give(test.asserts)
+
+
+def _grader(default: dict[str, Any], tests: list[Test], at: _Where) -> tuple[str | None, dict[str, Any]]:
+    """The grading model: ``defaultTest.options.provider`` (or an assertion's ``provider``), and its config."""
     if not any(needs_model(test.asserts) for test in tests):
-        return None
+        return None, {}
     options = default.get("options") or {}
     provider = options.get("provider") if isinstance(options, dict) else None
     named = {a.get("provider") for t in tests for a in t.asserts if a.get("provider")}
     if provider is None and len(named) == 1:
         provider = named.pop()
+    config: dict[str, Any] = {}
     if isinstance(provider, dict):
+        config = strip_lines(provider.get("config") or {})
         provider = provider.get("id")
     if provider is None:
-        return None
+        return None, {}
     if not isinstance(provider, str):
         raise at.error(default, "defaultTest.options.provider must name a provider such as openai:chat:gpt-4.1-mini")
-    return provider
+    return provider, config
 
 
 def render(template: str, variables: dict[str, Any], where: str) -> str:

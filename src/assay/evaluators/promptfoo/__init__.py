@@ -27,6 +27,8 @@ from assay.evaluators.promptfoo.trace import TRACE_CHECKS, trace_of
 from assay.llm import Model
 from assay.sandbox import Sandbox, asked
 
+CONTEXT_KINDS = {"context-faithfulness", "context-recall", "context-relevance"}
+"""The assertions that judge against a context: the test's ``context`` var, or ``contextTransform``'s."""
 PYTHON_TIME_LIMIT = 60.0
 PYTHON_MEMORY_MB = 1024
 DETERMINISTIC = {**CHECKS, **TRACE_CHECKS, "is-sql": is_sql, "contains-sql": contains_sql, "skill-used": skill_used}
@@ -72,6 +74,9 @@ class _Judge:
         """Each transform's result for an input, worked out once per item."""
 
     async def one(self, assertion: Assertion, seen: Seen) -> Verdict:
+        if assertion.get("contextTransform") and base_type(str(assertion.get("type")))[0] in CONTEXT_KINDS:
+            context = await self.context(str(assertion["contextTransform"]), seen)
+            seen = dataclasses.replace(seen, vars={**seen.vars, "context": context})
         transforms = [code for code in (assertion.get(TEST_TRANSFORM), assertion.get("transform")) if code]
         if transforms:
             seen = dataclasses.replace(seen, output=await self.transformed(transforms, seen))
@@ -154,6 +159,21 @@ class _Judge:
         limits = asked(PYTHON_TIME_LIMIT, PYTHON_MEMORY_MB, "python assertion")
         returned = await sandbox.call(source, function, {"output": seen.output, "context": context}, limits)
         return python_verdict(returned, assertion.get("threshold"), inverse)
+
+    async def context(self, code: str, seen: Seen) -> str | list[str]:
+        """The context a RAG assertion judges against, from the output (before the test's transform):
+        promptfoo's ``contextTransform``, a JavaScript expression or body like a transform's."""
+        body = code if "\n" in code else f"return {code}"
+        returned = await self._run_javascript(body, seen.output, seen, "contextTransform")
+        value = returned.get("value")
+        if "error" in returned:
+            raise ItemError(f"Failed to transform context using expression '{code}': {returned['error']}")
+        if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+            raise ItemError(
+                f"contextTransform must return a string or array of strings. Got {returned.get('kind')}. "
+                f"Check your transform expression: {code}"
+            )
+        return value
 
     async def transformed(self, transforms: list[str], seen: Seen) -> str:
         """The output through each transform in turn (promptfoo: ``return CODE`` for one line, the

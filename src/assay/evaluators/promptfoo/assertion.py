@@ -18,6 +18,7 @@ Assertion = TypedDict(
         "weight": Any,
         "metric": str,
         "transform": str,
+        "contextTransform": str,
         "config": dict[str, Any],
         "provider": Any,
         "rubricPrompt": Any,

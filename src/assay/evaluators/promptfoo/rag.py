@@ -198,18 +198,95 @@ Messages:
 JSON:"""  # noqa: E501, W291 - DeepEval's template as promptfoo sends it, trailing spaces included
 
 
+CONVERSATION_REASON = """Below is a list of irrelevancies drawn from some messages in a conversation, which you have minimal knowledge of. It is a list of strings explaining why the 'assistant' messages are irrelevant to the 'user' messages.
+Given the relevancy score, which is a 0-1 score indicating how irrelevant the OVERALL AI messages are in a conversation (higher the better), CONCISELY summarize the irrelevancies to justify the score. 
+
+** 
+IMPORTANT: Please make sure to only return in JSON format, with the 'reason' key providing the reason.
+Example JSON:
+{
+    "reason": "The score is <relevancy_score> because <your_reason>."
+}
+
+Always quote WHICH MESSAGE and the INFORMATION in the reason in your final reason.
+Be sure in your reason, as if you know what the `assistant` messages from messages in a conversation is from the irrelevancies.
+**
+
+Relevancy Score:
+{score}
+
+Irrelevancies:
+{irrelevancies}
+
+JSON:"""  # noqa: E501 W291 - DeepEval's prompt as promptfoo sends it, trailing spaces too
+NOT_RELEVANT = "Response is not relevant to the conversation context"
+WINDOW = 5
+
+
+def _exchanges(seen: Seen) -> list[dict[str, Any]]:
+    """The conversation judged: the test's ``_conversation`` var (``[{input, output}]``, the turns of a
+    multi-turn test), else the test's one exchange, its prompt and the output."""
+    turns = seen.vars.get("_conversation")
+    if isinstance(turns, list) and turns:
+        return [turn if isinstance(turn, dict) else {"input": turn, "output": ""} for turn in turns]
+    return [{"input": seen.prompt, "output": seen.output}]
+
+
+def _said(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 async def conversation_relevance(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
-    """DeepEval's conversation relevancy over the test's one exchange (its prompt and the output): the
-    grader's ``yes`` is relevant (score 1), ``no`` is not (0); passing at ``threshold`` (0.5). As in
-    promptfoo, ``not-`` flips the verdict and keeps the score."""
-    window = [{"role": "user", "content": seen.prompt}, {"role": "assistant", "content": seen.output}]
-    prompt = CONVERSATION_RELEVANCE.replace("{messages}", json.dumps(window, indent=2, ensure_ascii=False))
-    answer, usage = await _grade(model, prompt, "conversation-relevance")
-    found = next((value for value in json_values_in(answer) if isinstance(value, dict)), None)
-    if found is None or found.get("verdict") not in ("yes", "no"):
-        problem = "No JSON object found in response" if found is None else "an invalid verdict"
-        return Verdict(False, 0.0, f"Error parsing output: {problem}", {"usage": usage, "grader_error": True})
-    relevant = found["verdict"] == "yes"
-    score, threshold = (1.0 if relevant else 0.0), _threshold(assertion)
+    """DeepEval's conversation relevancy as promptfoo runs it: each turn's answer judged with up to
+    ``config.windowSize`` (5) turns before it, the grader's ``yes`` relevant and ``no`` not; the score
+    is the share of relevant turns, passing at ``threshold`` (0.5). ``not-`` flips the verdict and the
+    score; a grader answer without a verdict fails the assertion."""
+    turns = _exchanges(seen)
+    size = (assertion.get("config") or {}).get("windowSize") or WINDOW
+    usage: dict[str, Any] = {}
+    relevant, irrelevancies = 0, []
+    for index in range(len(turns)):
+        window = [
+            message
+            for turn in turns[max(0, index - int(size) + 1) : index + 1]
+            for message in (
+                {"role": "user", "content": _said(turn.get("input"))},
+                {"role": "assistant", "content": _said(turn.get("output"))},
+            )
+        ]
+        prompt = CONVERSATION_RELEVANCE.replace("{messages}", json.dumps(window, indent=2, ensure_ascii=False))
+        answer, spent = await _grade(model, prompt, "conversation-relevance")
+        _add(usage, spent)
+        found = next((value for value in json_values_in(answer) if isinstance(value, dict)), None)
+        if found is None or found.get("verdict") not in ("yes", "no"):
+            problem = (
+                "No JSON object found in response"
+                if found is None
+                else "Conversation relevance grader returned an invalid verdict"
+            )
+            return Verdict(False, 0.0, f"Error parsing output: {problem}", {"usage": usage, "grader_error": True})
+        if found["verdict"] == "yes":
+            relevant += 1
+        elif found.get("reason") and found["reason"] != NOT_RELEVANT:
+            irrelevancies.append(str(found["reason"]))
+    score, threshold = relevant / len(turns), _threshold(assertion)
     passed = (score >= threshold - sys.float_info.epsilon) != inverse
-    return Verdict(passed, score, f"{int(relevant)} out of 1 conversation windows were relevant", {"usage": usage})
+    reason = f"{relevant} out of {len(turns)} conversation windows were relevant"
+    if irrelevancies and score < 1:
+        shown = str(int(score)) if score.is_integer() else repr(score)  # as JavaScript prints it
+        asked = CONVERSATION_REASON.replace("{score}", shown).replace(
+            "{irrelevancies}", json.dumps(irrelevancies, indent=2, ensure_ascii=False)
+        )
+        answer, spent = await _grade(model, asked, "conversation-relevance")
+        _add(usage, spent)
+        summary = next((value for value in json_values_in(answer) if isinstance(value, dict)), None)
+        reason = str((summary or {}).get("reason") or reason)
+    return Verdict(passed, 1 - score if inverse else score, reason, {"usage": usage})
+
+
+def _add(total: dict[str, Any], spent: dict[str, Any]) -> None:
+    for key, value in spent.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            total[key] = total.get(key, 0) + value
+        else:
+            total.setdefault(key, value)

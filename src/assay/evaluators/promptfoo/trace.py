@@ -110,7 +110,7 @@ def matches_pattern(name: str, pattern: str) -> bool:
     return re.fullmatch(escaped.replace("*", ".*").replace("?", "."), name, re.IGNORECASE | re.DOTALL) is not None
 
 
-def _number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     """A JavaScript number (not a boolean)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -127,7 +127,7 @@ def js(value: Any) -> str:
 
 def _bound(value: Any) -> float | None:
     """A min or max as JavaScript compares it (a numeric string as its number)."""
-    return None if value is None else value if _number(value) else _as_number(value)
+    return None if value is None else value if is_number(value) else as_number(value)
 
 
 def span_count(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
@@ -158,15 +158,17 @@ def span_count(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
 def span_duration(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     spans = _spans(seen, "trace-span-duration")
     value = assertion.get("value")
-    if not isinstance(value, dict) or not _number(value.get("max")):
+    if not isinstance(value, dict) or not is_number(value.get("max")):
         raise ItemError("trace-span-duration assertion must have a value object with max property")
     pattern, limit, percentile = str(value.get("pattern") or "*"), value["max"], value.get("percentile")
-    if percentile is not None and not (_number(percentile) and math.isfinite(percentile) and 0 <= percentile <= 100):
+    if percentile is not None and not (is_number(percentile) and math.isfinite(percentile) and 0 <= percentile <= 100):
         raise ItemError("trace-span-duration assertion percentile must be a number between 0 and 100")
     timed = [
         (span["name"], span["endTime"] - span["startTime"])
         for span in spans
-        if matches_pattern(span["name"], pattern) and _number(span.get("startTime")) and _number(span.get("endTime"))
+        if matches_pattern(span["name"], pattern)
+        and is_number(span.get("startTime"))
+        and is_number(span.get("endTime"))
     ]
     if not timed:
         return Verdict(True, 1.0, f'No spans found matching pattern "{pattern}" with complete timing data')
@@ -195,7 +197,7 @@ def is_error_span(span: dict[str, Any]) -> bool:
     """promptfoo's test: an error status, an HTTP status of 400 or more, an error flag among the
     attributes, or a status message that speaks of one."""
     code: Any = span.get("statusCode")
-    if code == 2 or (_number(code) and code >= 400):
+    if code == 2 or (is_number(code) and code >= 400):
         return True
     attributes = span.get("attributes") or {}
     for key in ("error", "exception", "failed", "failure"):
@@ -203,7 +205,7 @@ def is_error_span(span: dict[str, Any]) -> bool:
         if flag is True or flag == "true" or isinstance(flag, (dict, list)):
             return True
     status = attributes.get("http.status_code")
-    if status is not None and _as_number(status) >= 400:
+    if status is not None and as_number(status) >= 400:
         return True
     if attributes.get("otel.status_code") == "ERROR" or attributes.get("status.code") == "ERROR":
         return True
@@ -219,11 +221,11 @@ def _error_detail(span: dict[str, Any]) -> str:
     return str(span["name"])
 
 
-def _as_number(value: Any) -> float:
+def as_number(value: Any) -> float:
     """JavaScript's ``Number(value)`` where it matters here (NaN compares false)."""
     if isinstance(value, bool):
         return float(value)
-    if _number(value):
+    if is_number(value):
         return float(value)
     if isinstance(value, str):
         text = value.strip()
@@ -242,7 +244,7 @@ def error_spans(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     most: Any = None
     share: Any = None
     pattern = "*"
-    if _number(value):
+    if is_number(value):
         most = value
     elif isinstance(value, dict):
         most, share, pattern = value.get("max_count"), value.get("max_percentage"), value.get("pattern") or "*"
@@ -350,7 +352,7 @@ def tool_arguments(span: dict[str, Any]) -> Any:
     return ABSENT
 
 
-def _js_string(value: Any) -> str:
+def js_string(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -358,7 +360,7 @@ def _js_string(value: Any) -> str:
     if isinstance(value, (int, float)):
         return js(value)
     if isinstance(value, list):
-        return ",".join("" if v is None else _js_string(v) for v in value)
+        return ",".join("" if v is None else js_string(v) for v in value)
     if isinstance(value, dict):
         return "[object Object]"
     return str(value)
@@ -380,7 +382,7 @@ def command_of(span: dict[str, Any], name: str | None, arguments: Any, command_t
                 if isinstance(command, str) and command.strip():
                     return command.strip()
                 if isinstance(command, list):
-                    joined = separator.join(part for part in (_js_string(p).strip() for p in command) if part)
+                    joined = separator.join(part for part in (js_string(p).strip() for p in command) if part)
                     if joined:
                         return joined
                 break
@@ -430,8 +432,8 @@ def trajectory_steps(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
     def when(entry: tuple[int, dict[str, Any]]) -> tuple[float, float, int]:
         index, span = entry
-        start = float(span["startTime"]) if _number(span.get("startTime")) else 0.0
-        end = float(span["endTime"]) if _number(span.get("endTime")) else start
+        start = float(span["startTime"]) if is_number(span.get("startTime")) else 0.0
+        end = float(span["endTime"]) if is_number(span.get("endTime")) else start
         return (start, end, index)
 
     steps = []
@@ -558,8 +560,8 @@ def tool_used(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     if not isinstance(value, dict):
         raise ItemError("trajectory:tool-used assertion must have a string, string array, or object value")
     matcher = _matcher(value, "tool")
-    low = value["min"] if _number(value.get("min")) else 1
-    high = value["max"] if _number(value.get("max")) else None
+    low = value["min"] if is_number(value.get("min")) else 1
+    high = value["max"] if is_number(value.get("max")) else None
     if not (matcher.get("pattern") or matcher.get("name")):
         raise ItemError("trajectory:tool-used assertion object must include a name or pattern property")
     matching = [step for step in steps if step_matches(step, matcher)]
@@ -630,7 +632,7 @@ def same(left: Any, right: Any) -> bool:
     """Node's ``isDeepStrictEqual`` on JSON values: one number type, booleans apart from numbers."""
     if isinstance(left, bool) or isinstance(right, bool):
         return type(left) is type(right) and left == right
-    if _number(left) and _number(right):
+    if is_number(left) and is_number(right):
         if left == 0 and right == 0:
             return math.copysign(1, left) == math.copysign(1, right)
         return bool(left == right or (left != left and right != right))
@@ -739,8 +741,8 @@ def step_count(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     if not isinstance(value, dict):
         raise ItemError("trajectory:step-count assertion must have an object value")
     matcher = _matcher(value)
-    low = value["min"] if _number(value.get("min")) else None
-    high = value["max"] if _number(value.get("max")) else None
+    low = value["min"] if is_number(value.get("min")) else None
+    high = value["max"] if is_number(value.get("max")) else None
     if low is None and high is None:
         raise ItemError("trajectory:step-count assertion must include a min or max property")
     matching = [step for step in steps if step_matches(step, matcher)]
@@ -784,23 +786,6 @@ TRACE_CHECKS = {
 
 # trajectory:goal-success ------------------------------------------------------------------------
 
-GOAL_SYSTEM = """You are grading whether an AI agent successfully completed a goal based on its final output and a summarized execution trajectory. You respond with a JSON object with this structure: {reason: string, pass: boolean, score: number}
-
-Judge end-to-end success, not stylistic perfection.
-Use the trajectory as evidence for what the agent actually did.
-Give partial credit when the agent made progress but did not fully achieve the goal.
-
-Examples:
-
-<Goal>Find the order status and tell the user whether it has shipped</Goal>
-<Trajectory>{"stepCount":2,"steps":[{"index":1,"type":"tool","name":"search_orders"},{"index":2,"type":"message","name":"agent response"}]}</Trajectory>
-<Output>Your order shipped yesterday and should arrive on Tuesday.</Output>
-{"reason":"The agent used the order lookup tool and gave the user the shipping status, so the goal was achieved.","pass":true,"score":1.0}
-
-<Goal>Find the order status and tell the user whether it has shipped</Goal>
-<Trajectory>{"stepCount":1,"steps":[{"index":1,"type":"message","name":"agent response"}]}</Trajectory>
-<Output>I cannot check your order right now.</Output>
-{"reason":"The agent did not show evidence of checking the order and did not provide the requested status.","pass":false,"score":0.0}"""  # noqa: E501 - promptfoo's prompt, line for line
 JUDGE_STEPS, JUDGE_HEAD_STEPS, JUDGE_TAIL_STEPS = 24, 12, 12
 
 
@@ -828,41 +813,3 @@ def judge_summary(trace: dict[str, Any]) -> str:
         steps = [*folded[:JUDGE_HEAD_STEPS], {"omittedCount": len(folded) - JUDGE_STEPS}, *folded[-JUDGE_TAIL_STEPS:]]
     summary = {"traceId": trace.get("traceId"), "stepCount": len(raw), "compactedStepCount": len(folded)}
     return json.dumps({**summary, "steps": steps}, indent=2, ensure_ascii=False)
-
-
-def goal_of(value: Any) -> str:
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    if isinstance(value, dict) and isinstance(value.get("goal"), str) and value["goal"].strip():
-        return str(value["goal"]).strip()
-    raise ItemError("trajectory:goal-success assertion must have a string value or an object with a goal property")
-
-
-def goal_prompt(goal: str, trace: dict[str, Any], output: str) -> list[dict[str, str]]:
-    trajectory = judge_summary(trace)
-    user = f"<Goal>\n{goal}\n</Goal>\n<Trajectory>\n{trajectory}\n</Trajectory>\n<Output>\n{output}\n</Output>"
-    return [{"role": "system", "content": GOAL_SYSTEM}, {"role": "user", "content": user}]
-
-
-def goal_verdict(answer: dict[str, Any] | None, threshold: Any, goal: str, inverse: bool) -> Verdict:
-    """The grader's JSON read as promptfoo reads a JSON grading answer; no JSON object fails the
-    assertion either way (a grader's failure is not inverted)."""
-    if answer is None:
-        reason = "Could not extract JSON from trajectory:goal-success response"
-        return Verdict(False, 0.0, reason, {"grader_error": True})
-    passed: Any = answer.get("pass", True)
-    if not isinstance(passed, bool):
-        passed = re.fullmatch(r"true|yes|pass|y", _js_string(passed), re.IGNORECASE) is not None
-    score: Any = answer.get("score", ABSENT)
-    if not _number(score):
-        number = math.nan if score is ABSENT else (0.0 if score is None else _as_number(score))
-        score = number if math.isfinite(number) else float(passed)
-    limit = _as_number(threshold) if isinstance(threshold, str) else threshold
-    if _number(limit) and math.isfinite(limit):
-        passed = passed and score >= limit
-    reason = str(answer.get("reason") or ("Grading passed" if passed else f"Score {js(score)} below threshold {limit}"))
-    if inverse:
-        if passed:
-            return Verdict(False, 0.0, f"Agent unexpectedly achieved the goal: {goal}")
-        return Verdict(True, 1.0, f"Agent did not achieve the forbidden goal: {goal}")
-    return Verdict(bool(passed), float(score), reason)
