@@ -11,12 +11,14 @@ Run it as ``python -m tests.conformance.promptfoo_diff``; ``make conformance`` r
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -263,6 +265,15 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("trace-echo-duration", "hi", {"type": "trace-span-duration", "value": {"max": 60000}}),
     ("trace-echo-no-tools", "hi", {"type": "trajectory:tool-used", "value": "lookup_order"}),
     ("function-call-echo", "hi", {"type": "is-valid-function-call"}),
+    ("guardrails-echo", "hi", {"type": "guardrails"}),
+    ("not-guardrails-echo", "hi", {"type": "not-guardrails"}),
+    # A webhook the suite serves (WEBHOOK_ANSWERS): its answer to each output.
+    ("webhook-pass", "hook-pass", {"type": "webhook", "value": "{{hook}}"}),
+    ("webhook-fail", "hook-fail", {"type": "webhook", "value": "{{hook}}"}),
+    ("webhook-score", "hook-score", {"type": "webhook", "value": "{{hook}}"}),
+    ("not-webhook-score", "hook-score", {"type": "not-webhook", "value": "{{hook}}"}),
+    ("webhook-status", "hook-500", {"type": "webhook", "value": "{{hook}}"}),
+    ("webhook-no-pass", "hook-no-pass", {"type": "webhook", "value": "{{hook}}"}),
 ]
 FILES: dict[str, str] = {
     "checks/length.js": "module.exports = (output, context) => output.length > 5;\n",
@@ -312,6 +323,22 @@ MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("model-function-call-bad-args", "Call-F2", {"type": "is-valid-function-call"}),
     ("model-function-call-unknown", "Call-F3", {"type": "is-valid-openai-function-call"}),
     ("model-function-call-text", "No call at all.", {"type": "is-valid-openai-function-call"}),
+    # The provider's content filter: the scripted answer cut with finish_reason content_filter.
+    ("model-guardrails-clean", "A clean answer.", {"type": "guardrails"}),
+    ("model-guardrails-filtered", "Filtered-1", {"type": "guardrails"}),
+    ("not-model-guardrails-filtered", "Filtered-2", {"type": "not-guardrails"}),
+    # Embeddings from the scripted server (each text's letter counts), compared as promptfoo compares them.
+    ("model-similar", "The cat sat on the mat.", {"type": "similar", "value": "A cat sat on a mat."}),
+    ("model-similar-far", "Zzz qqq xxx.", {"type": "similar", "value": "The cat sat on the mat."}),
+    ("model-similar-dot", "A dog ran.", {"type": "similar:dot", "value": "A dog ran far.", "threshold": 12}),
+    (
+        "model-similar-euclidean",
+        "Big red box.",
+        {"type": "similar:euclidean", "value": "Big red boxes.", "threshold": 1.5},
+    ),
+    ("not-model-similar", "Cold ice.", {"type": "not-similar", "value": "Warm sunshine all day long."}),
+    ("model-similar-list", "Hello there.", {"type": "similar", "value": ["Zzz", "Hello there!"]}),
+    ("not-model-similar-list", "Good night.", {"type": "not-similar", "value": ["Good night!", "Qqq"]}),
 ]
 FUNCTIONS = [
     {
@@ -549,15 +576,47 @@ def model_config(base_url: str) -> dict[str, Any]:
         "functions": FUNCTIONS,
     }
     provider = {"id": "openai:chat:gpt-4.1-mini", "config": config}
-    grader = {"options": {"provider": {**provider, "config": {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}}}}
+    endpoint = {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}
+    embedding = {"id": "openai:embedding:text-embedding-3-small", "config": endpoint}
+    grader = {"options": {"provider": {"text": {**provider, "config": endpoint}, "embedding": embedding}}}
     traced = {"enabled": True}
     return {"prompts": ["{{text}}"], "providers": [provider], "defaultTest": grader, "tests": tests, "tracing": traced}
 
 
-def config() -> dict[str, Any]:
+WEBHOOK_ANSWERS: dict[str, tuple[int, Any]] = {
+    "hook-pass": (200, {"pass": True}),
+    "hook-fail": (200, {"pass": False, "reason": "the hook said no"}),
+    "hook-score": (200, {"pass": True, "score": 0.3}),
+    "hook-500": (500, {"error": "down"}),
+    "hook-no-pass": (200, {"score": 1}),
+}
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        status, answer = WEBHOOK_ANSWERS.get(body["output"], (404, {}))
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+def serve_webhook() -> http.server.ThreadingHTTPServer:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def config(hook: str = "") -> dict[str, Any]:
     tests = []
     for name, output, check in CASES:
-        test: dict[str, Any] = {"description": name, "vars": {"text": output}, "assert": [check]}
+        test: dict[str, Any] = {"description": name, "vars": {"text": output, "hook": hook}, "assert": [check]}
         if name in TEST_TRANSFORMS:
             test["options"] = {"transform": TEST_TRANSFORMS[name]}
         tests.append(test)
@@ -654,14 +713,19 @@ def compare() -> list[Compared]:
     for name, text in FILES.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
-    whole = config()
-    (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(whole, sort_keys=False))
-    theirs = run_promptfoo(folder) | run_promptfoo_meteor(folder)
-    # assay refuses a config with an assertion type it does not know, at its line: those cases are
-    # counted as misses and the rest run.
-    known = [test for test in whole["tests"] if is_known(str(test["assert"][0]["type"]))]
-    (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump({**whole, "tests": known}, sort_keys=False))
-    ours = run_assay(folder)
+    hook = serve_webhook()
+    try:
+        whole = config(f"http://127.0.0.1:{hook.server_address[1]}/verdict")
+        (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(whole, sort_keys=False))
+        theirs = run_promptfoo(folder) | run_promptfoo_meteor(folder)
+        # assay refuses a config with an assertion type it does not know, at its line: those cases are
+        # counted as misses and the rest run.
+        known = [test for test in whole["tests"] if is_known(str(test["assert"][0]["type"]))]
+        (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump({**whole, "tests": known}, sort_keys=False))
+        ours = run_assay(folder)
+    finally:
+        hook.shutdown()
+        hook.server_close()
     provider = start_llm_server()
     try:
         rules = [
@@ -669,6 +733,8 @@ def compare() -> list[Compared]:
                 "match": f"say: {reply}",
                 "reply": {"content": None, "function_call": FUNCTION_CALLS[reply]}
                 if reply in FUNCTION_CALLS
+                else {"content": "Some of it", "content_filter": "completion"}
+                if reply.startswith("Filtered-")
                 else {"content": reply, **({"logprobs": LOGPROBS} if "Perplexed" in reply else {})},
             }
             for _, reply, _ in MODEL_CASES

@@ -57,6 +57,17 @@ def is_computes_only(evaluate: Evaluator) -> bool:
     return getattr(evaluate, "computes_only", False) is True
 
 
+def judges_filtered(evaluate: Evaluator) -> Evaluator:
+    """Mark an evaluator that judges what a provider's content filter did (promptfoo's
+    ``guardrails``): a sample the filter stopped reaches it, where other criteria fail the item."""
+    evaluate.judges_filtered = True  # type: ignore[attr-defined]
+    return evaluate
+
+
+def is_judging_filtered(evaluate: Evaluator) -> bool:
+    return getattr(evaluate, "judges_filtered", False) is True
+
+
 class Metric(BaseModel):
     """One number an evaluator reports, with what counts as good."""
 

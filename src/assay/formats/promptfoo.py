@@ -32,11 +32,13 @@ from jinja2 import TemplateError
 
 from assay.config.yamlfile import load_lined, safe_load, strip_lines
 from assay.errors import ConfigError
-from assay.evaluators.promptfoo import base_type, is_known, needs_model, uses_trace
+from assay.evaluators.promptfoo import base_type, is_known, needs_embeddings, needs_model, uses_trace
 from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.sandbox.templates import BoundedEnvironment, compile_bounded
 
 DEFAULT_GRADER = "gpt-4.1-mini"
+DEFAULT_EMBEDDER = "text-embedding-3-large"
+EMBEDDING_KINDS = ("embedding", "embeddings")
 AGENTIC_GRADERS = (
     "openai:codex-sdk",
     "openai:codex-app-server",
@@ -113,6 +115,8 @@ class Suite:
     notes: list[str] = field(default_factory=list)
     tracing: bool = False
     """``tracing.enabled``: promptfoo gives trace assertions the test's trace only then."""
+    embedder: dict[str, Any] | None = None
+    """The embeddings model ``similar`` assertions compare with (a ``models:`` entry)."""
 
 
 def is_promptfoo_config(path: Path) -> bool:
@@ -156,6 +160,8 @@ def load_suite(path: Path) -> Suite:
         _give_workspace(tests, grader_config.get("working_dir"), at)
         grader = None
     suite = Suite(path, name, prompts, providers, tests, grader=grader)
+    if any(needs_embeddings(test.asserts) for test in tests):
+        suite.embedder = _embedder(default, at)
     suite.tracing = _tracing(raw.get("tracing"), at, raw)
     return suite
 
@@ -241,7 +247,9 @@ def _providers(raw: Any, at: _Where, top: dict[str, Any]) -> list[Provider]:
             raise at.error(
                 None, "a provider is an id such as openai:chat:gpt-4.1-mini, or {id, label, config}", line=line
             )
-        _model_of(entry, at, line)  # refuse an unknown provider here, at its line
+        model = _model_of(entry, at, line)  # refuse an unknown provider here, at its line
+        if model is not None and model.get("api") == "embeddings":
+            raise at.error(None, f"provider {entry!r} makes embeddings, not answers to test", PROVIDERS_HINT, line)
         found.append(Provider(entry, str(label or entry), config, line))
     return found
 
@@ -251,6 +259,13 @@ def _model_of(provider: str, at: _Where, line: int) -> dict[str, Any] | None:
     if provider == "echo":
         return None
     parts = provider.split(":")
+    if parts[0] in ("openai", "azure", "azureopenai") and len(parts) == 3 and parts[1] in EMBEDDING_KINDS and parts[2]:
+        return {
+            "name": parts[2],
+            "model": parts[2],
+            "api": "embeddings",
+            **({} if parts[0] == "openai" else {"provider": "azure"}),
+        }
     if parts[0] == "openai" and len(parts) == 3 and parts[1] in ("chat", "responses") and parts[2]:
         return {"name": parts[2], "model": parts[2], "api": parts[1]}
     if parts[0] == "openai" and len(parts) == 2 and parts[1] and parts[1] not in ("chat", "responses"):
@@ -498,6 +513,8 @@ def _grader(default: dict[str, Any], tests: list[Test], at: _Where) -> tuple[str
     named = {a.get("provider") for t in tests for a in t.asserts if a.get("provider")}
     if provider is None and len(named) == 1:
         provider = named.pop()
+    if isinstance(provider, dict) and "id" not in provider and ("text" in provider or "embedding" in provider):
+        provider = provider.get("text")  # promptfoo's providers by the kind of output they grade with
     config: dict[str, Any] = {}
     if isinstance(provider, dict):
         config = strip_lines(provider.get("config") or {})
@@ -507,6 +524,26 @@ def _grader(default: dict[str, Any], tests: list[Test], at: _Where) -> tuple[str
     if not isinstance(provider, str):
         raise at.error(default, "defaultTest.options.provider must name a provider such as openai:chat:gpt-4.1-mini")
     return provider, config
+
+
+def _embedder(default: dict[str, Any], at: _Where) -> dict[str, Any]:
+    """The embeddings model ``similar`` compares with: ``defaultTest.options.provider.embedding``, else
+    promptfoo's default, OpenAI's ``text-embedding-3-large`` from the environment."""
+    options = default.get("options") or {}
+    provider = options.get("provider") if isinstance(options, dict) else None
+    chosen = provider.get("embedding") if isinstance(provider, dict) and "id" not in provider else None
+    if chosen is None:
+        return {"name": DEFAULT_EMBEDDER, "model": DEFAULT_EMBEDDER, "api": "embeddings"}
+    config = strip_lines(chosen.get("config") or {}) if isinstance(chosen, dict) else {}
+    name = chosen.get("id") if isinstance(chosen, dict) else chosen
+    model = _model_of(str(name), at, default.get("__line__", 1)) if isinstance(name, str) else None
+    if model is None or model.get("api") != "embeddings":
+        raise at.error(
+            default,
+            f"defaultTest.options.provider.embedding: {name!r} is not an embeddings provider",
+            "name one such as openai:embedding:text-embedding-3-small",
+        )
+    return {**model, **_endpoint(config)}
 
 
 def render(template: str, variables: dict[str, Any], where: str) -> str:
@@ -608,6 +645,8 @@ def eval_document(suite: Suite, provider: Provider) -> dict[str, Any]:
             models.setdefault(grader["name"], grader)
     if provider.config.get("tools"):  # what is-valid-openai-tools-call checks calls against
         parameters["tools"] = provider.config["tools"]
+    if suite.embedder is not None:
+        models.setdefault(suite.embedder["name"], suite.embedder)
     if model is not None and model.get("api") != "responses":  # a chat provider checks legacy function calls
         parameters["functions"] = provider.config.get("functions") or []
     if suite.tracing:  # promptfoo's trace: a span named after the provider over what it did

@@ -27,7 +27,14 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from assay.errors import ConfigError, Filtered, ItemError, Undetermined
-from assay.evaluators.base import EvaluationLevel, Evaluator, EvaluatorSpec, Score, is_computes_only
+from assay.evaluators.base import (
+    EvaluationLevel,
+    Evaluator,
+    EvaluatorSpec,
+    Score,
+    is_computes_only,
+    is_judging_filtered,
+)
 from assay.evaluators.catalog import Catalog
 from assay.evaluators.graders.formula import Formula
 from assay.evaluators.graders.multi import multi_grader
@@ -92,6 +99,12 @@ class BoundCriterion:
         """This criterion's results for ``item``: one, except for criteria that judge several
         checks an item lists (task-level criteria)."""
         return [await self.evaluate(item, sample)]
+
+    @property
+    def judges_filtered(self) -> bool:
+        """Whether a sample the provider's filter stopped is judged rather than failed
+        (``assay.evaluators.base.judges_filtered``)."""
+        return is_judging_filtered(self.evaluator)
 
     def failed_for(self, item: dict[str, Any], error: ItemError) -> list[Result]:
         """The results when the item has no sample to judge (its target failed)."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from assay.config.settings import settings
 from assay.dataset import Dataset
 from assay.dataset.readers import Row
-from assay.errors import ConfigError, DataError, ModelUnreachable
+from assay.errors import ConfigError, DataError, Filtered, ModelUnreachable
 from assay.llm import Model, ModelRegistry
 from assay.llm.batch import Batching, batched
 from assay.llm.batch import current as current_batching
@@ -194,7 +194,12 @@ async def evaluate_part(
     else:
         chosen = [(i, criteria[i]) for i in indices if criteria[i].applies(item)]
     failure = target_failed(sample)
-    if failure is not None:
+    if isinstance(failure, Filtered) and any(c.judges_filtered for _, c in chosen):
+        # What the filter did is data to a criterion that judges it (promptfoo's guardrails).
+        found = [
+            await c.evaluate_all(item, sample) if c.judges_filtered else c.failed_for(item, failure) for _, c in chosen
+        ]
+    elif failure is not None:
         found = [c.failed_for(item, failure) for _, c in chosen]
     elif len(chosen) == 1 or all(c.computes_only for _, c in chosen):
         # Criteria that never wait are awaited in turn: no task each, and an item judged as it is read

@@ -17,13 +17,15 @@ from dataclasses import replace
 from typing import Any
 
 from assay.errors import ConfigError, ItemError
-from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
+from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score, judges_filtered
 from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.evaluators.promptfoo.checks import CHECKS, Seen, Verdict
 from assay.evaluators.promptfoo.graded import GRADED
+from assay.evaluators.promptfoo.similar import METRICS, similar
 from assay.evaluators.promptfoo.skills import skill_used
 from assay.evaluators.promptfoo.sql import contains_sql, is_sql
 from assay.evaluators.promptfoo.trace import TRACE_CHECKS, trace_of
+from assay.evaluators.promptfoo.webhook import guardrails, webhook
 from assay.llm import Model
 from assay.sandbox import Sandbox, asked
 
@@ -31,8 +33,17 @@ CONTEXT_KINDS = {"context-faithfulness", "context-recall", "context-relevance"}
 """The assertions that judge against a context: the test's ``context`` var, or ``contextTransform``'s."""
 PYTHON_TIME_LIMIT = 60.0
 PYTHON_MEMORY_MB = 1024
-DETERMINISTIC = {**CHECKS, **TRACE_CHECKS, "is-sql": is_sql, "contains-sql": contains_sql, "skill-used": skill_used}
-KNOWN = {*DETERMINISTIC, *GRADED, "python", "javascript", "assert-set"}
+DETERMINISTIC = {
+    **CHECKS,
+    **TRACE_CHECKS,
+    "is-sql": is_sql,
+    "contains-sql": contains_sql,
+    "skill-used": skill_used,
+    "guardrails": guardrails,
+}
+KNOWN = {*DETERMINISTIC, *GRADED, *METRICS, "python", "javascript", "assert-set", "webhook"}
+FILTERED_OUTPUT = "Content filtered by provider"
+"""The output promptfoo's OpenAI and Azure providers give a call their content filter stopped."""
 
 
 def base_type(kind: str) -> tuple[str, bool]:
@@ -53,6 +64,15 @@ def needs_model(assertions: list[Assertion]) -> bool:
     return False
 
 
+def needs_embeddings(assertions: list[Assertion]) -> bool:
+    """Whether any assertion (in a set too) compares embeddings (``similar``)."""
+    for assertion in assertions:
+        kind = base_type(str(assertion.get("type")))[0]
+        if kind in METRICS or (kind == "assert-set" and needs_embeddings(assertion.get("assert") or [])):
+            return True
+    return False
+
+
 def uses_trace(assertions: list[Assertion]) -> bool:
     """Whether any assertion (in a set too) reads the test's trace."""
     for assertion in assertions:
@@ -64,9 +84,14 @@ def uses_trace(assertions: list[Assertion]) -> bool:
 
 class _Judge:
     def __init__(
-        self, model: Model | None, tools: list[dict[str, Any]], functions: list[dict[str, Any]] | None
+        self,
+        model: Model | None,
+        tools: list[dict[str, Any]],
+        functions: list[dict[str, Any]] | None,
+        embeddings: Model | None = None,
     ) -> None:
         self.model = model
+        self.embeddings = embeddings
         self.tools = tools
         self.functions = functions
         self.sandbox: Sandbox | None = None
@@ -97,6 +122,10 @@ class _Judge:
             return await self.python(assertion, seen, inverse)
         if kind == "javascript":
             return await self.javascript(assertion, seen, inverse)
+        if kind == "webhook":
+            return await webhook(assertion, seen, inverse)
+        if kind in METRICS:
+            return await similar(kind, assertion, seen, inverse, self.embeddings)
         raise ItemError(f"unknown assertion type {assertion.get('type')!r}")
 
     async def all(self, assertions: list[Assertion], seen: Seen, threshold: float | None) -> Verdict:
@@ -332,19 +361,22 @@ def promptfoo_assertions(
     tracing: bool = True,
     trace_root: str = "target",
     functions: list[dict[str, Any]] | None = None,
+    embeddings: Model | None = None,
 ) -> Evaluator:
     """``tools``: the provider's tool definitions, which ``is-valid-openai-tools-call`` checks
     against; ``functions``: its legacy function definitions, which ``is-valid-function-call`` checks
     against (None: a provider that cannot check a function call, such as echo). ``tracing``: whether
     trace assertions have the item's trace (a promptfoo config's ``tracing.enabled``), its root span
     named ``trace_root`` (promptfoo's: the provider's label)."""
-    judge = _Judge(model, list(tools or []), functions)
+    judge = _Judge(model, list(tools or []), functions, embeddings)
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
         assertions = inputs.get("assertions") or []
         if not isinstance(assertions, list):
             raise ItemError("'assertions' must be the test's list of assertions")
         output, sample, variables = inputs.get("output"), inputs.get("sample"), inputs.get("vars")
+        if not output and isinstance(sample, dict) and sample.get("filtered"):
+            output = FILTERED_OUTPUT
         seen = Seen(
             output="" if output is None else output if isinstance(output, str) else str(output),
             sample=sample if isinstance(sample, dict) else {},
@@ -360,7 +392,8 @@ def promptfoo_assertions(
         properties = {**verdict.details, **({"usage": usage} if usage else {})}
         return Score(verdict.score, passed=verdict.passed, reason=verdict.reason, properties=properties)
 
-    return evaluate
+    # A call the provider's filter stopped is judged too: ``guardrails`` asks what the filter did.
+    return judges_filtered(evaluate)
 
 
 def _usage(components: list[dict[str, Any]]) -> dict[str, int]:

@@ -1,12 +1,12 @@
 """promptfoo's model-graded assertions, judged by assay's grading model.
 
 ``llm-rubric``, ``g-eval`` and ``factuality`` ask the grading model with prompts of our own;
-``answer-relevance``, ``context-faithfulness`` and ``similar`` are assay's relevance, groundedness
-and similarity judges, their 1–5 score normalised to 0–1 ((s − 1) / 4) and compared with the
-assertion's threshold. Departure: promptfoo's ``similar`` compares embeddings; here the
-similarity judge decides (cosine over an embeddings model is not built yet). ``context-recall``,
-``context-relevance`` and ``conversation-relevance`` send promptfoo's own prompts
-(``assay.evaluators.promptfoo.rag``).
+``answer-relevance`` and ``context-faithfulness`` are assay's relevance and groundedness judges,
+their 1–5 score normalised to 0–1 ((s − 1) / 4) and compared with the assertion's threshold.
+``context-recall``, ``context-relevance`` and ``conversation-relevance`` send promptfoo's own
+prompts (``assay.evaluators.promptfoo.rag``), ``trajectory:goal-success`` and ``agent-rubric`` too
+(``agent-rubric``'s grader runs as an agent over a workspace). ``similar`` compares embeddings
+(``assay.evaluators.promptfoo.similar``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from assay.errors import ItemError
 from assay.evaluators.base import Score
 from assay.evaluators.judges.judge import CallLog, JudgeDefinition, ask_json, judge_factory
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, number_in_range
-from assay.evaluators.judges.quality import GROUNDEDNESS, RELEVANCE, SIMILARITY
+from assay.evaluators.judges.quality import GROUNDEDNESS, RELEVANCE
 from assay.evaluators.promptfoo.assertion import Assertion
 from assay.evaluators.promptfoo.checks import Seen, Verdict, json_values_in
 from assay.evaluators.promptfoo.rag import context_recall, context_relevance, conversation_relevance
@@ -300,11 +300,6 @@ context_faithfulness = _judged(
     0.5,
     lambda a, seen: {"query": _query(seen), "response": seen.output, "context": _joined(seen.vars.get("context"))},
 )
-similar = _judged(
-    SIMILARITY,
-    0.75,
-    lambda a, seen: {"query": _query(seen), "response": seen.output, "ground_truth": _text(a.get("value") or "")},
-)
 
 
 def _verdict(
@@ -324,7 +319,6 @@ GRADED: dict[str, GradedCheck] = {
     "model-graded-closedqa": closed_qa,
     "answer-relevance": answer_relevance,
     "context-faithfulness": context_faithfulness,
-    "similar": similar,
     "context-recall": context_recall,
     "context-relevance": context_relevance,
     "conversation-relevance": conversation_relevance,
