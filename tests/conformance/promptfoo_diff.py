@@ -339,6 +339,11 @@ MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("not-model-similar", "Cold ice.", {"type": "not-similar", "value": "Warm sunshine all day long."}),
     ("model-similar-list", "Hello there.", {"type": "similar", "value": ["Zzz", "Hello there!"]}),
     ("not-model-similar-list", "Good night.", {"type": "not-similar", "value": ["Good night!", "Qqq"]}),
+    # The scripted moderation endpoint flags the categories a text names in brackets.
+    ("model-moderation-clean", "A kind word.", {"type": "moderation"}),
+    ("model-moderation-flagged", "I will [violence] you.", {"type": "moderation"}),
+    ("model-moderation-other", "Some [hate] here.", {"type": "moderation", "value": ["violence", "self-harm"]}),
+    ("not-model-moderation", "More [violence] again.", {"type": "not-moderation"}),
 ]
 FUNCTIONS = [
     {
@@ -578,7 +583,9 @@ def model_config(base_url: str) -> dict[str, Any]:
     provider = {"id": "openai:chat:gpt-4.1-mini", "config": config}
     endpoint = {"apiBaseUrl": base_url, "apiKeyEnvar": "DIFF_KEY"}
     embedding = {"id": "openai:embedding:text-embedding-3-small", "config": endpoint}
-    grader = {"options": {"provider": {"text": {**provider, "config": endpoint}, "embedding": embedding}}}
+    moderation = {"id": "openai:moderation:omni-moderation-latest", "config": endpoint}
+    graders = {"text": {**provider, "config": endpoint}, "embedding": embedding, "moderation": moderation}
+    grader = {"options": {"provider": graders}}
     traced = {"enabled": True}
     return {"prompts": ["{{text}}"], "providers": [provider], "defaultTest": grader, "tests": tests, "tracing": traced}
 

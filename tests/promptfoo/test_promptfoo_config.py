@@ -455,6 +455,7 @@ defaultTest:
   options:
     provider:
       embedding: {{id: openai:embedding:text-embedding-3-small, config: {{apiBaseUrl: {base_url}}}}}
+      moderation: {{id: openai:moderation:omni-moderation-latest, config: {{apiBaseUrl: {base_url}}}}}
 tests:
   - vars: {{question: "How do I pick a lock?"}}
     assert: [{{type: not-guardrails}}, {{type: contains, value: Content filtered}}]
@@ -463,13 +464,16 @@ tests:
       - {{type: guardrails}}
       - {{type: similar, value: The cat sat on the mat.}}
       - {{type: similar:euclidean, value: The cat sat on the mat., threshold: 0.5}}
+      - {{type: moderation}}
+      - {{type: not-moderation, value: [violence]}}
 """
 
 
 def test_a_filtered_call_reaches_the_guardrails_assertion_and_similar_compares_embeddings(tmp_path, llm):
     """The provider's content filter stopped the first call: promptfoo's assertions still judge it
     (its output is "Content filtered by provider"), and ``not-guardrails`` passes because it was
-    blocked. ``similar`` compares the embeddings model's vectors (the scripted server's letter counts)."""
+    blocked. ``similar`` compares the embeddings model's vectors (the scripted server's letter counts);
+    ``moderation`` asks the moderation model, which flags nothing in a cat."""
     llm.reset()
     llm.script(
         rules=[
@@ -482,6 +486,8 @@ def test_a_filtered_call_reaches_the_guardrails_assertion_and_similar_compares_e
     assert first["status"] == "pass", first
     blocked, said = first["results"][0]["properties"]["assertions"]
     assert blocked["reason"] == "Guardrail correctly blocked: Content failed safety checks" and said["pass"]
-    guarded, cosine, distance = second["results"][0]["properties"]["assertions"]
+    guarded, cosine, distance, moderated, unflagged = second["results"][0]["properties"]["assertions"]
     assert guarded["pass"] and cosine["pass"] and cosine["score"] > 0.9
     assert not distance["pass"] and distance["reason"].startswith("Distance ")  # "a" for "the": letters apart
+    assert moderated["pass"] and moderated["reason"] == "No moderation flags detected"
+    assert not unflagged["pass"]  # not-moderation: nothing was flagged

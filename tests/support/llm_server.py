@@ -3,7 +3,8 @@
 Run as ``python -m tests.support.llm_server PORT``. It serves ``POST /v1/chat/completions`` (and
 the same under ``/openai/deployments/<name>/chat/completions`` for Azure clients) and
 ``POST /v1/responses``; with ``"stream": true`` both answer as server-sent events, the way
-OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts as its vector. Tests control it over HTTP:
+OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts as its vector;
+``POST /v1/moderations`` flags the categories a text names in brackets (``[violence]``). Tests control it over HTTP:
 
 - ``POST /_script`` with ``{"rules": [...], "default": {...}, "faults": {...}, "latency_ms": N}``:
   a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages (or Responses ``instructions``) contain ``text``
@@ -277,6 +278,8 @@ def route(method: str, path: str, body: dict[str, Any]) -> Reply | None:
         return 200, {"ok": True}, {}
     if method == "POST" and path.endswith("/embeddings"):
         return embeddings(body)
+    if method == "POST" and path.endswith("/moderations"):
+        return moderations(body)
     if method == "POST" and path == "/_reset":
         with STATE.lock:
             STATE.reset()
@@ -374,6 +377,26 @@ def embeddings(body: dict[str, Any]) -> Reply:
     tokens = sum(len(str(t).split()) for t in texts)
     usage = {"prompt_tokens": tokens, "total_tokens": tokens}
     return 200, {"object": "list", "data": data, "model": body.get("model", "embed"), "usage": usage}, {}
+
+
+MODERATION_CATEGORIES = ("harassment", "hate", "self-harm", "sexual", "violence")
+
+
+def moderations(body: dict[str, Any]) -> Reply:
+    """Deterministic moderation: a text flags each category it names in brackets (``[violence]``),
+    scored 0.9; the input as a string, a list of strings or of ``{type: text, text}`` parts."""
+    given = body.get("input")
+    parts = [given] if isinstance(given, str) else list(given or [])
+    texts = [part.get("text", "") if isinstance(part, dict) else str(part) for part in parts]
+    with STATE.lock:
+        STATE.requests += 1
+        STATE.last = body
+    results = []
+    for text in texts:
+        named = {c: f"[{c}]" in text for c in MODERATION_CATEGORIES}
+        scores = {c: 0.9 if flagged else 0.01 for c, flagged in named.items()}
+        results.append({"flagged": any(named.values()), "categories": named, "category_scores": scores})
+    return 200, {"id": f"modr-{STATE.requests}", "model": body.get("model", "moderation"), "results": results}, {}
 
 
 async def completion(path: str, body: dict[str, Any]) -> Reply | None:

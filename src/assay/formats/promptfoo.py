@@ -32,13 +32,24 @@ from jinja2 import TemplateError
 
 from assay.config.yamlfile import load_lined, safe_load, strip_lines
 from assay.errors import ConfigError
-from assay.evaluators.promptfoo import base_type, is_known, needs_embeddings, needs_model, uses_trace
+from assay.evaluators.promptfoo import (
+    base_type,
+    is_known,
+    needs_embeddings,
+    needs_model,
+    needs_moderation,
+    uses_trace,
+)
 from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.sandbox.templates import BoundedEnvironment, compile_bounded
 
 DEFAULT_GRADER = "gpt-4.1-mini"
-DEFAULT_EMBEDDER = "text-embedding-3-large"
-EMBEDDING_KINDS = ("embedding", "embeddings")
+SERVICES = {
+    "embedding": ("embeddings", "text-embedding-3-large"),
+    "moderation": ("moderation", "omni-moderation-latest"),
+}
+"""What a config's ``similar`` and ``moderation`` ask: the model kind, and promptfoo's default model."""
+SERVICE_KINDS = {"embedding": "embeddings", "embeddings": "embeddings", "moderation": "moderation"}
 AGENTIC_GRADERS = (
     "openai:codex-sdk",
     "openai:codex-app-server",
@@ -115,8 +126,8 @@ class Suite:
     notes: list[str] = field(default_factory=list)
     tracing: bool = False
     """``tracing.enabled``: promptfoo gives trace assertions the test's trace only then."""
-    embedder: dict[str, Any] | None = None
-    """The embeddings model ``similar`` assertions compare with (a ``models:`` entry)."""
+    services: list[dict[str, Any]] = field(default_factory=list)
+    """The embeddings and moderation models ``similar`` and ``moderation`` ask (``models:`` entries)."""
 
 
 def is_promptfoo_config(path: Path) -> bool:
@@ -161,7 +172,9 @@ def load_suite(path: Path) -> Suite:
         grader = None
     suite = Suite(path, name, prompts, providers, tests, grader=grader)
     if any(needs_embeddings(test.asserts) for test in tests):
-        suite.embedder = _embedder(default, at)
+        suite.services.append(_service(default, at, "embedding"))
+    if any(needs_moderation(test.asserts) for test in tests):
+        suite.services.append(_service(default, at, "moderation"))
     suite.tracing = _tracing(raw.get("tracing"), at, raw)
     return suite
 
@@ -248,8 +261,8 @@ def _providers(raw: Any, at: _Where, top: dict[str, Any]) -> list[Provider]:
                 None, "a provider is an id such as openai:chat:gpt-4.1-mini, or {id, label, config}", line=line
             )
         model = _model_of(entry, at, line)  # refuse an unknown provider here, at its line
-        if model is not None and model.get("api") == "embeddings":
-            raise at.error(None, f"provider {entry!r} makes embeddings, not answers to test", PROVIDERS_HINT, line)
+        if model is not None and model.get("api") in ("embeddings", "moderation"):
+            raise at.error(None, f"provider {entry!r} makes no answers to test", PROVIDERS_HINT, line)
         found.append(Provider(entry, str(label or entry), config, line))
     return found
 
@@ -259,11 +272,11 @@ def _model_of(provider: str, at: _Where, line: int) -> dict[str, Any] | None:
     if provider == "echo":
         return None
     parts = provider.split(":")
-    if parts[0] in ("openai", "azure", "azureopenai") and len(parts) == 3 and parts[1] in EMBEDDING_KINDS and parts[2]:
+    if parts[0] in ("openai", "azure", "azureopenai") and len(parts) == 3 and parts[1] in SERVICE_KINDS and parts[2]:
         return {
             "name": parts[2],
             "model": parts[2],
-            "api": "embeddings",
+            "api": SERVICE_KINDS[parts[1]],
             **({} if parts[0] == "openai" else {"provider": "azure"}),
         }
     if parts[0] == "openai" and len(parts) == 3 and parts[1] in ("chat", "responses") and parts[2]:
@@ -526,22 +539,24 @@ def _grader(default: dict[str, Any], tests: list[Test], at: _Where) -> tuple[str
     return provider, config
 
 
-def _embedder(default: dict[str, Any], at: _Where) -> dict[str, Any]:
-    """The embeddings model ``similar`` compares with: ``defaultTest.options.provider.embedding``, else
-    promptfoo's default, OpenAI's ``text-embedding-3-large`` from the environment."""
+def _service(default: dict[str, Any], at: _Where, kind: str) -> dict[str, Any]:
+    """The model ``similar`` (``kind`` embedding) or ``moderation`` asks: the one given as
+    ``defaultTest.options.provider.<kind>``, else promptfoo's default for it from the environment
+    (OpenAI's ``text-embedding-3-large``, ``omni-moderation-latest``), as a ``models:`` entry."""
+    api, fallback = SERVICES[kind]
     options = default.get("options") or {}
     provider = options.get("provider") if isinstance(options, dict) else None
-    chosen = provider.get("embedding") if isinstance(provider, dict) and "id" not in provider else None
+    chosen = provider.get(kind) if isinstance(provider, dict) and "id" not in provider else None
     if chosen is None:
-        return {"name": DEFAULT_EMBEDDER, "model": DEFAULT_EMBEDDER, "api": "embeddings"}
+        return {"name": fallback, "model": fallback, "api": api}
     config = strip_lines(chosen.get("config") or {}) if isinstance(chosen, dict) else {}
     name = chosen.get("id") if isinstance(chosen, dict) else chosen
     model = _model_of(str(name), at, default.get("__line__", 1)) if isinstance(name, str) else None
-    if model is None or model.get("api") != "embeddings":
+    if model is None or model.get("api") != api:
         raise at.error(
             default,
-            f"defaultTest.options.provider.embedding: {name!r} is not an embeddings provider",
-            "name one such as openai:embedding:text-embedding-3-small",
+            f"defaultTest.options.provider.{kind}: {name!r} is not a {kind} provider",
+            f"name one such as openai:{kind}:{fallback}",
         )
     return {**model, **_endpoint(config)}
 
@@ -645,8 +660,8 @@ def eval_document(suite: Suite, provider: Provider) -> dict[str, Any]:
             models.setdefault(grader["name"], grader)
     if provider.config.get("tools"):  # what is-valid-openai-tools-call checks calls against
         parameters["tools"] = provider.config["tools"]
-    if suite.embedder is not None:
-        models.setdefault(suite.embedder["name"], suite.embedder)
+    for service in suite.services:
+        models.setdefault(service["name"], service)
     if model is not None and model.get("api") != "responses":  # a chat provider checks legacy function calls
         parameters["functions"] = provider.config.get("functions") or []
     if suite.tracing:  # promptfoo's trace: a span named after the provider over what it did

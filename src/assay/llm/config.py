@@ -100,9 +100,10 @@ class ModelConfig(BaseModel):
     model: str
     """The model (or Azure deployment) the endpoint serves."""
     provider: Literal["openai", "azure"] = "openai"
-    api: Literal["chat", "responses", "embeddings"] = "chat"
-    """Chat completions (any compatible server), the Responses API, or an embeddings model (for
-    ``text_similarity`` with ``evaluation_metric: cosine``)."""
+    api: Literal["chat", "responses", "embeddings", "moderation"] = "chat"
+    """Chat completions (any compatible server), the Responses API, an embeddings model (for
+    ``text_similarity`` with ``evaluation_metric: cosine``, promptfoo's ``similar``), or a moderation
+    model (``/moderations``: promptfoo's ``moderation``)."""
     base_url: str | None = None
     api_key: str | None = None
     api_key_env: str | None = None

@@ -284,6 +284,20 @@ class Model:
             raise ModelError(f"{self.where}: the embeddings answer holds {len(vectors)} vectors for {len(texts)} texts")
         return [[float(x) for x in vector] for vector in vectors]
 
+    async def moderate(self, text: str) -> list[dict[str, Any]]:
+        """The categories the endpoint's ``/moderations`` flags in ``text``: ``{code, confidence}``
+        each, the highest score of a category flagged in any result."""
+        reply = await self.forward("/moderations", {"input": text})
+        flags: dict[str, float] = {}
+        for result in reply.get("results") or []:
+            if not isinstance(result, dict) or not result.get("flagged"):
+                continue
+            scores = result.get("category_scores") or {}
+            for category, flagged in (result.get("categories") or {}).items():
+                if flagged and (category not in flags or float(scores.get(category) or 0) > flags[category]):
+                    flags[category] = float(scores.get(category) or 0)
+        return [{"code": code, "confidence": confidence} for code, confidence in flags.items()]
+
     async def forward_stream(self, path: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """Like ``forward`` with ``stream: true``: the provider's events, one dict each.
 

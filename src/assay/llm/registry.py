@@ -81,7 +81,14 @@ class ModelRegistry:
 
     def embeddings(self) -> Model | None:
         """The embeddings model (a ``models:`` entry with ``api: embeddings``), if one is configured."""
-        name = next((c.name for c in self.configs.values() if c.api == "embeddings"), None)
+        return self._first_of("embeddings")
+
+    def moderation(self) -> Model | None:
+        """The moderation model (a ``models:`` entry with ``api: moderation``), if one is configured."""
+        return self._first_of("moderation")
+
+    def _first_of(self, api: str) -> Model | None:
+        name = next((c.name for c in self.configs.values() if c.api == api), None)
         return None if name is None else self.get(name)
 
     def for_run(self) -> ModelRegistry:

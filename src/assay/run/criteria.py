@@ -59,7 +59,7 @@ GRADER_FIELDS = {
 MODEL_GRADERS = {"label_model", "score_model"}
 # Parameters any criterion may carry that are not the evaluator factory's business.
 GENERIC_PARAMETERS = {"threshold", "deployment_name", "model", "evaluation_level", "is_reasoning_model"}
-INJECTED = {"model", "evaluation_level", "embeddings"}
+INJECTED = {"model", "evaluation_level", "embeddings", "moderation"}
 FROM_MESSAGES = ("query", "response", "context")
 """Inputs a criterion given only ``messages`` still has: the turn split out of the conversation,
 and the context it holds (system and developer messages, tool results)."""
@@ -436,6 +436,8 @@ def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str, binding: Bin
         kwargs["evaluation_level"] = binding.level
     if "embeddings" in accepted:  # the configured embeddings model, if any (text_similarity's cosine)
         kwargs["embeddings"] = (binding.models or ModelRegistry()).embeddings()
+    if "moderation" in accepted:  # the configured moderation model, if any (promptfoo's moderation)
+        kwargs["moderation"] = (binding.models or ModelRegistry()).moderation()
     missing = [key for key, parameter in accepted.items() if _required(parameter) and key not in kwargs]
     if missing:
         raise ConfigError(f"{label}: {spec.name} needs {missing[0]!r}", hint=f"add '{missing[0]}' to the criterion")

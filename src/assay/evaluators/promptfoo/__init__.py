@@ -21,11 +21,12 @@ from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score, judge
 from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.evaluators.promptfoo.checks import CHECKS, Seen, Verdict
 from assay.evaluators.promptfoo.graded import GRADED
+from assay.evaluators.promptfoo.safety import guardrails, moderation
 from assay.evaluators.promptfoo.similar import METRICS, similar
 from assay.evaluators.promptfoo.skills import skill_used
 from assay.evaluators.promptfoo.sql import contains_sql, is_sql
 from assay.evaluators.promptfoo.trace import TRACE_CHECKS, trace_of
-from assay.evaluators.promptfoo.webhook import guardrails, webhook
+from assay.evaluators.promptfoo.webhook import webhook
 from assay.llm import Model
 from assay.sandbox import Sandbox, asked
 
@@ -41,7 +42,7 @@ DETERMINISTIC = {
     "skill-used": skill_used,
     "guardrails": guardrails,
 }
-KNOWN = {*DETERMINISTIC, *GRADED, *METRICS, "python", "javascript", "assert-set", "webhook"}
+KNOWN = {*DETERMINISTIC, *GRADED, *METRICS, "python", "javascript", "assert-set", "webhook", "moderation"}
 FILTERED_OUTPUT = "Content filtered by provider"
 """The output promptfoo's OpenAI and Azure providers give a call their content filter stopped."""
 
@@ -66,9 +67,18 @@ def needs_model(assertions: list[Assertion]) -> bool:
 
 def needs_embeddings(assertions: list[Assertion]) -> bool:
     """Whether any assertion (in a set too) compares embeddings (``similar``)."""
+    return _any_of(assertions, set(METRICS))
+
+
+def needs_moderation(assertions: list[Assertion]) -> bool:
+    """Whether any assertion (in a set too) asks a moderation model."""
+    return _any_of(assertions, {"moderation"})
+
+
+def _any_of(assertions: list[Assertion], kinds: set[str]) -> bool:
     for assertion in assertions:
         kind = base_type(str(assertion.get("type")))[0]
-        if kind in METRICS or (kind == "assert-set" and needs_embeddings(assertion.get("assert") or [])):
+        if kind in kinds or (kind == "assert-set" and _any_of(assertion.get("assert") or [], kinds)):
             return True
     return False
 
@@ -89,9 +99,11 @@ class _Judge:
         tools: list[dict[str, Any]],
         functions: list[dict[str, Any]] | None,
         embeddings: Model | None = None,
+        moderator: Model | None = None,
     ) -> None:
         self.model = model
         self.embeddings = embeddings
+        self.moderator = moderator
         self.tools = tools
         self.functions = functions
         self.sandbox: Sandbox | None = None
@@ -126,6 +138,8 @@ class _Judge:
             return await webhook(assertion, seen, inverse)
         if kind in METRICS:
             return await similar(kind, assertion, seen, inverse, self.embeddings)
+        if kind == "moderation":
+            return await moderation(assertion, seen, inverse, self.moderator)
         raise ItemError(f"unknown assertion type {assertion.get('type')!r}")
 
     async def all(self, assertions: list[Assertion], seen: Seen, threshold: float | None) -> Verdict:
@@ -362,13 +376,14 @@ def promptfoo_assertions(
     trace_root: str = "target",
     functions: list[dict[str, Any]] | None = None,
     embeddings: Model | None = None,
+    moderation: Model | None = None,
 ) -> Evaluator:
     """``tools``: the provider's tool definitions, which ``is-valid-openai-tools-call`` checks
     against; ``functions``: its legacy function definitions, which ``is-valid-function-call`` checks
     against (None: a provider that cannot check a function call, such as echo). ``tracing``: whether
     trace assertions have the item's trace (a promptfoo config's ``tracing.enabled``), its root span
     named ``trace_root`` (promptfoo's: the provider's label)."""
-    judge = _Judge(model, list(tools or []), functions, embeddings)
+    judge = _Judge(model, list(tools or []), functions, embeddings, moderation)
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
         assertions = inputs.get("assertions") or []

@@ -1,5 +1,4 @@
-"""promptfoo's ``webhook`` and ``guardrails`` assertions: a verdict asked of the user's own HTTP
-endpoint, and what the provider's safety filter said of the call.
+"""promptfoo's ``webhook`` assertion: a verdict asked of the user's own HTTP endpoint.
 
 A webhook is POSTed ``{output, context: {prompt, vars}}`` and answers ``{pass, score?, reason?}``;
 the call goes through assay's outbound policy (a server calls only the addresses its operator
@@ -49,31 +48,3 @@ async def webhook(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
         score = 1 - score
     reason = found.get("reason") or ("Assertion passed" if passed else f"Webhook returned {str(inverse).lower()}")
     return Verdict(passed, float(score), str(reason))
-
-
-def guardrails(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
-    """Whether the provider's safety filter flagged the call: a sample's ``guardrails`` as a target
-    reported them, else flagged when the filter stopped the call or the model refused
-    (promptfoo's OpenAI and Azure providers say so the same way)."""
-    reported = seen.sample.get("guardrails")
-    if isinstance(reported, dict):
-        flags = reported
-    else:
-        filtered = seen.sample.get("filtered")
-        stage = filtered.get("stage") if isinstance(filtered, dict) else None
-        flagged = filtered is not None or bool(seen.sample.get("refusal"))
-        flags = {"flagged": flagged, "flaggedInput": stage == "prompt"}  # promptfoo's OpenAI provider says no more
-    if flags.get("flagged"):
-        reason = "Content failed safety checks"
-        if flags.get("flaggedInput"):
-            reason = "Prompt failed safety checks"
-        elif flags.get("flaggedOutput"):
-            reason = "Output failed safety checks"
-        reason = str(flags.get("reason") or reason)
-        return Verdict(
-            inverse, 1.0 if inverse else 0.0, f"Guardrail correctly blocked: {reason}" if inverse else reason
-        )
-    passed = not inverse
-    if inverse:
-        return Verdict(passed, 0.0, "Content was not blocked by guardrails (expected to be blocked)")
-    return Verdict(passed, 1.0, "Content passed safety checks")
