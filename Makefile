@@ -45,10 +45,11 @@ browser:
 	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
-# Untrusted code (python graders, code evaluators) runs under Debian's bubblewrap.
+# Untrusted code (python graders, code evaluators) runs under Debian's bubblewrap; promptfoo's ruby
+# assertions under Debian's Ruby, inside it.
 sandbox:
-	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null)
+	@(command -v bwrap >/dev/null && command -v ruby >/dev/null) || [ "$$(id -u)" != 0 ] || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap ruby >/dev/null)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench tools examples

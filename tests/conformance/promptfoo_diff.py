@@ -264,6 +264,21 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("trace-echo-errors", "hi", {"type": "trace-error-spans", "value": 0}),
     ("trace-echo-duration", "hi", {"type": "trace-span-duration", "value": {"max": 60000}}),
     ("trace-echo-no-tools", "hi", {"type": "trajectory:tool-used", "value": "lookup_order"}),
+    # Ruby, run by Debian's Ruby (inside the sandbox, in assay).
+    ("ruby-expression", "hello", {"type": "ruby", "value": "output.upcase == 'HELLO'"}),
+    ("ruby-score", "hello", {"type": "ruby", "value": "output.length / 10.0"}),
+    (
+        "ruby-body",
+        "abc",
+        {
+            "type": "ruby",
+            "value": "if output.include?('b')\n  return { pass: true, score: 0.7, reason: 'has b' }\nend\nfalse",
+        },
+    ),
+    ("ruby-context", "Ada", {"type": "ruby", "value": "output == context['vars']['text']"}),
+    ("ruby-raises", "x", {"type": "ruby", "value": "raise 'boom'"}),
+    ("not-ruby", "x", {"type": "not-ruby", "value": "output.length > 3"}),
+    ("ruby-file", "hello world", {"type": "ruby", "value": "file://checks/length.rb"}),
     ("function-call-echo", "hi", {"type": "is-valid-function-call"}),
     ("guardrails-echo", "hi", {"type": "guardrails"}),
     ("not-guardrails-echo", "hi", {"type": "not-guardrails"}),
@@ -289,6 +304,7 @@ FILES: dict[str, str] = {
         "  return { pass: output.includes('b'), score: helper(output), reason: 'graded in a file' };\n"
         "};\n"
     ),
+    "checks/length.rb": "def get_assert(output, context)\n  output.length > 5\nend\n",
 }
 """Files the cases read (``file://``), written beside the config."""
 MODEL_CASES: list[tuple[str, str, dict[str, Any]]] = [

@@ -5,8 +5,12 @@ assertions against the scripted server — and what cannot be mapped is refused 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.cli.test_cli import assay
 
@@ -491,3 +495,41 @@ def test_a_filtered_call_reaches_the_guardrails_assertion_and_similar_compares_e
     assert not distance["pass"] and distance["reason"].startswith("Distance ")  # "a" for "the": letters apart
     assert moderated["pass"] and moderated["reason"] == "No moderation flags detected"
     assert not unflagged["pass"]  # not-moderation: nothing was flagged
+
+
+RUBY_CONFIG = """
+prompts: ["{{text}}"]
+providers: [echo]
+tests:
+  - vars: {text: hello world}
+    assert:
+      - {type: ruby, value: "output.upcase == 'HELLO WORLD'"}
+      - type: ruby
+        value: |
+          if output.include?('world')
+            return { pass: true, score: 0.7, reason: 'has world' }
+          end
+          false
+      - {type: ruby, value: "output == context['vars']['text']"}
+      - {type: ruby, value: file://length.rb}
+      - {type: ruby, value: "raise 'boom'"}
+"""
+
+
+@pytest.mark.skipif(
+    (shutil.which("bwrap") is None or shutil.which("ruby") is None)
+    and not os.environ.get("ASSAY_TEST_REQUIRE_SANDBOX"),
+    reason="bwrap or ruby not installed (make sandbox installs both)",
+)
+def test_ruby_assertions_run_in_the_sandbox_as_promptfoo_runs_them(tmp_path):
+    """An expression, a method body returning a grading hash, the context's vars, a file's
+    ``get_assert``, and code that raises (the assertion fails with Ruby's message)."""
+    (tmp_path / "promptfooconfig.yaml").write_text(RUBY_CONFIG)
+    (tmp_path / "length.rb").write_text("def get_assert(output, context)\n  output.length > 5\nend\n")
+    done = assay("run", tmp_path / "promptfooconfig.yaml", home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (item,) = _items(_run_ids(done.stdout)[0], tmp_path)
+    found = [(c["pass"], c["score"]) for c in item["results"][0]["properties"]["assertions"]]
+    assert found == [(True, 1.0), (True, 0.7), (True, 1.0), (True, 1.0), (False, 0.0)]
+    raised = item["results"][0]["properties"]["assertions"][4]["reason"]
+    assert raised.startswith("Ruby code execution failed:") and "boom" in raised

@@ -460,6 +460,8 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
         }
     if kind == "javascript" and str(assertion.get("value") or "").startswith("file://"):
         return {**assertion, "value": _javascript_code(str(assertion["value"]), "javascript assertion", at, line)}
+    if kind == "ruby":
+        return _ruby_assertion(assertion, at, line)
     if kind != "python":
         return assertion
     value = assertion.get("value")
@@ -479,6 +481,26 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
     except SyntaxError as exc:
         raise at.error(None, f"python assertion: {exc.msg}", line=line) from None
     return {**assertion, "source": source, "function": "main"}
+
+
+def _ruby_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dict[str, Any]:
+    """A ruby assertion with its code: ``file://x.rb[:method]`` read here (``get_assert`` by default),
+    else the value as promptfoo wraps it, ``def main(output, context)`` returning it (one line) or
+    running it (a body, indented as its first indented line is)."""
+    value = assertion.get("value")
+    if not isinstance(value, str) or not value.strip():
+        raise at.error(None, "a ruby assertion needs its code (an expression, a body, or file://x.rb)", line=line)
+    if value.startswith("file://"):
+        reference, _, function = value.removeprefix("file://").partition(":")
+        source = at.file(reference, None, line).read_text(encoding="utf-8")
+        return {**assertion, "source": source, "function": function or "get_assert"}
+    if "\n" in value:
+        indent = re.search(r"^(?!\s*$)\s+", value, re.MULTILINE)
+        prefix = indent.group(0) if indent else "  "
+        body = "\n".join(f"{prefix}{row}" for row in value.split("\n"))
+    else:
+        body = f"  return {value}"
+    return {**assertion, "source": f"require 'json'\n\ndef main(output, context)\n{body}\nend\n", "function": "main"}
 
 
 def commonjs_call(source: str, reference: str, function: str) -> str:

@@ -42,7 +42,7 @@ DETERMINISTIC = {
     "skill-used": skill_used,
     "guardrails": guardrails,
 }
-KNOWN = {*DETERMINISTIC, *GRADED, *METRICS, "python", "javascript", "assert-set", "webhook", "moderation"}
+KNOWN = {*DETERMINISTIC, *GRADED, *METRICS, "python", "ruby", "javascript", "assert-set", "webhook", "moderation"}
 FILTERED_OUTPUT = "Content filtered by provider"
 """The output promptfoo's OpenAI and Azure providers give a call their content filter stopped."""
 
@@ -132,6 +132,8 @@ class _Judge:
             return await GRADED[kind](assertion, seen, inverse, self.model)
         if kind == "python":
             return await self.python(assertion, seen, inverse)
+        if kind == "ruby":
+            return await self.ruby(assertion, seen, inverse)
         if kind == "javascript":
             return await self.javascript(assertion, seen, inverse)
         if kind == "webhook":
@@ -203,6 +205,20 @@ class _Judge:
         returned = await sandbox.call(source, function, {"output": seen.output, "context": context}, limits)
         return python_verdict(returned, assertion.get("threshold"), inverse)
 
+    async def ruby(self, assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
+        """promptfoo's ``ruby`` assertion: its code run by Ruby inside the sandbox."""
+        source, function = assertion.get("source"), assertion.get("function", "main")
+        if not isinstance(source, str):
+            raise ItemError("a ruby assertion carries no code (import the config with assay import promptfoo)")
+        sandbox = self._sandbox("a promptfoo ruby assertion")
+        context = {"vars": seen.vars, "prompt": seen.prompt, "config": assertion.get("config") or {}}
+        limits = replace(asked(PYTHON_TIME_LIMIT, PYTHON_MEMORY_MB, "ruby assertion"), processes=RUBY_PROCESSES)
+        arguments = {"script": source, "function": function, "output": seen.output, "context": context}
+        returned = await sandbox.call(RUBY_RUNNER, "run", arguments, limits)
+        if isinstance(returned, dict) and set(returned) == {"ruby_error"}:
+            return Verdict(False, 0.0, f"Ruby code execution failed: {returned['ruby_error']}")
+        return python_verdict(returned, assertion.get("threshold"), inverse, language="Ruby")
+
     async def context(self, code: str, seen: Seen) -> str | list[str]:
         """The context a RAG assertion judges against, from the output (before the test's transform):
         promptfoo's ``contextTransform``, a JavaScript expression or body like a transform's."""
@@ -257,6 +273,40 @@ class _Judge:
         returned = await self._run_javascript(javascript_body(code), seen.output, seen, "javascript assertion")
         return javascript_verdict(returned, assertion.get("threshold"), inverse)
 
+
+RUBY_PROCESSES = 8
+"""The sandboxed runner and the Ruby it starts (Ruby runs a timer thread of its own)."""
+RUBY_RUNNER = """
+import json
+import os
+import subprocess
+import tempfile
+
+WRAPPER = (
+    "require 'json'\\n"
+    "script, method, input, output = ARGV\\n"
+    "load script\\n"
+    "result = send(method, *JSON.parse(File.read(input, encoding: 'utf-8')))\\n"
+    "File.write(output, JSON.generate({ 'data' => result }), encoding: 'utf-8')\\n"
+)
+
+
+def run(script, function, output, context):
+    folder = tempfile.mkdtemp()
+    paths = {name: os.path.join(folder, name) for name in ("script.rb", "wrapper.rb", "input.json", "output.json")}
+    for name, text in (("script.rb", script), ("wrapper.rb", WRAPPER), ("input.json", json.dumps([output, context]))):
+        with open(paths[name], "w", encoding="utf-8") as handle:
+            handle.write(text)
+    command = ["ruby", paths["wrapper.rb"], paths["script.rb"], function, paths["input.json"], paths["output.json"]]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=folder)
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        return {"ruby_error": " ".join(lines[:3])[:500] or f"ruby exited with code {done.returncode}"}
+    with open(paths["output.json"], encoding="utf-8") as handle:
+        return json.load(handle)["data"]
+"""
+"""Run in the sandbox: the assertion's Ruby, its method called with the output and the context as
+JSON and its return value sent back as JSON (promptfoo's Ruby wrapper does the same)."""
 
 JAVASCRIPT_RUNNER = """
 import json
@@ -347,26 +397,28 @@ def javascript_verdict(returned: Any, threshold: float | None, inverse: bool) ->
     )
 
 
-def python_verdict(returned: Any, threshold: float | None, inverse: bool) -> Verdict:
-    """What a python assertion returned, read as promptfoo reads it: a bool, a number (passing
-    above 0, or at the threshold), or ``{pass, score, reason}``."""
+def python_verdict(returned: Any, threshold: float | None, inverse: bool, language: str = "Python") -> Verdict:
+    """What a python (or ruby) assertion returned, read as promptfoo reads it: a bool, a number
+    (passing above 0, or at the threshold), or ``{pass, score, reason}``."""
     if isinstance(returned, str) and returned.strip().lower() in ("true", "false"):
         returned = returned.strip().lower() == "true"
     if isinstance(returned, bool):
         ok = returned != inverse
-        return Verdict(ok, 1.0 if ok else 0.0, "Assertion passed" if ok else f"Python code returned {returned}")
+        return Verdict(ok, 1.0 if ok else 0.0, "Assertion passed" if ok else f"{language} code returned {returned}")
     if isinstance(returned, (int, float)) and math.isfinite(returned):
         raw = returned > 0 if threshold is None else returned >= threshold
         ok = raw != inverse
-        return Verdict(ok, float(returned), "Assertion passed" if ok else f"Python code returned {returned}")
+        return Verdict(ok, float(returned), "Assertion passed" if ok else f"{language} code returned {returned}")
     if isinstance(returned, dict) and "pass" in returned:
         score = returned.get("score", 1.0 if returned["pass"] else 0.0)
         if not isinstance(score, (int, float)) or isinstance(score, bool):
-            raise ItemError(f"the python assertion's score is {score!r}, not a number")
+            raise ItemError(f"the {language.lower()} assertion's score is {score!r}, not a number")
         raw = bool(returned["pass"]) and (threshold is None or score >= threshold)
-        reason = str(returned.get("reason") or ("Assertion passed" if raw else "Python code returned false"))
+        reason = str(returned.get("reason") or ("Assertion passed" if raw else f"{language} code returned false"))
         return Verdict(raw != inverse, float(score), reason)
-    raise ItemError(f"a python assertion must return a bool, a number or {{pass, score, reason}}, not {returned!r}")
+    raise ItemError(
+        f"a {language.lower()} assertion must return a bool, a number or {{pass, score, reason}}, not {returned!r}"
+    )
 
 
 def promptfoo_assertions(
