@@ -32,8 +32,9 @@ CRITERIA = [
         "initialization_parameters": {"model": "judge"},
     },
 ]
-VARYING = {"latency_ms", "duration_ms"}
-"""What differs between two runs of the same items however they are executed."""
+VARYING = {"latency_ms", "duration_ms", "span_id", "start_ms", "end_ms"}
+"""What differs between two runs of the same items however they are executed (the spans' ids and
+times; their names, statuses and attributes are compared)."""
 
 
 def script_judge(llm) -> None:
