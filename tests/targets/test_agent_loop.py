@@ -283,6 +283,17 @@ def test_an_mcp_tool_that_never_answers_is_abandoned_at_its_timeout(tmp_path, ll
         assert sample["output_text"] == "The order system is not answering."
 
 
+def with_promptfoo_criterion(config: Path, name: str, parameters: str | None = None) -> Path:
+    """``config`` with a criterion judging each row's promptfoo ``assert`` list on its sample."""
+    config.write_text(
+        config.read_text()
+        + f"  - name: {name}\n    evaluator_name: builtin.promptfoo_assertions\n"
+        + (f"    initialization_parameters: {parameters}\n" if parameters else "")
+        + "    data_mapping: {assertions: '{{item.assert}}', sample: '{{sample}}', output: '{{sample.output_text}}'}\n"
+    )
+    return config
+
+
 TRAJECTORY_CHECKS = [
     {"type": "trajectory:tool-used", "value": "lookup_order"},
     {"type": "trajectory:tool-args-match", "value": {"name": "lookup_order", "args": {"order_id": "42"}}},
@@ -299,12 +310,8 @@ def test_the_loops_spans_are_the_trajectory_promptfoos_trace_assertions_read(tmp
     ones about lookups and errors and passes the rest."""
     script(llm)
     (tmp_path / "tools.py").write_text(TOOLS)
-    config = write_project(tmp_path, llm, "    - python: tools.py\n")
-    config.write_text(
-        config.read_text()
-        + "  - name: trajectory\n    evaluator_name: builtin.promptfoo_assertions\n"
-        + "    initialization_parameters: {trace_root: support-agent}\n"
-        + "    data_mapping: {assertions: '{{item.assert}}', sample: '{{sample}}', output: '{{sample.output_text}}'}\n"
+    config = with_promptfoo_criterion(
+        write_project(tmp_path, llm, "    - python: tools.py\n"), "trajectory", "{trace_root: support-agent}"
     )
     rows = [{"query": "Where is order 42?"}, {"query": "Refund order 7"}]
     (tmp_path / "data.jsonl").write_text(
@@ -352,12 +359,7 @@ def test_skill_tool_calls_are_the_skills_promptfoos_skill_used_reads(tmp_path, l
         default={"tool_calls": [call("Skill", {"skill": "pdf"}, "c_pdf")]},
     )
     (tmp_path / "tools.py").write_text(SKILL_TOOLS)
-    config = write_project(tmp_path, llm, "    - python: tools.py\n")
-    config.write_text(
-        config.read_text()
-        + "  - name: skills\n    evaluator_name: builtin.promptfoo_assertions\n"
-        + "    data_mapping: {assertions: '{{item.assert}}', sample: '{{sample}}', output: '{{sample.output_text}}'}\n"
-    )
+    config = with_promptfoo_criterion(write_project(tmp_path, llm, "    - python: tools.py\n"), "skills")
     checks = [
         {"type": "skill-used", "value": "pdf"},
         {"type": "skill-used", "value": "pptx"},  # called, but it failed

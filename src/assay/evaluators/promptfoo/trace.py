@@ -125,6 +125,15 @@ def js(value: Any) -> str:
 # trace-span-count, trace-span-duration, trace-error-spans ----------------------------------
 
 
+def _expected(low: Any, high: Any) -> str:
+    """How promptfoo's counting assertions say the range they wanted."""
+    if low is not None and high is not None:
+        return f" (expected {js(low)}-{js(high)})"
+    if low is not None:
+        return f" (expected at least {js(low)})"
+    return "" if high is None else f" (expected at most {js(high)})"
+
+
 def _bound(value: Any) -> float | None:
     """A min or max as JavaScript compares it (a numeric string as its number)."""
     return None if value is None else value if is_number(value) else as_number(value)
@@ -143,13 +152,7 @@ def span_count(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     elif high is not None and count > high:
         passed, reason = False, f'Found {count} spans matching pattern "{pattern}", expected at most {js(high)}'
     else:
-        reason = f'Found {count} spans matching pattern "{pattern}"'
-        if low is not None and high is not None:
-            reason += f" (expected {js(low)}-{js(high)})"
-        elif low is not None:
-            reason += f" (expected at least {js(low)})"
-        elif high is not None:
-            reason += f" (expected at most {js(high)})"
+        reason = f'Found {count} spans matching pattern "{pattern}"' + _expected(low, high)
     if matching:
         reason += ". Matched spans: " + ", ".join(dict.fromkeys(span["name"] for span in matching))
     return Verdict(passed, 1.0 if passed else 0.0, reason)
@@ -762,12 +765,7 @@ def step_count(assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
     if matcher.get("pattern") or matcher.get("name"):
         filters.append(f"pattern={matcher.get('pattern') or matcher.get('name')}")
     reason = f"Matched {count} trajectory step(s)" + (f" for {', '.join(filters)}" if filters else "")
-    if low is not None and high is not None:
-        reason += f" (expected {js(low)}-{js(high)})"
-    elif low is not None:
-        reason += f" (expected at least {js(low)})"
-    elif high is not None:
-        reason += f" (expected at most {js(high)})"
+    reason += _expected(low, high)
     if matching:
         reason += ". Matches: " + ", ".join(_shown(step) for step in matching)
     return _verdict(satisfied, reason)
