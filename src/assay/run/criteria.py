@@ -48,6 +48,7 @@ from assay.run.panels import check_panel, panel
 from assay.run.repeats import check_reducer, repeated
 from assay.store.tables import CRITERION_NAME_LIMIT
 from assay.store.values import UNSTORABLE
+from assay.targets.tools.workspace import run_in_workspace
 
 GRADER_FIELDS = {
     "string_check": ("operation",),
@@ -59,7 +60,7 @@ GRADER_FIELDS = {
 MODEL_GRADERS = {"label_model", "score_model"}
 # Parameters any criterion may carry that are not the evaluator factory's business.
 GENERIC_PARAMETERS = {"threshold", "deployment_name", "model", "evaluation_level", "is_reasoning_model"}
-INJECTED = {"model", "evaluation_level", "embeddings", "moderation"}
+INJECTED = {"model", "evaluation_level", "embeddings", "moderation", "workspace_agent"}
 FROM_MESSAGES = ("query", "response", "context")
 """Inputs a criterion given only ``messages`` still has: the turn split out of the conversation,
 and the context it holds (system and developer messages, tool results)."""
@@ -438,6 +439,8 @@ def _build(spec: EvaluatorSpec, params: dict[str, Any], label: str, binding: Bin
         kwargs["embeddings"] = (binding.models or ModelRegistry()).embeddings()
     if "moderation" in accepted:  # the configured moderation model, if any (promptfoo's moderation)
         kwargs["moderation"] = (binding.models or ModelRegistry()).moderation()
+    if "workspace_agent" in accepted:  # an agentic grader's loop (promptfoo's agent-rubric): a target's
+        kwargs["workspace_agent"] = run_in_workspace
     missing = [key for key, parameter in accepted.items() if _required(parameter) and key not in kwargs]
     if missing:
         raise ConfigError(f"{label}: {spec.name} needs {missing[0]!r}", hint=f"add '{missing[0]}' to the criterion")

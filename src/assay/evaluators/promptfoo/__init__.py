@@ -20,12 +20,13 @@ from assay.errors import ConfigError, ItemError
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score, judges_filtered
 from assay.evaluators.promptfoo.assertion import TEST_TRANSFORM, Assertion
 from assay.evaluators.promptfoo.checks import CHECKS, Seen, Verdict
-from assay.evaluators.promptfoo.graded import GRADED
+from assay.evaluators.promptfoo.graded import GRADED, WorkspaceAgent, agent_rubric
 from assay.evaluators.promptfoo.safety import guardrails, moderation
 from assay.evaluators.promptfoo.similar import METRICS, similar
 from assay.evaluators.promptfoo.skills import skill_used
 from assay.evaluators.promptfoo.sql import contains_sql, is_sql
-from assay.evaluators.promptfoo.trace import TRACE_CHECKS, trace_of
+from assay.evaluators.promptfoo.trace import SPAN_CHECKS, trace_of
+from assay.evaluators.promptfoo.trajectory import TRAJECTORY_CHECKS
 from assay.evaluators.promptfoo.webhook import webhook
 from assay.llm import Model
 from assay.sandbox import Sandbox, asked
@@ -34,6 +35,7 @@ CONTEXT_KINDS = {"context-faithfulness", "context-recall", "context-relevance"}
 """The assertions that judge against a context: the test's ``context`` var, or ``contextTransform``'s."""
 PYTHON_TIME_LIMIT = 60.0
 PYTHON_MEMORY_MB = 1024
+TRACE_CHECKS = {**SPAN_CHECKS, **TRAJECTORY_CHECKS}
 DETERMINISTIC = {
     **CHECKS,
     **TRACE_CHECKS,
@@ -42,7 +44,9 @@ DETERMINISTIC = {
     "skill-used": skill_used,
     "guardrails": guardrails,
 }
-KNOWN = {*DETERMINISTIC, *GRADED, *METRICS, "python", "ruby", "javascript", "assert-set", "webhook", "moderation"}
+GRADER_KINDS = {*GRADED, "agent-rubric"}
+"""The assertions a grading model judges."""
+KNOWN = {*DETERMINISTIC, *GRADER_KINDS, *METRICS, "python", "ruby", "javascript", "assert-set", "webhook", "moderation"}
 FILTERED_OUTPUT = "Content filtered by provider"
 """The output promptfoo's OpenAI and Azure providers give a call their content filter stopped."""
 
@@ -60,7 +64,7 @@ def needs_model(assertions: list[Assertion]) -> bool:
     """Whether any assertion (in a set too) is graded by a model."""
     for assertion in assertions:
         kind = base_type(str(assertion.get("type")))[0]
-        if kind in GRADED or (kind == "assert-set" and needs_model(assertion.get("assert") or [])):
+        if kind in GRADER_KINDS or (kind == "assert-set" and needs_model(assertion.get("assert") or [])):
             return True
     return False
 
@@ -100,8 +104,10 @@ class _Judge:
         functions: list[dict[str, Any]] | None,
         embeddings: Model | None = None,
         moderator: Model | None = None,
+        in_workspace: WorkspaceAgent | None = None,
     ) -> None:
         self.model = model
+        self.in_workspace = in_workspace
         self.embeddings = embeddings
         self.moderator = moderator
         self.tools = tools
@@ -126,6 +132,10 @@ class _Judge:
             if kind in ("is-valid-function-call", "is-valid-openai-function-call") and "functions" not in assertion:
                 assertion = {**assertion, "functions": self.functions}
             return DETERMINISTIC[kind](assertion, seen, inverse)
+        if kind == "agent-rubric":
+            if self.model is None:
+                raise ItemError("an 'agent-rubric' assertion needs a grading model: name one in the criterion's model")
+            return await agent_rubric(assertion, seen, inverse, self.model, self.in_workspace)
         if kind in GRADED:
             if self.model is None:
                 raise ItemError(f"a {kind!r} assertion needs a grading model: name one in the criterion's model")
@@ -429,13 +439,14 @@ def promptfoo_assertions(
     functions: list[dict[str, Any]] | None = None,
     embeddings: Model | None = None,
     moderation: Model | None = None,
+    workspace_agent: WorkspaceAgent | None = None,
 ) -> Evaluator:
     """``tools``: the provider's tool definitions, which ``is-valid-openai-tools-call`` checks
     against; ``functions``: its legacy function definitions, which ``is-valid-function-call`` checks
     against (None: a provider that cannot check a function call, such as echo). ``tracing``: whether
     trace assertions have the item's trace (a promptfoo config's ``tracing.enabled``), its root span
     named ``trace_root`` (promptfoo's: the provider's label)."""
-    judge = _Judge(model, list(tools or []), functions, embeddings, moderation)
+    judge = _Judge(model, list(tools or []), functions, embeddings, moderation, workspace_agent)
 
     async def evaluate(inputs: dict[str, Any]) -> Score:
         assertions = inputs.get("assertions") or []

@@ -26,12 +26,10 @@ from assay.evaluators.judges.quality import GROUNDEDNESS, RELEVANCE
 from assay.evaluators.promptfoo.assertion import Assertion
 from assay.evaluators.promptfoo.checks import Seen, Verdict, json_values_in
 from assay.evaluators.promptfoo.rag import context_recall, context_relevance, conversation_relevance
-from assay.evaluators.promptfoo.trace import ABSENT, as_number, is_number, js, js_string, judge_summary
+from assay.evaluators.promptfoo.trace import as_number, is_number, js
+from assay.evaluators.promptfoo.trajectory import ABSENT, js_string, judge_summary
 from assay.llm import Model, ModelError
 from assay.outbound import serving
-from assay.targets.loop import run_loop
-from assay.targets.tools.base import ToolSet
-from assay.targets.tools.workspace import WorkspaceTools
 
 SYSTEM = "You grade the output of an AI system for an automated test. Be strict and literal. Reply with JSON only."
 FACT_CATEGORIES = {
@@ -224,9 +222,17 @@ async def goal_success(assertion: Assertion, seen: Seen, inverse: bool, model: M
     return verdict
 
 
-async def agent_rubric(assertion: Assertion, seen: Seen, inverse: bool, model: Model) -> Verdict:
+WorkspaceAgent = Callable[[Model, list[dict[str, Any]], Path, int], Awaitable[dict[str, Any]]]
+"""Runs a model as an agent over a folder with read-only tools, up to a number of tool rounds:
+``{text, calls, usage, tool_calls}`` of the run (``assay.targets.tools.workspace.run_in_workspace``,
+given to the evaluator by the run that builds it: the evaluators sit below the targets)."""
+
+
+async def agent_rubric(
+    assertion: Assertion, seen: Seen, inverse: bool, model: Model, in_workspace: WorkspaceAgent | None
+) -> Verdict:
     """promptfoo's ``agent-rubric``: an agentic grader checks the rubric against the output and what
-    it finds in the workspace. assay's grader is the grading model run as an agent (``run_loop``)
+    it finds in the workspace. assay's grader is the grading model run as an agent (``in_workspace``)
     with read-only tools over ``config.working_dir`` (promptfoo: the agentic grading provider's
     ``working_dir``), for local runs only: a server reads none of its own files for its callers."""
     folder = (assertion.get("config") or {}).get("working_dir")
@@ -241,25 +247,23 @@ async def agent_rubric(assertion: Assertion, seen: Seen, inverse: bool, model: M
     root = Path(folder)
     if not root.is_dir():
         raise ItemError(f"agent-rubric: the working_dir {folder} is not a folder")
+    if in_workspace is None:
+        raise ItemError("agent-rubric: this evaluator was built without an agent to grade with")
     value = assertion.get("value")
     rubric = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False) if value is not None else ""
     user = f"<Output>\n{seen.output}\n</Output>\n<Rubric>\n{rubric}\n</Rubric>"
     messages = [{"role": "system", "content": AGENT_GRADING_SYSTEM}, {"role": "user", "content": user}]
-    tools = ToolSet([WorkspaceTools(root)])
     try:
-        trajectory = await run_loop(model, tools, messages, {"temperature": 0}, AGENT_GRADER_ROUNDS)
+        graded = await in_workspace(model, messages, root, AGENT_GRADER_ROUNDS)
     except ModelError as exc:
         raise ItemError(f"agent-rubric: the grader failed: {exc}") from None
-    finally:
-        await tools.aclose()
-    assert trajectory.last is not None
-    verdict = json_graded(trajectory.last.text, assertion.get("threshold"), "agent-rubric")
+    verdict = json_graded(graded["text"], assertion.get("threshold"), "agent-rubric")
     if inverse and not verdict.details.get("grader_error"):
         verdict = Verdict(not verdict.passed, 1 - verdict.score, verdict.reason)
-    verdict.details["usage"] = {"model": model.config.model, "calls": trajectory.calls, **trajectory.usage}
+    verdict.details["usage"] = {"model": model.config.model, "calls": graded["calls"], **graded["usage"]}
     verdict.details["inspected"] = [
         {"tool": (call.get("function") or {}).get("name"), "arguments": (call.get("function") or {}).get("arguments")}
-        for call in trajectory.tool_calls
+        for call in graded["tool_calls"]
     ]
     return verdict
 
@@ -323,5 +327,4 @@ GRADED: dict[str, GradedCheck] = {
     "context-relevance": context_relevance,
     "conversation-relevance": conversation_relevance,
     "trajectory:goal-success": goal_success,
-    "agent-rubric": agent_rubric,
 }

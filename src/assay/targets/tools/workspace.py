@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import ItemError
+from assay.llm import Model
 from assay.regexes import compiled
+from assay.targets.loop import run_loop
+from assay.targets.tools.base import ToolSet
 
 MAX_LISTED = 500
 MAX_READ_BYTES = 100_000
@@ -136,3 +139,20 @@ class WorkspaceTools:
 
     async def aclose(self) -> None:
         return None
+
+
+async def run_in_workspace(model: Model, messages: list[dict[str, Any]], root: Path, max_rounds: int) -> dict[str, Any]:
+    """``model`` run as an agent over ``root`` with the read-only tools, at temperature 0 (an agentic
+    grader): its last answer, its calls and their usage, and the tool calls it made."""
+    tools = ToolSet([WorkspaceTools(root)])
+    try:
+        trajectory = await run_loop(model, tools, messages, {"temperature": 0}, max_rounds)
+    finally:
+        await tools.aclose()
+    assert trajectory.last is not None
+    return {
+        "text": trajectory.last.text,
+        "calls": trajectory.calls,
+        "usage": trajectory.usage,
+        "tool_calls": trajectory.tool_calls,
+    }
