@@ -464,13 +464,9 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
         return _ruby_assertion(assertion, at, line)
     if kind != "python":
         return assertion
-    value = assertion.get("value")
-    if not isinstance(value, str) or not value.strip():
-        raise at.error(None, "a python assertion needs its code (an expression, a body, or file://x.py)", line=line)
-    if value.startswith("file://"):
-        reference, _, function = value.removeprefix("file://").partition(":")
-        source = at.file(reference, None, line).read_text(encoding="utf-8")
-        return {**assertion, "source": source, "function": function or "get_assert"}
+    value = _script_value(assertion, "python", at, line)
+    if isinstance(value, dict):
+        return value
     if "\n" in value.strip():
         body = "\n".join(f"    {row}" for row in value.strip("\n").splitlines())
     else:
@@ -483,17 +479,30 @@ def _prepared_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dic
     return {**assertion, "source": source, "function": "main"}
 
 
+SCRIPT_SUFFIXES = {"python": "py", "ruby": "rb"}
+
+
+def _script_value(assertion: dict[str, Any], language: str, at: _Where, line: int) -> str | dict[str, Any]:
+    """A python or ruby assertion's code as written (an expression or a body), or, for
+    ``file://x.py[:function]``, the assertion carrying that file's code (``get_assert`` by default)."""
+    value = assertion.get("value")
+    if not isinstance(value, str) or not value.strip():
+        shapes = f"an expression, a body, or file://x.{SCRIPT_SUFFIXES[language]}"
+        raise at.error(None, f"a {language} assertion needs its code ({shapes})", line=line)
+    if not value.startswith("file://"):
+        return value
+    reference, _, function = value.removeprefix("file://").partition(":")
+    source = at.file(reference, None, line).read_text(encoding="utf-8")
+    return {**assertion, "source": source, "function": function or "get_assert"}
+
+
 def _ruby_assertion(assertion: dict[str, Any], at: _Where, line: int) -> dict[str, Any]:
     """A ruby assertion with its code: ``file://x.rb[:method]`` read here (``get_assert`` by default),
     else the value as promptfoo wraps it, ``def main(output, context)`` returning it (one line) or
     running it (a body, indented as its first indented line is)."""
-    value = assertion.get("value")
-    if not isinstance(value, str) or not value.strip():
-        raise at.error(None, "a ruby assertion needs its code (an expression, a body, or file://x.rb)", line=line)
-    if value.startswith("file://"):
-        reference, _, function = value.removeprefix("file://").partition(":")
-        source = at.file(reference, None, line).read_text(encoding="utf-8")
-        return {**assertion, "source": source, "function": function or "get_assert"}
+    value = _script_value(assertion, "ruby", at, line)
+    if isinstance(value, dict):
+        return value
     if "\n" in value:
         indent = re.search(r"^(?!\s*$)\s+", value, re.MULTILINE)
         prefix = indent.group(0) if indent else "  "

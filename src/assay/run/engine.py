@@ -194,13 +194,13 @@ async def evaluate_part(
     else:
         chosen = [(i, criteria[i]) for i in indices if criteria[i].applies(item)]
     failure = target_failed(sample)
-    if isinstance(failure, Filtered) and any(c.judges_filtered for _, c in chosen):
-        # What the filter did is data to a criterion that judges it (promptfoo's guardrails).
+    if failure is not None:
+        # What a provider's filter did is data to a criterion that judges it (promptfoo's guardrails).
+        judged = isinstance(failure, Filtered)
         found = [
-            await c.evaluate_all(item, sample) if c.judges_filtered else c.failed_for(item, failure) for _, c in chosen
+            await c.evaluate_all(item, sample) if judged and c.judges_filtered else c.failed_for(item, failure)
+            for _, c in chosen
         ]
-    elif failure is not None:
-        found = [c.failed_for(item, failure) for _, c in chosen]
     elif len(chosen) == 1 or all(c.computes_only for _, c in chosen):
         # Criteria that never wait are awaited in turn: no task each, and an item judged as it is read
         # (``_evaluated_now``) finishes in one step (gathered, their tasks ran a second time after it).

@@ -44,6 +44,8 @@ DETERMINISTIC = {
     "skill-used": skill_used,
     "guardrails": guardrails,
 }
+TRACE_READERS = {*TRACE_CHECKS, "trajectory:goal-success"}
+"""The assertions that read the test's trace."""
 GRADER_KINDS = {*GRADED, "agent-rubric"}
 """The assertions a grading model judges."""
 KNOWN = {*DETERMINISTIC, *GRADER_KINDS, *METRICS, "python", "ruby", "javascript", "assert-set", "webhook", "moderation"}
@@ -62,11 +64,7 @@ def is_known(kind: str) -> bool:
 
 def needs_model(assertions: list[Assertion]) -> bool:
     """Whether any assertion (in a set too) is graded by a model."""
-    for assertion in assertions:
-        kind = base_type(str(assertion.get("type")))[0]
-        if kind in GRADER_KINDS or (kind == "assert-set" and needs_model(assertion.get("assert") or [])):
-            return True
-    return False
+    return _any_of(assertions, GRADER_KINDS)
 
 
 def needs_embeddings(assertions: list[Assertion]) -> bool:
@@ -89,11 +87,7 @@ def _any_of(assertions: list[Assertion], kinds: set[str]) -> bool:
 
 def uses_trace(assertions: list[Assertion]) -> bool:
     """Whether any assertion (in a set too) reads the test's trace."""
-    for assertion in assertions:
-        kind = base_type(str(assertion.get("type")))[0]
-        if kind in TRACE_CHECKS or (kind == "assert-set" and uses_trace(assertion.get("assert") or [])):
-            return True
-    return False
+    return _any_of(assertions, TRACE_READERS)
 
 
 class _Judge:
@@ -205,23 +199,23 @@ class _Judge:
             self.sandbox = sandbox
         return self.sandbox
 
-    async def python(self, assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
+    def _script(self, assertion: Assertion, seen: Seen, language: str) -> tuple[Sandbox, str, str, dict[str, Any]]:
+        """What a python or ruby assertion runs with: the sandbox, its code, its function, its context."""
         source, function = assertion.get("source"), assertion.get("function", "main")
         if not isinstance(source, str):
-            raise ItemError("a python assertion carries no code (import the config with assay import promptfoo)")
-        sandbox = self._sandbox("a promptfoo python assertion")
+            raise ItemError(f"a {language} assertion carries no code (import the config with assay import promptfoo)")
         context = {"vars": seen.vars, "prompt": seen.prompt, "config": assertion.get("config") or {}}
+        return self._sandbox(f"a promptfoo {language} assertion"), source, str(function), context
+
+    async def python(self, assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
+        sandbox, source, function, context = self._script(assertion, seen, "python")
         limits = asked(PYTHON_TIME_LIMIT, PYTHON_MEMORY_MB, "python assertion")
         returned = await sandbox.call(source, function, {"output": seen.output, "context": context}, limits)
         return python_verdict(returned, assertion.get("threshold"), inverse)
 
     async def ruby(self, assertion: Assertion, seen: Seen, inverse: bool) -> Verdict:
         """promptfoo's ``ruby`` assertion: its code run by Ruby inside the sandbox."""
-        source, function = assertion.get("source"), assertion.get("function", "main")
-        if not isinstance(source, str):
-            raise ItemError("a ruby assertion carries no code (import the config with assay import promptfoo)")
-        sandbox = self._sandbox("a promptfoo ruby assertion")
-        context = {"vars": seen.vars, "prompt": seen.prompt, "config": assertion.get("config") or {}}
+        sandbox, source, function, context = self._script(assertion, seen, "ruby")
         limits = replace(asked(PYTHON_TIME_LIMIT, PYTHON_MEMORY_MB, "ruby assertion"), processes=RUBY_PROCESSES)
         arguments = {"script": source, "function": function, "output": seen.output, "context": context}
         returned = await sandbox.call(RUBY_RUNNER, "run", arguments, limits)
@@ -461,7 +455,7 @@ def promptfoo_assertions(
             vars=variables if isinstance(variables, dict) else {},
             prompt=str(inputs.get("prompt") or ""),
         )
-        if tracing:
+        if tracing and uses_trace(assertions):
             seen.trace = trace_of(seen.sample, trace_root)
         if not assertions:
             return Score(1.0, passed=True, reason="No assertions", properties={"assertions": []})

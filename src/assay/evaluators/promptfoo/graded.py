@@ -25,7 +25,7 @@ from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, numbe
 from assay.evaluators.judges.quality import GROUNDEDNESS, RELEVANCE
 from assay.evaluators.promptfoo.assertion import Assertion
 from assay.evaluators.promptfoo.checks import Seen, Verdict, json_values_in
-from assay.evaluators.promptfoo.rag import context_recall, context_relevance, conversation_relevance
+from assay.evaluators.promptfoo.rag import context_recall, context_relevance, conversation_relevance, grade
 from assay.evaluators.promptfoo.trace import as_number, is_number, js
 from assay.evaluators.promptfoo.trajectory import ABSENT, js_string, judge_summary
 from assay.llm import Model, ModelError
@@ -203,22 +203,16 @@ async def goal_success(assertion: Assertion, seen: Seen, inverse: bool, model: M
     goal = goal_of(assertion.get("value"))
     trajectory = judge_summary(seen.trace)
     user = f"<Goal>\n{goal}\n</Goal>\n<Trajectory>\n{trajectory}\n</Trajectory>\n<Output>\n{seen.output}\n</Output>"
-    spent = CallLog(model=model.config.model)
-    try:
-        completion = await model.generate(
-            [{"role": "system", "content": GOAL_SYSTEM}, {"role": "user", "content": user}]
-        )
-    except ModelError as exc:
-        raise ItemError(f"trajectory:goal-success: the grader failed: {exc}") from None
-    spent.add(completion)
-    verdict = json_graded(completion.text, assertion.get("threshold"), "trajectory:goal-success")
+    messages = [{"role": "system", "content": GOAL_SYSTEM}, {"role": "user", "content": user}]
+    answer, usage = await grade(model, messages, "trajectory:goal-success")
+    verdict = json_graded(answer, assertion.get("threshold"), "trajectory:goal-success")
     if inverse and not verdict.details.get("grader_error"):
         verdict = (
             Verdict(False, 0.0, f"Agent unexpectedly achieved the goal: {goal}")
             if verdict.passed
             else Verdict(True, 1.0, f"Agent did not achieve the forbidden goal: {goal}")
         )
-    verdict.details["usage"] = spent.usage()
+    verdict.details["usage"] = usage
     return verdict
 
 

@@ -78,11 +78,15 @@ def _sentences(text: str) -> list[str]:
     return [piece.strip() for piece in pieces if piece.strip() and not ENUMERATION_MARKER_ONLY.match(piece.strip())]
 
 
-async def _grade(model: Model, prompt: str, what: str) -> tuple[str, dict[str, Any]]:
-    """The grader's answer to promptfoo's prompt, sent as promptfoo sends it (one user message), and its cost."""
-    spent = CallLog(model=model.config.model)
+async def grade(
+    model: Model, prompt: str | list[dict[str, Any]], what: str, spent: CallLog | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The grader's answer to promptfoo's prompt, sent as promptfoo sends it (a text as one user
+    message), and what the calls cost so far (``spent``, when several calls judge one assertion)."""
+    spent = spent or CallLog(model=model.config.model)
+    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
     try:
-        completion = await model.generate([{"role": "user", "content": prompt}])
+        completion = await model.generate(messages)
     except ModelError as exc:
         raise ItemError(f"{what}: the grader failed: {exc}") from None
     spent.add(completion)
@@ -107,7 +111,7 @@ async def context_recall(assertion: Assertion, seen: Seen, inverse: bool, model:
         raise ItemError("context-recall assertion requires a string value (expected answer or fact to verify)")
     context = _context(seen)
     prompt = CONTEXT_RECALL.replace("{context}", _serialised(context)).replace("{ground_truth}", expected)
-    answer, usage = await _grade(model, prompt, "context-recall")
+    answer, usage = await grade(model, prompt, "context-recall")
     classified = [line for line in _lines(answer) if ATTRIBUTED in line.lower() or NOT_ATTRIBUTED in line.lower()]
     if not classified:
         reason = "Grader returned no [Attributed]/[Not Attributed] classifications"
@@ -126,7 +130,7 @@ async def context_relevance(assertion: Assertion, seen: Seen, inverse: bool, mod
         raise ItemError('context-relevance assertion requires a "query" variable with the user question')
     context = _context(seen)
     prompt = CONTEXT_RELEVANCE.replace("{query}", query).replace("{context}", _serialised(context))
-    answer, usage = await _grade(model, prompt, "context-relevance")
+    answer, usage = await grade(model, prompt, "context-relevance")
     segmented = isinstance(context, list) or len(_lines(context)) > 1
     units = [chunk for chunk in context if chunk.strip()] if isinstance(context, list) else _sentences(context)
     insufficient = INSUFFICIENT in answer
@@ -243,6 +247,7 @@ async def conversation_relevance(assertion: Assertion, seen: Seen, inverse: bool
     score; a grader answer without a verdict fails the assertion."""
     turns = _exchanges(seen)
     size = (assertion.get("config") or {}).get("windowSize") or WINDOW
+    spent = CallLog(model=model.config.model)
     usage: dict[str, Any] = {}
     relevant, irrelevancies = 0, []
     for index in range(len(turns)):
@@ -255,8 +260,7 @@ async def conversation_relevance(assertion: Assertion, seen: Seen, inverse: bool
             )
         ]
         prompt = CONVERSATION_RELEVANCE.replace("{messages}", json.dumps(window, indent=2, ensure_ascii=False))
-        answer, spent = await _grade(model, prompt, "conversation-relevance")
-        _add(usage, spent)
+        answer, usage = await grade(model, prompt, "conversation-relevance", spent)
         found = next((value for value in json_values_in(answer) if isinstance(value, dict)), None)
         if found is None or found.get("verdict") not in ("yes", "no"):
             problem = (
@@ -277,16 +281,7 @@ async def conversation_relevance(assertion: Assertion, seen: Seen, inverse: bool
         asked = CONVERSATION_REASON.replace("{score}", shown).replace(
             "{irrelevancies}", json.dumps(irrelevancies, indent=2, ensure_ascii=False)
         )
-        answer, spent = await _grade(model, asked, "conversation-relevance")
-        _add(usage, spent)
+        answer, usage = await grade(model, asked, "conversation-relevance", spent)
         summary = next((value for value in json_values_in(answer) if isinstance(value, dict)), None)
         reason = str((summary or {}).get("reason") or reason)
     return Verdict(passed, 1 - score if inverse else score, reason, {"usage": usage})
-
-
-def _add(total: dict[str, Any], spent: dict[str, Any]) -> None:
-    for key, value in spent.items():
-        if isinstance(value, int) and not isinstance(value, bool):
-            total[key] = total.get(key, 0) + value
-        else:
-            total.setdefault(key, value)
