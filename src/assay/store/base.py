@@ -7,6 +7,7 @@ writer task.
 from __future__ import annotations
 
 import operator
+import sqlite3
 import time
 import uuid
 from collections.abc import Callable
@@ -264,8 +265,23 @@ def _make_engine(url: str, *, reads: bool = False) -> Engine:
     return engine
 
 
+def _bound_as_they_are() -> None:
+    """Have sqlite3 bind a bool and None through its adapter registry: a value not exactly an int, a
+    float or a text is otherwise first offered to the protocol's ``__adapt__``, an attribute lookup
+    that raises and clears an AttributeError, three times per stored item. Binds what it did before
+    (1 or 0, NULL); an adapter the program registered first is kept."""
+    for kind, adapter in ((bool, int), (type(None), _unchanged)):
+        if (kind, sqlite3.PrepareProtocol) not in sqlite3.adapters:
+            sqlite3.register_adapter(kind, adapter)
+
+
+def _unchanged(value: Any) -> Any:
+    return value
+
+
 def _engine_for(url: str, *, reads: bool) -> Engine:
     if url.startswith("sqlite"):
+        _bound_as_they_are()
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **_POOL, **_JSON_CODEC)
 
         @sa.event.listens_for(engine, "connect")
