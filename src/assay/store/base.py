@@ -270,12 +270,13 @@ def _bound_as_they_are() -> None:
     float or a text is otherwise first offered to the protocol's ``__adapt__``, an attribute lookup
     that raises and clears an AttributeError, three times per stored item. Binds what it did before
     (1 or 0, NULL); an adapter the program registered first is kept."""
-    for kind, adapter in ((bool, int), (type(None), _unchanged)):
-        if (kind, sqlite3.PrepareProtocol) not in sqlite3.adapters:
-            sqlite3.register_adapter(kind, adapter)
+    if (bool, sqlite3.PrepareProtocol) not in sqlite3.adapters:
+        sqlite3.register_adapter(bool, int)
+    if (type(None), sqlite3.PrepareProtocol) not in sqlite3.adapters:
+        sqlite3.register_adapter(type(None), _null)
 
 
-def _unchanged(value: Any) -> Any:
+def _null(value: None) -> None:
     return value
 
 
