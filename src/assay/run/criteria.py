@@ -21,8 +21,10 @@ import difflib
 import functools
 import inspect
 import typing
+from types import CoroutineType
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -61,6 +63,7 @@ MODEL_GRADERS = {"label_model", "score_model"}
 # Parameters any criterion may carry that are not the evaluator factory's business.
 GENERIC_PARAMETERS = {"threshold", "deployment_name", "model", "evaluation_level", "is_reasoning_model"}
 INJECTED = {"model", "evaluation_level", "embeddings", "moderation", "workspace_agent"}
+T = TypeVar("T")
 FROM_MESSAGES = ("query", "response", "context")
 """Inputs a criterion given only ``messages`` still has: the turn split out of the conversation,
 and the context it holds (system and developer messages, tool results)."""
@@ -115,11 +118,45 @@ class BoundCriterion:
         try:
             inputs = self._inputs(item, sample)
             score = await self.evaluator(inputs)
-        except ItemError as exc:
-            return self._error(str(exc), exc.code, exc.details)
         except Exception as exc:  # noqa: BLE001 - one evaluator failing on one item is data, not a crash
-            return self._error(f"{type(exc).__name__}: {exc}", "evaluator_error")
+            return self._failure(exc)
         return self._result(score)
+
+    def judge_block(self, items: list[dict[str, Any]], samples: list[dict[str, Any] | None]) -> list[list[Result] | None]:
+        """Each item's results (``evaluate_all``, annotated; none where the criterion does not apply),
+        for a criterion that only computes: the block's inputs, then its scores, then its results, a
+        stage over every item before the next, so that each stage's code stays in the processor's
+        caches (judged an item at a time, a run's code between evaluating and storing is too much for
+        them). None for an item whose evaluation waited after all: the caller judges it the usual way."""
+        if type(self).evaluate_all is not BoundCriterion.evaluate_all:  # a criterion of several results
+            return [self._judged_now(item, sample) for item, sample in zip(items, samples, strict=True)]
+        judged: list[list[Result] | None] = [[] for _ in items]
+        scored: list[tuple[int, Awaitable[Score]]] = []
+        for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
+            if self.applies(item):
+                try:
+                    scored.append((index, self.evaluator(self._inputs(item, sample))))
+                except Exception as exc:  # noqa: BLE001 - as in evaluate
+                    judged[index] = [self.annotate(self._failure(exc), item)]
+        scores: list[tuple[int, Score]] = []
+        for index, evaluation in scored:
+            try:
+                scores.append((index, _finished(evaluation)))
+            except _Waited:
+                judged[index] = None
+            except Exception as exc:  # noqa: BLE001 - as in evaluate
+                judged[index] = [self.annotate(self._failure(exc), items[index])]
+        for index, score in scores:
+            judged[index] = [self.annotate(self._result(score), items[index])]
+        return judged
+
+    def _judged_now(self, item: dict[str, Any], sample: dict[str, Any] | None) -> list[Result] | None:
+        if not self.applies(item):
+            return []
+        try:
+            return [self.annotate(result, item) for result in _finished(self.evaluate_all(item, sample))]
+        except _Waited:
+            return None
 
     def _inputs(self, item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
         inputs = self.mapping.resolve(item, sample)
@@ -171,6 +208,11 @@ class BoundCriterion:
             properties=properties,
         )
 
+    def _failure(self, exc: Exception) -> Result:
+        if isinstance(exc, ItemError):
+            return self._error(str(exc), exc.code, exc.details)
+        return self._error(f"{type(exc).__name__}: {exc}", "evaluator_error")
+
     def failed(self, error: ItemError) -> Result:
         return self._error(str(error), error.code, error.details)
 
@@ -186,6 +228,24 @@ class BoundCriterion:
             return Result(**base, status=status, reason=message, properties=dict(details or {}))
         properties = {**(details or {}), "error": {"code": code, "message": message}}
         return Result(**base, status="error", reason=message, properties=properties)
+
+
+class _Waited(Exception):
+    """A criterion that only computes waited after all (``_finished``)."""
+
+
+def _finished(evaluation: Awaitable[T]) -> T:
+    """The value of a coroutine that should not wait, driven to its end here; ``_Waited``, the
+    coroutine closed, if it did wait (or is some other awaitable)."""
+    if type(evaluation) is not CoroutineType:
+        raise _Waited
+    try:
+        evaluation.send(None)
+    except StopIteration as finished:
+        value: T = finished.value
+        return value
+    evaluation.close()
+    raise _Waited
 
 
 def _already_typed(score: Score, passed: Any, properties: dict[str, Any]) -> bool:

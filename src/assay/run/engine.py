@@ -202,8 +202,8 @@ async def evaluate_part(
             for _, c in chosen
         ]
     elif len(chosen) == 1 or all(c.computes_only for _, c in chosen):
-        # Criteria that never wait are awaited in turn: no task each, and an item judged as it is read
-        # (``_evaluated_now``) finishes in one step (gathered, their tasks ran a second time after it).
+        # Criteria that never wait are awaited in turn, with no task each (gathered, their tasks would
+        # run a second time after the item's).
         found = [await c.evaluate_all(item, sample) for _, c in chosen]
     else:
         found = list(await asyncio.gather(*(c.evaluate_all(item, sample) for _, c in chosen)))
@@ -289,13 +289,22 @@ async def _execute(job: RunJob) -> int:
     writing = None if computes else asyncio.create_task(_write(finished, writer))
     watcher = asyncio.create_task(_watch(job)) if job.options.keep_going is not None else None
     evaluated = 0
+    block: list[Row] = []  # items read but not yet judged, when they are judged as they are read
     try:
-        for trial in _to_evaluate(job, done):
-            if computes:
-                await writer.add(_evaluated_now(trial, job.criteria) or await evaluate_item(trial, job.criteria))
-            else:
-                await rows.put(trial)
-            evaluated += 1
+        try:
+            for trial in _to_evaluate(job, done):
+                if not computes:
+                    await rows.put(trial)
+                elif len(block) == JUDGED_TOGETHER - 1:
+                    await _judge_now([*block, trial], job, writer)
+                    block = []
+                else:
+                    block.append(trial)
+                evaluated += 1
+        except DataError:  # what was read before the bad row is judged and stored, as it would have been
+            await _judge_now(block, job, writer)
+            raise
+        await _judge_now(block, job, writer)
         for _ in workers:
             await rows.put(None)
         await asyncio.gather(*workers)
@@ -334,17 +343,34 @@ def only_computes(job: RunJob) -> bool:
     )
 
 
-def _evaluated_now(row: Row, criteria: list[BoundCriterion]) -> OutputItem | None:
-    """The item's output from criteria that only compute, their coroutines driven to the end here:
-    no queue and no worker task between reading an item and judging it. None if one waited after
-    all; being pure, the item is then judged again the usual way."""
-    coroutine = evaluate_part(row, criteria)
-    try:
-        coroutine.send(None)
-    except StopIteration as finished:
-        return assemble([finished.value])
-    coroutine.close()
-    return None
+JUDGED_TOGETHER = 100
+"""Items that only compute are judged this many at a time, each stage over all of them in turn
+(``judged_now``)."""
+
+
+def judged_now(rows: list[Row], criteria: list[BoundCriterion]) -> list[OutputItem | None]:
+    """The output items of ``rows`` from criteria that only compute, judged here with no queue and no
+    worker task between reading the items and judging them, a criterion at a time over the block
+    (``BoundCriterion.judge_block``). None for an item one of them waited on after all; being pure,
+    it is judged again the usual way."""
+    items = [row.item for row in rows if row.item is not None]  # every row read has its item
+    samples = [row.sample for row in rows]
+    assert len(items) == len(rows)
+    by_criterion = [criterion.judge_block(items, samples) for criterion in criteria]
+    judged: list[OutputItem | None] = []
+    for index, row in enumerate(rows):
+        groups = [found[index] for found in by_criterion]
+        if any(group is None for group in groups):
+            judged.append(None)
+        else:
+            results = groups[0] if len(groups) == 1 else [r for group in groups for r in group or ()]
+            judged.append(OutputItem.checked(row.index, items[index], row.sample, results or []))
+    return judged
+
+
+async def _judge_now(block: list[Row], job: RunJob, writer: _Writer) -> None:
+    for row, item in zip(block, judged_now(block, job.criteria), strict=True):
+        await writer.add(item if item is not None else await evaluate_item(row, job.criteria))
 
 
 def _to_evaluate(job: RunJob, done: set[int]) -> Iterator[Row]:
