@@ -300,3 +300,46 @@ def test_a_worker_that_crashes_stops_the_run_with_its_error_instead_of_hanging(s
     thread.join(timeout=120)
     assert not thread.is_alive(), "the run hung on its dead workers"
     assert len(raised) == 1 and isinstance(raised[0], RuntimeError) and "a bug in the engine" in str(raised[0])
+
+
+def test_items_judged_a_block_at_a_time_are_the_items_judged_one_by_one():
+    """``judged_now`` (the block path of runs that only compute) gives each item what the usual path
+    gives it: results in the criteria's order, a criterion that does not apply to an item left out
+    and the others annotated, a missing input and an evaluator's exception as that item's errors."""
+    import dataclasses
+
+    from assay.run.attack_criteria import attack_criteria
+    from assay.run.engine import JUDGED_TOGETHER, evaluate_item, judged_now
+
+    criteria = [
+        *CRITERIA,
+        {"type": "string_check", "name": "exact", "input": "{{item.response}}", "reference": "good", "operation": "eq"},
+    ]
+    catalog = catalog_with(fragile)
+    data = [
+        {
+            "query": f"q{i}",
+            "response": "boom" if i % 7 == 3 else ("good" if i % 2 else "bad"),
+            **({} if i % 11 == 5 else {"ground_truth": "good"}),
+            "risk_category": "violence" if i % 3 == 0 else "self_harm",
+        }
+        for i in range(JUDGED_TOGETHER + 37)
+    ]
+    prepared = prepare(EvalDefinition("e", criteria), Dataset.from_content(data), catalog)
+    # The red-team criteria: one that judges only attacks on its risk (here a pure one standing in
+    # for the model judge), annotating what it judges.
+    bound = attack_criteria(prepared.criteria)
+    bound.append(dataclasses.replace(bound[0], name="violence_only", risk="violence"))
+    rows = list(prepared.dataset.rows())
+
+    one_by_one = [asyncio.run(evaluate_item(row, bound)) for row in rows]
+    blocks = [judged_now(rows[i : i + JUDGED_TOGETHER], bound) for i in range(0, len(rows), JUDGED_TOGETHER)]
+    together = [item for block in blocks for item in block]
+
+    assert all(item is not None for item in together)
+    assert [item.model_dump() for item in together] == [item.model_dump() for item in one_by_one]
+    statuses = {result.status for item in one_by_one for result in item.results}
+    assert statuses == {"completed", "error"}  # both paths met failures, not only verdicts
+    assert {len(item.results) for item in one_by_one} == {3, 4}  # the risk criterion judged only its attacks
+    missing = one_by_one[5].results[1]
+    assert missing.status == "error" and "ground_truth" in (missing.reason or "")
