@@ -213,3 +213,17 @@ def test_a_target_or_judge_model_name_longer_than_its_column_is_stored_clipped(s
     assert kept == read_back and read_back.result_counts.total == 2
     roles = {(usage.role, usage.model_name): usage.invocation_count for usage in read_back.per_role_usage}
     assert roles[("target", "t" * 256)] == 1 and roles[("judge", "j" * 256)] == 1
+
+
+def test_rows_inserted_many_to_a_statement_are_counted_one_by_one(store):
+    """SQLite takes a large batch's rows many to a statement; what each statement inserted is still
+    counted exactly, so a batch that meets stored items is told from one that does not."""
+    run = new_run(store)
+    fresh = RunTally()
+    store.add_output_items(run.id, [judged(index) for index in range(250)], tally=fresh)
+    assert fresh.complete and fresh.written == 250
+    overlapping = RunTally()
+    store.add_output_items(run.id, [judged(index) for index in range(240, 490)], tally=overlapping)  # 240..249 there
+    assert not overlapping.complete
+    assert store.done_item_ids(run.id) == set(range(490))
+    assert store.summarize(run.id, CRITERIA).result_counts.total == 490
