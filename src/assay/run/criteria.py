@@ -21,9 +21,9 @@ import difflib
 import functools
 import inspect
 import typing
-from types import CoroutineType
-from dataclasses import dataclass
 from collections.abc import Awaitable
+from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -82,9 +82,13 @@ class BoundCriterion:
     repeats: int = 1
     """How many times the evaluator scores each item (judges under ``repeats``)."""
 
-    @property
+    @functools.cached_property
     def metric(self) -> str:
         return self.spec.primary.name
+
+    @functools.cached_property
+    def _direction(self) -> str:
+        return self.spec.primary.desirable_direction
 
     @property
     def computes_only(self) -> bool:
@@ -122,7 +126,9 @@ class BoundCriterion:
             return self._failure(exc)
         return self._result(score)
 
-    def judge_block(self, items: list[dict[str, Any]], samples: list[dict[str, Any] | None]) -> list[list[Result] | None]:
+    def judge_block(
+        self, items: list[dict[str, Any]], samples: list[dict[str, Any] | None]
+    ) -> list[list[Result] | None]:
         """Each item's results (``evaluate_all``, annotated; none where the criterion does not apply),
         for a criterion that only computes: the block's inputs, then its scores, then its results, a
         stage over every item before the next, so that each stage's code stays in the processor's
@@ -177,30 +183,25 @@ class BoundCriterion:
         return inputs
 
     def _result(self, score: Score) -> Result:
-        base: dict[str, Any] = {
-            "type": self.type,
-            "name": self.name,
-            "metric": self.metric,
-            "threshold": self.threshold,
-        }
         properties = dict(score.properties)
         if score.label is not None:
             properties.setdefault("label", score.label)
         if score.skipped or score.value is None:
             reason = score.reason or "Not applicable"
-            return Result(**base, status="skipped", reason=reason, properties=properties)
+            return Result(**self._identity(), status="skipped", reason=reason, properties=properties)
+        threshold = self.threshold
         if score.passed is not None and not self.threshold_overridden:
             passed: bool | None = score.passed
-        elif self.threshold is None:  # no pass mark (a python grader without pass_threshold): a score, no verdict
+        elif threshold is None:  # no pass mark (a python grader without pass_threshold): a score, no verdict
             passed = None
         else:
-            passed = _meets(score.value, self.threshold, self.spec.primary.desirable_direction)
+            passed = _meets(score.value, threshold, self._direction)
         if passed is not None and _already_typed(score, passed, properties):
             return Result.checked(
-                self.type, self.name, self.metric, score.value, passed, self.threshold, score.reason, properties
+                self.type, self.name, self.metric, score.value, passed, threshold, score.reason, properties
             )
         return Result(
-            **base,
+            **self._identity(),
             score=score.value,
             passed=passed,
             label=None if passed is None else "pass" if passed else "fail",
@@ -216,13 +217,12 @@ class BoundCriterion:
     def failed(self, error: ItemError) -> Result:
         return self._error(str(error), error.code, error.details)
 
+    def _identity(self) -> dict[str, Any]:
+        """What every result of this criterion says of it."""
+        return {"type": self.type, "name": self.name, "metric": self.metric, "threshold": self.threshold}
+
     def _error(self, message: str, code: str, details: dict[str, Any] | None = None) -> Result:
-        base: dict[str, Any] = {
-            "type": self.type,
-            "name": self.name,
-            "metric": self.metric,
-            "threshold": self.threshold,
-        }
+        base = self._identity()
         if code in (Filtered.code, Undetermined.code):  # outcomes of their own: no verdict, and no failure
             status: ResultStatus = "filtered" if code == Filtered.code else "undetermined"
             return Result(**base, status=status, reason=message, properties=dict(details or {}))
