@@ -108,6 +108,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/ui_paging.py
 	$(BIN)/python bench/run_overhead.py
+	$(BIN)/python bench/run_cost.py
 	$(BIN)/python bench/spread.py
 	$(BIN)/python bench/gate_false_alarms.py
 
