@@ -343,3 +343,34 @@ def test_items_judged_a_block_at_a_time_are_the_items_judged_one_by_one():
     assert {len(item.results) for item in one_by_one} == {3, 4}  # the risk criterion judged only its attacks
     missing = one_by_one[5].results[1]
     assert missing.status == "error" and "ground_truth" in (missing.reason or "")
+
+
+def test_a_block_stopped_by_ctrl_c_leaves_no_evaluation_unawaited():
+    """Ctrl-C inside a block's scores closes the evaluations not yet driven: none is reported as
+    never awaited when it is collected."""
+    import gc
+    import warnings
+
+    from assay.evaluators.base import EvaluatorSpec, Metric, Score, computes_only
+
+    def factory():
+        async def evaluate(inputs):
+            if inputs["response"] == "r2":
+                raise KeyboardInterrupt
+            return Score(1.0)
+
+        return computes_only(evaluate)
+
+    catalog = load_catalog()
+    metric = Metric(name="one", type="continuous", min_value=0, max_value=1, threshold=0)
+    catalog.add(EvaluatorSpec(name="stops", required_inputs=["response"], metrics=[metric], factory=factory))
+    definition = EvalDefinition("e", [{"type": "azure_ai_evaluator", "name": "s", "evaluator_name": "stops"}])
+    prepared = prepare(definition, Dataset.from_content([{"response": f"r{i}"} for i in range(6)]), catalog)
+    (criterion,) = prepared.criteria
+    items = [row.item for row in prepared.dataset.rows()]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyboardInterrupt):
+            criterion.judge_block(items, [None] * len(items))
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]

@@ -138,20 +138,26 @@ class BoundCriterion:
             return [self._judged_now(item, sample) for item, sample in zip(items, samples, strict=True)]
         judged: list[list[Result] | None] = [[] for _ in items]
         scored: list[tuple[int, Awaitable[Score]]] = []
-        for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
-            if self.applies(item):
-                try:
-                    scored.append((index, self.evaluator(self._inputs(item, sample))))
-                except Exception as exc:  # noqa: BLE001 - as in evaluate
-                    judged[index] = [self.annotate(self._failure(exc), item)]
         scores: list[tuple[int, Score]] = []
-        for index, evaluation in scored:
-            try:
-                scores.append((index, _finished(evaluation)))
-            except _Waited:
-                judged[index] = None
-            except Exception as exc:  # noqa: BLE001 - as in evaluate
-                judged[index] = [self.annotate(self._failure(exc), items[index])]
+        try:
+            for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
+                if self.applies(item):
+                    try:
+                        scored.append((index, self.evaluator(self._inputs(item, sample))))
+                    except Exception as exc:  # noqa: BLE001 - as in evaluate
+                        judged[index] = [self.annotate(self._failure(exc), item)]
+            for index, evaluation in scored:
+                try:
+                    scores.append((index, _finished(evaluation)))
+                except _Waited:
+                    judged[index] = None
+                except Exception as exc:  # noqa: BLE001 - as in evaluate
+                    judged[index] = [self.annotate(self._failure(exc), items[index])]
+        except BaseException:  # Ctrl-C: the evaluations not yet driven are closed, not left unawaited
+            for _, evaluation in scored:
+                if type(evaluation) is CoroutineType:
+                    evaluation.close()
+            raise
         for index, score in scores:
             judged[index] = [self.annotate(self._result(score), items[index])]
         return judged
