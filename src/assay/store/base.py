@@ -54,9 +54,10 @@ def new_id(prefix: str) -> str:
 Processing = list[tuple[int, Callable[[Any], Any]]]
 """Columns' bind processing, each by the column's index in the statement."""
 Insertion = tuple[str, tuple[str, int] | None, Processing, Processing]
+"""An insert statement, SQLite's statement of many rows and how many, the text columns it checks and
+the columns it encodes."""
 SQLITE_VARIABLES = 999
 """The values one SQLite statement may take, in every build (SQLite before 3.32 allows no more)."""
-"""An insert statement, the text columns it checks and the columns it encodes."""
 
 
 _INHERITED_POOLS: list[Any] = []
@@ -204,7 +205,7 @@ class StoreBase:
             return conn.exec_driver_sql(statement, params).rowcount
         # SQLite takes the rows many to a statement (one VALUES list): its machine runs the insertion's
         # code once for all of them, not once per row as in an executemany, and that code stays in the
-        # processor's caches (row by row, SQLite's inserts missed them a third of a stored F1 run's misses).
+        # processor's caches (row by row, inserting missed the instruction cache three times as often).
         # PostgreSQL's driver pipelines an executemany already.
         many, size = together
         whole = len(params) - len(params) % size
