@@ -12,7 +12,7 @@ T = TypeVar("T")
 
 def run_sync(work: Coroutine[Any, Any, T]) -> T:
     """Run ``work`` to the end, also where an event loop already runs (a notebook: in a thread)."""
-    if not _loop_running():
+    if not loop_running():
         # Not from the handler of the question's RuntimeError: the whole run would execute "during
         # handling" of it, every exception raised in it (a KeyError inside str.translate, dozens per
         # item) built in full and chained to it, and every traceback a run reports telling of it.
@@ -21,7 +21,8 @@ def run_sync(work: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, work).result()
 
 
-def _loop_running() -> bool:
+def loop_running() -> bool:
+    """Whether this thread runs an event loop now."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

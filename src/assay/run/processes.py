@@ -17,7 +17,6 @@ pay for its process (``ITEMS_PER_PROCESS``).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import dataclasses
@@ -44,7 +43,7 @@ from assay.collector import frozen_during
 from assay.config.settings import settings
 from assay.run.engine import RunJob, execute, log, only_computes, waits_on_model
 from assay.store.tally import RunTally
-from assay.sync import run_sync
+from assay.sync import loop_running, run_sync
 
 ITEMS_PER_PROCESS = 1000
 """Forking, reconnecting and reading the whole dataset cost a share about what evaluating a few
@@ -257,13 +256,8 @@ def _wait(children: list[tuple[int, int]], reader: _Reader) -> None:
 
 
 def _may_fork() -> bool:
-    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
-        return False
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return True
-    return False
+    linux = sys.platform.startswith("linux")
+    return linux and threading.current_thread() is threading.main_thread() and not loop_running()
 
 
 def _fork_share(job: RunJob, chunks: Chunks, index: int, stop_reading: int, stop_writing: int) -> tuple[int, int]:
