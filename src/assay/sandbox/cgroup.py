@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import signal
 import time
@@ -26,6 +27,8 @@ from assay.config.settings import settings
 
 MB = 1024 * 1024
 ROOT = Path("/sys/fs/cgroup")
+REMOVAL_SECONDS = 30.0
+LOG = logging.getLogger(__name__)
 JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 """Join each ``cgroup.procs`` given before ``--``, then become the command after it."""
 
@@ -58,9 +61,15 @@ class Group:
 
     def remove(self) -> None:
         """Kill whatever of the call is still in the group (a child that left the process group
-        cannot leave the cgroup), then remove it."""
+        cannot leave the cgroup), then remove it.
+
+        The kernel keeps a group busy until its last task is fully gone, which on a loaded host
+        can take well over a second after the reap: retried with a growing pause for up to
+        ``REMOVAL_SECONDS``, then left with a warning rather than blocking forever."""
         for path in self.paths:
-            for _ in range(500):
+            deadline = time.monotonic() + REMOVAL_SECONDS
+            pause = 0.002
+            while True:
                 with contextlib.suppress(OSError, ValueError):
                     for pid in (path / "cgroup.procs").read_text().split():
                         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -70,8 +79,12 @@ class Group:
                     break
                 except FileNotFoundError:
                     break
-                except OSError:  # busy for a moment after its last process has been reaped
-                    time.sleep(0.002)
+                except OSError as exc:  # busy until its last task is gone
+                    if time.monotonic() >= deadline:
+                        LOG.warning("could not remove the sandbox cgroup %s: %s", path, exc)
+                        break
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.1)
 
 
 def _own_paths() -> dict[str, str]:
