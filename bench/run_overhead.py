@@ -3,8 +3,8 @@ loop of the same F1 calls on the same rows, in the same process and run.
 
     python bench/run_overhead.py [--rows 5000] [--words 40] [--repeat 3]
 
-Prints items per second for each and their ratio (target: the run reaches at least 0.6 of the bare
-loop). The run is the whole local path: the rows read from JSONL, checked, bound, evaluated by the
+Prints items per second for each and their ratio (target: the run held to one process reaches at
+least 0.6 of the bare loop, issue 55; the default spreads over the cores and is reported beside it). The run is the whole local path: the rows read from JSONL, checked, bound, evaluated by the
 engine, written to SQLite and summarised (``assay.run``: prepare, start, finish_run), as it runs by
 default (spread over this machine's cores: ``assay.run.processes``) and held to one process.
 
@@ -190,17 +190,18 @@ def main() -> None:
     print(f"{args.rows} rows of {args.words}-word texts, best of {args.repeat}:")
     print(f"  bare loop of F1 calls  {best_bare:10.0f} items/s")
     print(f"  hand-written floor     {best_floor:10.0f} items/s  (read twice, F1, JSON, SQLite: no engine)")
-    print(f"  assay run, 1 process   {best_one:10.0f} items/s  (run / bare loop {best_one / best_bare:.2f})")
+    print(f"  assay run, 1 process   {best_one:10.0f} items/s")
     print(f"  assay run (F1 only)    {best_run:10.0f} items/s  ({spread_over} processes, the default)")
     print(
         f"  bare loop, {spread_over} processes {best_bare_spread:10.0f} items/s  "
         f"({best_bare_spread / best_bare:.2f}x one: what this machine's cores give F1 now)"
     )
     print(f"  floor / bare loop      {best_floor / best_bare:10.2f}  (the most any stored run could reach)")
-    print(f"  run / floor            {best_run / best_floor:10.2f}  (what the engine itself costs)")
-    print(f"  run / bare loop        {best_run / best_bare:10.2f}  (target >= 0.6)")
-    each = ", ".join(f"{run / one:.2f} ({pair / one:.2f}x)" for one, pair, _, _, run in rounds)
-    print(f"  each round, run / bare loop (and the bare loop's {spread_over} processes / 1): {each}")
+    print(f"  1 process / floor      {best_one / best_floor:10.2f}  (what the engine itself costs)")
+    print(f"  1 process / bare loop  {best_one / best_bare:10.2f}  (target >= 0.6)")
+    print(f"  default / bare loop    {best_run / best_bare:10.2f}  ({spread_over} processes)")
+    each = ", ".join(f"{alone / one:.2f}" for one, _, _, alone, _ in rounds)
+    print(f"  each round, 1 process / bare loop: {each}")
 
 
 if __name__ == "__main__":

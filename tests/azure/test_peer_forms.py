@@ -77,3 +77,77 @@ def test_a_validated_evaluator_refuses_inputs_in_the_peers_words():
     for evaluator, given, words in cases:
         with pytest.raises(EvaluationException, match=words.replace("(", r"\(")):
             evaluator(model_config=config)(**given)
+
+
+def test_messages_given_bare_are_a_conversation_with_what_was_given_beside_them():
+    """azure-ai-evaluation 1.18 takes ``messages=[...]`` where ``conversation=`` is meant: the context
+    and tool definitions go into the conversation, a ground truth onto each assistant turn without
+    one, and the caller's list and turns stay as they were."""
+    from assay.azure._evaluators._common import hoist_messages_to_conversation
+
+    turns = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "x y"}]
+    turns += [{"role": "user", "content": "b"}, {"role": "assistant", "content": "x y z w", "ground_truth": "own"}]
+    given = {"messages": turns, "context": "ctx", "ground_truth": "gt", "tool_definitions": [{"name": "t"}]}
+    assert hoist_messages_to_conversation(given) is given
+    conversation = given.pop("conversation")
+    assert given == {}
+    assert conversation["context"] == "ctx" and conversation["tool_definitions"] == [{"name": "t"}]
+    assert [turn.get("ground_truth") for turn in conversation["messages"]] == [None, "gt", None, "own"]
+    assert "ground_truth" not in turns[1]  # the caller's turn was copied, not changed
+    untouched = {"conversation": {"messages": turns}, "messages": turns, "context": "c"}
+    assert hoist_messages_to_conversation(dict(untouched)) == untouched
+
+    per_conversation = Wordy()(messages=turns)
+    assert per_conversation["evaluation_per_turn"]["wordy_result"] == ["fail", "pass"]
+
+
+def test_task_navigation_efficiency_where_the_peer_keeps_it():
+    from assay.azure._evaluators._task_navigation_efficiency import (
+        _TaskNavigationEfficiencyEvaluator,
+        _TaskNavigationEfficiencyMatchingMode,
+    )
+    from assay.azure._exceptions import ErrorBlame
+
+    def called(*names):
+        return [
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_call", "tool_call_id": f"c{i}", "name": n, "arguments": {}}],
+            }
+            for i, n in enumerate(names)
+        ]
+
+    in_order = _TaskNavigationEfficiencyEvaluator(matching_mode=_TaskNavigationEfficiencyMatchingMode.IN_ORDER_MATCH)
+    result = in_order(response=called("search", "extra", "report"), ground_truth=["search", "report"])
+    assert result["task_navigation_efficiency_passed"] is True
+    assert result["task_navigation_efficiency_result"] == "pass"
+    assert result["task_navigation_efficiency_threshold"] == 1.0
+    assert result["task_navigation_efficiency_properties"]["precision_score"] == pytest.approx(2 / 3)
+    exact = _TaskNavigationEfficiencyEvaluator(matching_mode="exact_match")
+    failed = exact(actions=json.dumps(called("search", "extra")), expected_actions=json.dumps(["search"]))
+    assert failed["task_navigation_efficiency_passed"] is False
+    assert failed["task_navigation_efficiency_properties"]["recall_score"] == 1.0
+    with pytest.raises(EvaluationException) as raised:
+        exact(response=called("search"), ground_truth="not a list")
+    assert raised.value.blame == ErrorBlame.USER_ERROR
+    assert raised.value.target == ErrorTarget.TASK_NAVIGATION_EFFICIENCY_EVALUATOR
+    with pytest.raises(EvaluationException, match="matching_mode must be one of"):
+        _TaskNavigationEfficiencyEvaluator(matching_mode="sideways")
+
+
+def test_document_retrieval_refuses_labels_out_of_range_in_the_peers_words():
+    from assay.azure._evaluators._document_retrieval import (
+        DocumentRetrievalEvaluator,
+        RetrievalGroundTruthDocument,
+        RetrievedDocument,
+    )
+    from assay.azure._exceptions import ErrorBlame
+
+    truth = [RetrievalGroundTruthDocument(document_id="a", query_relevance_label=5)]
+    retrieved = [RetrievedDocument(document_id="a", relevance_score=1.0)]
+    with pytest.raises(EvaluationException, match="greater than the configured maximum") as raised:
+        DocumentRetrievalEvaluator()(retrieval_ground_truth=truth, retrieved_documents=retrieved)
+    assert raised.value.blame == ErrorBlame.USER_ERROR
+    assert raised.value.target == ErrorTarget.DOCUMENT_RETRIEVAL_EVALUATOR
+    with pytest.raises(EvaluationException, match="strictly greater than the ground truth label minimum"):
+        DocumentRetrievalEvaluator(ground_truth_label_min=2, ground_truth_label_max=1)

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, TypeVar
 
 from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException, user_error
 from assay.azure.models import JUDGE, model_from
-from assay.errors import ConfigError
+from assay.errors import ConfigError, ItemError
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelConfig, ModelRegistry
 from assay.results import Result
@@ -109,6 +109,8 @@ class EvaluatorBase:
     # -- a direct call -----------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if self.per_turn:  # ``messages=[...]`` is a conversation (azure-ai-evaluation 1.18)
+            hoist_messages_to_conversation(kwargs)
         conversation = kwargs.pop("conversation", None)
         if self.judged and self.validates_inputs and conversation is None:
             self._validated(kwargs)
@@ -172,6 +174,8 @@ class EvaluatorBase:
             await models.aclose()
         if result.status == "error":
             failed = f"{type(self).__name__}: {result.reason}"
+            if (result.properties.get("error") or {}).get("code") == ItemError.code:  # the input is wrong
+                raise user_error(failed, self.target)
             raise EvaluationException(
                 failed, target=self.target, category=ErrorCategory.FAILED_EXECUTION, blame=ErrorBlame.SYSTEM_ERROR
             )
@@ -250,6 +254,31 @@ class EvaluatorBase:
         return aggregated
 
 
+def hoist_messages_to_conversation(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``messages=[...]`` given where ``conversation=`` is meant, made a conversation, in place: the
+    ``context`` and ``tool_definitions`` given beside it go into it, and a ``ground_truth`` onto each
+    assistant turn that has none of its own (copies of the caller's list and turns, which are left
+    as they were). Unchanged when a conversation is given or no messages are."""
+    if kwargs.get("conversation") is not None or kwargs.get("messages") is None:
+        return kwargs
+    messages = kwargs.pop("messages")
+    conversation: dict[str, Any] = {"messages": messages}
+    for name in ("context", "tool_definitions"):
+        value = kwargs.pop(name, None)
+        if value is not None:
+            conversation[name] = value
+    ground_truth = kwargs.pop("ground_truth", None)
+    if ground_truth is not None and isinstance(messages, list):
+        conversation["messages"] = [
+            {**message, "ground_truth": ground_truth}
+            if isinstance(message, dict) and message.get("role") == "assistant" and "ground_truth" not in message
+            else message
+            for message in messages
+        ]
+    kwargs["conversation"] = conversation
+    return kwargs
+
+
 def conversation_turns(messages: list[Any], context: Any) -> list[dict[str, Any]]:
     """User → assistant pairs, each a single-turn input (the peer zips them the same way)."""
     turns, query = [], None
@@ -265,6 +294,8 @@ def conversation_turns(messages: list[Any], context: Any) -> list[dict[str, Any]
             found = message.get("context", context)
             if found is not None:
                 turn["context"] = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
+            if message.get("ground_truth") is not None:
+                turn["ground_truth"] = message["ground_truth"]
             turns.append(turn)
             query = None
     return turns

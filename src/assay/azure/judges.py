@@ -182,3 +182,36 @@ class UngroundedAttributesEvaluator(FlagEvaluator):
 
 class IndirectAttackEvaluator(FlagEvaluator):
     builtin, key, target = "builtin.indirect_attack", "indirect_attack", ErrorTarget.INDIRECT_ATTACK_EVALUATOR
+
+
+class _BinaryJudge(JudgeEvaluator):
+    """A pass/fail judge whose pass mark is 1 (the peer's agent judges not exported by name)."""
+
+    threshold_only_reported = True
+
+    def __init__(
+        self, model_config: Any = None, *, threshold: float = 1, credential: Any = None, **kwargs: Any
+    ) -> None:
+        super().__init__(model_config, threshold=threshold, credential=credential, **kwargs)
+
+
+class _ToolSelectionEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (private) name
+    """Judged pass/fail: were the right tools chosen for the query."""
+
+    builtin, key, target = "builtin.tool_selection", "tool_selection", ErrorTarget.TOOL_SELECTION_EVALUATOR
+
+
+class _ToolInputAccuracyEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (private) name
+    """Judged pass/fail: were the tools called with correct parameters."""
+
+    builtin, key, target = (
+        "builtin.tool_input_accuracy",
+        "tool_input_accuracy",
+        ErrorTarget.TOOL_INPUT_ACCURACY_EVALUATOR,
+    )
+
+
+class _TaskCompletionEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (private) name
+    """Judged pass/fail: did the agent complete the task."""
+
+    builtin, key, target = "builtin.task_completion", "task_completion", ErrorTarget.TASK_COMPLETION_EVALUATOR

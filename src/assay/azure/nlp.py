@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, TypedDict
 
 from assay.azure.evaluators import EvaluatorBase, _number
 from assay.azure.exceptions import ErrorTarget
@@ -100,8 +100,23 @@ RETRIEVAL_METRICS = {
 }
 
 
+class RetrievalGroundTruthDocument(TypedDict):
+    """A ``retrieval_ground_truth`` entry: a document and how relevant it is to the query."""
+
+    document_id: str
+    query_relevance_label: int
+
+
+class RetrievedDocument(TypedDict):
+    """A ``retrieved_documents`` entry: a document the search returned and its score."""
+
+    document_id: str
+    relevance_score: float
+
+
 class DocumentRetrievalEvaluator(EvaluatorBase):
     builtin, key = "builtin.document_retrieval", "document_retrieval"
+    target = ErrorTarget.DOCUMENT_RETRIEVAL_EVALUATOR
 
     def __init__(
         self,

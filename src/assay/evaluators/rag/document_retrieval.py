@@ -37,30 +37,63 @@ def _weighted_by_rating(labels: list[int], low: int, high: int) -> float:
     return sum(c * w for c, w in zip(ordered, weights, strict=True))
 
 
+MAX_DOCUMENTS = 10_000
+"""The most ground-truth or retrieved documents an item may list (the peer's limit)."""
+
+
 def _documents(inputs: dict[str, Any], low: int, high: int) -> tuple[dict[Any, int], dict[Any, float]]:
+    """The labelled and the retrieved documents, checked; the errors say what the peer's do."""
     truth = json_input(inputs, "retrieval_ground_truth")
     retrieved = inputs.get("retrieved_documents")
     retrieved = json_input(inputs, "retrieved_documents") if retrieved is not None else []
     if not isinstance(truth, list) or not truth:
-        raise ItemError("retrieval_ground_truth must be a non-empty list of {document_id, query_relevance_label}")
+        raise ItemError(
+            "'retrieval_ground_truth' parameter must contain at least one item: a list of "
+            "{document_id, query_relevance_label}"
+        )
     labels: dict[Any, int] = {}
     for index, doc in enumerate(truth):
         label = doc.get("query_relevance_label") if isinstance(doc, dict) else None
         if not isinstance(doc, dict) or doc.get("document_id") is None or label is None:
-            raise ItemError(f"retrieval_ground_truth[{index}] needs document_id and query_relevance_label")
-        if not isinstance(label, int) or isinstance(label, bool) or not low <= label <= high:
             raise ItemError(
-                f"retrieval_ground_truth[{index}].query_relevance_label must be an integer in {low}..{high}"
+                f"retrieval_ground_truth[{index}]: Invalid input data was found in the retrieval ground truth. "
+                "Ensure that all items in the 'retrieval_ground_truth' array contain 'document_id' and "
+                "'query_relevance_label' properties."
+            )
+        if not isinstance(label, int) or isinstance(label, bool):
+            raise ItemError(f"retrieval_ground_truth[{index}]: Query relevance labels must be integer values.")
+        if not low <= label <= high:
+            side, bound = (
+                ("less than the configured minimum", "min")
+                if label < low
+                else ("greater than the configured maximum", "max")
+            )
+            raise ItemError(
+                f"retrieval_ground_truth[{index}] is labelled {label}, outside {low}..{high}: A query relevance label "
+                f"{side} value was detected in the evaluation input data. Check the range of ground truth label "
+                f"values in the input data and set the value of ground_truth_label_{bound} to the appropriate value "
+                "for your data."
             )
         labels[doc["document_id"]] = label
     scores: dict[Any, float] = {}
     for index, doc in enumerate(retrieved if isinstance(retrieved, list) else []):
         score = doc.get("relevance_score") if isinstance(doc, dict) else None
         if not isinstance(doc, dict) or doc.get("document_id") is None or score is None:
-            raise ItemError(f"retrieved_documents[{index}] needs document_id and relevance_score")
+            raise ItemError(
+                f"retrieved_documents[{index}]: Invalid input data was found in the retrieved documents. Ensure "
+                "that all items in the 'retrieved_documents' array contain 'document_id' and 'relevance_score' "
+                "properties."
+            )
         if not isinstance(score, (int, float)) or isinstance(score, bool):
-            raise ItemError(f"retrieved_documents[{index}].relevance_score must be a number")
+            raise ItemError(
+                f"retrieved_documents[{index}]: Retrieved document relevance score must be a numerical value."
+            )
         scores[doc["document_id"]] = score
+    if len(truth) > MAX_DOCUMENTS or len(scores) > MAX_DOCUMENTS:
+        raise ItemError(
+            "'retrieval_ground_truth' and 'retrieved_documents' inputs should contain no more than "
+            f"{MAX_DOCUMENTS} items."
+        )
     return labels, scores
 
 
@@ -76,8 +109,14 @@ def document_retrieval(
     total_ground_truth_documents_threshold: int = 50,
 ) -> Evaluator:
     low, high = ground_truth_label_min, ground_truth_label_max
-    if not isinstance(low, int) or not isinstance(high, int) or low >= high:
-        raise ConfigError("ground_truth_label_min and _max must be integers with min < max")
+    for name, bound in (("minimum", low), ("maximum", high)):
+        if not isinstance(bound, int) or isinstance(bound, bool):
+            raise ConfigError(f"The ground truth label {name} must be an integer value (got {bound!r}).")
+    if low >= high:
+        raise ConfigError(
+            f"ground_truth_label_min={low}, ground_truth_label_max={high}: The ground truth label maximum must be "
+            "strictly greater than the ground truth label minimum."
+        )
     thresholds = {
         f"ndcg@{K}": ndcg_threshold,
         f"xdcg@{K}": xdcg_threshold,

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from assay.azure.evaluators import conversation_turns
+from assay.azure.evaluators import conversation_turns, hoist_messages_to_conversation
 from assay.azure.exceptions import ErrorTarget, user_error
 from assay.sync import run_sync
 
@@ -49,6 +49,7 @@ class EvaluatorBase(ABC):
         """One evaluation of ``eval_input`` (the call's inputs, or one turn of a conversation)."""
 
     async def _real_call(self, **kwargs: Any) -> dict[str, Any]:
+        hoist_messages_to_conversation(kwargs)  # messages=[...] is a conversation, as in the peer's base
         conversation = kwargs.pop("conversation", None)
         inputs = {key: value for key, value in kwargs.items() if value is not None}
         if conversation is not None and inputs:
