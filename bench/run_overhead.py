@@ -4,9 +4,10 @@ loop of the same F1 calls on the same rows, in the same process and run.
     python bench/run_overhead.py [--rows 5000] [--words 40] [--repeat 3]
 
 Prints items per second for each and their ratio (target: the run held to one process reaches at
-least 0.6 of the bare loop, issue 55; the default spreads over the cores and is reported beside it). The run is the whole local path: the rows read from JSONL, checked, bound, evaluated by the
-engine, written to SQLite and summarised (``assay.run``: prepare, start, finish_run), as it runs by
-default (spread over this machine's cores: ``assay.run.processes``) and held to one process.
+least 0.6 of the bare loop, issue 55; the default, spread over the cores, is reported beside it).
+The run is the whole local path: the rows read from JSONL, checked, bound, evaluated by the engine,
+written to SQLite and summarised (``assay.run``: prepare, start, finish_run), held to one process
+and as it runs by default (spread over this machine's cores: ``assay.run.processes``).
 
 A third line is the floor of any such run: a hand-written loop doing only what a stored run cannot
 skip (read the file to check it, read it again, F1, encode the item and its result as JSON, insert
