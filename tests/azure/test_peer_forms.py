@@ -151,3 +151,41 @@ def test_document_retrieval_refuses_labels_out_of_range_in_the_peers_words():
     assert raised.value.target == ErrorTarget.DOCUMENT_RETRIEVAL_EVALUATOR
     with pytest.raises(EvaluationException, match="strictly greater than the ground truth label minimum"):
         DocumentRetrievalEvaluator(ground_truth_label_min=2, ground_truth_label_max=1)
+
+
+def test_a_flow_put_in_place_of_the_judge_answers_for_it_as_in_the_peers_own_tests():
+    """The peer's unit tests replace an evaluator's prompty flow (``evaluator._flow = MagicMock(...)``):
+    the flow is asked with the evaluator's inputs and its ``llm_output`` is the judge's answer."""
+    from unittest.mock import MagicMock
+
+    from assay.azure import ResponseCompletenessEvaluator, ToolCallAccuracyEvaluator
+
+    config = AzureOpenAIModelConfiguration(azure_endpoint="https://nowhere.invalid", azure_deployment="d")
+    asked = []
+
+    async def flow(timeout, **inputs):
+        asked.append(inputs)
+        return {"llm_output": {"score": 4, "reason": "nearly all of it", "properties": {}}}
+
+    evaluator = ResponseCompletenessEvaluator(model_config=config)
+    evaluator._flow = MagicMock(side_effect=flow)
+    result = evaluator(response="Paris is the capital.", ground_truth="Paris is the capital of France.")
+    assert (result["response_completeness"], result["response_completeness_passed"]) == (4.0, True)
+    assert result["response_completeness_reason"] == "nearly all of it"
+    assert result["response_completeness_threshold"] == ResponseCompletenessEvaluator._DEFAULT_COMPLETENESS_THRESHOLD
+    assert asked == [{"response": "Paris is the capital.", "ground_truth": "Paris is the capital of France."}]
+
+    async def rambling(timeout, **inputs):
+        return {"llm_output": "no JSON here"}
+
+    evaluator._flow = MagicMock(side_effect=rambling)
+    with pytest.raises(EvaluationException, match="Evaluator returned invalid output"):
+        evaluator(response="a", ground_truth="b")
+
+    tools = ToolCallAccuracyEvaluator(model_config=config)
+    tools._flow = MagicMock(side_effect=flow)
+    call = {"type": "tool_call", "tool_call_id": "c1", "name": "lookup", "arguments": {}}
+    skipped = tools(query="q", tool_calls=[call], tool_definitions=[{"name": "other", "description": "x"}])
+    assert skipped["tool_call_accuracy_status"] == "skipped" and skipped["tool_call_accuracy_properties"] is None
+    assert skipped["tool_call_accuracy_reason"] == f"Not applicable: {tools._TOOL_DEFINITIONS_MISSING_MESSAGE}"
+    assert tools._flow.call_count == 0  # nothing to judge: the judge is not asked

@@ -136,7 +136,7 @@ def test_judge_answers_are_parsed_or_repaired_once(llm, models, store, answers, 
     assert llm.stats()["completions"] == len(answers)
 
 
-def test_tool_judges_name_a_missing_definition_and_skip_when_no_calls(llm, models, store):
+def test_tool_judges_skip_a_call_of_an_undefined_tool_naming_it_and_an_item_without_calls(llm, models, store):
     llm.script(default={"content": '{"reason": "ok", "score": 5}'})
     rows = [
         {**ITEM, "tool_definitions": [{"name": "other_tool", "description": "x"}]},
@@ -144,9 +144,10 @@ def test_tool_judges_name_a_missing_definition_and_skip_when_no_calls(llm, model
         {"query": "hi", "response": MESSAGES[2:3], "tool_definitions": TOOLS},
     ]
     _, results = run_eval(store, models, [criterion("tool_call_accuracy"), criterion("task_adherence")], rows)
-    assert results[0][0].status == "error"
-    assert "tool definition for 'lookup_order' not found" in results[0][0].reason
-    assert results[1][0].status == "skipped" and "no tool calls" in results[1][0].reason
+    # Foundry does not judge calls of tools it was not given: not applicable, the tool named
+    assert results[0][0].status == "skipped" and "Tool definitions for all tool calls" in results[0][0].reason
+    assert results[0][0].properties["undefined_tools"] == ["lookup_order"]
+    assert results[1][0].status == "skipped" and "No tool calls found" in results[1][0].reason
     assert results[2][1].status == "skipped" and "intermediate response" in results[2][1].reason
 
 

@@ -14,9 +14,11 @@ under ``evaluation_per_turn``).
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException, user_error
@@ -24,12 +26,15 @@ from assay.azure.models import JUDGE, model_from
 from assay.errors import ConfigError, ItemError
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelConfig, ModelRegistry
+from assay.llm.model import Completion, Model, Usage
 from assay.results import Result
 from assay.results.criterion import Criterion
 from assay.run.criteria import bind_criteria
 from assay.sync import run_sync
 
 T = TypeVar("T")
+FLOW_TIMEOUT = 600
+"""What the peer gives its flow as ``timeout`` (seconds)."""
 _catalog: Catalog | None = None
 
 
@@ -53,12 +58,19 @@ class EvaluatorBase:
     """A content harm: ``X`` is the severity label, conversations take the worst turn."""
     per_turn: ClassVar[bool] = False
     """Takes ``conversation=`` (evaluated turn by turn)."""
+    _RESULT_KEY: ClassVar[str]
+    """``key``, by the peer's name for it."""
     legacy_key: ClassVar[bool] = False
     """Also writes ``gpt_X`` (the peer still does for tool_call_accuracy)."""
     validates_inputs: ClassVar[bool] = True
     """The peer checks this one's inputs with a validator, whose words for a missing input are
     "Query is a required input and cannot be None."; the others (retrieval, response completeness)
     fail in its base class: "X: Either 'conversation' or individual inputs must be provided."."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "key" in cls.__dict__:  # the peer's classes name their output key so
+            cls._RESULT_KEY = cls.key
 
     def __init__(
         self,
@@ -77,6 +89,10 @@ class EvaluatorBase:
             self._bound(set(catalog().get(self.builtin).required_inputs))
         except ConfigError as exc:
             raise user_error(f"{type(self).__name__}: {exc.message}", self.target) from None
+
+    @property
+    def _result_key(self) -> str:
+        return self.key
 
     # -- the criterion ---------------------------------------------------------------------
 
@@ -133,9 +149,9 @@ class EvaluatorBase:
         required), an empty string or list, or neither text nor a list of messages."""
         required = set(catalog().get(self.builtin).required_inputs)
         for name in ("query", "response"):
-            if name not in given:
-                continue
-            value, shown = given[name], name.capitalize()
+            if name not in given and (name not in required or given):
+                continue  # nothing given at all: the validator names the first required input
+            value, shown = given.get(name), name.capitalize()
             problem: tuple[str, ErrorCategory] | None = None
             if value is None:
                 if name in required:
@@ -165,6 +181,9 @@ class EvaluatorBase:
                 ErrorCategory.MISSING_FIELD,
             )
         models = self.models()
+        flow = getattr(self, "_flow", None)
+        if flow is not None and self._model is not None:
+            models.serve(JUDGE, FlowModel(self.judge() or self._model, flow, inputs))
         try:
             bound = self._bound(set(inputs), models)
             result: Result = await bound.evaluate(inputs, None)
@@ -172,6 +191,13 @@ class EvaluatorBase:
             raise user_error(f"{type(self).__name__}: {exc.message}", self.target) from None
         finally:
             await models.aclose()
+        if result.status == "undetermined":  # the judge answered, and no verdict could be read
+            raise EvaluationException(
+                f"{type(self).__name__}: Evaluator returned invalid output. {result.reason}",
+                target=self.target,
+                category=ErrorCategory.FAILED_EXECUTION,
+                blame=ErrorBlame.SYSTEM_ERROR,
+            )
         if result.status == "error":
             failed = f"{type(self).__name__}: {result.reason}"
             if (result.properties.get("error") or {}).get("code") == ItemError.code:  # the input is wrong
@@ -200,7 +226,7 @@ class EvaluatorBase:
                 f"{key}_reason": result.reason,
                 f"{key}_status": result.status,
                 f"{key}_threshold": result.threshold if self._reported is None else self._reported,
-                f"{key}_properties": self.peer_properties(result, inputs),
+                f"{key}_properties": None if result.status == "skipped" else self.peer_properties(result, inputs),
             }
         )
         return out
@@ -252,6 +278,25 @@ class EvaluatorBase:
                 aggregated[name] = values[-1]
         aggregated["evaluation_per_turn"] = {name: [turn[name] for turn in per_turn] for name in per_turn[0]}
         return aggregated
+
+
+class FlowModel(Model):
+    """The judge's calls answered by the peer's prompty flow where a test replaced it
+    (``evaluator._flow = MagicMock(side_effect=...)``, as the peer's own unit tests do): the flow is
+    called with the evaluator's inputs, and its ``llm_output`` is the judge's answer."""
+
+    def __init__(self, config: ModelConfig, flow: Callable[..., Any], inputs: dict[str, Any]) -> None:
+        super().__init__(config)
+        self.flow, self.inputs = flow, inputs
+
+    async def generate(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
+        answer = self.flow(timeout=FLOW_TIMEOUT, **self.inputs)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        output = answer.get("llm_output", answer) if isinstance(answer, dict) else answer
+        text = output if isinstance(output, str) else json.dumps(output, default=str)
+        self.calls += 1
+        return Completion(text=text, model=self.config.model, usage=Usage())
 
 
 def hoist_messages_to_conversation(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from assay.azure.evaluators import EvaluatorBase, _ignored
 from assay.azure.exceptions import ErrorTarget
+from assay.evaluators.judges.judge import NO_TOOL_CALLS, TOOL_DEFINITIONS_MISSING
 from assay.results import Result
 
 
@@ -30,6 +31,7 @@ class JudgeEvaluator(EvaluatorBase):
             model_config=model_config,
             reported_threshold=threshold,
         )
+        self.threshold = threshold
 
 
 class CoherenceEvaluator(JudgeEvaluator):
@@ -61,6 +63,7 @@ class ResponseCompletenessEvaluator(JudgeEvaluator):
     builtin, key = "builtin.response_completeness", "response_completeness"
     target = ErrorTarget.RESPONSE_COMPLETENESS_EVALUATOR
     validates_inputs = False
+    _MIN_COMPLETENESS_SCORE, _MAX_COMPLETENESS_SCORE, _DEFAULT_COMPLETENESS_THRESHOLD = 1, 5, 3
 
 
 class IntentResolutionEvaluator(JudgeEvaluator):
@@ -77,6 +80,11 @@ class TaskAdherenceEvaluator(JudgeEvaluator):
 class ToolCallAccuracyEvaluator(JudgeEvaluator):
     builtin, key, target = "builtin.tool_call_accuracy", "tool_call_accuracy", ErrorTarget.TOOL_CALL_ACCURACY_EVALUATOR
     legacy_key = True
+    _MIN_TOOL_CALL_ACCURACY_SCORE, _MAX_TOOL_CALL_ACCURACY_SCORE, _DEFAULT_TOOL_CALL_ACCURACY_SCORE = 1, 5, 3
+    _NO_TOOL_CALLS_MESSAGE = NO_TOOL_CALLS
+    _NO_TOOL_DEFINITIONS_MESSAGE = "Tool definitions input is required but not provided"
+    _TOOL_DEFINITIONS_MISSING_MESSAGE = TOOL_DEFINITIONS_MISSING
+    _INVALID_SCORE_MESSAGE = "Tool call accuracy score must be between 1 and 5."
 
 
 class _ToolCallSuccessEvaluator(JudgeEvaluator):  # noqa: N801 - the peer's (private, exported) name
@@ -188,6 +196,9 @@ class _BinaryJudge(JudgeEvaluator):
     """A pass/fail judge whose pass mark is 1 (the peer's agent judges not exported by name)."""
 
     threshold_only_reported = True
+    _NO_TOOL_CALLS_MESSAGE = NO_TOOL_CALLS
+    _NO_TOOL_DEFINITIONS_MESSAGE = "Tool definitions must be provided."
+    _TOOL_DEFINITIONS_MISSING_MESSAGE = TOOL_DEFINITIONS_MISSING
 
     def __init__(
         self, model_config: Any = None, *, threshold: float = 1, credential: Any = None, **kwargs: Any

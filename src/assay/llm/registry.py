@@ -79,6 +79,10 @@ class ModelRegistry:
         self._used[name] = self._models[name]
         return self._models[name]
 
+    def serve(self, name: str, model: Model) -> None:
+        """Answer ``name`` with ``model``, made elsewhere (a stand-in for the model's calls)."""
+        self._models[name] = model
+
     def embeddings(self) -> Model | None:
         """The embeddings model (a ``models:`` entry with ``api: embeddings``), if one is configured."""
         return self._first_of("embeddings")

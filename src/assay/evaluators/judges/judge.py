@@ -172,6 +172,11 @@ def _ends_with_tool_call(response: Any) -> bool:
     return last.role == "assistant" and bool(last.tool_calls) and not last.text
 
 
+NO_TOOL_CALLS = "No tool calls found in response or provided tool_calls."
+TOOL_DEFINITIONS_MISSING = "Tool definitions for all tool calls must be provided."
+"""Why a tool judge does not judge an item, in Foundry's words."""
+
+
 def _check_tools(values: dict[str, Any]) -> Score | None:
     calls: list[ToolCall] = render.tool_calls_in(values.get("tool_calls"))
     # Turn level: the calls are in the response; conversation level: anywhere in the messages.
@@ -183,11 +188,12 @@ def _check_tools(values: dict[str, Any]) -> Score | None:
             {"type": "tool_call", "tool_call_id": c.id, "name": c.name, "arguments": c.arguments} for c in calls
         ]
     if not calls:
-        return Score(None, skipped=True, reason="Not applicable: no tool calls to evaluate")
+        return Score(None, skipped=True, reason=f"Not applicable: {NO_TOOL_CALLS}")
     defined = {tool.name for tool in normalize_tool_definitions(values.get("tool_definitions"))}
-    for call in calls:
-        if call.name not in defined:
-            raise ItemError(f"tool definition for {call.name!r} not found: add it to tool_definitions")
+    undefined = sorted({call.name for call in calls if call.name not in defined})
+    if undefined:  # not judged, as Foundry does not judge it; the names say what to add
+        reason = f"Not applicable: {TOOL_DEFINITIONS_MISSING}"
+        return Score(None, skipped=True, reason=reason, properties={"undefined_tools": undefined})
     return None
 
 
