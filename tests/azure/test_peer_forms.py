@@ -189,3 +189,19 @@ def test_a_flow_put_in_place_of_the_judge_answers_for_it_as_in_the_peers_own_tes
     assert skipped["tool_call_accuracy_status"] == "skipped" and skipped["tool_call_accuracy_properties"] is None
     assert skipped["tool_call_accuracy_reason"] == f"Not applicable: {tools._TOOL_DEFINITIONS_MISSING_MESSAGE}"
     assert tools._flow.call_count == 0  # nothing to judge: the judge is not asked
+
+
+def test_a_reasoning_judge_is_asked_as_one_and_a_composite_passes_it_on():
+    from assay.azure import GroundednessEvaluator, QAEvaluator
+    from assay.azure._exceptions import ErrorBlame
+
+    config = AzureOpenAIModelConfiguration(azure_endpoint="https://nowhere.invalid", azure_deployment="d")
+    judge = GroundednessEvaluator(config, is_reasoning_model=True)
+    assert judge._is_reasoning_model is True and judge.judge().reasoning is True
+    assert GroundednessEvaluator(config).judge().reasoning is None  # told by the model's name, as before
+    composite = QAEvaluator(config, is_reasoning_model=True)
+    judged = [part for part in composite._evaluators if hasattr(part, "_is_reasoning_model")]
+    assert len(judged) == 5 and all(part._is_reasoning_model for part in judged)
+    with pytest.raises(EvaluationException) as raised:
+        QAEvaluator(config, groundedness_threshold="high")
+    assert raised.value.blame == ErrorBlame.USER_ERROR and raised.value.target == ErrorTarget.QA_EVALUATOR

@@ -115,6 +115,8 @@ def test_turn_only_judge_refused_at_conversation_level(models):
         (['```json\n{"reason": "fenced", "score": 4}\n```'], "completed", 4),
         (['Let me think. {"reason": "in prose", "score": 2} Done.'], "completed", 2),
         (["<S0>thinking</S0><S1>legacy reason</S1><S2>5</S2>"], "completed", 5),
+        ([" 4\n"], "completed", 4),  # a bare number, as the peer's older prompts answer
+        (["4 out of 5", '{"reason": "repaired", "score": 4}'], "completed", 4),
         (["not json at all", '{"reason": "repaired", "score": 3}'], "completed", 3),
         (['{"reason": "too high", "score": 9}', '{"reason": "fixed", "score": 4}'], "completed", 4),
         (["garbage", "still garbage"], "undetermined", None),

@@ -28,6 +28,11 @@ class CompositeEvaluator:
     def __init__(self, parts: list[EvaluatorBase]) -> None:
         self.parts = parts
 
+    @property
+    def _evaluators(self) -> list[EvaluatorBase]:
+        """The parts, by the peer's name for them."""
+        return self.parts
+
     def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         if args:
             raise user_error(f"{type(self).__name__}: pass its inputs by name", ErrorTarget.EVALUATE)
@@ -66,15 +71,28 @@ class QAEvaluator(CompositeEvaluator):
         fluency_threshold: float = 3,
         similarity_threshold: float = 3,
         f1_score_threshold: float = 0.5,
+        is_reasoning_model: bool = False,
         **kwargs: Any,
     ) -> None:
+        thresholds = {
+            "groundedness_threshold": groundedness_threshold,
+            "relevance_threshold": relevance_threshold,
+            "coherence_threshold": coherence_threshold,
+            "fluency_threshold": fluency_threshold,
+            "similarity_threshold": similarity_threshold,
+            "f1_score_threshold": f1_score_threshold,
+        }
+        for name, value in thresholds.items():  # refused here, as the peer refuses it, not at the first call
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise user_error(f"{name} must be a number, got {type(value)}", ErrorTarget.QA_EVALUATOR)
+        judged = {"is_reasoning_model": is_reasoning_model}
         super().__init__(
             [
-                GroundednessEvaluator(model_config, threshold=groundedness_threshold),
-                RelevanceEvaluator(model_config, threshold=relevance_threshold),
-                CoherenceEvaluator(model_config, threshold=coherence_threshold),
-                FluencyEvaluator(model_config, threshold=fluency_threshold),
-                SimilarityEvaluator(model_config, threshold=similarity_threshold),
+                GroundednessEvaluator(model_config, threshold=groundedness_threshold, **judged),
+                RelevanceEvaluator(model_config, threshold=relevance_threshold, **judged),
+                CoherenceEvaluator(model_config, threshold=coherence_threshold, **judged),
+                FluencyEvaluator(model_config, threshold=fluency_threshold, **judged),
+                SimilarityEvaluator(model_config, threshold=similarity_threshold, **judged),
                 F1ScoreEvaluator(threshold=f1_score_threshold),
             ]
         )

@@ -288,11 +288,19 @@ class FlowModel(Model):
     def __init__(self, config: ModelConfig, flow: Callable[..., Any], inputs: dict[str, Any]) -> None:
         super().__init__(config)
         self.flow, self.inputs = flow, inputs
+        self.awaited: tuple[Any, Any] = (None, None)
+        """The last awaitable the flow gave and what it came to."""
 
     async def generate(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
         answer = self.flow(timeout=FLOW_TIMEOUT, **self.inputs)
         if inspect.isawaitable(answer):
-            answer = await answer
+            # A mock made with ``return_value=coroutine`` gives the same coroutine to every call
+            # (a repair request asks again): awaited once, its answer stands for all of them.
+            if answer is self.awaited[0]:
+                answer = self.awaited[1]
+            else:
+                self.awaited = (answer, await answer)
+                answer = self.awaited[1]
         output = answer.get("llm_output", answer) if isinstance(answer, dict) else answer
         text = output if isinstance(output, str) else json.dumps(output, default=str)
         self.calls += 1

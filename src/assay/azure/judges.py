@@ -12,14 +12,21 @@ from assay.results import Result
 
 
 class JudgeEvaluator(EvaluatorBase):
-    """``Class(model_config, *, threshold=3)``; ``credential`` and the peer's tuning knobs are accepted."""
+    """``Class(model_config, *, threshold=3, is_reasoning_model=False)``; ``credential`` (kept, not used:
+    the judge authenticates as its model configuration says) and the peer's tuning knobs are accepted."""
 
     judged = True
     threshold_only_reported: bool = False
     """The peer reports the threshold but its verdict does not use it (a pass/fail judge)."""
 
     def __init__(
-        self, model_config: Any = None, *, threshold: float = 3, credential: Any = None, **kwargs: Any
+        self,
+        model_config: Any = None,
+        *,
+        threshold: float = 3,
+        credential: Any = None,
+        is_reasoning_model: bool = False,
+        **kwargs: Any,
     ) -> None:
         if model_config is None:  # required, as in the peer; named by the class the user called
             raise TypeError(
@@ -32,6 +39,10 @@ class JudgeEvaluator(EvaluatorBase):
             reported_threshold=threshold,
         )
         self.threshold = threshold
+        self._credential = credential
+        self._is_reasoning_model = is_reasoning_model
+        if is_reasoning_model and self._model is not None:  # asked as a reasoning model (no temperature)
+            self._model = self._model.model_copy(update={"reasoning": True})
 
 
 class CoherenceEvaluator(JudgeEvaluator):

@@ -1,4 +1,5 @@
-"""Read a judge's answer: JSON (bare, fenced or inside prose) or the legacy ``<S1>``/``<S2>`` tags."""
+"""Read a judge's answer: JSON (bare, fenced or inside prose), the legacy ``<S1>``/``<S2>`` tags, or
+a bare number (the answer of the peer's older prompts, its similarity judge's among them)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from assay.llm.structured import json_object
 
 LEGACY_SCORE = re.compile(r"<S2>\D*?(\d+(?:\.\d+)?)\D*?</S2>", re.DOTALL)
 LEGACY_REASON = re.compile(r"<S1>(.*?)</S1>", re.DOTALL)
+BARE_NUMBER = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*")
 
 
 class JudgeAnswerError(ValueError):
@@ -20,6 +22,9 @@ def answer_object(text: str) -> dict[str, Any]:
     found = json_object(text)
     if found is not None:
         return found
+    bare = BARE_NUMBER.fullmatch(text)
+    if bare:
+        return {"score": float(bare.group(1)), "reason": ""}
     legacy = LEGACY_SCORE.search(text)
     if legacy:
         reason = LEGACY_REASON.search(text)
