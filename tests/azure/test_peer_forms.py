@@ -205,3 +205,24 @@ def test_a_reasoning_judge_is_asked_as_one_and_a_composite_passes_it_on():
     with pytest.raises(EvaluationException) as raised:
         QAEvaluator(config, groundedness_threshold="high")
     assert raised.value.blame == ErrorBlame.USER_ERROR and raised.value.target == ErrorTarget.QA_EVALUATOR
+
+
+def test_the_judges_own_properties_are_reported_beside_the_token_counts():
+    from unittest.mock import MagicMock
+
+    from assay.azure._evaluators._tool_input_accuracy import _ToolInputAccuracyEvaluator
+
+    async def flow(timeout, **inputs):
+        details = {"total_parameters_passed": 3, "correct_parameters_passed": 2}
+        return {"llm_output": {"score": 0, "reason": "one argument is wrong", "properties": details}}
+
+    config = AzureOpenAIModelConfiguration(azure_endpoint="https://nowhere.invalid", azure_deployment="d")
+    evaluator = _ToolInputAccuracyEvaluator(model_config=config)
+    evaluator._flow = MagicMock(side_effect=flow)
+    call = {"type": "tool_call", "tool_call_id": "c1", "name": "lookup", "arguments": {"id": 1}}
+    definitions = [{"name": "lookup", "description": "x", "parameters": {"type": "object"}}]
+    result = evaluator(query="q", response=[{"role": "assistant", "content": [call]}], tool_definitions=definitions)
+    properties = result["tool_input_accuracy_properties"]
+    assert result["tool_input_accuracy_passed"] is False
+    assert properties["parameter_extraction_accuracy"] == 66.67
+    assert properties["correct_parameters_passed"] == 2 and "prompt_tokens" in properties

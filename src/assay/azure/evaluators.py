@@ -193,7 +193,8 @@ class EvaluatorBase:
             await models.aclose()
         if result.status == "undetermined":  # the judge answered, and no verdict could be read
             raise EvaluationException(
-                f"{type(self).__name__}: Evaluator returned invalid output. {result.reason}",
+                f"{type(self).__name__}: Evaluator returned invalid output. "
+                f"{'Invalid score value: ' if 'score' in (result.reason or '') else ''}{result.reason}",
                 target=self.target,
                 category=ErrorCategory.FAILED_EXECUTION,
                 blame=ErrorBlame.SYSTEM_ERROR,
@@ -238,7 +239,9 @@ class EvaluatorBase:
         raw = (result.properties or {}).get("raw_answer")
         shown = json.dumps(inputs, ensure_ascii=False, default=str)
         finish = (result.properties or {}).get("finish_reason")
+        judged = (result.properties or {}).get("judge")  # what the judge's answer gave as its properties
         return {
+            **(self.judge_properties(judged) if isinstance(judged, dict) else {}),
             "prompt_tokens": usage.get("prompt_tokens", 0),
             "completion_tokens": usage.get("completion_tokens", 0),
             "total_tokens": usage.get("total_tokens", 0),
@@ -247,6 +250,10 @@ class EvaluatorBase:
             "sample_input": json.dumps([{"role": "user", "content": shown}]),
             "sample_output": json.dumps([{"role": "assistant", "content": raw}]) if raw is not None else None,
         }
+
+    def judge_properties(self, judged: dict[str, Any]) -> dict[str, Any]:
+        """The properties the judge's answer gave, as the peer reports them beside the token counts."""
+        return dict(judged)
 
     # -- conversations, the SDK's way ---------------------------------------------------------
 

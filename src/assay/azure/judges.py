@@ -224,13 +224,28 @@ class _ToolSelectionEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (private
 
 
 class _ToolInputAccuracyEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (private) name
-    """Judged pass/fail: were the tools called with correct parameters."""
+    """Judged pass/fail: were the tools called with correct parameters. Its properties add the share of
+    parameters passed correctly, as the peer's do (``parameter_extraction_accuracy``, a percentage)."""
 
     builtin, key, target = (
         "builtin.tool_input_accuracy",
         "tool_input_accuracy",
         ErrorTarget.TOOL_INPUT_ACCURACY_EVALUATOR,
     )
+
+    def judge_properties(self, judged: dict[str, Any]) -> dict[str, Any]:
+        shown = dict(judged)
+        if shown:
+            shown["parameter_extraction_accuracy"] = self._calculate_parameter_extraction_accuracy(shown)
+        return shown
+
+    @staticmethod
+    def _calculate_parameter_extraction_accuracy(details: dict[str, Any]) -> float:
+        """Correct parameters over all passed, in percent (100 when none were passed)."""
+        total, correct = details.get("total_parameters_passed", 0), details.get("correct_parameters_passed", 0)
+        if not isinstance(total, (int, float)) or not isinstance(correct, (int, float)) or total <= 0:
+            return 100.0
+        return round(correct / total * 100, 2)
 
 
 class _TaskCompletionEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (private) name
