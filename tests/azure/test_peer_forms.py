@@ -226,3 +226,21 @@ def test_the_judges_own_properties_are_reported_beside_the_token_counts():
     assert result["tool_input_accuracy_passed"] is False
     assert properties["parameter_extraction_accuracy"] == 66.67
     assert properties["correct_parameters_passed"] == 2 and "prompt_tokens" in properties
+
+
+def test_the_tool_judges_refuse_a_call_without_definitions_or_calls_in_the_peers_words():
+    from assay.azure import ToolCallAccuracyEvaluator
+    from assay.azure._evaluators._tool_input_accuracy import _ToolInputAccuracyEvaluator
+    from assay.azure._exceptions import ErrorCategory
+
+    config = AzureOpenAIModelConfiguration(azure_endpoint="https://nowhere.invalid", azure_deployment="d")
+    call = {"type": "tool_call", "tool_call_id": "c1", "name": "lookup", "arguments": {}}
+    definition = {"name": "lookup", "description": "x", "parameters": {"type": "object"}}
+    accuracy = ToolCallAccuracyEvaluator(model_config=config)
+    with pytest.raises(EvaluationException, match="Tool definitions input is required") as raised:
+        accuracy(query="q", tool_calls=[call], tool_definitions=[])
+    assert raised.value.category == ErrorCategory.MISSING_FIELD
+    with pytest.raises(EvaluationException, match="No tool calls found in response or provided tool_calls"):
+        accuracy(query="q", tool_calls=[], tool_definitions=[definition])
+    with pytest.raises(EvaluationException, match="must be provided as a list"):
+        _ToolInputAccuracyEvaluator(model_config=config)(query="q", response=[call], tool_definitions=definition)

@@ -62,6 +62,10 @@ class EvaluatorBase:
     """``key``, by the peer's name for it."""
     legacy_key: ClassVar[bool] = False
     """Also writes ``gpt_X`` (the peer still does for tool_call_accuracy)."""
+    requires_tool_definitions: ClassVar[bool] = False
+    """A direct call without ``tool_definitions`` is refused, as the peer's validator refuses it."""
+    requires_tool_calls: ClassVar[bool] = False
+    """A direct call with neither ``response`` nor ``tool_calls`` is refused, as the peer's is."""
     validates_inputs: ClassVar[bool] = True
     """The peer checks this one's inputs with a validator, whose words for a missing input are
     "Query is a required input and cannot be None."; the others (retrieval, response completeness)
@@ -130,6 +134,7 @@ class EvaluatorBase:
         conversation = kwargs.pop("conversation", None)
         if self.judged and self.validates_inputs and conversation is None:
             self._validated(kwargs)
+            self._validated_tools(kwargs)
         inputs = {key: value for key, value in kwargs.items() if value is not None}
         if args or (conversation is None and not inputs):
             raise user_error(
@@ -164,6 +169,23 @@ class EvaluatorBase:
                 problem = (f"{shown} list cannot be empty.", ErrorCategory.MISSING_FIELD)
             if problem is not None:
                 raise user_error(problem[0], self.target, problem[1])
+
+    def _validated_tools(self, given: dict[str, Any]) -> None:
+        """The peer's tool validators, in its words: the tool judges that need definitions refuse a
+        call without them (or with one definition not in a list), and those that judge calls refuse
+        one with neither a response nor tool calls."""
+        definitions = given.get("tool_definitions")
+        if self.requires_tool_definitions:
+            if not definitions:
+                raise user_error(
+                    "Tool definitions input is required but not provided.", self.target, ErrorCategory.MISSING_FIELD
+                )
+            if not isinstance(definitions, (str, list)):
+                raise user_error("Tool definitions must be provided as a list of dictionaries.", self.target)
+        if self.requires_tool_calls and not given.get("tool_calls") and not given.get("response"):
+            raise user_error(
+                "No tool calls found in response or provided tool_calls.", self.target, ErrorCategory.MISSING_FIELD
+            )
 
     async def _evaluate(self, inputs: dict[str, Any]) -> Result:
         spec = catalog().get(self.builtin)

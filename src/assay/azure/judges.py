@@ -91,6 +91,7 @@ class TaskAdherenceEvaluator(JudgeEvaluator):
 class ToolCallAccuracyEvaluator(JudgeEvaluator):
     builtin, key, target = "builtin.tool_call_accuracy", "tool_call_accuracy", ErrorTarget.TOOL_CALL_ACCURACY_EVALUATOR
     legacy_key = True
+    requires_tool_definitions = requires_tool_calls = True
     _MIN_TOOL_CALL_ACCURACY_SCORE, _MAX_TOOL_CALL_ACCURACY_SCORE, _DEFAULT_TOOL_CALL_ACCURACY_SCORE = 1, 5, 3
     _NO_TOOL_CALLS_MESSAGE = NO_TOOL_CALLS
     _NO_TOOL_DEFINITIONS_MESSAGE = "Tool definitions input is required but not provided"
@@ -221,6 +222,7 @@ class _ToolSelectionEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (private
     """Judged pass/fail: were the right tools chosen for the query."""
 
     builtin, key, target = "builtin.tool_selection", "tool_selection", ErrorTarget.TOOL_SELECTION_EVALUATOR
+    requires_tool_definitions = requires_tool_calls = True
 
 
 class _ToolInputAccuracyEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (private) name
@@ -232,6 +234,7 @@ class _ToolInputAccuracyEvaluator(_BinaryJudge):  # noqa: N801 - the peer's (pri
         "tool_input_accuracy",
         ErrorTarget.TOOL_INPUT_ACCURACY_EVALUATOR,
     )
+    requires_tool_definitions = True
 
     def judge_properties(self, judged: dict[str, Any]) -> dict[str, Any]:
         shown = dict(judged)
