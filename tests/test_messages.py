@@ -146,6 +146,20 @@ def test_response_text_reads_assistant_text_of_message_lists():
     assert isinstance(normalize([{"role": "user", "content": "u"}])[0].content[0], TextPart)
 
 
+def test_an_openapi_tool_is_the_functions_it_lists():
+    function = {
+        "name": "countries_LookupByCurrency",
+        "type": "function",
+        "description": "By currency.",
+        "parameters": {"type": "object", "properties": {"currency": {"type": "string"}}},
+    }
+    openapi = {"name": "countries", "type": "openapi", "spec": {"openapi": "3.1.0"}, "functions": [function]}
+    bare = {"name": "weather", "type": "openapi", "spec": {"openapi": "3.1.0"}}
+    tools = normalize_tool_definitions([openapi, bare])
+    assert [tool.name for tool in tools] == ["countries_LookupByCurrency", "weather"]
+    assert tools[0].parameters["properties"] == {"currency": {"type": "string"}}
+
+
 def test_openai_style_tool_definitions():
     tools = normalize_tool_definitions([{"type": "function", "function": {"name": "f", "description": "d"}}])
     assert tools[0].name == "f" and tools[0].description == "d"

@@ -208,7 +208,10 @@ def _kind(value: Any) -> str:
 
 
 def normalize_tool_definitions(value: Any, where: str = "tool_definitions") -> list[ToolDefinition]:
-    """Accept ``[{name, description, parameters}]`` and OpenAI's ``{type: function, function}``."""
+    """Accept ``[{name, description, parameters}]`` and OpenAI's ``{type: function, function}``. An
+    OpenAPI tool (``type: openapi``) that lists its operations as ``functions`` is those functions,
+    which is what its calls name (Azure AI Agents' ``<tool>_<operationId>``); one without them stays
+    one tool."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -221,6 +224,10 @@ def normalize_tool_definitions(value: Any, where: str = "tool_definitions") -> l
     for index, raw in enumerate(value):
         if not isinstance(raw, dict):
             raise MessageFormatError(f"{where}[{index}]: expected an object, got {_kind(raw)}")
+        functions = raw.get("functions") if raw.get("type") == "openapi" else None
+        if isinstance(functions, list) and functions:
+            tools.extend(normalize_tool_definitions(functions, f"{where}[{index}].functions"))
+            continue
         spec = raw["function"] if isinstance(raw.get("function"), dict) else raw
         name = _name(spec, f"{where}[{index}]")
         tools.append(ToolDefinition(name, str(spec.get("description") or ""), spec.get("parameters") or {}))
