@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -15,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fixtures import free_port, poll
+from tests.support.fixtures import AssayServe, serve_assay
 from tests.support.servers import ui_form_token
 
 
@@ -87,34 +85,17 @@ def test_ui_forms_need_the_token_their_page_gave(served):
     assert call(page, wrong)[0] == 403
 
 
-def _serve(home: Path, env_extra: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
+def _serve(home: Path, env_extra: dict[str, str]) -> tuple[AssayServe, str]:
     unset = ("ASSAY_DATABASE_URL", "ASSAY_SANDBOX", "ASSAY_ALLOWED_HOSTS")  # the test's own choices only
     inherited = {k: v for k, v in os.environ.items() if k not in unset}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "assay", "serve", "--port", str(port), "--workers", "1"],
-        env={**inherited, "ASSAY_HOME": str(home), "OPENAI_API_KEY": "test", **env_extra},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    served = serve_assay(
+        ["--workers", "1"], {**inherited, "ASSAY_HOME": str(home), "OPENAI_API_KEY": "test", **env_extra}
     )
-    url = f"http://127.0.0.1:{port}"
-
-    def answers() -> bool:
-        try:
-            return call(f"{url}/v1/evals")[0] == 200
-        except OSError:
-            return False  # not listening yet
-
-    if not poll(answers, bool, seconds=30):
-        process.kill()
-        raise RuntimeError(f"assay serve did not start: {process.communicate()[0]}")
-    return process, url
+    return served, served.url
 
 
-def _stop(process: subprocess.Popen[str]) -> str:
-    process.terminate()
-    return process.communicate(timeout=20)[0]
+def _stop(served: AssayServe) -> str:
+    return served.stop()
 
 
 def _high_water_mb(pid: int) -> float:
@@ -167,13 +148,13 @@ BOMBS = [
 def test_a_template_cannot_take_the_servers_memory(tmp_path):
     process, url = _serve(tmp_path, {})
     try:
-        before = _high_water_mb(process.pid)
+        before = _high_water_mb(process.process.pid)
         for n, template in enumerate(BOMBS):
             body = json.dumps({"definition": {"type": "prompt", "prompt_text": template}}).encode()
             status, text = call(f"{url}/api/projects/default/evaluators/bomb{n}/versions", body, JSON)
             assert status in (201, 400), text
             assert call(f"{url}/api/projects/default/evaluators")[0] == 200  # the catalog loads them all
-        peak = _high_water_mb(process.pid)
+        peak = _high_water_mb(process.process.pid)
     finally:
         _stop(process)
     assert peak - before < 256, f"{peak - before:.0f} MB"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -90,6 +91,66 @@ def poll(check: Callable[[], T], done: Callable[[T], bool], *, seconds: float, e
         _NEVER.wait(every)
         value = check()
     return value
+
+
+SERVING = re.compile(r"assay serving on (https?://\S+?)/v1")
+
+
+@dataclass
+class AssayServe:
+    """An ``assay serve`` process started by ``serve_assay``, its address and everything it printed."""
+
+    process: subprocess.Popen[str]
+    url: str
+    lines: list[str]
+    reader: threading.Thread
+
+    def stop(self, timeout: float = 20) -> str:
+        """SIGTERM, then everything the server printed."""
+        self.process.terminate()
+        self.process.wait(timeout=timeout)
+        self.reader.join(timeout=timeout)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        return "".join(self.lines)
+
+
+def serve_assay(arguments: list[str], env: dict[str, str], *, seconds: float = 30) -> AssayServe:
+    """``assay serve --port 0 ARGUMENTS``, on the port the server chose and printed: a port found free
+    here may be taken by another test's server before this one binds it, and that server would then
+    answer in its place. Returns once it answers ``/v1/evals``."""
+    command = [sys.executable, "-m", "assay", "serve", "--port", "0", *arguments]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    address: list[str] = []
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            found = SERVING.search(line)
+            if found and not address:
+                address.append(found.group(1))
+
+    reader = threading.Thread(target=read, name="assay-serve-output", daemon=True)
+    reader.start()
+    served = AssayServe(process, "", lines, reader)
+
+    def answers() -> bool:
+        if not address:
+            return False
+        try:
+            with urllib.request.urlopen(f"{address[0]}/v1/evals", timeout=5) as response:
+                return bool(response.status == 200)
+        except OSError:
+            return False  # not listening yet
+
+    if not poll(lambda: answers() or process.poll() is not None, bool, seconds=seconds) or not answers():
+        process.kill()
+        said = served.stop()
+        raise RuntimeError(f"assay serve did not start: {said}")
+    served.url = address[0]
+    return served
 
 
 def stored_runs(home: Path) -> list[Any]:
