@@ -4,8 +4,6 @@ tools, in the expected way), importable where the peer keeps it
 
 from __future__ import annotations
 
-import contextlib
-import json
 from enum import Enum
 from typing import Any
 
@@ -27,7 +25,7 @@ class _TaskNavigationEfficiencyEvaluator(EvaluatorBase):  # noqa: N801 - the pee
     """``_TaskNavigationEfficiencyEvaluator(matching_mode=...)(response=messages, ground_truth=names)``:
     passed (score 1) or not by the matching mode; precision, recall and F1 of the tool steps in
     ``task_navigation_efficiency_properties``. ``ground_truth`` may be ``(names, {tool: {param: value}})``
-    to match parameters too; either input may arrive as a JSON string."""
+    to match parameters too; either input may arrive as a JSON string (the catalog's evaluator reads it)."""
 
     builtin, key = "builtin.task_navigation_efficiency", "task_navigation_efficiency"
     target = ErrorTarget.TASK_NAVIGATION_EFFICIENCY_EVALUATOR
@@ -57,15 +55,9 @@ class _TaskNavigationEfficiencyEvaluator(EvaluatorBase):  # noqa: N801 - the pee
                 kwargs[name] = kwargs.pop(alias)
             if kwargs.get(name) is None:
                 raise user_error(f"{name.capitalize()} is a required input and cannot be None.", self.target)
-        ground_truth = kwargs["ground_truth"]
-        if isinstance(ground_truth, str):
-            with contextlib.suppress(ValueError):
-                ground_truth = json.loads(ground_truth)
-        if isinstance(ground_truth, tuple):  # (names, parameters): JSON's form of it is a two-element list
-            ground_truth = list(ground_truth)
-        if not ground_truth:
-            raise user_error("ground_truth cannot be empty", self.target)
-        return super().__call__(*args, **{**kwargs, "ground_truth": ground_truth})
+        if isinstance(kwargs["ground_truth"], tuple):  # (names, parameters): JSON's form is a two-element list
+            kwargs["ground_truth"] = list(kwargs["ground_truth"])
+        return super().__call__(*args, **kwargs)
 
     def peer_properties(self, result: Result, inputs: dict[str, Any]) -> Any:
         found = result.properties or {}
