@@ -1,4 +1,5 @@
 import asyncio
+import threading
 
 import pytest
 
@@ -8,6 +9,7 @@ from assay.evaluators import Catalog, evaluator, load_catalog
 from assay.evaluators.decorator import spec_from_function
 from assay.llm import ModelConfig, ModelRegistry
 from assay.run import EvalDefinition, RunOptions, check_resumable, finish_run, prepare, start
+from tests.support.fixtures import recorded_batches
 
 
 @evaluator(threshold=0.5)
@@ -181,12 +183,23 @@ def test_a_run_waiting_on_no_model_writes_on_its_loop_only_on_sqlite(store, monk
     # SQLite's writes are work in this process: a thread would only take turns with the workers at the
     # interpreter. PostgreSQL's are waits on another process, kept off the loop.
     on_loop = _writing_threads(store, monkeypatch)
-    prepared = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(rows(30)), load_catalog())
-    outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(flush_every=10))
-    assert outcome.run.status == "completed" and outcome.summary.result_counts.total == 30
+    prepared = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(rows(300)), load_catalog())
+    outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(flush_every=100, processes=1))
+    assert outcome.run.status == "completed" and outcome.summary.result_counts.total == 300
     assert len(on_loop) >= 3
     expected = store.engine.dialect.name == "sqlite"
     assert on_loop == [expected] * len(on_loop)
+
+
+@pytest.mark.parametrize(("flush_every", "expected"), [(None, [1000, 1000, 300]), (500, [500] * 4 + [300])])
+def test_a_run_that_only_computes_writes_bigger_batches_unless_told(store, monkeypatch, flush_every, expected):
+    # Each commit rewrites the tables' last pages to the write-ahead log: fewer, bigger ones cost less.
+    sizes = recorded_batches(store, monkeypatch)
+    prepared = prepare(EvalDefinition("e", CRITERIA[1:]), Dataset.from_content(rows(2300)), load_catalog())
+    options = RunOptions(flush_every=flush_every, flush_seconds=3600, processes=1)
+    outcome = finish_run(prepared, start(prepared, store), store, options=options)
+    assert outcome.summary.result_counts.total == 2300
+    assert sizes == expected
 
 
 def test_a_run_waiting_on_a_judge_writes_off_its_loop(store, llm, monkeypatch):
@@ -201,6 +214,34 @@ def test_a_run_waiting_on_a_judge_writes_off_its_loop(store, llm, monkeypatch):
     outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(flush_every=5))
     assert outcome.run.status == "completed" and outcome.summary.result_counts.passed == 12
     assert on_loop and not any(on_loop)
+
+
+def test_a_run_waiting_on_a_judge_has_one_writer_however_slow_its_writes(store, llm, monkeypatch):
+    # The writer's task writes while the reading ends: nothing else may write (or drop) its batch then.
+    llm.script(rules=[{"match": "", "reply": {"content": '{"reason": "fine", "score": 5}'}}])
+    models = ModelRegistry([ModelConfig(name="judge", model="judge", base_url=llm.base_url, api_key="t")])
+    criterion = {"type": "azure_ai_evaluator", "name": "relevance", "evaluator_name": "builtin.relevance"}
+    definition = EvalDefinition("e", [{**criterion, "initialization_parameters": {"deployment_name": "judge"}}])
+    data = [{"query": f"q{i}", "response": f"a{i}"} for i in range(40)]
+    writing, most = [], []
+    write = store.add_output_items
+
+    def slow(run_id, items, **kwargs):
+        writing.append(True)
+        most.append(len(writing))
+        threading.Event().wait(0.3)  # a write that takes long, as under load
+        try:
+            return write(run_id, items, **kwargs)
+        finally:
+            writing.pop()
+
+    monkeypatch.setattr(store, "add_output_items", slow)
+    prepared = prepare(definition, Dataset.from_content(data), load_catalog(), models=models)
+    options = RunOptions(concurrency=2, flush_seconds=0.01)
+    outcome = finish_run(prepared, start(prepared, store), store, options=options)
+    assert max(most) == 1, most  # never two writes at once
+    assert outcome.summary.result_counts.total == 40
+    assert sorted(item.datasource_item_id for item in store.iter_output_items(outcome.run.id)) == list(range(40))
 
 
 def test_a_criterion_said_to_only_compute_that_waits_is_still_judged_once_per_item(store):

@@ -113,10 +113,10 @@ def _wait_through_outage(client: OpenAI, eval_id: str, run_id: str):
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 1.5 MB file system for ASSAY_HOME (a tmpfs; mounting needs root)."""
+    """A 3 MB file system for ASSAY_HOME (a tmpfs; mounting needs root)."""
     mount = tmp_path / "small"
     mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1536k", "none", str(mount)], capture_output=True)
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "none", str(mount)], capture_output=True)
     if made.returncode != 0:
         pytest.skip(f"cannot mount a small file system here: {made.stderr.decode().strip()}")
     yield mount
@@ -124,7 +124,7 @@ def small_disk(tmp_path):
 
 
 def test_sqlite_disk_full_stops_the_run_clearly_and_it_resumes_once_there_is_room(tmp_path, small_disk):
-    total = 2000
+    total = 5000  # about 6 MB stored: a run that only computes writes 1,000 items (1.2 MB) a transaction
     with (tmp_path / "big.jsonl").open("w", encoding="utf-8") as handle:
         for i in range(total):
             handle.write(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -27,7 +28,7 @@ def free_port() -> int:
 
 @dataclass
 class LLMServer:
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[str]
     port: int
 
     @property
@@ -55,27 +56,40 @@ class LLMServer:
 
     def stop(self) -> None:
         self.process.terminate()
-        self.process.wait(timeout=10)
+        self.process.communicate(timeout=10)  # closes its stdout too
 
 
 def start_llm_server(port: int | None = None) -> LLMServer:
-    """The scripted server on ``port`` (default: a free one)."""
-    port = port or free_port()
+    """The scripted server on ``port`` (default: one the server chooses itself and says, so that no
+    other test's server can take it between a check that it is free and the bind)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.llm_server", str(port)],
+        [sys.executable, "-m", "tests.support.llm_server", str(port or 0)],
         cwd=ROOT,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return LLMServer(process, port)
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("the test LLM server did not start")
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 30)
+    banner = process.stdout.readline() if ready else ""
+    if not banner.startswith("listening on "):
+        process.kill()
+        process.communicate()
+        raise RuntimeError(f"the test LLM server did not start (it said {banner!r})")
+    return LLMServer(process, int(banner.split()[-1]))
+
+
+def recorded_batches(store: Any, monkeypatch: Any) -> list[int]:
+    """The size of each batch ``store.add_output_items`` is given from now on, in order."""
+    sizes: list[int] = []
+    write = store.add_output_items
+
+    def recorded(run_id: str, items: Any, **kwargs: Any) -> Any:
+        sizes.append(len(items))
+        return write(run_id, items, **kwargs)
+
+    monkeypatch.setattr(store, "add_output_items", recorded)
+    return sizes
 
 
 T = TypeVar("T")

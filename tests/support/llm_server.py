@@ -1,7 +1,7 @@
 """A local OpenAI-compatible server for tests: a real HTTP process whose answers tests script.
 
-Run as ``python -m tests.support.llm_server PORT``. It serves ``POST /v1/chat/completions`` (and
-the same under ``/openai/deployments/<name>/chat/completions`` for Azure clients) and
+Run as ``python -m tests.support.llm_server PORT`` (0: any free port; it prints the one it holds).
+It serves ``POST /v1/chat/completions`` (and the same under ``/openai/deployments/<name>/chat/completions`` for Azure clients) and
 ``POST /v1/responses``; with ``"stream": true`` both answer as server-sent events, the way
 OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts as its vector;
 ``POST /v1/moderations`` flags the categories a text names in brackets (``[violence]``). Tests control it over HTTP:
@@ -659,6 +659,9 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
 
 async def main(port: int) -> None:
     server = await asyncio.start_server(serve_connection, "127.0.0.1", port, backlog=1024)
+    # The port it holds (0: the system chose one), so whoever started it reaches this server only.
+    sys.stdout.write(f"listening on {server.sockets[0].getsockname()[1]}\n")
+    sys.stdout.flush()
     async with server:
         await server.serve_forever()
 

@@ -7,9 +7,10 @@
 
 Concurrency is a fixed pool of worker tasks pulling from a bounded queue, so memory stays flat
 whatever the dataset size. A single writer batches finished items into one transaction every
-``flush_every`` items or ``flush_seconds``; items already stored (a resumed run) are skipped
-before any work is done. Criteria that only compute (F1, a string check) are judged as each item
-is read, with no task or queue between reading, judging and writing.
+``flush_every`` items (``COMPUTED_FLUSH_EVERY`` for a run that only computes) or ``flush_seconds``;
+items already stored (a resumed run) are skipped before any work is done. Criteria that only
+compute (F1, a string check) are judged as each item is read, with no task or queue between
+reading, judging and writing.
 """
 
 from __future__ import annotations
@@ -77,6 +78,14 @@ class WriteTurn(Protocol):
     def give(self) -> None: ...
 
 
+FLUSH_EVERY = 200
+"""Items written in one transaction, in a run that waits on models."""
+COMPUTED_FLUSH_EVERY = 1000
+"""Items written in one transaction in a run that only computes. Each commit writes every page the
+transaction touched to the write-ahead log, the last leaf and inner pages of each table and index
+again each time: at 200 items a transaction an F1 run spent about 4 µs an item more than at 1,000
+(``bench/run_overhead.py``). More items a batch gained nothing further; ``flush_seconds`` still
+bounds how long an item waits for its write, so a slow metric's progress moves as often."""
 TURN_RETRY_ITEMS = 50
 """A batch whose write had to wait its turn is offered again after this many more items."""
 
@@ -92,7 +101,10 @@ class Executor(Protocol):
 @dataclass
 class RunOptions:
     concurrency: int = DEFAULT_CONCURRENCY
-    flush_every: int = 200
+    flush_every: int | None = None
+    """A batch of items is written in one transaction once it holds this many; None: ``FLUSH_EVERY``,
+    or ``COMPUTED_FLUSH_EVERY`` for a run that only computes. ``flush_seconds`` bounds how long an
+    item waits either way."""
     flush_seconds: float = 0.5
     keep_going: Callable[[], bool] | None = None
     """Asked every ``check_seconds`` (off the event loop); False stops the run (it was canceled)."""
@@ -276,15 +288,16 @@ async def _execute(job: RunJob) -> int:
     concurrency = max(job.options.concurrency, BATCH_IN_FLIGHT) if job.options.batch else job.options.concurrency
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.
-    finished: asyncio.Queue[Finished | None] = asyncio.Queue(maxsize=job.options.flush_every * 2)
     computes = only_computes(job)
+    flush_every = job.options.flush_every or (COMPUTED_FLUSH_EVERY if computes else FLUSH_EVERY)
+    finished: asyncio.Queue[Finished | None] = asyncio.Queue(maxsize=flush_every * 2)
     if job.options.executor is not None:
         workers = [asyncio.create_task(job.options.executor(rows, finished, job))]
     elif computes:
         workers = []  # each item is evaluated as it is read, below
     else:
         workers = [asyncio.create_task(_work(rows, finished, job)) for _ in range(concurrency)]
-    writer = _Writer(job)
+    writer = _Writer(job, flush_every)
     # Items that are judged as they are read go straight to the writer; others pass a queue to its task.
     writing = None if computes else asyncio.create_task(_write(finished, writer))
     watcher = asyncio.create_task(_watch(job)) if job.options.keep_going is not None else None
@@ -369,8 +382,13 @@ def judged_now(rows: list[Row], criteria: list[BoundCriterion]) -> list[OutputIt
 
 
 async def _judge_now(block: list[Row], job: RunJob, writer: _Writer) -> None:
-    for row, item in zip(block, judged_now(block, job.criteria), strict=True):
-        await writer.add(item if item is not None else await evaluate_item(row, job.criteria))
+    if not block:  # (a run whose items pass a queue has its writer's task: it must not flush from here)
+        return
+    judged = [
+        item if item is not None else await evaluate_item(row, job.criteria)
+        for row, item in zip(block, judged_now(block, job.criteria), strict=True)
+    ]
+    await writer.add(*judged)  # the block at once: one check whether a write is due, not one per item
 
 
 def _to_evaluate(job: RunJob, done: set[int]) -> Iterator[Row]:
@@ -498,25 +516,28 @@ def waits_on_model(job: RunJob) -> bool:
 
 
 class _Writer:
-    """Batches output items into the store, a batch in one transaction once it has ``flush_every``
-    items or is ``flush_seconds`` old; the one writer of a run's items in this process."""
+    """Batches output items into the store, a batch in one transaction once it has ``every`` items
+    or is ``flush_seconds`` old; the one writer of a run's items in this process."""
 
-    def __init__(self, job: RunJob) -> None:
+    def __init__(self, job: RunJob, every: int) -> None:
         self.job = job
+        self.every = every
         self.batch: list[Finished] = []
         self.last_flush = time.monotonic()
-        self.due = job.options.flush_every
+        self.due = every
         """The batch's size when it is written next."""
 
-    async def add(self, item: Finished) -> None:
-        self.batch.append(item)
+    async def add(self, *items: Finished) -> None:
+        if not items:
+            return
+        self.batch.extend(items)
         if len(self.batch) >= self.due or time.monotonic() - self.last_flush >= self.job.options.flush_seconds:
             await self.flush()
 
     async def flush(self, *, last: bool = False) -> None:
         job, batch = self.job, self.batch
         turn = job.write_turn if batch else None
-        if turn is not None and not turn.take(wait=last or len(batch) >= 4 * job.options.flush_every):
+        if turn is not None and not turn.take(wait=last or len(batch) >= 4 * self.every):
             # Another process is writing: evaluate on, and offer the batch again a little later.
             self.due, self.last_flush = len(batch) + TURN_RETRY_ITEMS, time.monotonic()
             return
@@ -531,7 +552,7 @@ class _Writer:
                 turn.give()
         if batch and not job.lost and job.write_error is None and job.on_stored is not None:
             job.on_stored(len(batch))
-        self.batch, self.last_flush, self.due = [], time.monotonic(), job.options.flush_every
+        self.batch, self.last_flush, self.due = [], time.monotonic(), self.every
         if batch:
             # A run judged as it is read awaits nothing else: here the watcher gets its turn to renew
             # the lease and to hear of a cancel.
