@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import pytest
 from openai import OpenAI
 
 from tests.api.conftest import wait_for
-from tests.support.fixtures import free_port
+from tests.support.fixtures import AssayServe, serve_assay
 
 SECRET = "s3cret-server-token-7f1c"
 MARKER = "assay-hostile-marker-9d2e"
@@ -110,7 +109,8 @@ def _grader(name: str, source: str, **extra) -> dict:
     return {"type": "python", "name": name, "source": source, **extra}
 
 
-def _start(home: Path, port: int, env_extra: dict[str, str]) -> subprocess.Popen[bytes]:
+def _start(home: Path, api_key: str, env_extra: dict[str, str]) -> tuple[AssayServe, int]:
+    """``assay serve`` on ``home``'s store, on a port it chose itself; the server and its port."""
     env = {
         **os.environ,
         "ASSAY_HOME": str(home),
@@ -122,12 +122,8 @@ def _start(home: Path, port: int, env_extra: dict[str, str]) -> subprocess.Popen
     }
     env.pop("ASSAY_DATABASE_URL", None)
     env.pop("ASSAY_SANDBOX", None)
-    return subprocess.Popen(
-        [sys.executable, "-m", "assay", "serve", "--port", str(port), "--workers", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    served = serve_assay(["--workers", "1"], env, api_key=api_key)
+    return served, int(served.url.rsplit(":", 1)[1])
 
 
 def _keys(home: Path) -> tuple[str, str]:
@@ -144,17 +140,6 @@ def _keys(home: Path) -> tuple[str, str]:
         for p in ("alpha", "beta")
     ]
     return made[0], made[1]
-
-
-def _wait_up(client: OpenAI) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            client.evals.list()
-            return
-        except Exception:  # noqa: BLE001 - not up yet
-            time.sleep(0.1)
-    raise RuntimeError("assay serve did not start")
 
 
 def _rss_kb(pid: int) -> int:
@@ -180,17 +165,14 @@ def hostile_server(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     alpha, beta = _keys(home)
-    port = free_port()
-    process = _start(home, port, {})
+    served, port = _start(home, alpha, {})
     clients = [OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=k, max_retries=0) for k in (alpha, beta)]
     try:
-        _wait_up(clients[0])
-        yield process, home, port, clients
+        yield served.process, home, port, clients
     finally:
         for client in clients:
             client.close()
-        process.terminate()
-        process.wait(timeout=20)
+        served.stop()
 
 
 def _run(client: OpenAI, criteria: list[dict], item: dict) -> tuple[object, list[dict]]:
@@ -309,11 +291,9 @@ def test_a_server_with_keys_refuses_python_graders_without_the_sandbox(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
     alpha, _ = _keys(home)
-    port = free_port()
-    process = _start(home, port, {"ASSAY_BWRAP": "none"})
+    served, port = _start(home, alpha, {"ASSAY_BWRAP": "none"})
     client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=alpha, max_retries=0)
     try:
-        _wait_up(client)
         status, body = _post(
             f"http://127.0.0.1:{port}/v1/evals",
             alpha,
@@ -327,5 +307,4 @@ def test_a_server_with_keys_refuses_python_graders_without_the_sandbox(tmp_path)
         assert "bubblewrap" in json.dumps(body)
     finally:
         client.close()
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=20)
+        served.stop()

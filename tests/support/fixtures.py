@@ -129,10 +129,13 @@ class AssayServe:
         return "".join(self.lines)
 
 
-def serve_assay(arguments: list[str], env: dict[str, str], *, seconds: float = 30) -> AssayServe:
+def serve_assay(
+    arguments: list[str], env: dict[str, str], *, seconds: float = 30, api_key: str | None = None
+) -> AssayServe:
     """``assay serve --port 0 ARGUMENTS``, on the port the server chose and printed: a port found free
     here may be taken by another test's server before this one binds it, and that server would then
-    answer in its place. Returns once it answers ``/v1/evals``."""
+    answer in its place. Returns once it answers ``/v1/evals`` (asked with ``api_key`` where the
+    store has keys)."""
     command = [sys.executable, "-m", "assay", "serve", "--port", "0", *arguments]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
@@ -154,7 +157,10 @@ def serve_assay(arguments: list[str], env: dict[str, str], *, seconds: float = 3
         if not address:
             return False
         try:
-            with urllib.request.urlopen(f"{address[0]}/v1/evals", timeout=5) as response:
+            asked = urllib.request.Request(
+                f"{address[0]}/v1/evals", headers={"Authorization": f"Bearer {api_key}"} if api_key else {}
+            )
+            with urllib.request.urlopen(asked, timeout=5) as response:
                 return bool(response.status == 200)
         except OSError:
             return False  # not listening yet
