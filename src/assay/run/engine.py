@@ -382,8 +382,6 @@ def judged_now(rows: list[Row], criteria: list[BoundCriterion]) -> list[OutputIt
 
 
 async def _judge_now(block: list[Row], job: RunJob, writer: _Writer) -> None:
-    if not block:  # (a run whose items pass a queue has its writer's task: it must not flush from here)
-        return
     judged = [
         item if item is not None else await evaluate_item(row, job.criteria)
         for row, item in zip(block, judged_now(block, job.criteria), strict=True)
@@ -528,7 +526,7 @@ class _Writer:
         """The batch's size when it is written next."""
 
     async def add(self, *items: Finished) -> None:
-        if not items:
+        if not items:  # the reading's last, empty block: a run with a writer's task must not flush here
             return
         self.batch.extend(items)
         if len(self.batch) >= self.due or time.monotonic() - self.last_flush >= self.job.options.flush_seconds:
