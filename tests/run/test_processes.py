@@ -262,6 +262,32 @@ class Refusing:
         self.held = False
 
 
+class FailingShare:
+    """A share of every item that fails when asked about ``at``, as a child whose share broke."""
+
+    process = 1
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def owns(self, index: int) -> bool:
+        if index == self.at:
+            raise ValueError("this share could not go on")
+        return True
+
+
+def test_what_a_failing_share_read_before_it_failed_is_stored(store):
+    # Items are judged a block of 100 at a time: the 50 read since the last block are judged and
+    # stored too, so a resume has only what was never read to do.
+    prepared = prepare(EvalDefinition("share", CRITERIA), Dataset.from_content(rows(300)), load_catalog())
+    run = start(prepared, store)
+    job = RunJob(run.id, prepared.dataset, prepared.criteria, store, RunOptions())
+    job.share = FailingShare(at=150)
+    with pytest.raises(ValueError, match="could not go on"):
+        run_sync(execute(job))
+    assert sorted(stored(store, run.id)) == list(range(150))
+
+
 def test_a_share_whose_turn_is_taken_evaluates_on_and_writes_later(store, monkeypatch):
     written = recorded_batches(store, monkeypatch)
     prepared = prepare(EvalDefinition("turns", CRITERIA), Dataset.from_content(rows(1000)), load_catalog())

@@ -309,12 +309,14 @@ async def _execute(job: RunJob) -> int:
                 if not computes:
                     await rows.put(trial)
                 elif len(block) == JUDGED_TOGETHER - 1:
-                    await _judge_now([*block, trial], job, writer)
-                    block = []
+                    whole, block = [*block, trial], []
+                    await _judge_now(whole, job, writer)
                 else:
                     block.append(trial)
                 evaluated += 1
-        except DataError:  # what was read before the bad row is judged and stored, as it would have been
+        except Exception:
+            # What was read before the reading failed (a bad row, this process's share of a spread run
+            # failing) is judged and stored, as it would have been; a resume then has only the rest to do.
             await _judge_now(block, job, writer)
             raise
         await _judge_now(block, job, writer)
