@@ -109,8 +109,8 @@ def _grader(name: str, source: str, **extra) -> dict:
     return {"type": "python", "name": name, "source": source, **extra}
 
 
-def _start(home: Path, api_key: str, env_extra: dict[str, str]) -> tuple[AssayServe, int]:
-    """``assay serve`` on ``home``'s store, on a port it chose itself; the server and its port."""
+def _start(home: Path, api_key: str, env_extra: dict[str, str]) -> AssayServe:
+    """``assay serve`` on ``home``'s store, on a port it chose itself."""
     env = {
         **os.environ,
         "ASSAY_HOME": str(home),
@@ -122,8 +122,7 @@ def _start(home: Path, api_key: str, env_extra: dict[str, str]) -> tuple[AssaySe
     }
     env.pop("ASSAY_DATABASE_URL", None)
     env.pop("ASSAY_SANDBOX", None)
-    served = serve_assay(["--workers", "1"], env, api_key=api_key)
-    return served, int(served.url.rsplit(":", 1)[1])
+    return serve_assay(["--workers", "1"], env, api_key=api_key)
 
 
 def _keys(home: Path) -> tuple[str, str]:
@@ -165,7 +164,8 @@ def hostile_server(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     alpha, beta = _keys(home)
-    served, port = _start(home, alpha, {})
+    served = _start(home, alpha, {})
+    port = served.port
     clients = [OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=k, max_retries=0) for k in (alpha, beta)]
     try:
         yield served.process, home, port, clients
@@ -291,7 +291,8 @@ def test_a_server_with_keys_refuses_python_graders_without_the_sandbox(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
     alpha, _ = _keys(home)
-    served, port = _start(home, alpha, {"ASSAY_BWRAP": "none"})
+    served = _start(home, alpha, {"ASSAY_BWRAP": "none"})
+    port = served.port
     client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=alpha, max_retries=0)
     try:
         status, body = _post(

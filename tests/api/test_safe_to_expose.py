@@ -85,17 +85,12 @@ def test_ui_forms_need_the_token_their_page_gave(served):
     assert call(page, wrong)[0] == 403
 
 
-def _serve(home: Path, env_extra: dict[str, str]) -> tuple[AssayServe, str]:
+def _serve(home: Path, env_extra: dict[str, str]) -> AssayServe:
     unset = ("ASSAY_DATABASE_URL", "ASSAY_SANDBOX", "ASSAY_ALLOWED_HOSTS")  # the test's own choices only
     inherited = {k: v for k, v in os.environ.items() if k not in unset}
-    served = serve_assay(
+    return serve_assay(
         ["--workers", "1"], {**inherited, "ASSAY_HOME": str(home), "OPENAI_API_KEY": "test", **env_extra}
     )
-    return served, served.url
-
-
-def _stop(served: AssayServe) -> str:
-    return served.stop()
 
 
 def _high_water_mb(pid: int) -> float:
@@ -111,26 +106,26 @@ JSON = {"Content-Type": "application/json"}
 
 
 def test_a_keyless_server_without_bwrap_refuses_code_and_says_why(tmp_path):
-    process, url = _serve(tmp_path, {"ASSAY_BWRAP": "none"})
+    server = _serve(tmp_path, {"ASSAY_BWRAP": "none"})
     try:
         body = json.dumps({"definition": {"type": "code", "code_text": CODE}}).encode()
-        status, text = call(f"{url}/api/projects/default/evaluators/pwn/versions", body, JSON)
+        status, text = call(f"{server.url}/api/projects/default/evaluators/pwn/versions", body, JSON)
         assert status == 400 and "bubblewrap" in text and "ASSAY_SANDBOX=unsandboxed" in text
-        status, text = call(f"{url}/v1/evals", json.dumps({**EVAL, "testing_criteria": [GRADER]}).encode(), JSON)
+        status, text = call(f"{server.url}/v1/evals", json.dumps({**EVAL, "testing_criteria": [GRADER]}).encode(), JSON)
         assert status == 400 and "bubblewrap" in text
     finally:
-        said = _stop(process)
+        said = server.stop()
     assert "bwrap not found" in said and "will be refused" in said
 
 
 def test_the_operator_may_opt_out_of_the_sandbox_by_name_and_is_told(tmp_path):
-    process, url = _serve(tmp_path, {"ASSAY_BWRAP": "none", "ASSAY_SANDBOX": "unsandboxed"})
+    server = _serve(tmp_path, {"ASSAY_BWRAP": "none", "ASSAY_SANDBOX": "unsandboxed"})
     try:
         body = json.dumps({"definition": {"type": "code", "code_text": CODE}}).encode()
-        status, _ = call(f"{url}/api/projects/default/evaluators/mine/versions", body, JSON)
+        status, _ = call(f"{server.url}/api/projects/default/evaluators/mine/versions", body, JSON)
         assert status == 201
     finally:
-        said = _stop(process)
+        said = server.stop()
     assert "ASSAY_SANDBOX=unsandboxed" in said and "not isolated" in said
 
 
@@ -146,17 +141,17 @@ BOMBS = [
 
 
 def test_a_template_cannot_take_the_servers_memory(tmp_path):
-    process, url = _serve(tmp_path, {})
+    server = _serve(tmp_path, {})
     try:
-        before = _high_water_mb(process.process.pid)
+        before = _high_water_mb(server.process.pid)
         for n, template in enumerate(BOMBS):
             body = json.dumps({"definition": {"type": "prompt", "prompt_text": template}}).encode()
-            status, text = call(f"{url}/api/projects/default/evaluators/bomb{n}/versions", body, JSON)
+            status, text = call(f"{server.url}/api/projects/default/evaluators/bomb{n}/versions", body, JSON)
             assert status in (201, 400), text
-            assert call(f"{url}/api/projects/default/evaluators")[0] == 200  # the catalog loads them all
-        peak = _high_water_mb(process.process.pid)
+            assert call(f"{server.url}/api/projects/default/evaluators")[0] == 200  # the catalog loads them all
+        peak = _high_water_mb(server.process.pid)
     finally:
-        _stop(process)
+        server.stop()
     assert peak - before < 256, f"{peak - before:.0f} MB"
 
 

@@ -119,6 +119,10 @@ class AssayServe:
     lines: list[str]
     reader: threading.Thread
 
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
     def stop(self, timeout: float = 20) -> str:
         """SIGTERM, then everything the server printed."""
         self.process.terminate()
