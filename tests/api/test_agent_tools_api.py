@@ -115,5 +115,6 @@ def test_an_agent_runs_page_shows_its_answers_and_tool_calls(with_tools, llm, br
     assert "←" in call.inner_text() and "42" in call.inner_text()  # the call's arguments and its result
     assert page.locator("#next-item").count() == 1 and page.locator("#previous-item").count() == 0
     page.screenshot(path=str(tmp_path / "agent-item.png"), full_page=True)
-    page.locator("#next-item").click()
+    with page.expect_navigation():
+        page.locator("#next-item").click()
     assert page.locator("h1").inner_text().startswith("Item 1") and page.locator("#previous-item").count() == 1

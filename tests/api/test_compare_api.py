@@ -87,6 +87,7 @@ def test_the_compare_page_is_reached_from_the_runs_list_and_a_run_with_answers_s
     assert page.locator("#matching").inner_text().startswith("10 matching")
     page.fill("#compare-with input[name=a]", a.id.removeprefix("evalrun_")[:8])
     page.click("#compare-with button")
+    page.wait_for_url("**/ui/compare?**")  # count() does not wait: the page must have loaded
     assert page.locator("section.flipped").count() == 6
     with httpx.Client(timeout=10) as http:
         exported = http.get(f"{served.url}/ui/runs/{b.id}/export.jsonl").text.splitlines()

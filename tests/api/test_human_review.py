@@ -192,7 +192,8 @@ def test_a_review_queue_hides_the_verdict_until_answered_and_keeps_every_answer(
     assert page.locator("#items").inner_text().count("alice") == 3
     page.select_option("select[name=as]", "alice")
     page.click("#who button")
-    page.click("#start")
+    with page.expect_navigation():
+        page.click("#start")
     assert (
         page.locator("#revealed").count() == 0
         and "shown once you have answered" in page.locator("#hidden").inner_text()
@@ -202,13 +203,15 @@ def test_a_review_queue_hides_the_verdict_until_answered_and_keeps_every_answer(
     page.check("input[name='verdict:f1'][value=pass]")
     page.check("input[name='verdict:mentions'][value=fail]")
     page.fill("input[name=comment]", "not what was asked")
-    page.click("#answer button[type=submit]")
+    with page.expect_navigation():
+        page.click("#answer button[type=submit]")
     revealed = page.locator("#revealed").inner_text()
     assert "mentions" in revealed and ("fail" if item % 3 == 0 else "pass") in revealed
     page.screenshot(path=str(tmp_path / "review-item.png"), full_page=True)
     # Changing one's mind adds a label; the newest counts, the first is kept.
     page.check("input[name='verdict:mentions'][value=pass]")
-    page.click("#answer button[type=submit]")
+    with page.expect_navigation():
+        page.click("#answer button[type=submit]")
     queue_id = page.url.split("/ui/reviews/")[1].split("/")[0]
     labels = [label for label in served.store.labels_of(None, queue_id=queue_id) if label["criterion"] == "mentions"]
     assert [label["label"] for label in labels] == ["fail", "pass"] and {label["annotator"] for label in labels} == {
@@ -219,13 +222,15 @@ def test_a_review_queue_hides_the_verdict_until_answered_and_keeps_every_answer(
     }
     # Every item of alice's, answered as the judge did: the queue page then shows the agreement.
     while page.locator("#next").count():
-        page.click("#next")
+        with page.expect_navigation():  # count() does not wait: it would read the page being left
+            page.click("#next")
         if page.locator("#revealed").count():
             continue
         wrong = int(page.locator("#asked").inner_text().removeprefix("q")) % 3 == 0
         page.check("input[name='verdict:f1'][value=pass]")
         page.check(f"input[name='verdict:mentions'][value={'fail' if wrong else 'pass'}]")
-        page.click("#answer button[type=submit]")
+        with page.expect_navigation():
+            page.click("#answer button[type=submit]")
     page.goto(f"{served.url}/ui/reviews/{queue_id}?as=alice")
     assert "nothing left for alice" in page.locator("#who").inner_text()
     assert page.locator("#agreement tr").count() >= 2
@@ -255,7 +260,8 @@ def test_a_pairwise_queue_shows_both_outputs_and_records_the_preference(served, 
     page.screenshot(path=str(tmp_path / "review-pairwise.png"), full_page=True)
     better = 0 if "Paris, of course" in texts[0] else 1
     page.locator("input[name='verdict:preference']").nth(better).check()
-    page.click("#answer button[type=submit]")
+    with page.expect_navigation():
+        page.click("#answer button[type=submit]")
     queue_id = page.url.split("/ui/reviews/")[1].split("/")[0]
     (label,) = served.store.labels_of(None, queue_id=queue_id)
     assert label["criterion"] == "preference" and label["label"] == second.id and label["annotator"] == "dana"
