@@ -7,7 +7,6 @@ import sqlite3
 import time
 
 from tests.api.conftest import wait_for
-from tests.support.fixtures import free_port
 from tests.support.servers import judged_run, start_assay_server
 
 
@@ -21,8 +20,7 @@ def test_killed_server_resumes_the_run_after_restart(tmp_path, llm):
     llm.script(default={"content": '{"reason": "fine", "score": 4}'}, latency_ms=100)
     models = tmp_path / "models.yaml"
     models.write_text(f"models:\n  judge: {{model: m, base_url: '{llm.base_url}', api_key: t, max_concurrency: 8}}\n")
-    port = free_port()
-    process, client = start_assay_server(tmp_path, models, port=port)
+    process, client = start_assay_server(tmp_path, models)
     total = 300
     eval_id, run_id = judged_run(client, total)
     deadline = time.monotonic() + 60
@@ -33,7 +31,7 @@ def test_killed_server_resumes_the_run_after_restart(tmp_path, llm):
     client.close()
     before = len(stored_ids(tmp_path, run_id))
     assert 0 < before < total
-    process, client = start_assay_server(tmp_path, models, port=port)
+    process, client = start_assay_server(tmp_path, models)
     try:
         finished = wait_for(client, eval_id, run_id, seconds=120)
     finally:

@@ -32,8 +32,8 @@ def traced(tmp_path, llm):
     llm.script(rules=JUDGES + AGENT)
     models = tmp_path / "models.yaml"
     models.write_text(f"models:\n  judge: {{model: judge, base_url: '{llm.base_url}', api_key: t}}\n")
-    port = free_port()
-    server, client = start_assay_server(tmp_path, models, port=port)
+    server, client = start_assay_server(tmp_path, models)
+    port = client.base_url.port
     agent_port = free_port()
     log = (tmp_path / "agent.log").open("wb")
     agent = subprocess.Popen(

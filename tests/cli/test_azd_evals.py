@@ -133,13 +133,12 @@ def test_the_same_commands_against_a_servers_project(tmp_path, llm):
     """``--project-endpoint``: reconciled through the project's datasets, evaluators and Evals API
     (nothing written the second time; an edited evaluator a new version of the same eval), run by
     the server and gated, its output read back and compared."""
-    from tests.support.fixtures import free_port
     from tests.support.servers import start_assay_server
 
     project(tmp_path)
     (tmp_path / "models.yaml").write_text(f"models:\n  judge: {{model: m, base_url: '{llm.base_url}', api_key: t}}\n")
-    port = free_port()
-    server, client = start_assay_server(tmp_path / "server", tmp_path / "models.yaml", port=port)
+    server, client = start_assay_server(tmp_path / "server", tmp_path / "models.yaml")
+    port = client.base_url.port
     remote = ("--project-endpoint", f"http://127.0.0.1:{port}/api/projects/team")
     try:
         first = json.loads(run(tmp_path, "create", *remote, "-o", "json").stdout)

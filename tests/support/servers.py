@@ -19,19 +19,28 @@ import httpx2 as httpx
 import uvicorn
 from openai import OpenAI
 
-from tests.support.fixtures import free_port, poll
+from tests.support.fixtures import SERVING, free_port, poll
 
 ReceiverLog = tuple[str, list[tuple[dict[str, str], bytes]]]
 """A receiver's URL, and what it got: (headers, body) each."""
 
 
+def bound_socket() -> socket.socket:
+    """A loopback socket bound to a port the system chose, held until a server listens on it (no
+    other process can take the port between choosing it and serving on it, as with ``free_port``)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
 @contextlib.contextmanager
-def uvicorn_in_thread(app: Any, port: int | None = None) -> Iterator[str]:
-    """``app`` served over real HTTP on a loopback port (a free one unless given: its base URL)
-    until the block ends."""
-    port = port or free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
+def uvicorn_in_thread(app: Any, sock: socket.socket | None = None) -> Iterator[str]:
+    """``app`` served over real HTTP on ``sock`` (``bound_socket``; a new one unless given) until the
+    block ends: its base URL."""
+    sock = sock or bound_socket()
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     poll(lambda: server.started, bool, seconds=10, every=0.02)
     try:
@@ -39,6 +48,7 @@ def uvicorn_in_thread(app: Any, port: int | None = None) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        sock.close()
 
 
 RELEVANCE = [
@@ -62,11 +72,11 @@ def start_assay_server(
     key: str = "local",
     log: Path | None = None,
 ) -> tuple[subprocess.Popen[bytes], OpenAI]:
-    """A server on ``port`` (a free one by default) with 2-second leases; SQLite under ``home``
-    unless ``database_url`` is given; with ``tls``, https with the certificate it makes under
-    ``home/tls`` (the returned client trusts it); what it prints goes to ``log`` if given.
-    Returns once it answers."""
-    port = port or free_port()
+    """A server with 2-second leases on ``port``, or else on a port it chooses and prints (one found
+    free here could be taken by another test's server first); SQLite under ``home`` unless
+    ``database_url`` is given; with ``tls``, https with the certificate it makes under ``home/tls``
+    (the returned client trusts it); what it prints goes to ``log`` (``home/serve.log`` unless
+    given). Returns once it answers."""
     env = {**os.environ, "ASSAY_HOME": str(home), "ASSAY_LEASE_SECONDS": "2"}
     env.pop("ASSAY_DATABASE_URL", None)
     if database_url:
@@ -77,22 +87,26 @@ def start_assay_server(
         "assay",
         "serve",
         "--port",
-        str(port),
+        str(port or 0),
         "--models",
         str(models_file),
         "--workers",
         str(workers),
         *(["--tls"] if tls else []),
     ]
-    sink = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - the child holds it
-    process = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
-    if log:
-        sink.close()  # type: ignore[union-attr]
+    log = log or home / "serve.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    said_before = log.stat().st_size if log.exists() else 0  # a restart's log goes on from here
+    with open(log, "ab") as sink:  # the child holds its own copy
+        process = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and process.poll() is None:
+        found = SERVING.search(log.read_bytes()[said_before:].decode(errors="replace"))
         client = None
         try:
-            client = _client(home, port, tls, key)
+            if found is None:
+                raise ConnectionError("not serving yet")
+            client = _client(home, int(found.group(1).rsplit(":", 1)[1]), tls, key)
             client.evals.list()
             return process, client
         except Exception:  # noqa: BLE001 - not up yet
@@ -100,7 +114,8 @@ def start_assay_server(
                 client.close()
             time.sleep(0.1)
     process.kill()
-    raise RuntimeError("assay serve did not start")
+    process.wait()
+    raise RuntimeError(f"assay serve did not start: {log.read_bytes()[said_before:].decode(errors='replace')}")
 
 
 def _client(home: Path, port: int, tls: bool, key: str) -> OpenAI:

@@ -27,16 +27,15 @@ from tests.redteam.test_multi_turn import VIOLENCE  # noqa: E402
 from tests.redteam.test_planted import OBJECTIVES, judge_rules  # noqa: E402
 from tests.simulate.test_agent_history import user_says  # noqa: E402
 from tests.support.a2a_agent import HARM, REFUSAL, desk_app  # noqa: E402
-from tests.support.fixtures import free_port  # noqa: E402
-from tests.support.servers import uvicorn_in_thread  # noqa: E402
+from tests.support.servers import bound_socket, uvicorn_in_thread  # noqa: E402
 
 
 @pytest.fixture
 def desk():
     """The A2A desk on a free port: its base URL and its executor (what it received)."""
-    port = free_port()
-    app, executor = desk_app(f"http://127.0.0.1:{port}/")
-    with uvicorn_in_thread(app, port) as url:
+    sock = bound_socket()
+    app, executor = desk_app(f"http://127.0.0.1:{sock.getsockname()[1]}/")
+    with uvicorn_in_thread(app, sock) as url:
         yield url, executor
 
 
