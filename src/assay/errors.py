@@ -109,6 +109,14 @@ class ItemError(AssayError):
         """Kept in the error result's properties (a judge's raw answer, the tokens it spent)."""
 
 
+class MissingInput(ItemError):
+    """An input the item needs is not there (unmapped, absent, or an empty list where one item is the
+    least): the data or its mapping must say more. Told apart from an input of the wrong value, as
+    the peer's ``MISSING_FIELD`` and ``INVALID_VALUE`` are."""
+
+    code = "missing_input"
+
+
 class Undetermined(ItemError):
     """A judge was asked but gave no verdict that can be read (an answer that could not be parsed
     even after a repair request, a refusal to judge, a safety judge whose call failed): the outcome

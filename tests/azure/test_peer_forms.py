@@ -153,6 +153,30 @@ def test_document_retrieval_refuses_labels_out_of_range_in_the_peers_words():
         DocumentRetrievalEvaluator(ground_truth_label_min=2, ground_truth_label_max=1)
 
 
+def test_document_retrieval_tells_a_missing_field_from_a_wrong_value_as_the_peer_does():
+    from assay.azure._evaluators._document_retrieval import DocumentRetrievalEvaluator
+    from assay.azure._exceptions import ErrorCategory
+
+    evaluator = DocumentRetrievalEvaluator(ground_truth_label_min=0, ground_truth_label_max=2)
+    label = {"document_id": "a", "query_relevance_label": 1}
+    score = {"document_id": "a", "relevance_score": 1.0}
+    missing = {
+        "no ground truth": ([], []),
+        "a label not given": ([{"document_id": "a"}], [score]),
+        "a score not given": ([label], [{"document_id": "a"}]),
+    }
+    wrong = {
+        "a label not whole": ([{**label, "query_relevance_label": 1.5}], [score]),
+        "a score not a number": ([label], [{**score, "relevance_score": "high"}]),
+    }
+    for expected, cases in ((ErrorCategory.MISSING_FIELD, missing), (ErrorCategory.INVALID_VALUE, wrong)):
+        for case, (truth, retrieved) in cases.items():
+            with pytest.raises(EvaluationException) as raised:
+                evaluator(retrieval_ground_truth=truth, retrieved_documents=retrieved)
+            assert raised.value.category == expected, case
+            assert raised.value.target == ErrorTarget.DOCUMENT_RETRIEVAL_EVALUATOR, case
+
+
 def test_a_flow_put_in_place_of_the_judge_answers_for_it_as_in_the_peers_own_tests():
     """The peer's unit tests replace an evaluator's prompty flow (``evaluator._flow = MagicMock(...)``):
     the flow is asked with the evaluator's inputs and its ``llm_output`` is the judge's answer."""

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, TypeVar
 
 from assay.azure.exceptions import ErrorBlame, ErrorCategory, ErrorTarget, EvaluationException, user_error
 from assay.azure.models import JUDGE, model_from
-from assay.errors import ConfigError, ItemError
+from assay.errors import ConfigError, ItemError, MissingInput
 from assay.evaluators.catalog import Catalog, load_catalog
 from assay.llm import ModelConfig, ModelRegistry
 from assay.llm.model import Completion, Model, Usage
@@ -223,7 +223,10 @@ class EvaluatorBase:
             )
         if result.status == "error":
             failed = f"{type(self).__name__}: {result.reason}"
-            if (result.properties.get("error") or {}).get("code") == ItemError.code:  # the input is wrong
+            code = (result.properties.get("error") or {}).get("code")
+            if code == MissingInput.code:  # the input is not there
+                raise user_error(failed, self.target, ErrorCategory.MISSING_FIELD)
+            if code == ItemError.code:  # the input is wrong
                 raise user_error(failed, self.target)
             raise EvaluationException(
                 failed, target=self.target, category=ErrorCategory.FAILED_EXECUTION, blame=ErrorBlame.SYSTEM_ERROR

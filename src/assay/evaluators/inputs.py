@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay.errors import ItemError
+from assay.errors import ItemError, MissingInput
 from assay.mapping import as_text
 from assay.messages import MessageFormatError, response_text
 
@@ -13,7 +13,7 @@ from assay.messages import MessageFormatError, response_text
 def text_input(inputs: dict[str, Any], name: str) -> str:
     """A required text input; message lists give their assistant text."""
     if name not in inputs or inputs[name] is None:
-        raise ItemError(f"input {name!r} is missing")
+        raise MissingInput(f"input {name!r} is missing")
     value = inputs[name]
     if isinstance(value, str):
         return value
@@ -28,7 +28,7 @@ def text_input(inputs: dict[str, Any], name: str) -> str:
 def json_input(inputs: dict[str, Any], name: str) -> Any:
     """A structured input that CSV cells or templates may have given as a JSON string."""
     if name not in inputs or inputs[name] is None:
-        raise ItemError(f"input {name!r} is missing")
+        raise MissingInput(f"input {name!r} is missing")
     value = inputs[name]
     if isinstance(value, str):
         try:

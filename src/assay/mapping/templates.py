@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import ConfigError, ItemError
+from assay.errors import ConfigError, ItemError, MissingInput
 
 PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 PEER_REFERENCE = re.compile(r"^\$\{\s*(data|target|run\.outputs)\.(.+?)\s*\}$")
@@ -39,7 +39,7 @@ class TemplatePath:
             try:
                 value = value[step]
             except (KeyError, IndexError, TypeError):
-                raise ItemError(self._missing(value, depth)) from None
+                raise MissingInput(self._missing(value, depth)) from None
         return value
 
     def _missing(self, parent: Any, depth: int) -> str:

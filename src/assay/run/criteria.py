@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from assay.errors import ConfigError, Filtered, ItemError, Undetermined
+from assay.errors import ConfigError, Filtered, ItemError, MissingInput, Undetermined
 from assay.evaluators.base import (
     EvaluationLevel,
     Evaluator,
@@ -185,7 +185,7 @@ class BoundCriterion:
         missing = [name for name in self.spec.required_inputs if inputs.get(name) is None and name not in derivable]
         if missing:
             have = ", ".join(sorted(item)) or "no fields"
-            raise ItemError(f"input {missing[0]!r} is missing: map it in data_mapping (the item has {have})")
+            raise MissingInput(f"input {missing[0]!r} is missing: map it in data_mapping (the item has {have})")
         return inputs
 
     def _result(self, score: Score) -> Result:

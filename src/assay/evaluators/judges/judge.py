@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from assay.errors import Filtered, ItemError, Undetermined
+from assay.errors import Filtered, ItemError, MissingInput, Undetermined
 from assay.evaluators.base import Direction, EvaluationLevel, Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.judges import render
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, flag, number_in_range
@@ -150,7 +150,7 @@ def shown_inputs(definition: JudgeDefinition, inputs: dict[str, Any], level: str
         raise ItemError(str(exc)) from None
     missing = [name for name in definition.required if name not in shown and level == "turn"]
     if missing:
-        raise ItemError(f"input {missing[0]!r} is missing or empty")
+        raise MissingInput(f"input {missing[0]!r} is missing or empty")
     return shown
 
 

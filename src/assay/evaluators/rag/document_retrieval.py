@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from assay.errors import ConfigError, ItemError
+from assay.errors import ConfigError, ItemError, MissingInput
 from assay.evaluators.base import Evaluator, EvaluatorSpec, Metric, Score
 from assay.evaluators.inputs import json_input
 
@@ -47,7 +47,7 @@ def _documents(inputs: dict[str, Any], low: int, high: int) -> tuple[dict[Any, i
     retrieved = inputs.get("retrieved_documents")
     retrieved = json_input(inputs, "retrieved_documents") if retrieved is not None else []
     if not isinstance(truth, list) or not truth:
-        raise ItemError(
+        raise MissingInput(
             "'retrieval_ground_truth' parameter must contain at least one item: a list of "
             "{document_id, query_relevance_label}"
         )
@@ -55,7 +55,7 @@ def _documents(inputs: dict[str, Any], low: int, high: int) -> tuple[dict[Any, i
     for index, doc in enumerate(truth):
         label = doc.get("query_relevance_label") if isinstance(doc, dict) else None
         if not isinstance(doc, dict) or doc.get("document_id") is None or label is None:
-            raise ItemError(
+            raise MissingInput(
                 f"retrieval_ground_truth[{index}]: Invalid input data was found in the retrieval ground truth. "
                 "Ensure that all items in the 'retrieval_ground_truth' array contain 'document_id' and "
                 "'query_relevance_label' properties."
@@ -79,7 +79,7 @@ def _documents(inputs: dict[str, Any], low: int, high: int) -> tuple[dict[Any, i
     for index, doc in enumerate(retrieved if isinstance(retrieved, list) else []):
         score = doc.get("relevance_score") if isinstance(doc, dict) else None
         if not isinstance(doc, dict) or doc.get("document_id") is None or score is None:
-            raise ItemError(
+            raise MissingInput(
                 f"retrieved_documents[{index}]: Invalid input data was found in the retrieved documents. Ensure "
                 "that all items in the 'retrieved_documents' array contain 'document_id' and 'relevance_score' "
                 "properties."
