@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay.errors import ItemError, MissingInput
+from assay.errors import MissingInput
 from assay.mapping import as_text
 from assay.messages import MessageFormatError, response_text
 
