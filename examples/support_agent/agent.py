@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import socket
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -132,7 +133,7 @@ def call_tool(name: str, arguments: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=8765, help="0: a free port, the one chosen printed")
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: OPENAI_BASE_URL or OpenAI)")
     parser.add_argument("--model", default="gpt-4.1-mini")
     parser.add_argument("--api-key", default=None, help="default: OPENAI_API_KEY")
@@ -140,7 +141,11 @@ def main() -> None:
     args = parser.parse_args()
     config = ModelConfig(name="agent", model=args.model, base_url=args.base_url, api_key=args.api_key, json_mode=False)
     agent = create_agent(Model(config), AgentTracer(args.otlp_endpoint))
-    uvicorn.run(agent, host="127.0.0.1", port=args.port, log_level="warning")
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", args.port))
+    print(f"support agent on http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
+    uvicorn.Server(uvicorn.Config(agent, log_level="warning")).run(sockets=[listener])
 
 
 if __name__ == "__main__":

@@ -4,8 +4,6 @@ agent filter are evaluated by judges at turn and at conversation level, through 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import openai
@@ -13,9 +11,9 @@ import pytest
 
 from assay.store import Store
 from tests.api.conftest import wait_for
-from tests.examples.test_support_agent import AGENT, EXAMPLE
-from tests.support.fixtures import free_port, poll
-from tests.support.servers import start_assay_server
+from tests.examples.test_support_agent import AGENT
+from tests.support.fixtures import poll
+from tests.support.servers import start_assay_server, start_support_agent
 
 JUDGES = [
     {"match": "# Property: intent resolution", "reply": {"content": '{"reason": "understood", "score": 5}'}},
@@ -34,32 +32,16 @@ def traced(tmp_path, llm):
     models.write_text(f"models:\n  judge: {{model: judge, base_url: '{llm.base_url}', api_key: t}}\n")
     server, client = start_assay_server(tmp_path, models)
     port = client.base_url.port
-    agent_port = free_port()
-    log = (tmp_path / "agent.log").open("wb")
-    agent = subprocess.Popen(
-        [
-            sys.executable,
-            str(EXAMPLE / "agent.py"),
-            "--port",
-            str(agent_port),
-            "--base-url",
-            llm.base_url,
-            "--api-key",
-            "t",
-            "--otlp-endpoint",
-            f"http://127.0.0.1:{port}/v1/traces",
-        ],
-        stdout=log,
-        stderr=log,
+    agent, agent_url = start_support_agent(
+        llm.base_url, tmp_path / "agent.log", "--otlp-endpoint", f"http://127.0.0.1:{port}/v1/traces"
     )
-    user = openai.OpenAI(base_url=f"http://127.0.0.1:{agent_port}", api_key="t", max_retries=5)
+    user = openai.OpenAI(base_url=agent_url, api_key="t", max_retries=5)
     yield client, user, Store(f"sqlite:///{tmp_path / 'assay.db'}")
     user.close()
     client.close()
     for process in (agent, server):
         process.terminate()
         process.wait(timeout=20)
-    log.close()
 
 
 def _talk(user):

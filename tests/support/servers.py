@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import ssl
 import subprocess
@@ -19,7 +20,7 @@ import httpx2 as httpx
 import uvicorn
 from openai import OpenAI
 
-from tests.support.fixtures import SERVING, free_port, poll
+from tests.support.fixtures import SERVING, poll
 
 ReceiverLog = tuple[str, list[tuple[dict[str, str], bytes]]]
 """A receiver's URL, and what it got: (headers, body) each."""
@@ -139,40 +140,47 @@ def judged_run(client: OpenAI, total: int) -> tuple[str, str]:
     return created.id, run.id
 
 
+AGENT_SERVING = re.compile(rb"support agent on (http://127\.0\.0\.1:\d+)")
+
+
 def start_support_agent(base_url: str, log_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
-    """``examples/support_agent/agent.py`` on a free port, its model at ``base_url``; returns the
-    process (stop it) and its URL once it accepts connections."""
+    """``examples/support_agent/agent.py`` on a port it chooses and prints, its model at ``base_url``;
+    returns the process (stop it) and its URL once it accepts connections."""
     from tests.support.fixtures import ROOT
 
-    port = free_port()
-    log = log_path.open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "examples" / "support_agent" / "agent.py"),
-            "--port",
-            str(port),
-            "--base-url",
-            base_url,
-            "--api-key",
-            "test",
-            *extra,
-        ],
-        stdout=log,
-        stderr=log,
-    )
-    log.close()  # the child has its own copy
+    with log_path.open("wb") as log:  # the child has its own copy
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "examples" / "support_agent" / "agent.py"),
+                "--port",
+                "0",
+                "--base-url",
+                base_url,
+                "--api-key",
+                "test",
+                *extra,
+            ],
+            stdout=log,
+            stderr=log,
+        )
 
-    def listening() -> bool:
+    def listening() -> str | None:
+        found = AGENT_SERVING.search(log_path.read_bytes())
+        if found is None:
+            return None
+        url = found.group(1).decode()
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
+            with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=0.2):
+                return url
         except OSError:
-            return False
+            return None
 
-    if poll(listening, bool, seconds=20):
-        return process, f"http://127.0.0.1:{port}"
+    url = poll(listening, lambda found: found is not None or process.poll() is not None, seconds=20)
+    if url is not None:
+        return process, url
     process.kill()
+    process.wait()
     raise RuntimeError(f"the support agent did not start (see {log_path})")
 
 
