@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -107,6 +108,13 @@ def poll(check: Callable[[], T], done: Callable[[T], bool], *, seconds: float, e
     return value
 
 
+def port_of(url: str) -> int:
+    """The port of a server's address, as it printed it (``http://127.0.0.1:PORT``)."""
+    port = urllib.parse.urlsplit(url).port
+    assert port is not None, url
+    return port
+
+
 SERVING = re.compile(r"assay serving on (https?://\S+?)/v1")
 
 
@@ -121,7 +129,7 @@ class AssayServe:
 
     @property
     def port(self) -> int:
-        return int(self.url.rsplit(":", 1)[1])
+        return port_of(self.url)
 
     def stop(self, timeout: float = 20) -> str:
         """SIGTERM, then everything the server printed."""

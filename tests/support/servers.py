@@ -20,10 +20,17 @@ import httpx2 as httpx
 import uvicorn
 from openai import OpenAI
 
-from tests.support.fixtures import SERVING, poll
+from tests.support.fixtures import SERVING, poll, port_of
 
 ReceiverLog = tuple[str, list[tuple[dict[str, str], bytes]]]
 """A receiver's URL, and what it got: (headers, body) each."""
+
+
+def said_address(log: Path, banner: re.Pattern[str], since: int = 0) -> str | None:
+    """The address a server printed to ``log`` (past its first ``since`` bytes) in ``banner``'s
+    first group; None until it has."""
+    found = banner.search(log.read_bytes()[since:].decode(errors="replace"))
+    return found.group(1) if found else None
 
 
 def bound_socket() -> socket.socket:
@@ -102,12 +109,12 @@ def start_assay_server(
         process = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and process.poll() is None:
-        found = SERVING.search(log.read_bytes()[said_before:].decode(errors="replace"))
+        address = said_address(log, SERVING, said_before)
         client = None
         try:
-            if found is None:
+            if address is None:
                 raise ConnectionError("not serving yet")
-            client = _client(home, int(found.group(1).rsplit(":", 1)[1]), tls, key)
+            client = _client(home, port_of(address), tls, key)
             client.evals.list()
             return process, client
         except Exception:  # noqa: BLE001 - not up yet
@@ -140,7 +147,7 @@ def judged_run(client: OpenAI, total: int) -> tuple[str, str]:
     return created.id, run.id
 
 
-AGENT_SERVING = re.compile(rb"support agent on (http://127\.0\.0\.1:\d+)")
+AGENT_SERVING = re.compile(r"support agent on (http://127\.0\.0\.1:\d+)")
 
 
 def start_support_agent(base_url: str, log_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -166,12 +173,11 @@ def start_support_agent(base_url: str, log_path: Path, *extra: str) -> tuple[sub
         )
 
     def listening() -> str | None:
-        found = AGENT_SERVING.search(log_path.read_bytes())
-        if found is None:
+        url = said_address(log_path, AGENT_SERVING)
+        if url is None:
             return None
-        url = found.group(1).decode()
         try:
-            with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=0.2):
+            with socket.create_connection(("127.0.0.1", port_of(url)), timeout=0.2):
                 return url
         except OSError:
             return None
