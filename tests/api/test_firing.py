@@ -68,14 +68,20 @@ def test_a_recurrence_without_a_start_keeps_its_minute_however_late_it_fires(ser
     monkeypatch.setenv("ASSAY_RATE_RUNS_PER_MINUTE", "0")
     made = served.client().evals.create(**EVAL)
     daily = {"type": "Recurrence", "interval": 1, "schedule": {"type": "Daily", "hours": [9]}}
-    saved = at("2026-12-05T10:43:00+00:00")
+    # The days from tomorrow on: the schedule's row is saved now, and a recurrence counts from then.
+    tomorrow = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+
+    def day(later: int, hour: int, minute: int = 0) -> float:
+        return dt.datetime.combine(tomorrow + dt.timedelta(days=later), dt.time(hour, minute), dt.UTC).timestamp()
+
+    saved = day(0, 10, 43)
     first = schedules.first_fire({"trigger": daily}, saved)
-    assert first == at("2026-12-06T09:00:00+00:00")  # not 09:43: the minute is not the clock's
+    assert first == day(1, 9)  # not 09:43: the minute is not the clock's
     row, _ = served.store.put_schedule("default", "daily", schedule(made.id, daily), first)
     assert abs(row["updated_at"] - time.time()) < 3600  # saved now: the anchor only decides the first day
     (fired,) = schedules.fire_due(served.app_state, clock=first + 137)  # fired 2 min 17 s late
     assert fired["trigger_time"] == first
-    assert served.store.get_schedule("default", "daily")["next_fire"] == at("2026-12-07T09:00:00+00:00")
+    assert served.store.get_schedule("default", "daily")["next_fire"] == day(2, 9)
 
 
 def test_a_webhook_that_never_answers_delays_no_other_projects_schedule(served, monkeypatch):
