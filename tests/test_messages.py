@@ -1,3 +1,4 @@
+import dataclasses
 import json
 from pathlib import Path
 
@@ -5,7 +6,9 @@ import pytest
 
 from assay.dataset.rows import OptimizerTask, SimulationSeed, row_kind
 from assay.messages import (
+    HOSTED_TOOLS,
     MessageFormatError,
+    OtherPart,
     TextPart,
     ToolCall,
     ToolResult,
@@ -14,7 +17,9 @@ from assay.messages import (
     response_text,
     split_turn,
     to_dicts,
+    with_hosted_tools,
 )
+from assay.targets.retrieval import stored_sample
 
 SEED_ROWS = json.loads((Path(__file__).parent / "fixtures/seed_rows.json").read_text(encoding="utf-8"))
 
@@ -99,6 +104,95 @@ def test_responses_items_become_messages():
     assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
     assert messages[1].tool_calls[0].arguments == {"id": 7}
     assert messages[2].tool_results[0].result == "done"
+
+
+def test_hosted_tools_items_are_calls_with_their_results_and_reasoning_is_left_out():
+    """What a Responses answer holds besides messages and function calls (OpenAI's and Foundry's
+    hosted tools), as the calls and results a conversation shows."""
+    items = [
+        {"type": "reasoning", "id": "rs", "summary": []},
+        {"type": "file_search_call", "id": "fs", "status": "completed", "queries": ["refunds"], "results": None},
+        {"type": "web_search_call", "id": "ws", "status": "completed", "action": {"type": "search", "query": "q"}},
+        {"type": "code_interpreter_call", "id": "ci", "code": "1+1", "container_id": "c", "outputs": [{"logs": "2"}]},
+        {
+            "type": "mcp_call",
+            "id": "mc",
+            "name": "track",
+            "arguments": '{"n": 7}',
+            "server_label": "s",
+            "error": "down",
+        },
+        {"type": "custom_tool_call", "call_id": "ct", "name": "grep", "input": "refund"},
+        {"type": "custom_tool_call_output", "call_id": "ct", "output": "policy.md:3"},
+        {"type": "bing_grounding_call", "id": "bg", "arguments": '{"requesturl": "https://bing/q=x"}'},
+        {"type": "mcp_list_tools", "id": "ml", "server_label": "s", "tools": []},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Refunds take 30 days."}]},
+    ]
+    messages = normalize(items, default_role="assistant")
+    calls = [call for message in messages for call in message.tool_calls]
+    assert calls == [
+        ToolCall("fs", "file_search", {"queries": ["refunds"]}),
+        ToolCall("ws", "web_search", {"action": {"type": "search", "query": "q"}}),
+        ToolCall("ci", "code_interpreter", {"code": "1+1"}),
+        ToolCall("mc", "track", {"n": 7}),
+        ToolCall("ct", "grep", {"input": "refund"}),
+        ToolCall("bg", "bing_grounding", {"requesturl": "https://bing/q=x"}),
+    ]
+    results = [result for message in messages for result in message.tool_results]
+    assert results == [ToolResult("ci", [{"logs": "2"}]), ToolResult("mc", "down"), ToolResult("ct", "policy.md:3")]
+    assert messages[-1].text == "Refunds take 30 days." and len(messages) == 10
+    # An approval request is a protocol step, carried through but not a call
+    (waiting,) = normalize([{"type": "mcp_approval_request", "id": "a", "name": "track", "arguments": "{}"}])
+    assert waiting.role == "assistant" and isinstance(waiting.content[0], OtherPart) and not waiting.tool_calls
+
+
+def test_foundry_openapi_call_parts_are_calls_and_results():
+    messages = normalize(
+        [
+            {
+                "role": "assistant",
+                "content": [{"type": "openapi_call", "tool_call_id": "o1", "name": "api", "arguments": {}}],
+            },
+            {"role": "tool", "content": [{"type": "openapi_call_output", "openapi_call_output": "api result"}]},
+        ]
+    )
+    assert messages[0].tool_calls == [ToolCall("o1", "api", {})]
+    assert messages[1].tool_results == [ToolResult(None, "api result")]
+
+
+def test_hosted_tools_called_come_with_their_definitions_unless_the_item_defines_them():
+    own_search = normalize_tool_definitions([{"name": "file_search", "description": "ours"}])
+    calls = [ToolCall("1", "file_search"), ToolCall("2", "bing_grounding"), ToolCall("3", "bing_grounding")]
+    assert with_hosted_tools(own_search, calls) == [*own_search, HOSTED_TOOLS["bing_grounding"]]
+    assert with_hosted_tools([], [ToolCall("1", "lookup_order")]) == []
+
+
+def test_a_stored_answer_keeps_its_hosted_tools_calls():
+    """A captured Responses call: its file search is in the answer the judges read, its reasoning not."""
+    found = {
+        "api": "responses",
+        "request": {"input": "Where is order 7?", "tools": [{"type": "file_search", "vector_store_ids": ["vs"]}]},
+        "response": {
+            "id": "resp_1",
+            "model": "m",
+            "output": [
+                {"type": "reasoning", "id": "rs", "summary": []},
+                {"type": "file_search_call", "id": "fs", "queries": ["order 7"], "results": [{"text": "Shipped."}]},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It shipped."}]},
+            ],
+        },
+    }
+    sample = stored_sample(found, [])
+    fields = sample["item_fields"]
+    assert fields["tool_calls"] == [
+        {"type": "tool_call", "tool_call_id": "fs", "name": "file_search", "arguments": {"queries": ["order 7"]}}
+    ]
+    assert [m["role"] for m in fields["response"]] == ["assistant", "tool", "assistant"]
+    assert sample["output_text"] == "It shipped."
+    assert fields["tool_definitions"] == [dataclasses.asdict(HOSTED_TOOLS["file_search"])]
+    # Hosted tools as requests list them, named as their calls name them; an MCP server's are its own
+    listed = [{"type": "web_search_preview"}, {"type": "mcp", "server_label": "s"}, {"type": "computer_use_preview"}]
+    assert [tool.name for tool in normalize_tool_definitions(listed)] == ["web_search", "computer"]
 
 
 def test_strings_take_the_default_role_and_unknown_parts_are_kept():

@@ -8,7 +8,11 @@ Accepted shapes (each may appear anywhere a message list is expected):
 - OpenAI chat completions: assistant ``content: null`` with ``tool_calls: [{id, type: function,
   function: {name, arguments: "<json>"}}]`` and ``{role: tool, tool_call_id, content}``.
 - OpenAI Responses items: ``{type: message, role, content: [...]}``, ``{type: function_call,
-  call_id, name, arguments}`` and ``{type: function_call_output, call_id, output}``.
+  call_id, name, arguments}`` and ``{type: function_call_output, call_id, output}``; a hosted tool's
+  items (``file_search_call``, ``web_search_call``, ``code_interpreter_call``, ``mcp_call``,
+  ``custom_tool_call``, Foundry's ``openapi_call`` and grounding tools' ``*_call``) are its call and,
+  where the item holds it, its result; ``*_call_output`` items are results. A model's ``reasoning``
+  and other items no conversation shows are left out.
 - A plain string, which becomes one message of the caller's default role.
 
 This module is the only place that knows these shapes; evaluators see ``Message`` objects.
@@ -117,6 +121,8 @@ def _message(raw: Any, where: str, default_role: Role) -> list[Message]:
         result = ToolResult(call_id, maybe_json(raw.get("output")))
         return [Message(role="tool", content=[result], tool_call_id=call_id)]
     role = raw.get("role")
+    if role is None and isinstance(kind, str) and kind != "message":
+        return _hosted_item(raw, kind)
     if role not in ROLES:
         allowed = ", ".join(sorted(ROLES))
         raise MessageFormatError(f"{where}.role: {role!r} is not a message role; use one of {allowed}")
@@ -125,6 +131,45 @@ def _message(raw: Any, where: str, default_role: Role) -> list[Message]:
     for index, call in enumerate(raw.get("tool_calls") or []):
         content.append(_chat_tool_call(call, f"{where}.tool_calls[{index}]"))
     return [Message(role=role, content=content, tool_call_id=tool_call_id)]
+
+
+NOT_CONVERSATION = frozenset({"reasoning", "item_reference", "mcp_list_tools", "mcp_approval_response"})
+"""Responses items that are no part of what was said: a model's reasoning, a reference to an earlier
+item, the tools an MCP server listed, a user's approval of an MCP call."""
+_OUTCOMES = ("output", "outputs", "results", "error")
+"""Where a hosted tool's item holds what the call gave: an MCP call's output (or error), a code
+interpreter's outputs, a file search's results."""
+_NOT_ARGUMENTS = frozenset(
+    {"type", "id", "call_id", "status", "name", "server_label", "container_id", "result", "pending_safety_checks"}
+)
+"""A hosted tool's item fields that are not what it was called with: ids, status, an image's bytes."""
+
+
+def _hosted_item(raw: dict[str, Any], kind: str) -> list[Message]:
+    """A Responses item other than a message or a function call: a hosted tool's call (with its
+    result where the item holds one), a tool's output, or an item no conversation shows. A call is
+    named as its item names it (an MCP or custom tool), else by its kind (``file_search_call``:
+    ``file_search``); an item of a kind not known here is carried through untouched."""
+    if kind in NOT_CONVERSATION:
+        return []
+    call_id = _opt_str(raw.get("call_id") or raw.get("id"))
+    if kind.endswith("_call_output"):
+        output = raw.get("output", raw.get(kind))
+        return [Message(role="tool", content=[ToolResult(call_id, maybe_json(output))], tool_call_id=call_id)]
+    if not kind.endswith("_call"):  # an MCP approval request: a protocol step, as in the peer no call
+        return [Message(role="assistant", content=[OtherPart(raw)])]
+    named = raw.get("name")
+    name = named if isinstance(named, str) and named else kind.removesuffix("_call")
+    if "arguments" in raw:
+        arguments = _args(raw.get("arguments"))
+    else:  # a hosted tool says what it was asked in fields of its own (queries, action, code, input)
+        arguments = {k: v for k, v in raw.items() if k not in _NOT_ARGUMENTS and k not in _OUTCOMES}
+    messages = [Message(role="assistant", content=[ToolCall(call_id, name, arguments)])]
+    outcome = next((raw[key] for key in _OUTCOMES if raw.get(key) is not None), None)
+    if outcome is not None:
+        result = ToolResult(call_id, maybe_json(outcome))
+        messages.append(Message(role="tool", content=[result], tool_call_id=call_id))
+    return messages
 
 
 def _content(raw: Any, where: str, role: str, tool_call_id: str | None) -> list[Part]:
@@ -162,6 +207,12 @@ def _part(raw: Any, where: str, tool_call_id: str | None) -> Part:
         return ToolResult(_opt_str(raw.get("tool_call_id")) or tool_call_id, raw.get("tool_result"))
     if kind == "function_call_output":
         return ToolResult(_opt_str(raw.get("call_id")) or tool_call_id, maybe_json(raw.get("output")))
+    if kind == "openapi_call":  # a Foundry agent's OpenAPI tool, as its conversations write it
+        call_id = _opt_str(raw.get("tool_call_id") or raw.get("call_id") or raw.get("id"))
+        return ToolCall(call_id, _name(raw, where), _args(raw.get("arguments")))
+    if kind == "openapi_call_output":
+        call_id = _opt_str(raw.get("tool_call_id") or raw.get("call_id")) or tool_call_id
+        return ToolResult(call_id, maybe_json(raw.get("openapi_call_output", raw.get("output"))))
     if kind is None:
         raise MessageFormatError(f"{where}.type: a content part needs a 'type' such as 'text'")
     return OtherPart(raw)
@@ -229,9 +280,80 @@ def normalize_tool_definitions(value: Any, where: str = "tool_definitions") -> l
             tools.extend(normalize_tool_definitions(functions, f"{where}[{index}].functions"))
             continue
         spec = raw["function"] if isinstance(raw.get("function"), dict) else raw
+        kind = raw.get("type")
+        if not spec.get("name") and isinstance(kind, str) and kind not in NAMED_TOOL_TYPES:
+            # A hosted tool as a request or an agent lists it ({"type": "file_search", ...}); an MCP
+            # server's tools are named only by what it lists, so it defines none here.
+            if kind != "mcp":
+                tools.append(hosted_tool(kind))
+            continue
         name = _name(spec, f"{where}[{index}]")
         tools.append(ToolDefinition(name, str(spec.get("description") or ""), spec.get("parameters") or {}))
     return tools
+
+
+NAMED_TOOL_TYPES = frozenset({"function", "openapi", "custom", "object"})
+"""Tool types whose definitions must name the tool (``object``: a parameters schema given as a tool)."""
+
+
+def _hosted(name: str, description: str, **parameters: str) -> ToolDefinition:
+    properties = {key: {"type": "string", "description": text} for key, text in parameters.items()}
+    return ToolDefinition(name, description, {"type": "object", "properties": properties})
+
+
+HOSTED_TOOLS: dict[str, ToolDefinition] = {
+    tool.name: tool
+    for tool in (
+        _hosted(
+            "file_search",
+            "Searches the files given to the agent; one call may return several passages.",
+            queries="what to look for",
+        ),
+        _hosted(
+            "code_interpreter",
+            "Writes and runs Python code on the agent's files: reads data, computes, draws charts.",
+            input="the code to run",
+            code="the code to run (as Responses items name it)",
+        ),
+        _hosted("web_search", "Searches the public web for current information.", action="the search it ran"),
+        _hosted("bing_grounding", "Grounds the answer in Bing web search results.", requesturl="the search request"),
+        _hosted(
+            "bing_custom_search",
+            "Searches a configured set of websites with Bing.",
+            requesturl="the search request, with its site restrictions",
+        ),
+        _hosted("azure_ai_search", "Searches an Azure AI Search index.", input="the search terms"),
+        _hosted(
+            "sharepoint_grounding",
+            "Retrieves passages from SharePoint document libraries.",
+            input="what to look for, in natural language",
+        ),
+        _hosted(
+            "fabric_dataagent",
+            "Asks a Microsoft Fabric data agent for data across its sources.",
+            input="the question for the data agent",
+        ),
+        _hosted("image_generation", "Generates or edits an image.", prompt="what to draw"),
+    )
+}
+"""Definitions of the tools a platform hosts, which an agent calls without its user defining them
+(Foundry's and OpenAI's built-in tools): a tool judge that sees a call to one reads this
+definition where the item gives none of its own, as azure-ai-evaluation bundles them."""
+
+
+def hosted_tool(kind: str) -> ToolDefinition:
+    """The definition of the hosted tool of type ``kind`` in a request's tools, named as its calls
+    name it (``web_search_preview``: ``web_search``); one not bundled here is its name alone."""
+    name = "web_search" if kind.startswith("web_search") else "computer" if kind.startswith("computer_use") else kind
+    return HOSTED_TOOLS.get(name) or ToolDefinition(name)
+
+
+def with_hosted_tools(definitions: list[ToolDefinition], calls: Iterable[ToolCall]) -> list[ToolDefinition]:
+    """``definitions`` and, after them, the hosted tools' definitions for the ones ``calls`` call
+    that ``definitions`` do not define."""
+    defined = {tool.name for tool in definitions}
+    hosted = [HOSTED_TOOLS[name] for name in dict.fromkeys(call.name for call in calls) if name in HOSTED_TOOLS]
+    return [*definitions, *(tool for tool in hosted if tool.name not in defined)]
 
 
 def split_turn(messages: list[Message]) -> tuple[list[Message], list[Message]]:

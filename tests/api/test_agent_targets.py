@@ -5,6 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
+from assay.messages import HOSTED_TOOLS
 from assay.targets.agents import parse_agents
 from tests.api.conftest import wait_for
 
@@ -16,6 +17,18 @@ TOOLS = [
     }
 ]
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}, "tool_definitions": {"type": "array"}}}
+
+
+HOSTED_SEARCH = [
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "look it up"}]},
+    {
+        "type": "file_search_call",
+        "id": "fs_1",
+        "status": "completed",
+        "queries": ["refund policy"],
+        "results": [{"file_id": "file_1", "filename": "policy.md", "text": "Refunds within 30 days."}],
+    },
+]
 
 
 @pytest.fixture
@@ -48,12 +61,13 @@ def agents(models, llm):
                 },
             },
             {"match": "intake please", "reply": {"content": "Ticket opened."}},
+            {"match": "refund policy", "reply": {"content": "Refunds take 30 days.", "hosted": HOSTED_SEARCH}},
         ]
     )
 
 
-def test_responses_agent_latest_version_with_tool_calls(served, agents, llm):
-    client = served.client()
+def judge_tool_calls_of_support(client, query):
+    """A tool call accuracy eval of the support agent's answer to ``query``: the eval and its run, done."""
     created = client.evals.create(
         name="agent",
         data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
@@ -73,19 +87,34 @@ def test_responses_agent_latest_version_with_tool_calls(served, agents, llm):
     )
     data_source = {
         "type": "azure_ai_target_completions",
-        "source": {
-            "type": "file_content",
-            "content": [{"item": {"query": "Where is order 7?", "tool_definitions": TOOLS}}],
-        },
+        "source": {"type": "file_content", "content": [{"item": {"query": query, "tool_definitions": TOOLS}}]},
         "target": {"type": "azure_ai_agent", "name": "support"},
     }
     run = wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=data_source).id)
+    return created, run
+
+
+def test_responses_agent_latest_version_with_tool_calls(served, agents, llm):
+    client = served.client()
+    created, run = judge_tool_calls_of_support(client, "Where is order 7?")
     assert run.status == "completed" and run.result_counts.passed == 1, run
     item = next(iter(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id)))
     calls = [o for o in item.datasource_item["sample.output_items"] if o["type"] == "function_call"]
     assert calls[0]["name"] == "lookup_order" and item.datasource_item["sample.output_text"] == "Order 7 has shipped."
     assert item.sample.model_extra["agent"] == "support@2"
     assert "[TOOL_CALL] lookup_order(order_id=7)" in llm.stats()["last"]["messages"][1]["content"]
+
+
+def test_an_agents_hosted_file_search_is_judged_as_one_of_its_tool_calls(served, agents, llm):
+    """A Foundry agent searches its files (a tool the platform hosts) and reasons before answering:
+    the tool judge reads the search as a call, with file search's bundled definition beside the item's
+    own tools, and the reasoning is left out."""
+    _, run = judge_tool_calls_of_support(served.client(), "What is the refund policy?")
+    assert run.status == "completed" and run.result_counts.passed == 1, run
+    prompt = llm.stats()["last"]["messages"][1]["content"]
+    assert '[TOOL_CALL] file_search(queries=["refund policy"])' in prompt
+    assert "[TOOL_RESULT]" in prompt and "Refunds within 30 days." in prompt
+    assert HOSTED_TOOLS["file_search"].description in prompt and "look it up" not in prompt
 
 
 def test_invocations_agent_with_free_form_input(served, agents, llm):

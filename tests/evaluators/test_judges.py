@@ -10,6 +10,7 @@ from assay.dataset import Dataset
 from assay.evaluators import load_catalog
 from assay.evaluators.judges import DEFINITIONS
 from assay.llm import ModelConfig, ModelRegistry
+from assay.messages import HOSTED_TOOLS
 from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
 
 TOOLS = [
@@ -151,6 +152,69 @@ def test_tool_judges_skip_a_call_of_an_undefined_tool_naming_it_and_an_item_with
     assert results[0][0].properties["undefined_tools"] == ["lookup_order"]
     assert results[1][0].status == "skipped" and "No tool calls found" in results[1][0].reason
     assert results[2][1].status == "skipped" and "intermediate response" in results[2][1].reason
+
+
+# A Foundry agent's answer as the Responses API gives it: the model's reasoning, a hosted file search
+# with its results, a call of the user's own function, and the message.
+HOSTED_RESPONSE = [
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "look it up"}]},
+    {
+        "type": "file_search_call",
+        "id": "fs_1",
+        "status": "completed",
+        "queries": ["order 7 delivery"],
+        "results": [{"file_id": "file_1", "filename": "orders.md", "score": 0.9, "text": "Order 7 shipped Monday."}],
+    },
+    {"type": "function_call", "call_id": "c1", "name": "lookup_order", "arguments": '{"order_id": "7"}'},
+    {"type": "function_call_output", "call_id": "c1", "output": '{"status": "shipped"}'},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Order 7 has shipped."}]},
+]
+
+
+def test_a_hosted_tools_call_is_judged_with_its_bundled_definition(llm, models, store):
+    """File search is the platform's tool: the item defines only its own function, and the judge reads
+    file search's definition from assay; a tool nobody defines still leaves the item unjudged."""
+    bundled = HOSTED_TOOLS["file_search"].description
+    llm.script(
+        rules=[
+            {"match": bundled, "reply": {"content": '{"reason": "both calls fit", "score": 5}'}},
+            # groundedness: a prompt that shows the file search's passage
+            {"match": "Order 7 shipped Monday.", "reply": {"content": '{"reason": "grounded", "score": 5}'}},
+        ],
+        default={"content": '{"reason": "a tool without its definition", "score": 1}'},
+    )
+    rows = [
+        {
+            "query": "Where is order 7?",
+            "response": HOSTED_RESPONSE,
+            "tool_definitions": TOOLS,
+            "messages": [{"role": "user", "content": "Where is order 7?"}, *HOSTED_RESPONSE],
+        },
+        {
+            "query": "Where is order 7?",
+            "response": [{"type": "mcp_call", "id": "m1", "name": "track", "arguments": "{}", "output": "x"}],
+            "tool_definitions": TOOLS,
+        },
+    ]
+    grounded = {"messages": "{{item.messages}}"}
+    criteria = [criterion("tool_call_accuracy"), criterion("groundedness", data_mapping=grounded)]
+    _, results = run_eval(store, models, criteria, rows)
+    accuracy, groundedness = results[0]
+    assert accuracy.status == "completed" and accuracy.score == 5, accuracy
+    # The reasoning item is left out, not refused; the judge reads the file search's passage
+    assert groundedness.status == "completed" and groundedness.score == 5, groundedness
+    unjudged = results[1][0]
+    assert unjudged.status == "skipped" and unjudged.properties["undefined_tools"] == ["track"]
+
+
+def test_an_agent_awaiting_approval_of_an_mcp_call_has_not_answered_yet(llm, models, store):
+    llm.script(default={"content": '{"reason": "ok", "score": 5}'})
+    waiting = [
+        {"type": "mcp_list_tools", "id": "l1", "server_label": "shop", "tools": [{"name": "track"}]},
+        {"type": "mcp_approval_request", "id": "a1", "name": "track", "arguments": "{}", "server_label": "shop"},
+    ]
+    _, results = run_eval(store, models, [criterion("task_adherence")], [{"query": "Track it", "response": waiting}])
+    assert results[0][0].status == "skipped" and "intermediate response" in results[0][0].reason
 
 
 def test_content_safety_reports_each_category_and_the_worst(llm, models, store):

@@ -10,7 +10,8 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   a rule ``{"match": "text", "reply": {...}}`` answers requests whose messages (or Responses ``instructions``) contain ``text``
   (with ``"chance": p`` and ``"otherwise": {...}`` it answers ``reply`` to a share p of requests,
   decided by a hash of the request: the same request always gets the same answer);
-  a reply is ``{"content": "..."}``, ``{"tool_calls": [...]}``, ``{"function_call": {...}}``, ``{"status": 500}``,
+  a reply is ``{"content": "..."}``, ``{"tool_calls": [...]}`` (with ``"hosted": [...]``, Responses
+  output items put before them: reasoning, a hosted tool's call), ``{"function_call": {...}}``, ``{"status": 500}``,
   ``{"status": 429, "retry_after": 1, "code": "rate_limit_exceeded"}``, ``{"drop": true}`` or
   ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends),
   ``{"content_filter": "prompt", "categories": {"violence": "medium"}}`` (Azure's 400 for a filtered
@@ -491,6 +492,7 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
         for c in reply.get("tool_calls") or []
     ]
     output = [
+        *(reply.get("hosted") or []),  # items a hosted agent adds: reasoning, a file search's call
         *calls,
         {
             "type": "message",

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from assay.azure.evaluators import EvaluatorBase, _ignored
-from assay.azure.exceptions import ErrorTarget
+from assay.azure.exceptions import ErrorTarget, user_error
 from assay.evaluators.judges.judge import NO_TOOL_CALLS, TOOL_DEFINITIONS_MISSING
+from assay.messages import HOSTED_TOOLS, MessageFormatError, normalize_tool_definitions
 from assay.results import Result
 
 
@@ -43,6 +45,46 @@ class JudgeEvaluator(EvaluatorBase):
         self._is_reasoning_model = is_reasoning_model
         if is_reasoning_model and self._model is not None:  # asked as a reasoning model (no temperature)
             self._model = self._model.model_copy(update={"reasoning": True})
+
+    # The peer's helpers for the tool judges' definitions: private there, but its own tests and
+    # subclasses of its evaluators call them.
+
+    @staticmethod
+    def _get_built_in_tool_definition(tool_name: str) -> dict[str, Any] | None:
+        """A hosted tool's bundled definition (``assay.messages.HOSTED_TOOLS``), as the peer writes it."""
+        tool = HOSTED_TOOLS.get(tool_name)
+        return None if tool is None else {"type": tool.name, **dataclasses.asdict(tool)}
+
+    def _get_needed_built_in_tool_definitions(self, tool_calls: list[Any]) -> list[dict[str, Any]]:
+        needed: list[dict[str, Any]] = []
+        for call in tool_calls:
+            if isinstance(call, dict) and call.get("type") == "tool_call":
+                definition = self._get_built_in_tool_definition(str(call.get("name") or ""))
+                if definition is not None and definition not in needed:
+                    needed.append(definition)
+        return needed
+
+    def _extract_needed_tool_definitions(
+        self, tool_calls: list[Any], tool_definitions: list[Any], error_target: ErrorTarget
+    ) -> list[Any]:
+        """``tool_definitions`` and the hosted tools' definitions the calls need; raises the peer's
+        error for a call in another format, one without a name, or one to a tool nobody defines (an
+        OpenAPI tool defines the functions it lists)."""
+        needed = [*tool_definitions, *self._get_needed_built_in_tool_definitions(tool_calls)]
+        try:
+            defined = {tool.name for tool in normalize_tool_definitions(needed)}
+        except MessageFormatError as exc:
+            raise user_error(str(exc), error_target) from None
+        for call in tool_calls:
+            if not isinstance(call, dict) or call.get("type") != "tool_call":
+                raise user_error(
+                    f"Unsupported tool call format. Only converter format is supported: {call}", error_target
+                )
+            if not call.get("name"):
+                raise user_error(f"Tool call missing name: {call}", error_target)
+            if call["name"] not in defined:
+                raise user_error(f"Tool definition for {call['name']} not found", error_target)
+        return needed
 
 
 class CoherenceEvaluator(JudgeEvaluator):

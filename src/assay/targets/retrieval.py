@@ -21,7 +21,6 @@ from assay.messages import MessageFormatError, normalize, normalize_tool_definit
 Lookup = Callable[[str], dict[str, Any] | None]
 """Response id → ``{api, request, response}`` as the store keeps it, or None."""
 SUPPLIED_FIELDS = frozenset({"query", "response", "messages", "tool_calls", "tool_definitions"})
-CONVERSATION_ITEMS = {"message", "function_call", "function_call_output"}
 DEFAULT_MAX_TURNS = 20
 
 
@@ -91,7 +90,7 @@ def _request_messages(request: dict[str, Any]) -> list[Any]:
     if isinstance(raw, str):
         messages.append({"role": "user", "content": raw})
     elif isinstance(raw, list):
-        messages += [m for m in raw if not isinstance(m, dict) or m.get("type", "message") in CONVERSATION_ITEMS]
+        messages += raw  # every item: the messages module keeps what a conversation shows
     return messages
 
 
@@ -99,7 +98,7 @@ def _output_items(found: dict[str, Any]) -> list[dict[str, Any]]:
     """Responses-style output items; a chat completion's message is converted to them."""
     response = found["response"]
     if found["api"] == "responses":
-        return [o for o in response.get("output") or [] if o.get("type") in CONVERSATION_ITEMS]
+        return list(response.get("output") or [])
     message = ((response.get("choices") or [{}])[0]).get("message") or {}
     items: list[dict[str, Any]] = [
         {

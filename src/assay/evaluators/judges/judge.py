@@ -9,6 +9,7 @@ latest user message; ``conversation`` judges the whole conversation in one call.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,16 @@ from assay.evaluators.judges import render
 from assay.evaluators.judges.parse import JudgeAnswerError, answer_object, flag, number_in_range
 from assay.llm import Completion, ContentFiltered, Model, ModelError
 from assay.llm.tally import UsageTally
-from assay.messages import MessageFormatError, ToolCall, normalize, normalize_tool_definitions, split_turn, to_dicts
+from assay.messages import (
+    MessageFormatError,
+    OtherPart,
+    ToolCall,
+    normalize,
+    normalize_tool_definitions,
+    split_turn,
+    to_dicts,
+    with_hosted_tools,
+)
 
 Kind = Literal["scale", "binary", "flag"]
 T = TypeVar("T")
@@ -168,8 +178,13 @@ def _as_conversation(values: dict[str, Any]) -> dict[str, Any]:
 def _ends_with_tool_call(response: Any) -> bool:
     if not isinstance(response, list) or not response:
         return False
-    last = normalize(response, default_role="assistant", where="response")[-1]
-    return last.role == "assistant" and bool(last.tool_calls) and not last.text
+    said = normalize(response, default_role="assistant", where="response")
+    if not said:  # only items no conversation shows (a model's reasoning)
+        return False
+    last = said[-1]
+    # An MCP call awaiting the user's approval is a step too: the agent has not answered yet.
+    waiting = any(isinstance(p, OtherPart) and p.raw.get("type") == "mcp_approval_request" for p in last.content)
+    return last.role == "assistant" and (bool(last.tool_calls) or waiting) and not last.text
 
 
 NO_TOOL_CALLS = "No tool calls found in response or provided tool_calls."
@@ -189,11 +204,15 @@ def _check_tools(values: dict[str, Any]) -> Score | None:
         ]
     if not calls:
         return Score(None, skipped=True, reason=f"Not applicable: {NO_TOOL_CALLS}")
-    defined = {tool.name for tool in normalize_tool_definitions(values.get("tool_definitions"))}
+    given = normalize_tool_definitions(values.get("tool_definitions"))
+    known = with_hosted_tools(given, calls)  # a platform's own tools (file search, Bing) come defined
+    defined = {tool.name for tool in known}
     undefined = sorted({call.name for call in calls if call.name not in defined})
     if undefined:  # not judged, as Foundry does not judge it; the names say what to add
         reason = f"Not applicable: {TOOL_DEFINITIONS_MISSING}"
         return Score(None, skipped=True, reason=reason, properties={"undefined_tools": undefined})
+    if len(known) > len(given):  # the judge reads the hosted tools' definitions beside the item's
+        values["tool_definitions"] = [dataclasses.asdict(tool) for tool in known]
     return None
 
 
