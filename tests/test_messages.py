@@ -178,6 +178,7 @@ def test_a_stored_answer_keeps_its_hosted_tools_calls():
             "output": [
                 {"type": "reasoning", "id": "rs", "summary": []},
                 {"type": "file_search_call", "id": "fs", "queries": ["order 7"], "results": [{"text": "Shipped."}]},
+                {"type": "mcp_list_tools", "id": "ml", "server_label": "shop", "tools": [{"name": "track"}]},
                 {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It shipped."}]},
             ],
         },
@@ -189,7 +190,8 @@ def test_a_stored_answer_keeps_its_hosted_tools_calls():
     ]
     assert [m["role"] for m in fields["response"]] == ["assistant", "tool", "assistant"]
     assert sample["output_text"] == "It shipped."
-    assert fields["tool_definitions"] == [dataclasses.asdict(HOSTED_TOOLS["file_search"])]
+    track = {"name": "track", "description": "", "parameters": {}}  # the MCP server's, as it listed it
+    assert fields["tool_definitions"] == [dataclasses.asdict(HOSTED_TOOLS["file_search"]), track]
     # Hosted tools as requests list them, named as their calls name them; an MCP server's are its own
     listed = [{"type": "web_search_preview"}, {"type": "mcp", "server_label": "s"}, {"type": "computer_use_preview"}]
     assert [tool.name for tool in normalize_tool_definitions(listed)] == ["web_search", "computer"]

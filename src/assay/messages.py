@@ -348,12 +348,32 @@ def hosted_tool(kind: str) -> ToolDefinition:
     return HOSTED_TOOLS.get(name) or ToolDefinition(name)
 
 
+def listed_tools(value: Any) -> list[ToolDefinition]:
+    """The tools an answer lists itself: an MCP server's, in a Responses ``mcp_list_tools`` item
+    (its calls name them; no definition of them is given anywhere else)."""
+    found: list[ToolDefinition] = []
+    for raw in value if isinstance(value, list) else []:
+        if isinstance(raw, dict) and raw.get("type") == "mcp_list_tools" and isinstance(raw.get("tools"), list):
+            for tool in raw["tools"]:
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str) and tool["name"]:
+                    schema = tool.get("input_schema") if isinstance(tool.get("input_schema"), dict) else {}
+                    found.append(ToolDefinition(tool["name"], str(tool.get("description") or ""), schema))
+    return found
+
+
 def with_hosted_tools(definitions: list[ToolDefinition], calls: Iterable[ToolCall]) -> list[ToolDefinition]:
     """``definitions`` and, after them, the hosted tools' definitions for the ones ``calls`` call
     that ``definitions`` do not define."""
-    defined = {tool.name for tool in definitions}
-    hosted = [HOSTED_TOOLS[name] for name in dict.fromkeys(call.name for call in calls) if name in HOSTED_TOOLS]
-    return [*definitions, *(tool for tool in hosted if tool.name not in defined)]
+    return defined_once(definitions, (HOSTED_TOOLS[call.name] for call in calls if call.name in HOSTED_TOOLS))
+
+
+def defined_once(*groups: Iterable[ToolDefinition]) -> list[ToolDefinition]:
+    """The definitions of ``groups`` in their order, the first of each name kept."""
+    kept: dict[str, ToolDefinition] = {}
+    for group in groups:
+        for tool in group:
+            kept.setdefault(tool.name, tool)
+    return list(kept.values())
 
 
 def split_turn(messages: list[Message]) -> tuple[list[Message], list[Message]]:

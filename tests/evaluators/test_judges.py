@@ -171,6 +171,9 @@ HOSTED_RESPONSE = [
 ]
 
 
+MCP_TRACK = {"name": "track", "description": "Tracks a parcel by its order", "input_schema": {"type": "object"}}
+
+
 def test_a_hosted_tools_call_is_judged_with_its_bundled_definition(llm, models, store):
     """File search is the platform's tool: the item defines only its own function, and the judge reads
     file search's definition from assay; a tool nobody defines still leaves the item unjudged."""
@@ -178,6 +181,7 @@ def test_a_hosted_tools_call_is_judged_with_its_bundled_definition(llm, models, 
     llm.script(
         rules=[
             {"match": bundled, "reply": {"content": '{"reason": "both calls fit", "score": 5}'}},
+            {"match": MCP_TRACK["description"], "reply": {"content": '{"reason": "fits", "score": 5}'}},
             # groundedness: a prompt that shows the file search's passage
             {"match": "Order 7 shipped Monday.", "reply": {"content": '{"reason": "grounded", "score": 5}'}},
         ],
@@ -195,6 +199,14 @@ def test_a_hosted_tools_call_is_judged_with_its_bundled_definition(llm, models, 
             "response": [{"type": "mcp_call", "id": "m1", "name": "track", "arguments": "{}", "output": "x"}],
             "tool_definitions": TOOLS,
         },
+        {  # the MCP server's tools as the answer listed them define its calls
+            "query": "Where is order 7?",
+            "response": [
+                {"type": "mcp_list_tools", "id": "l1", "server_label": "shop", "tools": [MCP_TRACK]},
+                {"type": "mcp_call", "id": "m1", "name": "track", "arguments": "{}", "output": "x"},
+            ],
+            "tool_definitions": TOOLS,
+        },
     ]
     grounded = {"messages": "{{item.messages}}"}
     criteria = [criterion("tool_call_accuracy"), criterion("groundedness", data_mapping=grounded)]
@@ -205,6 +217,8 @@ def test_a_hosted_tools_call_is_judged_with_its_bundled_definition(llm, models, 
     assert groundedness.status == "completed" and groundedness.score == 5, groundedness
     unjudged = results[1][0]
     assert unjudged.status == "skipped" and unjudged.properties["undefined_tools"] == ["track"]
+    listed = results[2][0]
+    assert listed.status == "completed" and listed.score == 5, listed
 
 
 def test_an_agent_awaiting_approval_of_an_mcp_call_has_not_answered_yet(llm, models, store):

@@ -16,7 +16,14 @@ from typing import Any
 
 from assay.errors import ItemError
 from assay.mapping import Template
-from assay.messages import MessageFormatError, normalize, normalize_tool_definitions, turn_fields
+from assay.messages import (
+    MessageFormatError,
+    defined_once,
+    listed_tools,
+    normalize,
+    normalize_tool_definitions,
+    turn_fields,
+)
 
 Lookup = Callable[[str], dict[str, Any] | None]
 """Response id → ``{api, request, response}`` as the store keeps it, or None."""
@@ -67,7 +74,8 @@ def stored_sample(found: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[
     query = normalize(history + _request_messages(request), where=f"response {response.get('id')}: input")
     output_items = _output_items(found)
     answer = normalize(output_items, default_role="assistant", where=f"response {response.get('id')}: output")
-    tools = normalize_tool_definitions(request.get("tools"), where=f"response {response.get('id')}: tools")
+    requested = normalize_tool_definitions(request.get("tools"), where=f"response {response.get('id')}: tools")
+    tools = defined_once(requested, listed_tools(history + output_items))  # and an MCP server's, as it listed them
     return {
         "output_text": "\n".join(m.text for m in answer if m.role == "assistant" and m.text),
         "output_items": output_items,

@@ -25,6 +25,8 @@ from assay.messages import (
     MessageFormatError,
     OtherPart,
     ToolCall,
+    defined_once,
+    listed_tools,
     normalize,
     normalize_tool_definitions,
     split_turn,
@@ -205,13 +207,15 @@ def _check_tools(values: dict[str, Any]) -> Score | None:
     if not calls:
         return Score(None, skipped=True, reason=f"Not applicable: {NO_TOOL_CALLS}")
     given = normalize_tool_definitions(values.get("tool_definitions"))
-    known = with_hosted_tools(given, calls)  # a platform's own tools (file search, Bing) come defined
+    # An MCP server's tools as the answer listed them, then a platform's own (file search, Bing)
+    listed = defined_once(given, listed_tools(values.get("response")), listed_tools(values.get("messages")))
+    known = with_hosted_tools(listed, calls)
     defined = {tool.name for tool in known}
     undefined = sorted({call.name for call in calls if call.name not in defined})
     if undefined:  # not judged, as Foundry does not judge it; the names say what to add
         reason = f"Not applicable: {TOOL_DEFINITIONS_MISSING}"
         return Score(None, skipped=True, reason=reason, properties={"undefined_tools": undefined})
-    if len(known) > len(given):  # the judge reads the hosted tools' definitions beside the item's
+    if known != given:  # the judge reads the other tools' definitions beside the item's
         values["tool_definitions"] = [dataclasses.asdict(tool) for tool in known]
     return None
 
