@@ -356,8 +356,9 @@ def listed_tools(value: Any) -> list[ToolDefinition]:
         if isinstance(raw, dict) and raw.get("type") == "mcp_list_tools" and isinstance(raw.get("tools"), list):
             for tool in raw["tools"]:
                 if isinstance(tool, dict) and isinstance(tool.get("name"), str) and tool["name"]:
-                    schema = tool.get("input_schema") if isinstance(tool.get("input_schema"), dict) else {}
-                    found.append(ToolDefinition(tool["name"], str(tool.get("description") or ""), schema))
+                    schema = tool.get("input_schema")
+                    parameters: dict[str, Any] = schema if isinstance(schema, dict) else {}
+                    found.append(ToolDefinition(tool["name"], str(tool.get("description") or ""), parameters))
     return found
 
 
