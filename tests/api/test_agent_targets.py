@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import openai
 import pytest
 
@@ -31,6 +33,26 @@ HOSTED_SEARCH = [
 ]
 
 
+AGENT_RULES = [  # the judge (every judge prompt has "# Property:"), then the agents
+    {"match": "# Property:", "reply": {"content": '{"reason": "right tool, right argument", "score": 5}'}},
+    {
+        "match": "Where is order 7",
+        "reply": {
+            "content": "Order 7 has shipped.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "lookup_order", "arguments": '{"order_id": "7"}'},
+                }
+            ],
+        },
+    },
+    {"match": "intake please", "reply": {"content": "Ticket opened."}},
+    {"match": "refund policy", "reply": {"content": "Refunds take 30 days.", "hosted": HOSTED_SEARCH}},
+]
+
+
 @pytest.fixture
 def agents(models, llm):
     models.agents.extend(
@@ -44,50 +66,32 @@ def agents(models, llm):
             }
         )
     )
-    llm.script(
-        rules=[
-            {"match": "# Property:", "reply": {"content": '{"reason": "right tool, right argument", "score": 5}'}},
-            {
-                "match": "Where is order 7",
-                "reply": {
-                    "content": "Order 7 has shipped.",
-                    "tool_calls": [
-                        {
-                            "id": "c1",
-                            "type": "function",
-                            "function": {"name": "lookup_order", "arguments": '{"order_id": "7"}'},
-                        }
-                    ],
-                },
-            },
-            {"match": "intake please", "reply": {"content": "Ticket opened."}},
-            {"match": "refund policy", "reply": {"content": "Refunds take 30 days.", "hosted": HOSTED_SEARCH}},
-        ]
-    )
+    llm.script(rules=AGENT_RULES)
 
 
-def judge_tool_calls_of_support(client, query):
-    """A tool call accuracy eval of the support agent's answer to ``query``: the eval and its run, done."""
+def judge_tool_calls_of_support(client, *queries, evaluator="tool_call_accuracy"):
+    """An eval of the support agent's answers to ``queries`` by a judge (tool call accuracy unless
+    told), the answer as its Responses items: the eval and its run, done."""
+    mapping = {"query": "{{item.query}}", "response": "{{sample.output_items}}"}
+    if evaluator.startswith("tool"):
+        mapping["tool_definitions"] = "{{item.tool_definitions}}"
     created = client.evals.create(
         name="agent",
         data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
         testing_criteria=[
             {
                 "type": "azure_ai_evaluator",
-                "name": "tools",
-                "evaluator_name": "builtin.tool_call_accuracy",
+                "name": evaluator,
+                "evaluator_name": f"builtin.{evaluator}",
                 "initialization_parameters": {"model": "judge"},
-                "data_mapping": {
-                    "query": "{{item.query}}",
-                    "response": "{{sample.output_items}}",
-                    "tool_definitions": "{{item.tool_definitions}}",
-                },
+                "data_mapping": mapping,
             }
         ],
     )
+    content = [{"item": {"query": query, "tool_definitions": TOOLS}} for query in queries]
     data_source = {
         "type": "azure_ai_target_completions",
-        "source": {"type": "file_content", "content": [{"item": {"query": query, "tool_definitions": TOOLS}}]},
+        "source": {"type": "file_content", "content": content},
         "target": {"type": "azure_ai_agent", "name": "support"},
     }
     run = wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=data_source).id)
@@ -115,6 +119,29 @@ def test_an_agents_hosted_file_search_is_judged_as_one_of_its_tool_calls(served,
     assert '[TOOL_CALL] file_search(queries=["refund policy"])' in prompt
     assert "[TOOL_RESULT]" in prompt and "Refunds within 30 days." in prompt
     assert HOSTED_TOOLS["file_search"].description in prompt and "look it up" not in prompt
+
+
+def test_an_agents_groundedness_rests_on_what_its_file_search_returned(served, agents, llm):
+    """With no context column, groundedness judges the agent's answer against what its tools
+    returned, as Foundry's agent groundedness does; an answer that used no tool has none to rest on."""
+    # The server matches the request's JSON: the context section, as the judge's prompt holds it, escaped
+    context = json.dumps('CONTEXT:\n[{"file_id": "file_1"')[1:-1]
+    grounded_in_search = {"match": context, "reply": {"content": GROUNDED}}
+    llm.script(rules=[grounded_in_search, *AGENT_RULES])
+    client = served.client()
+    created, run = judge_tool_calls_of_support(
+        client, "What is the refund policy?", "intake please", evaluator="groundedness"
+    )
+    assert run.status == "completed" and run.result_counts.passed == 1 and run.result_counts.errored == 1, run
+    grounded, bare = sorted(
+        client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id), key=lambda i: i.datasource_item_id
+    )
+    assert grounded.results[0].score == 5 and grounded.results[0].reason == "grounded in the file search"
+    assert bare.results[0].status == "error" and "no tool results" in bare.results[0].reason
+    assert bare.results[0].properties["error"]["code"] == "missing_input"
+
+
+GROUNDED = '{"reason": "grounded in the file search", "score": 5}'
 
 
 def test_invocations_agent_with_free_form_input(served, agents, llm):

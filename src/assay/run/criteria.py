@@ -183,6 +183,19 @@ class BoundCriterion:
         # judged whole, for its context too.
         derivable = set(FROM_MESSAGES) if inputs.get("messages") is not None else set()
         missing = [name for name in self.spec.required_inputs if inputs.get(name) is None and name not in derivable]
+        if "context" in missing and isinstance(inputs.get("response"), list):
+            # An agent's answer holds its own context: what its tools returned (a file search's passages)
+            query = inputs.get("query")
+            inputs["context"] = _conversation_context(
+                [*query, *inputs["response"]] if isinstance(query, list) else inputs["response"]
+            )
+            if inputs["context"] is not None:
+                missing.remove("context")
+            elif missing == ["context"]:
+                raise MissingInput(
+                    "input 'context' is missing, and the response holds no tool results to take it from: "
+                    "map it in data_mapping"
+                )
         if missing:
             have = ", ".join(sorted(item)) or "no fields"
             raise MissingInput(f"input {missing[0]!r} is missing: map it in data_mapping (the item has {have})")
@@ -579,6 +592,9 @@ def _check_required(spec: EvaluatorSpec, mapping: DataMapping, label: str, item_
         return
     from_messages = "messages" in mapping.templates
     derivable = set(FROM_MESSAGES) if from_messages else set()
+    response = mapping.templates.get("response")
+    if response is not None and any(path.namespace == "sample" for path in response.paths):
+        derivable.add("context")  # a target's answer holds its own: what its tools returned (``_inputs``)
     for name in spec.required_inputs:
         if name not in mapping.templates and name not in derivable:
             have = ", ".join(sorted(item_fields)) or "none"
