@@ -268,3 +268,36 @@ def test_the_tool_judges_refuse_a_call_without_definitions_or_calls_in_the_peers
         accuracy(query="q", tool_calls=[], tool_definitions=[definition])
     with pytest.raises(EvaluationException, match="must be provided as a list"):
         _ToolInputAccuracyEvaluator(model_config=config)(query="q", response=[call], tool_definitions=definition)
+
+
+def test_agent_groundedness_rests_on_what_the_agents_tools_returned_as_the_peers_does():
+    """Given a query and an agent's answer but no context, groundedness judges the answer against
+    its file search's results; a bare answer is its own context; one with nothing to rest on is refused."""
+    from unittest.mock import MagicMock
+
+    from assay.azure import GroundednessEvaluator
+
+    asked = []
+
+    async def flow(timeout, **inputs):
+        asked.append(inputs)
+        return {"llm_output": {"score": 5, "reason": "every claim is in the passages", "properties": {}}}
+
+    config = AzureOpenAIModelConfiguration(azure_endpoint="https://nowhere.invalid", azure_deployment="d")
+    evaluator = GroundednessEvaluator(model_config=config)
+    evaluator._flow = MagicMock(side_effect=flow)
+    searched = {
+        "type": "file_search_call",
+        "id": "fs",
+        "queries": ["refunds"],
+        "results": [{"text": "Within 30 days."}],
+    }
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "30 days."}]}
+    result = evaluator(query="What is the refund policy?", response=[searched, said])
+    assert (result["groundedness"], result["groundedness_result"]) == (5.0, "pass")
+    assert "Within 30 days." in asked[0]["context"]
+    evaluator(query="What is the refund policy?", response="Refunds take 30 days.")
+    assert asked[1]["context"] == "Refunds take 30 days."
+    with pytest.raises(EvaluationException, match="Context is a required input"):
+        evaluator(query="What is the refund policy?", response=[{"role": "assistant", "content": "30 days."}])
+    assert len(asked) == 2

@@ -8,9 +8,11 @@ from typing import Any
 
 from assay.azure.evaluators import EvaluatorBase, _ignored
 from assay.azure.exceptions import ErrorTarget, user_error
+from assay.errors import ItemError
 from assay.evaluators.judges.judge import NO_TOOL_CALLS, TOOL_DEFINITIONS_MISSING
 from assay.messages import HOSTED_TOOLS, MessageFormatError, normalize_tool_definitions
 from assay.results import Result
+from assay.run.criteria import answer_context
 
 
 class JudgeEvaluator(EvaluatorBase):
@@ -101,6 +103,21 @@ class RelevanceEvaluator(JudgeEvaluator):
 
 class GroundednessEvaluator(JudgeEvaluator):
     builtin, key, target, per_turn = "builtin.groundedness", "groundedness", ErrorTarget.GROUNDEDNESS_EVALUATOR, True
+
+    async def _evaluate(self, inputs: dict[str, Any]) -> Result:
+        """Given a query and a response but no context, the peer's agent groundedness: an agent's
+        answer (its messages) rests on what its tools returned; a bare answer is its own context."""
+        query, response = inputs.get("query"), inputs.get("response")
+        if inputs.get("context") is None and query is not None and response is not None:
+            context = response if isinstance(response, str) else None
+            if isinstance(response, list):
+                try:
+                    context = answer_context(query, response)
+                except ItemError as exc:
+                    raise user_error(f"{type(self).__name__}: {exc}", self.target) from None
+            if context:
+                inputs = {**inputs, "context": context}
+        return await super()._evaluate(inputs)
 
 
 class RetrievalEvaluator(JudgeEvaluator):

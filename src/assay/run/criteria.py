@@ -185,10 +185,7 @@ class BoundCriterion:
         missing = [name for name in self.spec.required_inputs if inputs.get(name) is None and name not in derivable]
         if "context" in missing and isinstance(inputs.get("response"), list):
             # An agent's answer holds its own context: what its tools returned (a file search's passages)
-            query = inputs.get("query")
-            inputs["context"] = _conversation_context(
-                [*query, *inputs["response"]] if isinstance(query, list) else inputs["response"]
-            )
+            inputs["context"] = answer_context(inputs.get("query"), inputs["response"])
             if inputs["context"] is not None:
                 missing.remove("context")
             elif missing == ["context"]:
@@ -290,6 +287,12 @@ def _threshold(
 
 def _meets(value: float, threshold: float, direction: str) -> bool:
     return value <= threshold if direction == "decrease" else value >= threshold
+
+
+def answer_context(query: Any, response: list[Any]) -> str | None:
+    """What an agent's answer (``response`` as its messages, after ``query``) rests on: its tools'
+    results and the instructions it was given; None when it holds neither."""
+    return _conversation_context([*query, *response] if isinstance(query, list) else response)
 
 
 def _conversation_context(value: Any) -> str | None:
