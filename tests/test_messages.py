@@ -190,6 +190,7 @@ def test_a_stored_answer_keeps_its_hosted_tools_calls():
     ]
     assert [m["role"] for m in fields["response"]] == ["assistant", "tool", "assistant"]
     assert sample["output_text"] == "It shipped."
+    assert [item["type"] for item in sample["output_tools"]] == ["file_search_call"]
     track = {"name": "track", "description": "", "parameters": {}}  # the MCP server's, as it listed it
     assert fields["tool_definitions"] == [dataclasses.asdict(HOSTED_TOOLS["file_search"]), track]
     # Hosted tools as requests list them, named as their calls name them; an MCP server's are its own

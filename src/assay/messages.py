@@ -133,6 +133,12 @@ def _message(raw: Any, where: str, default_role: Role) -> list[Message]:
     return [Message(role=role, content=content, tool_call_id=tool_call_id)]
 
 
+def is_tool_call_item(raw: Any) -> bool:
+    """Whether a Responses output item is a call of a tool: a function's, a hosted tool's (a file
+    search, a web search), an MCP server's."""
+    return isinstance(raw, dict) and isinstance(raw.get("type"), str) and raw["type"].endswith("_call")
+
+
 NOT_CONVERSATION = frozenset({"reasoning", "item_reference", "mcp_list_tools", "mcp_approval_response"})
 """Responses items that are no part of what was said: a model's reasoning, a reference to an earlier
 item, the tools an MCP server listed, a user's approval of an MCP call."""

@@ -69,12 +69,14 @@ def agents(models, llm):
     llm.script(rules=AGENT_RULES)
 
 
-def judge_tool_calls_of_support(client, *queries, evaluator="tool_call_accuracy"):
+def judge_tool_calls_of_support(client, *queries, evaluator="tool_call_accuracy", response="{{sample.output_items}}"):
     """An eval of the support agent's answers to ``queries`` by a judge (tool call accuracy unless
-    told), the answer as its Responses items: the eval and its run, done."""
-    mapping = {"query": "{{item.query}}", "response": "{{sample.output_items}}"}
+    told), the answer as its Responses items (``response=None``: no data_mapping, the defaults give
+    the item's fields, the agent's text and its calls): the eval and its run, done."""
+    mapping = {"query": "{{item.query}}", "response": response}
     if evaluator.startswith("tool"):
         mapping["tool_definitions"] = "{{item.tool_definitions}}"
+    mapped = {} if response is None else {"data_mapping": mapping}
     created = client.evals.create(
         name="agent",
         data_source_config={"type": "custom", "item_schema": SCHEMA, "include_sample_schema": True},
@@ -84,7 +86,7 @@ def judge_tool_calls_of_support(client, *queries, evaluator="tool_call_accuracy"
                 "name": evaluator,
                 "evaluator_name": f"builtin.{evaluator}",
                 "initialization_parameters": {"model": "judge"},
-                "data_mapping": mapping,
+                **mapped,
             }
         ],
     )
@@ -119,6 +121,10 @@ def test_an_agents_hosted_file_search_is_judged_as_one_of_its_tool_calls(served,
     assert '[TOOL_CALL] file_search(queries=["refund policy"])' in prompt
     assert "[TOOL_RESULT]" in prompt and "Refunds within 30 days." in prompt
     assert HOSTED_TOOLS["file_search"].description in prompt and "look it up" not in prompt
+    # With no data_mapping (the agent's calls as {{sample.output_tools}}), the search is a call too
+    _, run = judge_tool_calls_of_support(served.client(), "What is the refund policy?", response=None)
+    assert run.status == "completed" and run.result_counts.passed == 1, run
+    assert '[TOOL_CALL] file_search(queries=["refund policy"])' in llm.stats()["last"]["messages"][1]["content"]
 
 
 def test_an_agents_groundedness_rests_on_what_its_file_search_returned(served, agents, llm):

@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from assay.errors import ConfigError, ItemError, ModelUnreachable, UnknownAgentError, invalid_settings
 from assay.llm.breaker import unreachable_at
 from assay.mapping import Template
-from assay.messages import normalize_tool_definitions, to_response_input
+from assay.messages import is_tool_call_item, normalize_tool_definitions, to_response_input
 from assay.outbound import OutboundRefused, PinnedTransport
 from assay.targets.messages import InputMessages
 
@@ -203,7 +203,7 @@ class AgentTarget:
                 "error": error,
                 "latency_ms": round((time.perf_counter() - started) * 1000, 1),
             }
-        tools = [o for o in output_items if o.get("type") == "function_call"]
+        tools = [o for o in output_items if is_tool_call_item(o)]  # its functions' and hosted tools' calls
         return {
             "input": sent if isinstance(sent, list) else [sent],
             "output_text": text,

@@ -19,6 +19,7 @@ from assay.mapping import Template
 from assay.messages import (
     MessageFormatError,
     defined_once,
+    is_tool_call_item,
     listed_tools,
     normalize,
     normalize_tool_definitions,
@@ -79,7 +80,7 @@ def stored_sample(found: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[
     return {
         "output_text": "\n".join(m.text for m in answer if m.role == "assistant" and m.text),
         "output_items": output_items,
-        "output_tools": [o for o in output_items if o.get("type") == "function_call"],
+        "output_tools": [o for o in output_items if is_tool_call_item(o)],
         "model": response.get("model"),
         "usage": response.get("usage"),
         "response_id": response.get("id"),
