@@ -73,9 +73,10 @@ def test_the_agent_gets_its_whole_history_and_every_call_is_counted(tmp_path, ll
 
 
 @contextlib.contextmanager
-def stateful_agent():
+def stateful_agent(searches: bool = False):
     """A Responses agent that keeps its conversations (``store``): a request with
-    ``previous_response_id`` continues the one that reply ended. Its URL and the bodies it got."""
+    ``previous_response_id`` continues the one that reply ended. Its URL and the bodies it got.
+    ``searches``: it reasons and searches its files (a hosted tool) before each answer."""
     held: dict[str, list] = {}
     bodies: list[dict] = []
 
@@ -91,7 +92,8 @@ def stateful_agent():
             history.append({"role": "assistant", "content": text})
             held[reply_id] = history
             message = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
-            answer = json.dumps({"id": reply_id, "object": "response", "output": [message]}).encode()
+            output = [*(SEARCHED if searches else []), message]
+            answer = json.dumps({"id": reply_id, "object": "response", "output": output}).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(answer)))
@@ -108,6 +110,42 @@ def stateful_agent():
     finally:
         server.shutdown()
         server.server_close()
+
+
+SEARCHED = [
+    {"type": "reasoning", "id": "rs_1", "summary": []},
+    {"type": "file_search_call", "id": "fs_1", "queries": ["lamp"], "results": [{"text": "Lamps ship in 2 days."}]},
+]
+
+
+def test_an_agents_hosted_tool_calls_are_kept_in_the_simulated_conversation(tmp_path, llm):
+    """The agent searched its files before answering: the conversation holds the search and what it
+    found, where a tool judge and groundedness read them."""
+    llm.reset()
+    llm.script(rules=[{"match": "AGENT: I hold 1", "reply": user_says("", done=True)}], default=user_says("Lamp?"))
+    (tmp_path / "scenarios.jsonl").write_text(json.dumps({"test_case_description": "You ask once."}) + "\n")
+    with stateful_agent(searches=True) as (url, _):
+        config = tmp_path / "eval.yaml"
+        config.write_text(
+            "name: searched\ndataset: {local_uri: scenarios.jsonl}\n"
+            f"models:\n  user: {{model: user-model, base_url: '{llm.base_url}', api_key: t}}\n"
+            f"agents:\n  desk: {{endpoint: '{url}', stateful: true}}\n"
+            "target: {type: agent, name: desk}\n"
+            "simulation: {model: user, max_turns: 2}\n"
+            "evaluators:\n"
+            "  - {type: string_check, name: held, input: '{{sample.output_text}}', reference: 'hold 1', operation: like}\n"
+        )
+        done = assay("run", config, home=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = done.stdout.split("run id: ")[1].split()[0]
+    (item,) = map(json.loads, assay("results", run_id, home=tmp_path, check=True).stdout.splitlines())
+    messages = item["datasource_item"]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    (searched,) = messages[1]["tool_calls"]
+    assert searched["function"]["name"] == "file_search" and json.loads(searched["function"]["arguments"]) == {
+        "queries": ["lamp"]
+    }
+    assert messages[2]["tool_call_id"] == "fs_1" and "Lamps ship in 2 days." in messages[2]["content"]
 
 
 def test_a_stateful_agent_is_sent_only_what_is_new_with_its_last_replys_id(tmp_path, llm):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay.llm.tally import UsageTally
+from assay.messages import is_tool_call_item, normalize
 from assay.simulate.user import SimulatedUser, SimulatorError
 from assay.targets import Target
 from assay.targets.agents import PREVIOUS_RESPONSE
@@ -85,18 +86,24 @@ def reply_messages(sample: dict[str, Any]) -> list[dict[str, Any]]:
     calls), the tool results, and its text."""
     out: list[dict[str, Any]] = []
     spoke = False
+
+    def called(call_id: Any, name: Any, arguments: Any) -> None:
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": _text(arguments)}}
+        if out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls") and not out[-1]["content"]:
+            out[-1]["tool_calls"].append(call)
+        else:
+            out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+
     for entry in sample.get("output_items") or []:
         kind = entry.get("type") if isinstance(entry, dict) else None
         if kind == "function_call":
-            call = {
-                "id": entry.get("call_id"),
-                "type": "function",
-                "function": {"name": entry.get("name"), "arguments": _text(entry.get("arguments"))},
-            }
-            if out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls") and not out[-1]["content"]:
-                out[-1]["tool_calls"].append(call)
-            else:
-                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            called(entry.get("call_id"), entry.get("name"), entry.get("arguments"))
+        elif is_tool_call_item(entry):  # a hosted tool's (a file search), with its results where the item holds them
+            for message in normalize([entry], default_role="assistant"):
+                for call in message.tool_calls:
+                    called(call.id, call.name, call.arguments)
+                for result in message.tool_results:
+                    out.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": _text(result.result)})
         elif kind == "function_call_output":
             out.append({"role": "tool", "tool_call_id": entry.get("call_id"), "content": _text(entry.get("output"))})
         elif kind == "message":
