@@ -24,6 +24,15 @@ def user_says(message: str, done: bool = False) -> dict:
     return {"content": json.dumps({"message": message, "done": done})}
 
 
+def run_the_one_scenario(config, home):
+    """``assay run`` of a config with one scenario: what it said, its run id and its one output item."""
+    done = assay("run", config, home=home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = done.stdout.split("run id: ")[1].split()[0]
+    (item,) = map(json.loads, assay("results", run_id, home=home, check=True).stdout.splitlines())
+    return done, run_id, item
+
+
 def test_the_agent_gets_its_whole_history_and_every_call_is_counted(tmp_path, llm):
     llm.reset()
     llm.script(
@@ -52,10 +61,7 @@ def test_the_agent_gets_its_whole_history_and_every_call_is_counted(tmp_path, ll
         "evaluators:\n"
         "  - {type: string_check, name: arrival, input: '{{sample.output_text}}', reference: '2026-12-03', operation: like}\n"
     )
-    done = assay("run", config, home=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    run_id = done.stdout.split("run id: ")[1].split()[0]
-    (item,) = map(json.loads, assay("results", run_id, home=tmp_path, check=True).stdout.splitlines())
+    done, run_id, item = run_the_one_scenario(config, tmp_path)
     said = [(m["role"], m.get("content")) for m in item["datasource_item"]["messages"]]
     assert said[-1] == ("assistant", "It arrives on 2026-12-03.")  # answered from the history it was sent
     assert item["results"][0]["passed"] is True
@@ -112,6 +118,21 @@ def stateful_agent(searches: bool = False):
         server.server_close()
 
 
+def desk_config(home, llm, url, *, max_turns, held):
+    """An eval.yaml simulating its scenarios against the stateful agent at ``url``, passing an answer that says ``held``."""
+    config = home / "eval.yaml"
+    config.write_text(
+        "name: desk\ndataset: {local_uri: scenarios.jsonl}\n"
+        f"models:\n  user: {{model: user-model, base_url: '{llm.base_url}', api_key: t}}\n"
+        f"agents:\n  desk: {{endpoint: '{url}', stateful: true}}\n"
+        "target: {type: agent, name: desk}\n"
+        f"simulation: {{model: user, max_turns: {max_turns}}}\n"
+        "evaluators:\n"
+        f"  - {{type: string_check, name: held, input: '{{{{sample.output_text}}}}', reference: '{held}', operation: like}}\n"
+    )
+    return config
+
+
 SEARCHED = [
     {"type": "reasoning", "id": "rs_1", "summary": []},
     {"type": "file_search_call", "id": "fs_1", "queries": ["lamp"], "results": [{"text": "Lamps ship in 2 days."}]},
@@ -125,20 +146,7 @@ def test_an_agents_hosted_tool_calls_are_kept_in_the_simulated_conversation(tmp_
     llm.script(rules=[{"match": "AGENT: I hold 1", "reply": user_says("", done=True)}], default=user_says("Lamp?"))
     (tmp_path / "scenarios.jsonl").write_text(json.dumps({"test_case_description": "You ask once."}) + "\n")
     with stateful_agent(searches=True) as (url, _):
-        config = tmp_path / "eval.yaml"
-        config.write_text(
-            "name: searched\ndataset: {local_uri: scenarios.jsonl}\n"
-            f"models:\n  user: {{model: user-model, base_url: '{llm.base_url}', api_key: t}}\n"
-            f"agents:\n  desk: {{endpoint: '{url}', stateful: true}}\n"
-            "target: {type: agent, name: desk}\n"
-            "simulation: {model: user, max_turns: 2}\n"
-            "evaluators:\n"
-            "  - {type: string_check, name: held, input: '{{sample.output_text}}', reference: 'hold 1', operation: like}\n"
-        )
-        done = assay("run", config, home=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    run_id = done.stdout.split("run id: ")[1].split()[0]
-    (item,) = map(json.loads, assay("results", run_id, home=tmp_path, check=True).stdout.splitlines())
+        _, _, item = run_the_one_scenario(desk_config(tmp_path, llm, url, max_turns=2, held="hold 1"), tmp_path)
     messages = item["datasource_item"]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
     (searched,) = messages[1]["tool_calls"]
@@ -160,18 +168,7 @@ def test_a_stateful_agent_is_sent_only_what_is_new_with_its_last_replys_id(tmp_p
     )
     (tmp_path / "scenarios.jsonl").write_text(json.dumps({"test_case_description": "You say three things."}) + "\n")
     with stateful_agent() as (url, bodies):
-        config = tmp_path / "eval.yaml"
-        config.write_text(
-            "name: stateful\ndataset: {local_uri: scenarios.jsonl}\n"
-            f"models:\n  user: {{model: user-model, base_url: '{llm.base_url}', api_key: t}}\n"
-            f"agents:\n  desk: {{endpoint: '{url}', stateful: true}}\n"
-            "target: {type: agent, name: desk}\n"
-            "simulation: {model: user, max_turns: 5}\n"
-            "evaluators:\n"
-            "  - {type: string_check, name: held, input: '{{sample.output_text}}', reference: 'hold 3', operation: like}\n"
-        )
-        done = assay("run", config, home=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+        _, _, item = run_the_one_scenario(desk_config(tmp_path, llm, url, max_turns=5, held="hold 3"), tmp_path)
     assert [body.get("previous_response_id") for body in bodies] == [None, "resp_1", "resp_2"]
     sent = [[(m["role"], m["content"]) for m in body["input"]] for body in bodies]
     assert sent == [
@@ -179,7 +176,5 @@ def test_a_stateful_agent_is_sent_only_what_is_new_with_its_last_replys_id(tmp_p
         [("user", "A second thing.")],  # only what is new: the agent holds the rest
         [("user", "And a third thing.")],
     ]
-    run_id = done.stdout.split("run id: ")[1].split()[0]
-    (item,) = map(json.loads, assay("results", run_id, home=tmp_path, check=True).stdout.splitlines())
     assert item["results"][0]["passed"] is True  # it answered from the whole conversation
     assert len(item["datasource_item"]["messages"]) == 6  # the conversation kept whole all the same
