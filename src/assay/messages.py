@@ -158,7 +158,7 @@ def _hosted_item(raw: dict[str, Any], kind: str) -> list[Message]:
     ``file_search``); an item of a kind not known here is carried through untouched."""
     if kind in NOT_CONVERSATION:
         return []
-    call_id = _opt_str(raw.get("call_id") or raw.get("id"))
+    call_id = _opt_str(raw.get("call_id") or raw.get("tool_call_id") or raw.get("id"))
     if kind.endswith("_call_output"):
         output = raw.get("output", raw.get(kind))
         return [Message(role="tool", content=[ToolResult(call_id, maybe_json(output))], tool_call_id=call_id)]

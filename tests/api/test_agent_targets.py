@@ -217,3 +217,18 @@ def test_unknown_agent_and_unreachable_version(served, agents):
     assert run.status == "failed" and run.error is not None
     assert "agent support@1 at http://127.0.0.1:" in run.error.message and "is unreachable" in run.error.message
     assert not list(client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id))
+
+
+def test_the_item_page_shows_an_agents_file_search_as_one_of_its_steps(served, agents, llm, browser, tmp_path):
+    _, run = judge_tool_calls_of_support(served.client(), "What is the refund policy?")
+    page = browser.new_page()
+    page.goto(run.report_url)
+    assert "1 tool call:" in page.locator("#items td.answer details.tools summary").first.inner_text()
+    with page.expect_navigation():
+        page.locator("#items a.item-link").first.click()
+    assert "1 tool call" in page.locator("#answer details.steps summary").first.inner_text()
+    call = page.locator("#answer details.tool-call").first
+    call.locator("summary").click()
+    shown = call.inner_text()
+    assert "file_search" in shown and "refund policy" in shown and "Refunds within 30 days." in shown
+    page.screenshot(path=str(tmp_path / "hosted-search.png"), full_page=True)

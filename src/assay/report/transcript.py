@@ -62,19 +62,22 @@ def exchange(item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, A
     for entry in outputs or _item_calls(item):
         if not isinstance(entry, dict):
             continue
-        if entry.get("type") in ("function_call", "tool_call"):
-            step: dict[str, Any] | None = {
-                "name": str(entry.get("name")),
-                "arguments": _text(entry.get("arguments") or ""),
-                "result": None,
-            }
-            assert step is not None
-            steps.append(step)
-            by_call[str(entry.get("call_id") or entry.get("tool_call_id") or len(by_call))] = step
-        elif entry.get("type") in ("function_call_output", "tool_result"):
-            step = by_call.get(str(entry.get("call_id") or entry.get("tool_call_id")))
-            if step is not None:
-                step["result"] = _text(entry.get("output", entry.get("tool_result", "")))
+        if entry.get("type") == "tool_result" and "role" not in entry:  # an item's own call's result
+            entry = {"role": "tool", "content": [entry]}
+        try:  # every shape of call the messages module reads: functions', hosted tools' (a file search)
+            said = normalize([entry], default_role="assistant", where="output_items")
+        except MessageFormatError:
+            continue
+        for message in said:
+            for call in message.tool_calls:
+                arguments = entry.get("arguments") if isinstance(entry.get("arguments"), str) else call.arguments
+                step = {"name": call.name, "arguments": _text(arguments or ""), "result": None}
+                steps.append(step)
+                by_call[str(call.id or len(by_call))] = step
+            for result in message.tool_results:
+                found = by_call.get(str(result.tool_call_id))
+                if found is not None:
+                    found["result"] = _text("" if result.result is None else result.result)
     answer = sample.get("output_text")
     if not isinstance(answer, str) or not answer:
         answer = item.get("response") if isinstance(item.get("response"), str) else None
