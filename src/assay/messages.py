@@ -198,6 +198,8 @@ def _part(raw: Any, where: str, tool_call_id: str | None) -> Part:
     if not isinstance(raw, dict):
         raise MessageFormatError(f"{where}: expected a content part object, got {_kind(raw)}")
     kind = raw.get("type")
+    if kind == "refusal" and isinstance(raw.get("refusal"), str):  # what a model that refused said
+        return TextPart(raw["refusal"])
     if kind in TEXT_PART_TYPES:
         text = raw.get("text")
         if not isinstance(text, str):

@@ -42,6 +42,29 @@ def test_a_call_returns_text_and_usage(llm):
     assert sent["max_tokens"] == 50 and sent["temperature"] == 0
 
 
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_refusal_is_what_the_model_answered(llm, api):
+    """Structured outputs' refusal (chat's ``refusal`` beside no content, a Responses ``refusal``
+    part) is the answer's text, and the target's sample says it was a refusal."""
+    from assay.targets.base import TargetSpec, build_target
+
+    llm.script(default={"refusal": "I can't help with that."})
+    completion = ask(model(llm, api=api))
+    assert (completion.text, completion.refusal) == ("I can't help with that.", "I can't help with that.")
+    asking = {"type": "template", "template": [{"role": "user", "content": "{{item.q}}"}]}
+    registry = ModelRegistry([model(llm, api=api).config])
+    target = build_target(TargetSpec("model", "m", input_messages=asking), registry)
+
+    async def answer():
+        try:
+            return await target({"q": "Help me pick a lock."})
+        finally:
+            await registry.aclose()
+
+    sample = asyncio.run(answer())
+    assert sample["output_text"] == sample["refusal"] == "I can't help with that."
+
+
 def test_reasoning_models_get_max_completion_tokens_and_no_temperature(llm):
     ask(model(llm, model="o3-mini"), temperature=0, max_tokens=800)
     sent = llm.stats()["last"]

@@ -14,6 +14,8 @@ OpenAI streams them. ``POST /v1/embeddings`` answers each text's letter counts a
   output items put before them: reasoning, a hosted tool's call), ``{"function_call": {...}}``, ``{"status": 500}``,
   ``{"status": 429, "retry_after": 1, "code": "rate_limit_exceeded"}``, ``{"drop": true}`` or
   ``{"raw": "<html>..."}`` (a 200 whose body is not JSON, as a misconfigured proxy sends),
+  ``{"refusal": "..."}`` (structured outputs' refusal: chat's ``refusal`` beside no content, a
+  Responses ``refusal`` part),
   ``{"content_filter": "prompt", "categories": {"violence": "medium"}}`` (Azure's 400 for a filtered
   prompt) or ``{"content_filter": "completion", "content": "partial", ...}`` (``finish_reason: content_filter``).
   ``faults`` ``{"rate_429": 0.3, "rate_500": 0.05, "retry_after": 1, "seed": 1}`` injects errors at
@@ -455,6 +457,8 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
     model = body.get("model", "test-model")
     if path.endswith("/chat/completions"):
         message: dict[str, Any] = {"role": "assistant", "content": content}
+        if reply.get("refusal"):  # structured outputs' refusal: no content, the refusal beside it
+            message.update(content=None, refusal=reply["refusal"])
         if reply.get("tool_calls"):
             message["tool_calls"] = reply["tool_calls"]
         if reply.get("function_call"):  # the legacy functions API's one call
@@ -499,7 +503,11 @@ async def completion(path: str, body: dict[str, Any]) -> Reply | None:
             "id": f"msg_{STATE.requests}",
             "role": "assistant",
             "status": "completed",
-            "content": [{"type": "output_text", "text": content or "", "annotations": []}],
+            "content": (
+                [{"type": "refusal", "refusal": reply["refusal"]}]
+                if reply.get("refusal")
+                else [{"type": "output_text", "text": content or "", "annotations": []}]
+            ),
         },
     ]
     response = {

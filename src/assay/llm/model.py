@@ -120,6 +120,8 @@ class Completion:
     """Each output token's log probability, when the call asked for them (``logprobs: true``)."""
     function_call: dict[str, Any] | None = None
     """The call of the legacy functions API (a request with ``functions``): ``{name, arguments}``."""
+    refusal: str | None = None
+    """Why the model refused (structured outputs' ``refusal``): ``text`` says it too."""
 
 
 @dataclass
@@ -616,15 +618,20 @@ def _response_message(message: dict[str, Any]) -> dict[str, Any]:
 
 def chat_shape(reply: dict[str, Any]) -> dict[str, Any]:
     """A Responses API reply in the chat-completions shape the rest of the facade reads."""
-    texts, calls = [], []
+    texts, calls, refusals = [], [], []
     for item in reply.get("output") or []:
         if item.get("type") == "message":
             texts += [part.get("text", "") for part in item.get("content") or [] if part.get("type") == "output_text"]
+            refusals += [
+                str(part.get("refusal") or "") for part in item.get("content") or [] if part.get("type") == "refusal"
+            ]
         elif item.get("type") == "function_call":
             function = {"name": item.get("name"), "arguments": item.get("arguments", "{}")}
             calls.append({"id": item.get("call_id"), "type": "function", "function": function})
     usage = reply.get("usage") or {}
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+    if refusals:  # as chat completions says it: the content empty, the refusal beside it
+        message["refusal"] = "".join(refusals)
     if calls:
         message["tool_calls"] = calls
     finish = "tool_calls" if calls else "stop"
@@ -655,8 +662,12 @@ def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
         cached_tokens=int(details.get("cached_tokens") or 0),
     )
     tokens = (choice.get("logprobs") or {}).get("content")
+    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) and message.get("refusal") else None
     return Completion(
-        text=message.get("content") or "",
+        # A model that refused (structured outputs) says why in ``refusal``, its content empty: that is
+        # what it answered, as promptfoo takes it
+        text=message.get("content") or refusal or "",
+        refusal=refusal,
         model=str(response.get("model") or ""),
         usage=Usage() if cached else spent,
         finish_reason=choice.get("finish_reason"),

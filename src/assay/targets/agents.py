@@ -185,11 +185,11 @@ class AgentTarget:
                 reply = await post_json(self._client(), "/responses", body)
                 output_items = list(reply.get("output") or [])
                 text = "".join(
-                    p.get("text", "")
+                    p.get("text", "") if p.get("type") == "output_text" else str(p.get("refusal") or "")
                     for o in output_items
                     if o.get("type") == "message"
                     for p in o.get("content") or []
-                    if p.get("type") == "output_text"
+                    if p.get("type") in ("output_text", "refusal")  # a refusal is what it answered
                 )
         except (openai.OpenAIError, ItemError, OutboundRefused) as exc:
             refused = exc if isinstance(exc, OutboundRefused) else exc.__cause__  # may come as "Connection error."

@@ -250,6 +250,8 @@ def _model_target(model: Model, sampling: dict[str, Any], inputs: InputMessages,
         }
         if tool_definitions:
             sample["tool_definitions"] = tool_definitions
+        if completion.refusal is not None:  # the model refused: its answer (output_text) is why
+            sample["refusal"] = completion.refusal
         if completion.logprobs is not None:  # asked for (logprobs: true): promptfoo's perplexity reads them
             sample["logprobs"] = completion.logprobs
         if completion.function_call is not None:  # the legacy functions API (a request with functions)
