@@ -196,6 +196,8 @@ def test_a_stored_answer_keeps_its_hosted_tools_calls():
     # Hosted tools as requests list them, named as their calls name them; an MCP server's are its own
     listed = [{"type": "web_search_preview"}, {"type": "mcp", "server_label": "s"}, {"type": "computer_use_preview"}]
     assert [tool.name for tool in normalize_tool_definitions(listed)] == ["web_search", "computer"]
+    with pytest.raises(MessageFormatError, match=r"tools\[0\]\.name: a tool definition needs the tool's 'name'"):
+        normalize_tool_definitions([{"type": "function", "description": "no name"}], where="tools")
 
 
 def test_strings_take_the_default_role_and_unknown_parts_are_kept():

@@ -233,10 +233,10 @@ def _chat_tool_call(raw: Any, where: str) -> ToolCall:
     return ToolCall(_opt_str(raw.get("id")), _name(function, where), _args(function.get("arguments")))
 
 
-def _name(raw: dict[str, Any], where: str) -> str:
+def _name(raw: dict[str, Any], where: str, what: str = "a tool call") -> str:
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise MessageFormatError(f"{where}.name: a tool call needs the tool's 'name'")
+        raise MessageFormatError(f"{where}.name: {what} needs the tool's 'name'")
     return name
 
 
@@ -295,7 +295,7 @@ def normalize_tool_definitions(value: Any, where: str = "tool_definitions") -> l
             if kind != "mcp":
                 tools.append(hosted_tool(kind))
             continue
-        name = _name(spec, f"{where}[{index}]")
+        name = _name(spec, f"{where}[{index}]", "a tool definition")
         tools.append(ToolDefinition(name, str(spec.get("description") or ""), spec.get("parameters") or {}))
     return tools
 
