@@ -162,7 +162,7 @@ def _hosted_item(raw: dict[str, Any], kind: str) -> list[Message]:
     if kind.endswith("_call_output"):
         output = raw.get("output", raw.get(kind))
         return [Message(role="tool", content=[ToolResult(call_id, maybe_json(output))], tool_call_id=call_id)]
-    if not kind.endswith("_call"):  # an MCP approval request: a protocol step, as in the peer no call
+    if not kind.endswith("_call"):  # an MCP approval request (a protocol step, no call) or an unknown kind
         return [Message(role="assistant", content=[OtherPart(raw)])]
     named = raw.get("name")
     name = named if isinstance(named, str) and named else kind.removesuffix("_call")
@@ -266,6 +266,10 @@ def _kind(value: Any) -> str:
     return type(value).__name__ if value is not None else "null"
 
 
+NAMED_TOOL_TYPES = frozenset({"function", "openapi", "custom", "object"})
+"""Tool types whose definitions must name the tool (``object``: a parameters schema given as a tool)."""
+
+
 def normalize_tool_definitions(value: Any, where: str = "tool_definitions") -> list[ToolDefinition]:
     """Accept ``[{name, description, parameters}]`` and OpenAI's ``{type: function, function}``. An
     OpenAPI tool (``type: openapi``) that lists its operations as ``functions`` is those functions,
@@ -298,10 +302,6 @@ def normalize_tool_definitions(value: Any, where: str = "tool_definitions") -> l
         name = _name(spec, f"{where}[{index}]", "a tool definition")
         tools.append(ToolDefinition(name, str(spec.get("description") or ""), spec.get("parameters") or {}))
     return tools
-
-
-NAMED_TOOL_TYPES = frozenset({"function", "openapi", "custom", "object"})
-"""Tool types whose definitions must name the tool (``object``: a parameters schema given as a tool)."""
 
 
 def _hosted(name: str, description: str, **parameters: str) -> ToolDefinition:

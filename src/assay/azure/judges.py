@@ -108,13 +108,11 @@ class GroundednessEvaluator(JudgeEvaluator):
         """Given a query and a response but no context, the peer's agent groundedness: an agent's
         answer (its messages) rests on what its tools returned; a bare answer is its own context."""
         query, response = inputs.get("query"), inputs.get("response")
-        if inputs.get("context") is None and query is not None and response is not None:
-            context = response if isinstance(response, str) else None
-            if isinstance(response, list):
-                try:
-                    context = answer_context(query, response)
-                except ItemError as exc:
-                    raise user_error(f"{type(self).__name__}: {exc}", self.target) from None
+        if inputs.get("context") is None and query is not None and isinstance(response, str | list):
+            try:
+                context = response if isinstance(response, str) else answer_context(query, response)
+            except ItemError as exc:
+                raise user_error(f"{type(self).__name__}: {exc}", self.target) from None
             if context:
                 inputs = {**inputs, "context": context}
         return await super()._evaluate(inputs)

@@ -662,12 +662,12 @@ def _completion(response: dict[str, Any], *, cached: bool) -> Completion:
         cached_tokens=int(details.get("cached_tokens") or 0),
     )
     tokens = (choice.get("logprobs") or {}).get("content")
-    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) and message.get("refusal") else None
+    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
     return Completion(
         # A model that refused (structured outputs) says why in ``refusal``, its content empty: that is
         # what it answered, as promptfoo takes it
         text=message.get("content") or refusal or "",
-        refusal=refusal,
+        refusal=refusal or None,
         model=str(response.get("model") or ""),
         usage=Usage() if cached else spent,
         finish_reason=choice.get("finish_reason"),
