@@ -22,6 +22,7 @@ from sqlalchemy.engine import Engine
 from assay.config.settings import settings
 from assay.errors import ConfigError, NotFoundError
 from assay.store import values
+from assay.store.checkpoints import SAFETY_NET_PAGES, Checkpointer
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 HEAD_REVISION = "0022"
@@ -75,6 +76,7 @@ class StoreBase:
         self._insertions: dict[tuple[str, tuple[str, ...], frozenset[str]], Insertion] = {}
         # PostgreSQL's reads have an engine of their own (``_read_rows``); creating it connects nothing.
         self._reads = _make_engine(self.url, reads=True) if self.engine.dialect.name == "postgresql" else self.engine
+        self._checkpoints = _checkpoints_of(self.engine)
         self._migrate()
 
     def _migrate(self) -> None:
@@ -98,6 +100,8 @@ class StoreBase:
         return current == [HEAD_REVISION]
 
     def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         self.engine.dispose()
         if self._reads is not self.engine:
             self._reads.dispose()
@@ -315,6 +319,7 @@ def _engine_for(url: str, *, reads: bool) -> Engine:
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")  # checkpoints come from a thread
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
 
@@ -336,6 +341,21 @@ def _engine_for(url: str, *, reads: bool) -> Engine:
     except ModuleNotFoundError as exc:  # the URL names a driver this environment lacks
         hint = "pip install 'assay[postgres]'" if url.startswith("postgres") else f"install {exc.name}"
         raise ConfigError(f"the database driver for {url.split(':')[0]} is not installed", hint=hint) from None
+
+
+def _checkpoints_of(engine: Engine) -> Checkpointer | None:
+    """A SQLite file's checkpoints, made in a thread after each commit (``assay.store.checkpoints``)."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    checkpoints = Checkpointer(Path(database))
+
+    @sa.event.listens_for(engine, "commit")
+    def _committed(_connection: Any) -> None:
+        # Told as the commit begins: the checkpoint waits ``SETTLE_SECONDS``, so it has ended by then.
+        checkpoints.committed()
+
+    return checkpoints
 
 
 def _idle_in_transaction_ms() -> int:
