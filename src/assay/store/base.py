@@ -348,7 +348,7 @@ def _checkpoints_of(engine: Engine) -> Checkpointer | None:
     database = engine.url.database
     if engine.dialect.name != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
         return None
-    checkpoints = Checkpointer(Path(database))
+    checkpoints = Checkpointer(Path(database).resolve())
 
     @sa.event.listens_for(engine, "commit")
     def _committed(_connection: Any) -> None:

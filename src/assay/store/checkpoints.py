@@ -79,7 +79,8 @@ class Checkpointer:
     def _checkpoint(self) -> None:
         try:
             if self._connection is None:
-                self._connection = sqlite3.connect(self.path, check_same_thread=False)
+                # ``mode=rw``: a file removed meanwhile is not created again, empty
+                self._connection = sqlite3.connect(f"{self.path.as_uri()}?mode=rw", uri=True, check_same_thread=False)
             self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         except sqlite3.Error:
             pass  # the file is gone or busy: the next commit asks again, and the net holds
