@@ -149,6 +149,56 @@ def test_an_agents_groundedness_rests_on_what_its_file_search_returned(served, a
 
 GROUNDED = '{"reason": "grounded in the file search", "score": 5}'
 
+SEARCHED_ANSWER = [  # an agent's answer as Foundry's agent datasets write it
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_call", "tool_call_id": "c1", "name": "file_search", "arguments": {"queries": ["refunds"]}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": [{"type": "tool_result", "tool_result": "Refunds in 30 days."}]},
+    {"role": "assistant", "content": "Refunds take 30 days."},
+]
+
+
+def test_a_dataset_of_agents_answers_is_judged_for_groundedness_on_their_tool_results(served, llm):
+    """Agent answers stored as message lists (no target), with no context column: the eval is
+    accepted, as Foundry accepts it, and each answer is judged against what its tools returned;
+    where the schema says the answer is a string, the missing context is refused before any run."""
+    # The server matches the request's JSON: the context section, as the judge's prompt holds it, escaped
+    context = json.dumps("CONTEXT:\nRefunds in 30 days.")[1:-1]
+    llm.script(rules=[{"match": context, "reply": {"content": GROUNDED}}])
+    client = served.client()
+    criterion = {
+        "type": "azure_ai_evaluator",
+        "name": "groundedness",
+        "evaluator_name": "builtin.groundedness",
+        "initialization_parameters": {"model": "judge"},
+        "data_mapping": {"query": "{{item.query}}", "response": "{{item.response}}"},
+    }
+    answers = {"type": "object", "properties": {"query": {"type": "array"}, "response": {"type": "array"}}}
+    created = client.evals.create(
+        name="answers", data_source_config={"type": "custom", "item_schema": answers}, testing_criteria=[criterion]
+    )
+    query = [{"role": "user", "content": "How long do refunds take?"}]
+    content = [
+        {"item": {"query": query, "response": SEARCHED_ANSWER}},
+        {"item": {"query": query, "response": [{"role": "assistant", "content": "Refunds take 30 days."}]}},
+    ]
+    data_source = {"type": "jsonl", "source": {"type": "file_content", "content": content}}
+    run = wait_for(client, created.id, client.evals.runs.create(eval_id=created.id, data_source=data_source).id)
+    grounded, bare = sorted(
+        client.evals.runs.output_items.list(run_id=run.id, eval_id=created.id), key=lambda i: i.datasource_item_id
+    )
+    assert grounded.results[0].score == 5 and grounded.results[0].reason == "grounded in the file search"
+    assert bare.results[0].properties["error"]["code"] == "missing_input"
+
+    strings = {"type": "object", "properties": {"query": {"type": "string"}, "response": {"type": "string"}}}
+    with pytest.raises(openai.BadRequestError, match="needs input 'context'"):
+        client.evals.create(
+            name="strings", data_source_config={"type": "custom", "item_schema": strings}, testing_criteria=[criterion]
+        )
+
 
 def test_invocations_agent_with_free_form_input(served, agents, llm):
     client = served.client()

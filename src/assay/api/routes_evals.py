@@ -38,6 +38,7 @@ def check_eval(
         criteria,
         ctx.catalog(owner),
         item_fields=schema.known_fields(),
+        list_fields=schema.list_fields(),
         has_sample=has_sample,
         level="conversation" if level == "conversation" else "turn",
         models=ctx.models(),

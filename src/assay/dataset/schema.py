@@ -125,6 +125,20 @@ class ItemSchema:
             return None
         return set(properties)
 
+    def list_fields(self) -> frozenset[str]:
+        """Top-level fields the schema lets hold a list: typed ``array``, or not typed at all."""
+        properties = self.schema.get("properties") if self.schema is not None else None
+        if not isinstance(properties, dict):
+            return frozenset()
+        return frozenset(name for name, field in properties.items() if _may_be_array(field))
+
+
+def _may_be_array(field: Any) -> bool:
+    if not isinstance(field, dict):
+        return field is True  # JSON Schema's ``true`` allows anything
+    kind = field.get("type")
+    return kind is None or kind == "array" or (isinstance(kind, list) and "array" in kind)
+
 
 def _describe(error: ValidationError) -> tuple[str | None, str]:
     field = ".".join(str(part) for part in error.absolute_path) or None

@@ -88,6 +88,8 @@ class ScanReport:
     """Rows that carried their sample (OpenAI's ``{"item": ..., "sample": ...}`` lines)."""
     schema_issue_count: int = 0
     """Of ``issue_count``, the items that break the schema (the rest are rows that cannot be read)."""
+    list_fields: frozenset[str] = frozenset()
+    """Fields that hold a list (an agent's messages), as the first item of each set of fields has them."""
 
     @property
     def ok(self) -> bool:
@@ -151,6 +153,7 @@ def scan(dataset: Dataset, schema: ItemSchema | None = None) -> ScanReport:
             fields = tuple(item)
             keys = set(fields)
             report.fields_in_some_item |= keys
+            report.list_fields |= {key for key, value in item.items() if isinstance(value, list)}
             report.fields_in_every_item = (
                 keys if report.fields_in_every_item is None else report.fields_in_every_item & keys
             )

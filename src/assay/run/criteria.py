@@ -42,6 +42,7 @@ from assay.evaluators.graders.formula import Formula
 from assay.evaluators.graders.multi import multi_grader
 from assay.llm import ModelRegistry
 from assay.mapping import DataMapping, default_mapping
+from assay.mapping.templates import TemplatePath
 from assay.messages import MessageFormatError, conversation_context, normalize, split_turn, to_dicts
 from assay.results import Result
 from assay.results.criterion import Criterion, as_criteria, as_wire
@@ -320,10 +321,13 @@ def bind_criteria(
     models: ModelRegistry | None = None,
     any_level: bool = False,
     repeats: int = 1,
+    list_fields: frozenset[str] = frozenset(),
 ) -> list[BoundCriterion]:
     """``any_level``: the level is not known yet (an eval is created; its runs choose): each
     criterion is checked at ``level`` if it supports it, else at a level it does support.
-    ``repeats``: judges (evaluators that take a seed) are asked that many times per item."""
+    ``repeats``: judges (evaluators that take a seed) are asked that many times per item.
+    ``list_fields``: item fields that hold lists (or may: the schema does not say); a response
+    mapped from one is an agent's answer, which holds its own context (``answer_context``)."""
     if not criteria:
         raise ConfigError("the eval has no testing criteria", hint="add at least one evaluator")
     bound: list[BoundCriterion] = []
@@ -333,7 +337,10 @@ def bind_criteria(
             raise ConfigError(f"{where}: expected an object, got {type(criterion).__name__}")
         try:
             one = _bind_one(
-                criterion, catalog, where, Binding(item_fields, has_sample, level, models, any_level, repeats)
+                criterion,
+                catalog,
+                where,
+                Binding(item_fields, has_sample, level, models, any_level, repeats, list_fields=list_fields),
             )
         except ConfigError as exc:
             exc.criterion_index = index
@@ -356,6 +363,7 @@ class Binding:
     repeats: int = 1
     in_multi: bool = False
     """Binding a ``multi`` grader's sub-grader: OpenAI's grader types there carry no ``pass_threshold``."""
+    list_fields: frozenset[str] = frozenset()
 
 
 def _bind_one(criterion: Criterion, catalog: Catalog, where: str, binding: Binding) -> BoundCriterion:
@@ -434,7 +442,7 @@ def _bind_one(criterion: Criterion, catalog: Catalog, where: str, binding: Bindi
         mapping = DataMapping(
             raw_mapping, where=f"{where}.data_mapping", defaults=defaults, optional=spec.optional_inputs
         )
-    _check_required(spec, mapping, label, item_fields)
+    _check_required(spec, mapping, label, item_fields, binding.list_fields)
     threshold = _threshold(spec, criterion, params, threshold_given, label)
     return BoundCriterion(name, kind, spec, evaluator, mapping, threshold, threshold_given is not None, level, repeats)
 
@@ -590,14 +598,16 @@ def _criterion_name(given: Any, default: str, where: str) -> str:
     return given
 
 
-def _check_required(spec: EvaluatorSpec, mapping: DataMapping, label: str, item_fields: set[str] | None) -> None:
+def _check_required(
+    spec: EvaluatorSpec, mapping: DataMapping, label: str, item_fields: set[str] | None, list_fields: frozenset[str]
+) -> None:
     if item_fields is None:
         return
     from_messages = "messages" in mapping.templates
     derivable = set(FROM_MESSAGES) if from_messages else set()
     response = mapping.templates.get("response")
-    if response is not None and any(path.namespace == "sample" for path in response.paths):
-        derivable.add("context")  # a target's answer holds its own: what its tools returned (``_inputs``)
+    if response is not None and any(_may_be_an_answer(path, list_fields) for path in response.paths):
+        derivable.add("context")  # an agent's answer holds its own: what its tools returned (``_inputs``)
     for name in spec.required_inputs:
         if name not in mapping.templates and name not in derivable:
             have = ", ".join(sorted(item_fields)) or "none"
@@ -611,6 +621,14 @@ def _check_required(spec: EvaluatorSpec, mapping: DataMapping, label: str, item_
                 f"{label}: {spec.name} needs input {name!r} but the items have no such field (fields: {have})",
                 hint=f'add data_mapping: {{{name}: "{{{{item.<field>}}}}"}}',
             )
+
+
+def _may_be_an_answer(path: TemplatePath, list_fields: frozenset[str]) -> bool:
+    """Whether ``path`` reads an agent's answer (a list of messages): a target's, or an item field
+    that holds lists."""
+    if path.namespace == "sample":
+        return True
+    return path.namespace == "item" and bool(path.steps) and path.steps[0] in list_fields
 
 
 def _number(value: Any, label: str) -> float:

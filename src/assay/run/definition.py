@@ -55,3 +55,5 @@ class RunBinding:
     samples: bool = False
     """The rows carry their samples (``{"item": ..., "sample": ...}``): criteria may read ``sample.*``
     without a target."""
+    list_fields: frozenset[str] = frozenset()
+    """Item fields that hold lists (an agent's messages): see ``bind_criteria``."""

@@ -96,7 +96,9 @@ def prepare(
     samples = report.rows_with_sample > 0
     # Only rows with criteria are tasks: the scan saw every field, so most datasets are not read again.
     has_tasks = "criteria" in report.fields_in_some_item and check_tasks(dataset)
-    binding = RunBinding(definition, catalog, target, fields, has_tasks=has_tasks, samples=samples)
+    binding = RunBinding(
+        definition, catalog, target, fields, has_tasks=has_tasks, samples=samples, list_fields=report.list_fields
+    )
     models = models.for_run() if models is not None else None  # the models this run uses, for its pre-flight
     criteria, generate = bind_run(binding, models)
     return PreparedRun(definition, dataset, report, criteria, models, generate, binding)
@@ -114,6 +116,7 @@ def bind_run(binding: RunBinding, models: ModelRegistry | None) -> tuple[list[Bo
         models=models,
         has_sample=has_sample,
         repeats=definition.repeats,
+        list_fields=binding.list_fields,
     )
     generate = build_run_target(target, models) if target is not None else None
     if binding.has_tasks:  # task-level criteria, each judged on its own
