@@ -50,7 +50,7 @@ class Checkpointer:
         self._thread: threading.Thread | None = None
 
     def committed(self) -> None:
-        """Called after every commit (a hot path: once per batch of a run's writes)."""
+        """Told of every commit, as it begins (a hot path: once per batch of a run's writes)."""
         self._due.set()  # before the look at the thread: one ending now sees it and carries on
         if self._thread is None:
             with self._lock:
