@@ -72,7 +72,8 @@ def test_the_thread_ends_when_idle_and_the_next_commit_starts_another(tmp_path: 
         store.close()
 
 
-def test_a_forked_child_checkpoints_with_a_thread_of_its_own(tmp_path: Path):
+def test_a_forked_child_checkpoints_with_a_thread_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(checkpoints_module, "IDLE_SECONDS", 3600.0)  # the parent's thread lasts the test
     path = tmp_path / "assay.db"
     store = Store(f"sqlite:///{path}")
     try:
