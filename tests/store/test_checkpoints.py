@@ -5,8 +5,6 @@ idle spells leave no thread behind nor take one along."""
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,13 +19,14 @@ WRITTEN = 2_000_000
 ``SAFETY_NET_PAGES`` on the store's connections), so only the thread copies them into the file."""
 
 
-def until(condition: Callable[[], bool], seconds: float = 30) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+def settled(store: Store) -> None:
+    """Waits (up to 30 s) until the store's thread has made the checkpoints its commits asked for
+    and ended, ``IDLE_SECONDS`` being short: it ends only once no commit has asked for one."""
+    assert store._checkpoints is not None
+    thread = store._checkpoints._thread
+    if thread is not None:
+        thread.join(30)
+        assert not thread.is_alive()
 
 
 def write(store: Store, items: int = 500) -> None:
@@ -40,17 +39,20 @@ def database_bytes(path: Path) -> int:
     return path.stat().st_size
 
 
-def test_what_is_written_reaches_the_database_file_from_the_thread(tmp_path: Path):
+def test_what_is_written_reaches_the_database_file_from_the_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(checkpoints_module, "IDLE_SECONDS", 0.05)
     path = tmp_path / "assay.db"
     store = Store(f"sqlite:///{path}")
     try:
         with store.engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == SAFETY_NET_PAGES
+        settled(store)  # the migrations' commits
         before = database_bytes(path)
         write(store)
-        # Nothing else copies the log into the file until the store closes: the thread did.
-        assert until(lambda: database_bytes(path) >= before + WRITTEN)
         assert store._checkpoints is not None and store._checkpoints._thread is not None
+        settled(store)
+        # Nothing else copies the log into the file until the store closes: the thread did.
+        assert database_bytes(path) >= before + WRITTEN
     finally:
         store.close()
     assert store._checkpoints._thread is None or not store._checkpoints._thread.is_alive()
@@ -63,11 +65,13 @@ def test_the_thread_ends_when_idle_and_the_next_commit_starts_another(tmp_path: 
     try:
         checkpoints = store._checkpoints
         assert checkpoints is not None
-        assert until(lambda: checkpoints._thread is None)  # the migrations' commits, then nothing
+        settled(store)  # the migrations' commits, then nothing
+        assert checkpoints._thread is None
         before = database_bytes(path)
         write(store)
-        assert until(lambda: database_bytes(path) >= before + WRITTEN)
-        assert until(lambda: checkpoints._thread is None and checkpoints._connection is None)
+        settled(store)
+        assert database_bytes(path) >= before + WRITTEN
+        assert checkpoints._thread is None and checkpoints._connection is None
     finally:
         store.close()
 
@@ -86,11 +90,13 @@ def test_a_forked_child_checkpoints_with_a_thread_of_its_own(tmp_path: Path, mon
             code = 1
             try:
                 store.after_fork()
+                checkpoints_module.IDLE_SECONDS = 0.05  # this process's own thread ends once it is done
                 fresh = checkpoints._thread is None and checkpoints._connection is None
                 before = database_bytes(path)
                 write(store)
-                copied = until(lambda: database_bytes(path) >= before + WRITTEN)
                 own = checkpoints._thread is not None and checkpoints._thread is not parents_thread
+                settled(store)
+                copied = database_bytes(path) >= before + WRITTEN
                 code = 0 if fresh and copied and own else 2
             finally:
                 os._exit(code)

@@ -82,7 +82,7 @@ class Checkpointer:
                 # ``mode=rw``: a file removed meanwhile is not created again, empty
                 self._connection = sqlite3.connect(f"{self.path.as_uri()}?mode=rw", uri=True, check_same_thread=False)
             self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        except sqlite3.Error:
+        except Exception:  # noqa: BLE001 - the thread serves every project's writes: it must not end here
             pass  # the file is gone or busy: the next commit asks again, and the net holds
 
     def _waited(self) -> bool:
@@ -111,6 +111,8 @@ one would let SQLite act on the parent's log) until the child ends."""
 
 
 def _hold_for_fork() -> None:
+    # Only a process that spreads a run forks (the CLI's main thread, never a server's), so at most
+    # that run's own start waits here, for one checkpoint.
     _HELD[:] = list(_LIVE)
     for checkpointer in _HELD:
         checkpointer._busy.acquire()
