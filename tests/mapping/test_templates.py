@@ -52,3 +52,45 @@ def test_mapping_check_refuses_fields_no_item_has():
         mapping.check_fields("f1", {"query"}, has_sample=False)
     with pytest.raises(ConfigError, match="no target"):
         DataMapping({"response": "{{sample.output_text}}"}, where="m").check_fields("f1", {"q"}, has_sample=False)
+
+
+ITEMS = [
+    {"query": "q", "response": "r"},
+    {"query": None, "response": "r"},  # null is kept for an input that must be there
+    {"response": "r"},  # no query at all
+    {"query": {"nested": [1, 2]}, "response": ["a", "b"]},
+]
+MAPPINGS = [
+    ({"query": "{{item.query}}", "response": "{{ item.response }}"}, {}),
+    ({"query": "{{item.query}}", "response": "{{item.response}}"}, {"optional": ["query"]}),
+    ({"query": "{{item.query}}", "response": "{{item.response}}"}, {"lenient": True}),
+    ({"response": "{{item.response}}"}, {"defaults": DataMapping({"query": "{{item.query}}"}, where="d")}),
+    # Not every input one of the item's own fields: each template is walked.
+    ({"query": "{{item.query}}", "response": "{{sample.output_text}}"}, {"optional": ["query"]}),
+    ({"query": "Q: {{item.query}}", "response": "{{item.response}}"}, {}),
+]
+
+
+@pytest.mark.parametrize(("mapping", "options"), MAPPINGS)
+@pytest.mark.parametrize("item", ITEMS)
+def test_a_mapping_of_the_items_own_fields_reads_them_as_its_templates_would(mapping, options, item):
+    """Inputs that each map one of the item's fields are read straight from it: the same inputs, and
+    the same error naming the field and those the item has, as walking every template gives."""
+    compiled = DataMapping(mapping, where="m", **options)
+    walked = DataMapping(mapping, where="m", **options)
+    walked._item_fields = None  # every template walked, as before fields were read straight
+    try:
+        expected = walked.resolve(item, SAMPLE)
+    except ItemError as exc:
+        with pytest.raises(type(exc)) as raised:
+            compiled.resolve(item, SAMPLE)
+        assert str(raised.value) == str(exc)
+        return
+    assert compiled.resolve(item, SAMPLE) == expected
+
+
+def test_only_a_mapping_of_the_items_own_top_level_fields_is_read_straight():
+    assert DataMapping({"a": "{{item.a}}", "b": "{{item.b}}"}, where="m")._item_fields is not None
+    assert DataMapping({"a": "{{item.a}}", "b": "${data.b}"}, where="m")._item_fields is not None
+    for template in ("{{item.a.b}}", "{{item[0]}}", "{{sample.a}}", "x {{item.a}}", "literal"):
+        assert DataMapping({"a": "{{item.a}}", "b": template}, where="m")._item_fields is None, template

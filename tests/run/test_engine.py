@@ -415,3 +415,43 @@ def test_a_block_stopped_by_ctrl_c_leaves_no_evaluation_unawaited():
             criterion.judge_block(items, [None] * len(items))
         gc.collect()
     assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+def test_a_plain_computation_is_called_by_the_block_itself_with_the_results_one_by_one_gives():
+    """A built-in evaluator written as a plain function is called by the block that judges items as
+    they are read, not through a coroutine per item, and its results (scores, its failures, a missing
+    input) are those judging each item on its own gives."""
+    import inspect
+
+    from assay.evaluators.base import EvaluatorSpec, Metric, Score, computation_of, computes_only
+
+    callers = []
+
+    def factory():
+        def compute(inputs):
+            callers.append(inspect.currentframe().f_back.f_code.co_name)
+            if inputs["response"] == "boom":
+                raise ValueError("cannot measure boom")
+            return Score(float(len(inputs["response"])), reason="counted")
+
+        return computes_only(compute)
+
+    catalog = load_catalog()
+    metric = Metric(name="length", type="continuous", min_value=0, max_value=100, threshold=3)
+    catalog.add(EvaluatorSpec(name="length", required_inputs=["response"], metrics=[metric], factory=factory))
+    definition = EvalDefinition("e", [{"type": "azure_ai_evaluator", "name": "l", "evaluator_name": "length"}])
+    data = [{"response": "abcd"}, {"response": "ab"}, {"response": "boom"}, {"response": None}, {"response": "xyz"}]
+    prepared = prepare(definition, Dataset.from_content(data), catalog)
+    (criterion,) = prepared.criteria
+    assert computation_of(criterion.evaluator) is not None
+    items = [row.item for row in prepared.dataset.rows()]
+
+    in_block = criterion.judge_block(items, [None] * len(items))
+    assert set(callers) == {"judge_block"} and len(callers) == 4  # the item without a response is not scored
+    callers.clear()
+    one_by_one = [asyncio.run(criterion.evaluate_all(item, None)) for item in items]
+    assert set(callers) == {"computed"}  # through the coroutine every other caller awaits
+    assert in_block == one_by_one
+    assert [r[0].status for r in in_block] == ["completed", "completed", "error", "error", "completed"]
+    assert [r[0].passed for r in in_block] == [True, False, None, None, True]
+    assert "cannot measure boom" in (in_block[2][0].reason or "") and "response" in (in_block[3][0].reason or "")

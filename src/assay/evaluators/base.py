@@ -14,6 +14,7 @@ engine turns a ``Score`` into a ``Result`` using the metric's threshold and dire
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -45,16 +46,38 @@ Evaluator = Callable[[dict[str, Any]], Awaitable[Score]]
 EvaluatorFactory = Callable[..., Evaluator]
 
 
-def computes_only(evaluate: Evaluator) -> Evaluator:
+Computation = Callable[[dict[str, Any]], Score]
+"""An evaluator that only computes, as the plain function it is (``computes_only``)."""
+
+
+def computes_only(evaluate: Computation | Evaluator) -> Evaluator:
     """Mark a built-in evaluator as pure computation: it awaits nothing, holds nothing a fork could
     break (a connection, a GPU) and keeps no state between items. A run whose criteria all are
-    spreads over this machine's cores by itself (``assay.run.processes``)."""
-    evaluate.computes_only = True  # type: ignore[attr-defined]
-    return evaluate
+    spreads over this machine's cores by itself (``assay.run.processes``).
+
+    Given as a plain function (the built-in ones are), it is wrapped in a coroutine function for every
+    caller but a run that only computes, which calls the function itself (``computation_of``): once
+    per item and criterion, driving a coroutine cost about as much as building the item's inputs."""
+    if inspect.iscoroutinefunction(evaluate):
+        evaluate.computes_only = True  # type: ignore[attr-defined]
+        return evaluate
+    compute = typing.cast(Computation, evaluate)
+
+    async def computed(inputs: dict[str, Any]) -> Score:
+        return compute(inputs)
+
+    computed.computes_only = True  # type: ignore[attr-defined]
+    computed.computation = compute  # type: ignore[attr-defined]
+    return computed
 
 
 def is_computes_only(evaluate: Evaluator) -> bool:
     return getattr(evaluate, "computes_only", False) is True
+
+
+def computation_of(evaluate: Evaluator) -> Computation | None:
+    """The plain function of an evaluator made by ``computes_only``; None for any other."""
+    return getattr(evaluate, "computation", None) if is_computes_only(evaluate) else None
 
 
 def judges_filtered(evaluate: Evaluator) -> Evaluator:

@@ -8,6 +8,8 @@ from typing import Any
 from assay.errors import ConfigError, ItemError
 from assay.mapping.templates import Template
 
+_ABSENT = object()
+
 # Inputs a run with a target fills from the generated sample when the item does not have them
 # (an agent's calls and its tool descriptions reach the tool evaluators this way).
 SAMPLE_DEFAULTS = {
@@ -47,8 +49,29 @@ class DataMapping:
                 if name not in self.templates:
                     self.templates[name] = template
                     self.optional.add(name)
+        fields = [(name, template.item_field, name in self.optional) for name, template in self.templates.items()]
+        self._item_fields: list[tuple[str, str, bool]] | None = (
+            [(name, field, optional) for name, field, optional in fields if field is not None]
+            if all(field is not None for _, field, _ in fields)
+            else None
+        )
+        """(input, item field, optional) of every input, when each maps one of the item's own fields:
+        those are read with no template walked (``resolve`` runs once per item and criterion)."""
 
     def resolve(self, item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
+        if self._item_fields is not None:
+            read: dict[str, Any] = {}
+            for name, field, optional in self._item_fields:
+                value = item.get(field, _ABSENT)
+                if value is _ABSENT or (optional and value is None):
+                    if not optional:  # the template's error names the field and those the item has
+                        return self._rendered(item, sample)
+                    continue
+                read[name] = value
+            return read
+        return self._rendered(item, sample)
+
+    def _rendered(self, item: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
         inputs = {}
         for name, template in self.templates.items():
             if name not in self.optional:

@@ -124,6 +124,15 @@ class Template:
             return "list", [Template(v, f"{where}[{i}]") for i, v in enumerate(value)]
         return "literal", value
 
+    @property
+    def item_field(self) -> str | None:
+        """The field when the template is exactly ``{{item.<field>}}`` (most data mappings are)."""
+        if self._kind != "whole":
+            return None
+        path: TemplatePath = self._value
+        steps = path.steps
+        return steps[0] if path.namespace == "item" and len(steps) == 1 and isinstance(steps[0], str) else None
+
     def all_paths(self) -> list[TemplatePath]:
         if self._kind == "dict":
             return [p for t in self._value.values() for p in t.all_paths()]

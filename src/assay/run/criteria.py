@@ -34,6 +34,7 @@ from assay.evaluators.base import (
     Evaluator,
     EvaluatorSpec,
     Score,
+    computation_of,
     is_computes_only,
     is_judging_filtered,
 )
@@ -88,6 +89,10 @@ class BoundCriterion:
         return self.spec.primary.name
 
     @functools.cached_property
+    def _required(self) -> tuple[str, ...]:
+        return tuple(self.spec.required_inputs)
+
+    @functools.cached_property
     def _direction(self) -> str:
         return self.spec.primary.desirable_direction
 
@@ -138,8 +143,25 @@ class BoundCriterion:
         if type(self).evaluate_all is not BoundCriterion.evaluate_all:  # a criterion of several results
             return [self._judged_now(item, sample) for item, sample in zip(items, samples, strict=True)]
         judged: list[list[Result] | None] = [[] for _ in items]
-        scored: list[tuple[int, Awaitable[Score]]] = []
         scores: list[tuple[int, Score]] = []
+        compute = computation_of(self.evaluator)
+        if compute is not None:  # called as the plain function it is: no coroutine per item
+            given: list[tuple[int, dict[str, Any]]] = []
+            for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
+                if self.applies(item):
+                    try:
+                        given.append((index, self._inputs(item, sample)))
+                    except Exception as exc:  # noqa: BLE001 - as in evaluate
+                        judged[index] = [self.annotate(self._failure(exc), item)]
+            for index, inputs in given:
+                try:
+                    scores.append((index, compute(inputs)))
+                except Exception as exc:  # noqa: BLE001 - as in evaluate
+                    judged[index] = [self.annotate(self._failure(exc), items[index])]
+            for index, score in scores:
+                judged[index] = [self.annotate(self._result(score), items[index])]
+            return judged
+        scored: list[tuple[int, Awaitable[Score]]] = []
         try:
             for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
                 if self.applies(item):
@@ -182,8 +204,10 @@ class BoundCriterion:
                 inputs["context"] = _conversation_context(inputs["messages"])  # what the turn's claims rest on
         # A conversation stands in for query and response (the evaluator splits or serialises it) and,
         # judged whole, for its context too.
-        derivable = set(FROM_MESSAGES) if inputs.get("messages") is not None else set()
-        missing = [name for name in self.spec.required_inputs if inputs.get(name) is None and name not in derivable]
+        if inputs.get("messages") is None:
+            missing = [name for name in self._required if inputs.get(name) is None]
+        else:
+            missing = [name for name in self._required if inputs.get(name) is None and name not in FROM_MESSAGES]
         if "context" in missing and isinstance(inputs.get("response"), list):
             # An agent's answer holds its own context: what its tools returned (a file search's passages)
             inputs["context"] = answer_context(inputs.get("query"), inputs["response"])

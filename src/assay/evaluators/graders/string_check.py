@@ -23,11 +23,11 @@ def string_check(operation: str = "eq") -> Evaluator:
     if check is None:
         raise ConfigError(f"string_check operation {operation!r} is not one of eq, ne, like, ilike")
 
-    async def evaluate(inputs: dict[str, Any]) -> Score:
+    def compute(inputs: dict[str, Any]) -> Score:
         matched = check(text_input(inputs, "input"), text_input(inputs, "reference"))
         return Score(1.0 if matched else 0.0, passed=matched)
 
-    return computes_only(evaluate)
+    return computes_only(compute)
 
 
 SPEC = EvaluatorSpec(

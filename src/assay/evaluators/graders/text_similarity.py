@@ -60,12 +60,12 @@ def text_similarity(
         known = ", ".join([*METRICS, "cosine"])
         raise ConfigError(f"text_similarity evaluation_metric {evaluation_metric!r} is not one of {known}")
 
-    async def evaluate(inputs: dict[str, Any]) -> Score:
+    def compute(inputs: dict[str, Any]) -> Score:
         value = metric(text_input(inputs, "input"), text_input(inputs, "reference"))
         passed = None if threshold is None else value >= threshold
         return Score(value, passed=passed, properties={"evaluation_metric": evaluation_metric})
 
-    return computes_only(evaluate)
+    return computes_only(compute)
 
 
 def _cosine(embeddings: Model, threshold: float | None) -> Evaluator:

@@ -20,20 +20,20 @@ def _texts(inputs: dict[str, Any]) -> tuple[str, str]:
 
 
 def f1_score() -> Evaluator:
-    async def evaluate(inputs: dict[str, Any]) -> Score:
+    def compute(inputs: dict[str, Any]) -> Score:
         return Score(scores.f1(*_texts(inputs)))
 
-    return computes_only(evaluate)
+    return computes_only(compute)
 
 
 def _on_tokens(metric: Callable[[Sequence[str], Sequence[str]], float]) -> Evaluator:
     """An evaluator comparing the peer's tokens of ground_truth (reference) and response."""
 
-    async def evaluate(inputs: dict[str, Any]) -> Score:
+    def compute(inputs: dict[str, Any]) -> Score:
         response, ground_truth = _texts(inputs)
         return Score(metric(nltk_tokenize(ground_truth), nltk_tokenize(response)))
 
-    return computes_only(evaluate)
+    return computes_only(compute)
 
 
 def bleu_score() -> Evaluator:
@@ -71,7 +71,7 @@ def rouge_score(
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise ConfigError(f"{name}_threshold must be a number, got {value!r}")
 
-    async def evaluate(inputs: dict[str, Any]) -> Score:
+    def compute(inputs: dict[str, Any]) -> Score:
         response, ground_truth = _texts(inputs)
         precision, recall, fmeasure = scores.rouge(kind, response, ground_truth)
         values = {"precision": precision, "recall": recall, "f1_score": fmeasure}
@@ -84,7 +84,7 @@ def rouge_score(
         }
         return Score(fmeasure, passed=all(checks.values()), properties=properties)
 
-    return computes_only(evaluate)
+    return computes_only(compute)
 
 
 def _spec(name: str, factory: Any, metric: str, description: str, **extra: Any) -> EvaluatorSpec:
