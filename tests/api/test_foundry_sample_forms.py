@@ -5,19 +5,14 @@ and placeholders, and custom evaluators written as the catalog samples write the
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import httpx2 as httpx
 import openai
 import pytest
 
 from tests.api.conftest import wait_for
+from tests.support.sandbox import needs_bwrap
 
 FOUNDRY = "/api/projects/default/openai/v1"
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.environ.get("ASSAY_TEST_REQUIRE_SANDBOX"), reason="bwrap not installed"
-)
 F1 = {
     "type": "azure_ai_evaluator",
     "name": "f1",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -20,12 +19,10 @@ from openai import OpenAI
 
 from tests.api.conftest import wait_for
 from tests.support.fixtures import AssayServe, serve_assay
+from tests.support.sandbox import needs_bwrap
 
 SECRET = "s3cret-server-token-7f1c"
 MARKER = "assay-hostile-marker-9d2e"
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.environ.get("ASSAY_TEST_REQUIRE_SANDBOX"), reason="bwrap not installed"
-)
 
 
 def attack(body: str) -> str:

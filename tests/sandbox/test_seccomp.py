@@ -4,19 +4,13 @@ ordinary work of a grader (threads, subprocesses, files) still runs."""
 from __future__ import annotations
 
 import asyncio
-import os
 import platform
-import shutil
 import struct
-
-import pytest
 
 from assay.sandbox import Limits, Sandbox, seccomp
 from tests.sandbox.test_process_tree import skip_unless_required
+from tests.support.sandbox import needs_bwrap
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.environ.get("ASSAY_TEST_REQUIRE_SANDBOX"), reason="bwrap not installed"
-)
 PROBES = """
 import ctypes, os, subprocess, sys, threading
 def grade(sample, item):

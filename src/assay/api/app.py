@@ -24,6 +24,7 @@ from assay.api import (
     routes_evaluators,
     routes_files,
     routes_generation_jobs,
+    routes_graders,
     routes_insight_monitors,
     routes_insights,
     routes_optimize,
@@ -65,7 +66,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(served: FastAPI) -> AsyncIterator[None]:
         yield
-        served.state.assay.reads.close()
+        served.state.assay.close()
         await registry().aclose()  # type: ignore[no-untyped-call]  # the pass-through's model clients belong to the server's event loop
 
     app = FastAPI(
@@ -87,7 +88,15 @@ def create_app(
     app.add_middleware(BrowserGuard, keys_exist=app.state.assay.keys_exist)  # outermost: before any route or body
 
     for prefix in PREFIXES:
-        routers = (routes_files, routes_evals, routes_runs, routes_evaluators, routes_capture, routes_conversations)
+        routers = (
+            routes_files,
+            routes_evals,
+            routes_runs,
+            routes_evaluators,
+            routes_capture,
+            routes_conversations,
+            routes_graders,
+        )
         for router in (module.router for module in routers):
             app.include_router(router, prefix=prefix)
     # Foundry's project REST lives beside the OpenAI-compatible paths, not under them.

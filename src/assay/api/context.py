@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -36,12 +40,33 @@ class ApiContext:
     """The one-second cache of run reads."""
     form_secret: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
     """Signs the web UI's form tokens (``assay.api.ui.access.form_token``); a restart makes open forms stale."""
+    _scratch: Store | None = field(default=None, repr=False)
+    _scratch_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _keys_checked: float = field(default=0.0, repr=False)
     _keys_exist: bool = field(default=False, repr=False)
     _owners: dict[str, tuple[str | None, float]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.reads.inline = self.store.works_in_process
+
+    def scratch(self) -> Store:
+        """A store of the server's own, for runs no project keeps (a grader tried on one sample:
+        ``routes_graders``): SQLite in a folder of its own, made on first use, removed by ``close``."""
+        with self._scratch_lock:
+            if self._scratch is None:
+                folder = Path(tempfile.mkdtemp(prefix="assay-scratch-"))
+                self._scratch = Store(f"sqlite:///{folder / 'scratch.db'}")
+            return self._scratch
+
+    def close(self) -> None:
+        """What the server holds beside its store: the cache of reads, the scratch store."""
+        self.reads.close()
+        with self._scratch_lock:
+            scratch, self._scratch = self._scratch, None
+        if scratch is not None:
+            scratch.close()
+            folder = Path(scratch.engine.url.database or "").parent
+            shutil.rmtree(folder, ignore_errors=True)
 
     def keys_exist(self) -> bool:
         """Whether any API key is configured (checked at most once a second)."""

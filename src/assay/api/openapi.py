@@ -72,6 +72,12 @@ def document(app: FastAPI) -> dict[str, Any]:
                 operation.setdefault("responses", {})["200"] = spec["responses"]["200"]
             if method == "post" and _shape(path).endswith("/evals/{}/runs"):
                 operation["requestBody"] = _run_body()
+        for ending, body in GRADER_BODIES.items():
+            if path.endswith(ending) and "post" in operations:
+                operations["post"]["requestBody"] = {
+                    "required": True,
+                    "content": {"application/json": {"schema": body}},
+                }
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(_openai()["components"]["schemas"])
     schemas.update(_run_schemas())
@@ -79,6 +85,36 @@ def document(app: FastAPI) -> dict[str, Any]:
 
 
 RUN_BODY = "AssayCreateEvalRunRequest"
+
+_ONE_GRADER = [
+    {"$ref": f"#/components/schemas/{name}"}
+    for name in ("GraderStringCheck", "GraderTextSimilarity", "GraderPython", "GraderScoreModel", "GraderLabelModel")
+]
+_MULTI_GRADER = {
+    "type": "object",
+    "required": ["type", "name", "graders", "calculate_output"],
+    "properties": {
+        "type": {"type": "string", "enum": ["multi"]},
+        "name": {"type": "string"},
+        "graders": {"type": "object", "additionalProperties": {"oneOf": _ONE_GRADER}},
+        "calculate_output": {"type": "string"},
+    },
+}
+_GRADER = {"oneOf": [*_ONE_GRADER, _MULTI_GRADER]}
+GRADER_BODIES = {
+    "/fine_tuning/alpha/graders/run": {
+        "type": "object",
+        "required": ["grader", "model_sample"],
+        "properties": {"grader": _GRADER, "model_sample": {"type": "string"}, "item": {"type": "object"}},
+    },
+    "/fine_tuning/alpha/graders/validate": {
+        "type": "object",
+        "required": ["grader"],
+        "properties": {"grader": _GRADER},
+    },
+}
+"""The grader test's request bodies (``routes_graders``), which OpenAI's Evals and Files spec leaves out:
+its grader types (a multi grader's sub-graders among them) and the sample and item."""
 
 
 @cache
