@@ -147,7 +147,8 @@ def grader_run_object(
             errors["model_grader_server_error_details"] = why or None
     elif result is not None and (result.status != "completed" or result.score is None):
         _flag(errors, grader, result)
-    scores = result.properties.get("graders") if result is not None and grader["type"] == "multi" else None
+    graded = result.properties.get("graders") if result is not None and grader["type"] == "multi" else None
+    scores = dict(graded) if isinstance(graded, dict) else {}  # a multi grader's, by its graders' names
     reward = result.score if result is not None and result.status == "completed" and result.score is not None else 0.0
     model = usage.get("model") if usage is not None else None
     tokens = _tokens(usage) if usage is not None else None
@@ -158,11 +159,11 @@ def grader_run_object(
             "type": grader["type"],
             "errors": errors,
             "execution_time": seconds,
-            "scores": dict(scores) if isinstance(scores, dict) else {},
+            "scores": scores,
             "token_usage": tokens,
             "sampled_model_name": model if isinstance(model, str) else None,
         },
-        "sub_rewards": dict(scores) if isinstance(scores, dict) else {},
+        "sub_rewards": dict(scores),
         "model_grader_token_usage_per_model": {model: tokens} if isinstance(model, str) and tokens else {},
     }
 

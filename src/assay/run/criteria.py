@@ -143,44 +143,24 @@ class BoundCriterion:
         if type(self).evaluate_all is not BoundCriterion.evaluate_all:  # a criterion of several results
             return [self._judged_now(item, sample) for item, sample in zip(items, samples, strict=True)]
         judged: list[list[Result] | None] = [[] for _ in items]
-        scores: list[tuple[int, Score]] = []
+        given: list[tuple[int, dict[str, Any]]] = []
+        for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
+            if self.applies(item):
+                try:
+                    given.append((index, self._inputs(item, sample)))
+                except Exception as exc:  # noqa: BLE001 - as in evaluate
+                    judged[index] = [self.annotate(self._failure(exc), item)]
+        # A plain function is called as it is, with no coroutine per item; a coroutine is made and driven
+        # at once, so none is ever left unawaited (Ctrl-C inside one ends only that one).
         compute = computation_of(self.evaluator)
-        if compute is not None:  # called as the plain function it is: no coroutine per item
-            given: list[tuple[int, dict[str, Any]]] = []
-            for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
-                if self.applies(item):
-                    try:
-                        given.append((index, self._inputs(item, sample)))
-                    except Exception as exc:  # noqa: BLE001 - as in evaluate
-                        judged[index] = [self.annotate(self._failure(exc), item)]
-            for index, inputs in given:
-                try:
-                    scores.append((index, compute(inputs)))
-                except Exception as exc:  # noqa: BLE001 - as in evaluate
-                    judged[index] = [self.annotate(self._failure(exc), items[index])]
-            for index, score in scores:
-                judged[index] = [self.annotate(self._result(score), items[index])]
-            return judged
-        scored: list[tuple[int, Awaitable[Score]]] = []
-        try:
-            for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
-                if self.applies(item):
-                    try:
-                        scored.append((index, self.evaluator(self._inputs(item, sample))))
-                    except Exception as exc:  # noqa: BLE001 - as in evaluate
-                        judged[index] = [self.annotate(self._failure(exc), item)]
-            for index, evaluation in scored:
-                try:
-                    scores.append((index, _finished(evaluation)))
-                except _Waited:
-                    judged[index] = None
-                except Exception as exc:  # noqa: BLE001 - as in evaluate
-                    judged[index] = [self.annotate(self._failure(exc), items[index])]
-        except BaseException:  # Ctrl-C: the evaluations not yet driven are closed, not left unawaited
-            for _, evaluation in scored:
-                if type(evaluation) is CoroutineType:
-                    evaluation.close()
-            raise
+        scores: list[tuple[int, Score]] = []
+        for index, inputs in given:
+            try:
+                scores.append((index, compute(inputs) if compute is not None else _finished(self.evaluator(inputs))))
+            except _Waited:
+                judged[index] = None
+            except Exception as exc:  # noqa: BLE001 - as in evaluate
+                judged[index] = [self.annotate(self._failure(exc), items[index])]
         for index, score in scores:
             judged[index] = [self.annotate(self._result(score), items[index])]
         return judged
