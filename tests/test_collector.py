@@ -37,15 +37,19 @@ from assay.store import Store
 if sys.argv[1] == "tuned":
     from assay.collector import tune_for_throughput
     tune_for_throughput()
-before = gc.get_freeze_count()
+if sys.argv[1] == "off":
+    gc.set_threshold(0)
+before, thresholds = gc.get_freeze_count(), gc.get_threshold()
+young = []
 seen = []
 folder = Path(tempfile.mkdtemp())
 (folder / "data.jsonl").write_text('{"response": "a b", "ground_truth": "a c"}\\n' * 3)
 criteria = [{"type": "string_check", "name": "same", "input": "{{item.response}}", "reference": "a b", "operation": "eq"}]
 prepared = prepare(EvalDefinition(name="probe", testing_criteria=criteria), Dataset.from_path(folder / "data.jsonl"), load_catalog())
 store = Store(f"sqlite:///{folder / 'store.db'}")
-outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(processes=1), on_stored=lambda n: seen.append(gc.get_freeze_count()))
-print(json.dumps({"before": before, "during": seen, "after": gc.get_freeze_count(), "status": outcome.run.status}))
+outcome = finish_run(prepared, start(prepared, store), store, options=RunOptions(processes=1), on_stored=lambda n: (seen.append(gc.get_freeze_count()), young.append(gc.get_threshold()[0])))
+print(json.dumps({"before": before, "during": seen, "after": gc.get_freeze_count(), "status": outcome.run.status,
+                  "thresholds": [thresholds, young, gc.get_threshold()]}))
 """
 
 
@@ -60,6 +64,14 @@ def test_a_library_run_leaves_what_lived_before_it_out_of_collections_and_gives_
     assert found["status"] == "completed"
     assert found["before"] == 0 and found["after"] == 0  # the user's collector as they left it
     assert found["during"] and all(count > 0 for count in found["during"])  # type: ignore[union-attr]
+    # Young collections as a tuned process makes them, for the run's length only.
+    assert found["thresholds"] == [[700, 10, 10], [10_000], [700, 10, 10]]
+
+
+def test_a_library_run_leaves_collections_off_when_the_user_turned_them_off():
+    found = _library_run("off")
+    assert found["status"] == "completed"
+    assert found["thresholds"] == [[0, 10, 10], [0], [0, 10, 10]]
 
 
 def test_a_tuned_process_freezes_nothing_more_for_a_run():

@@ -10,6 +10,7 @@ import openai
 import pytest
 from rapidfuzz import fuzz
 
+from assay.store import DEFAULT_PROJECT
 from tests.support.sandbox import needs_bwrap
 
 EXACT = {
@@ -162,6 +163,8 @@ def test_a_judge_that_cannot_be_reached_is_the_model_graders_server_error(store)
     app = create_app(store, catalog=lambda project: load_catalog(store, project), models=lambda: registry)
     with uvicorn_in_thread(app) as url, openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0) as client:
         response = client.fine_tuning.alpha.graders.run(grader=SCORED, model_sample="Paris", item={"answer": "Paris"})
+        scratch = app.state.assay.scratch()
+        assert scratch.list_evals(DEFAULT_PROJECT, after=None, limit=10, order="asc") == []  # nothing kept
     assert response.reward == 0.0
     errors = errors_of(response)
     assert errors["model_grader_server_error"] is True and "127.0.0.1" in errors["model_grader_server_error_details"]

@@ -67,16 +67,34 @@ def test_a_last_line_without_a_newline_is_read():
     assert [row[1] for row in _at_once(data) or []] == [1, 2]
 
 
+def test_a_file_not_utf8_goes_to_the_general_reader():
+    assert jsonl_rows_at_once(b'{"q": "\xff"}\n', "data.jsonl") is None
+
+
 @pytest.mark.parametrize(
-    "data",
+    "line",
     [
-        b'{"id": 12345678901234567890}\n',  # past 64 bits: orjson would make it a float
-        b'{"id": "1234567890123456789"}\n',  # the check is textual, and cheap
-        b'{"q": "\xff"}\n',  # not UTF-8
+        b'{"id": 12345678901234567890}',  # past 64 bits: orjson makes it a float
+        b'{"id": -9223372036854775809}',  # below -2**63: a float too
+        b'{"n": [1, {"id": 123456789012345678901234567890}]}',  # nested
+        b'{"id": 18446744073709551615, "m": -9223372036854775808}',  # the last that orjson holds
+        b'{"x": 1e19, "y": -2.5e300}',  # floats as large
+        b'{"id": "1234567890123456789"}',  # digits in a string
     ],
 )
-def test_files_that_need_a_closer_look_go_to_the_general_reader(data):
-    assert jsonl_rows_at_once(data, "data.jsonl") is None
+def test_a_number_orjson_may_read_otherwise_reads_exactly(line):
+    data = b'{"q": 1}\n' + line + b"\n"
+    assert _at_once(data) == _general(data)
+    assert json.loads(line) == (jsonl_rows_at_once(data, "data.jsonl") or [])[1].item
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 2000])
+@pytest.mark.parametrize("kind", ["[]", "{}"])
+def test_nesting_is_measured_as_the_general_reader_measures_it(depth, kind):
+    opening, closing = ('{"a": ', "}") if kind == "{}" else ("[", "]")
+    line = '{"deep": ' + opening * depth + "1" + closing * depth + "}"
+    data = ('{"q": 1}\n' + line + "\n").encode()
+    assert _at_once(data) == _general(data)
 
 
 def test_a_file_with_a_long_number_still_reads_it_exactly(tmp_path):

@@ -11,6 +11,7 @@ that could not be read, a judge that could not be reached, a template naming a f
 
 from __future__ import annotations
 
+import secrets
 import time
 from typing import Any
 
@@ -76,14 +77,16 @@ def run_grader(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]
     if not isinstance(item, dict):
         raise ConfigError(f"item must be an object (the dataset row of {{{{item.*}}}}), got {type(item).__name__}")
     _check(ctx, owner, grader)
+    # A name of its own, by which its eval is found and deleted however the run ends.
+    label = f"grader {grader['name']} {secrets.token_hex(6)}"
     started = time.perf_counter()
     try:
-        outcome, items = run_criteria(
+        _, items = run_criteria(
             [{"item": item, "sample": sample_of(sample_text)}],
             [_runnable(grader)],
             ctx.catalog(owner),
             models=ctx.models(),
-            name=f"grader {grader['name']}",
+            name=label,
             store=ctx.scratch(),
         )
     except ModelUnreachable as exc:
@@ -91,9 +94,12 @@ def run_grader(request: Request, body: JsonBody, owner: Owner) -> dict[str, Any]
         return grader_run_object(grader, None, seconds, trouble="model_grader_server_error", why=exc.message)
     except ConfigError:  # the grader is sound (checked above): its templates name what the item lacks
         return grader_run_object(grader, None, time.perf_counter() - started, trouble="invalid_variable_error")
+    finally:
+        scratch = ctx.scratch()
+        for made in scratch.evals_named(DEFAULT_PROJECT, label):  # read: nobody asks for it again
+            scratch.delete_eval(DEFAULT_PROJECT, made.id)
     seconds = time.perf_counter() - started
     (result,) = items[0].results
-    ctx.scratch().delete_eval(DEFAULT_PROJECT, outcome.run.eval_id)  # read: nobody asks for it again
     return grader_run_object(grader, result, seconds)
 
 
