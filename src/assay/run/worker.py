@@ -8,12 +8,13 @@ stopped, each item written once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from assay.dataset.ids import parse_dataset_id
 from assay.errors import AssayError, ConfigError, RunStopped
@@ -27,6 +28,7 @@ from assay.run.runner import finish_run
 from assay.run.sources import definition_for
 from assay.simulate.datasets import output_dataset, save_conversations
 from assay.store import Store
+from assay.store.base import lease_seconds
 from assay.synth.runs import (
     generate_dataset,
     generate_scenario_dataset,
@@ -77,12 +79,13 @@ class Worker:
             return False
         log.info("worker %s: running %s", self.name, run.id)
         try:
-            stored_eval = self.store.get_eval(run.eval_id)
-            run = self._write_synthetic_items(run)
-            run = self._plan_attacks(run)
-            definition = definition_for(stored_eval, run)
-            catalog, models = self.catalog(run.project), self.models()
-            prepared = prepare_request(RunRequest.of(run), definition, self.store, catalog, models)
+            with self._lease_kept(run.id):  # generating a dataset or planning attacks outlasts a lease
+                stored_eval = self.store.get_eval(run.eval_id)
+                run = self._write_synthetic_items(run)
+                run = self._plan_attacks(run)
+                definition = definition_for(stored_eval, run)
+                catalog, models = self.catalog(run.project), self.models()
+                prepared = prepare_request(RunRequest.of(run), definition, self.store, catalog, models)
         except AssayError as exc:
             error = {"code": exc.__class__.__name__, "message": str(exc)}
             self.store.update_run(run.id, worker=self.name, status="failed", error=error)
@@ -102,6 +105,30 @@ class Worker:
         except Exception:  # noqa: BLE001 - finish_run already marked the run failed with the cause
             log.exception("run %s failed", run.id)
         return True
+
+    @contextlib.contextmanager
+    def _lease_kept(self, run_id: str) -> Iterator[None]:
+        """Renew the run's lease from a thread while the block runs, as the engine's watcher does
+        while the run's items are evaluated: before, a synthetic dataset generated for longer than a
+        lease was taken over by another worker, which generated it again (a second dataset version,
+        every model call paid twice)."""
+        done = threading.Event()
+
+        def renew() -> None:
+            while not done.wait(lease_seconds() / 3):
+                try:
+                    if self.store.renew_lease(run_id, self.name) != "in_progress":
+                        return  # canceled or taken over: the run's next write says so to the worker
+                except Exception as exc:  # noqa: BLE001 - the store away for a moment: try again
+                    log.warning("run %s: its lease was not renewed (%s)", run_id, type(exc).__name__)
+
+        keeper = threading.Thread(target=renew, name=f"lease of {run_id}", daemon=True)
+        keeper.start()
+        try:
+            yield
+        finally:
+            done.set()
+            keeper.join()
 
     def _write_synthetic_items(self, run: Run) -> Run:
         """A synthetic-data run's queries or test cases, written once and saved as a dataset the run
