@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import string
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -108,6 +109,13 @@ class _Synonyms:
         return self._lemmas
 
 
+_WORDNET_READS = threading.Lock()
+"""Held while NLTK's WordNet reader reads, which one thread at a time may do: it seeks and reads a
+data file's one stream (asserting where it landed) and opens the zip the corpus ships in through one
+shared file object. METEOR runs in a server's worker threads and in a run's concurrent items; its
+lookups are memoised, so only a word's first lookup waits here."""
+
+
 class _MemoWordNet:
     """WordNet lookups for METEOR, memoised per word (the loaded reader is reused too)."""
 
@@ -116,7 +124,8 @@ class _MemoWordNet:
         self.synsets = lru_cache(maxsize=65536)(self._synsets)
 
     def _synsets(self, word: str) -> list[_Synonyms]:
-        names = [lemma.name() for synset in self._wordnet.synsets(word) for lemma in synset.lemmas()]
+        with _WORDNET_READS:
+            names = [lemma.name() for synset in self._wordnet.synsets(word) for lemma in synset.lemmas()]
         return [_Synonyms(names)] if names else []
 
 
@@ -154,7 +163,7 @@ def _english_wordnet() -> Any:
                         satellites = [offset for offset in offsets if offset in self.satellite_offsets]
                         self._lemma_pos_offset_map[lemma][ADJ_SAT] = satellites
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _WORDNET_READS:  # loading reads the zip, as lookups may at the time
         warnings.simplefilter("ignore")  # "the multilingual functions are not available": not wanted here
         return EnglishWordNet(nltk.data.find("corpora/wordnet.zip/wordnet/"), None)
 
@@ -189,7 +198,9 @@ class _ExactWordNet:
 
     @lru_cache(maxsize=65536)  # noqa: B019 - one reader per process, kept for the process's life
     def synsets(self, word: str) -> list[Any]:
-        return [s for s in self.wordnet.synsets(word) if any(lemma.name().lower() == word for lemma in s.lemmas())]
+        with _WORDNET_READS:
+            found = self.wordnet.synsets(word)
+            return [s for s in found if any(lemma.name().lower() == word for lemma in s.lemmas())]
 
 
 @cache
