@@ -8,6 +8,7 @@ from assay.errors import ConfigError
 from assay.evaluators import Catalog, evaluator, load_catalog
 from assay.evaluators.decorator import spec_from_function
 from assay.llm import ModelConfig, ModelRegistry
+from assay.results import OutputItem
 from assay.run import EvalDefinition, RunOptions, check_resumable, finish_run, prepare, start
 from tests.support.fixtures import recorded_batches
 
@@ -374,16 +375,81 @@ def test_items_judged_a_block_at_a_time_are_the_items_judged_one_by_one():
     rows = list(prepared.dataset.rows())
 
     one_by_one = [asyncio.run(evaluate_item(row, bound)) for row in rows]
-    blocks = [judged_now(rows[i : i + JUDGED_TOGETHER], bound) for i in range(0, len(rows), JUDGED_TOGETHER)]
+    blocks = [judged_now(rows[i : i + JUDGED_TOGETHER], bound, "run", 0) for i in range(0, len(rows), JUDGED_TOGETHER)]
     together = [item for block in blocks for item in block]
 
-    assert all(item is not None for item in together)
+    assert all(isinstance(item, OutputItem) for item in together)  # annotated results are no plain ones
     assert [item.model_dump() for item in together] == [item.model_dump() for item in one_by_one]
     statuses = {result.status for item in one_by_one for result in item.results}
     assert statuses == {"completed", "error"}  # both paths met failures, not only verdicts
     assert {len(item.results) for item in one_by_one} == {3, 4}  # the risk criterion judged only its attacks
     missing = one_by_one[5].results[1]
     assert missing.status == "error" and "ground_truth" in (missing.reason or "")
+
+
+@evaluator(threshold=0.25, direction="decrease")
+def distance(response: str) -> float:
+    """Plain results of every kind but one: a NaN, an integer, and scores either side of a lower-is-
+    better pass mark."""
+    if response == "good":
+        return float("nan")
+    return 3 if response == "bad" else len(response) / 10
+
+
+def test_plain_results_judged_a_block_at_a_time_are_stored_as_the_items_judged_one_by_one(store):
+    """Where every result of an item is plain (``ResultForm``), ``judged_now`` gives the item as the
+    rows it is stored as: the rows the usual path's item is stored as, byte for byte (the results'
+    JSON too), and the same summary. An item with a result that is not plain (an error, a NaN, an
+    integer score) comes whole, its plain results made into ``Result``s."""
+    from assay.run.engine import JUDGED_TOGETHER, evaluate_item, judged_now
+    from assay.store.item_rows import ItemRows, encode_item
+    from assay.store.tally import RunTally
+
+    criteria = [
+        *CRITERIA,
+        {"type": "azure_ai_evaluator", "name": "distance", "evaluator_name": "distance"},
+        {"type": "azure_ai_evaluator", "name": "strict", "evaluator_name": "fragile", "threshold": 0.9},
+        {
+            "type": "string_check",
+            "name": 'exact "é"',
+            "input": "{{item.response}}",
+            "reference": "bad",
+            "operation": "eq",
+        },
+    ]
+    data = [
+        {
+            "response": ("boom" if i % 17 == 3 else "good" if i % 5 == 1 else "bad" if i % 7 == 2 else f"r{i}"),
+            **({} if i % 23 == 5 else {"ground_truth": f"r{i} good"}),
+        }
+        for i in range(JUDGED_TOGETHER + 37)
+    ]
+    prepared = prepare(EvalDefinition("e", criteria), Dataset.from_content(data), catalog_with(fragile, distance))
+    rows = list(prepared.dataset.rows())
+    blocks, usual = start(prepared, store), start(prepared, store)
+    one_by_one = [asyncio.run(evaluate_item(row, prepared.criteria)) for row in rows]
+    together = [
+        item
+        for first in range(0, len(rows), JUDGED_TOGETHER)
+        for item in judged_now(rows[first : first + JUDGED_TOGETHER], prepared.criteria, blocks.id, 7)
+    ]
+
+    plain = [isinstance(item, ItemRows) for item in together]
+    assert 0 < sum(plain) < len(plain)  # both ways were taken
+    encoded = [item if isinstance(item, ItemRows) else encode_item(blocks.id, item, 7) for item in together]
+    assert encoded == [encode_item(blocks.id, item, 7) for item in one_by_one]
+    # Stored and summed up alike, the items judged in blocks given to the writer as they came.
+    names = [(criterion.name, criterion.metric) for criterion in prepared.criteria]
+    summaries, stored = [], []
+    for run, items in ((blocks, together), (usual, one_by_one)):
+        tally = RunTally()
+        assert store.add_output_items(run.id, items, tally=tally) and tally.complete
+        summaries += [store.summarize(run.id, names, tally), store.summarize(run.id, names)]
+        stored.append(
+            [item.model_dump_json(exclude={"run_id", "created_at"}) for item in store.iter_output_items(run.id)]
+        )
+    assert stored[0] == stored[1] and len(stored[0]) == len(rows)
+    assert summaries[0] == summaries[1] == summaries[2] == summaries[3]
 
 
 def test_a_block_stopped_by_ctrl_c_leaves_no_evaluation_unawaited():

@@ -42,3 +42,25 @@ def test_an_encoded_item_already_stored_is_not_doubled(store):
     assert [item.datasource_item_id for item in store.iter_output_items(run.id)] == list(range(8))
     assert not tally.complete  # 3 and 4 were there: the summary is read back from the rows
     assert store.summarize(run.id, CRITERIA, tally).result_counts.total == 8
+
+
+def test_a_plain_result_is_written_as_the_general_encoding_writes_it():
+    """``ResultForm.json`` splices the criterion's text around the score: for every score a float may
+    hold (exponents either way, negative zero, the extremes) and both verdicts, the text is the one
+    ``results_json`` writes for the same ``Result``. Where a criterion's own fields would not be
+    written so (NUL, a lone surrogate), there is no form and its results take the general way."""
+    import random
+
+    from assay.store.item_rows import ResultForm, results_json
+
+    form = ResultForm.of("azure_ai_evaluator", 'exact "é" \\ 名', "f1_score", 0.5)
+    assert form is not None
+    rng = random.Random(5)
+    scores = [0.0, -0.0, 1.0, 0.1, 1e-7, 1e-300, 5e-324, 1e16, 1e22, 1.7976931348623157e308, -2.5]
+    scores += [rng.random() * 10 ** rng.randint(-30, 30) for _ in range(500)]
+    for score in scores:
+        for passed in (False, True):
+            assert f"[{form.json(score, passed)}]" == results_json([form.result(score, passed)])
+    assert ResultForm.of("azure_ai_evaluator", "f1", "f1_score", 3.0) is not None
+    assert ResultForm.of("azure_ai_evaluator", "nul\x00", "f1_score", 0.5) is None
+    assert ResultForm.of("azure_ai_evaluator", "lone \ud800", "f1_score", 0.5) is None

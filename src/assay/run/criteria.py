@@ -50,6 +50,7 @@ from assay.results.criterion import Criterion, as_criteria, as_wire
 from assay.results.records import ResultStatus
 from assay.run.panels import check_panel, panel
 from assay.run.repeats import check_reducer, repeated
+from assay.store.item_rows import ResultForm, Verdict
 from assay.store.tables import CRITERION_NAME_LIMIT
 from assay.store.values import UNSTORABLE
 from assay.targets.tools.workspace import run_in_workspace
@@ -134,15 +135,16 @@ class BoundCriterion:
 
     def judge_block(
         self, items: list[dict[str, Any]], samples: list[dict[str, Any] | None]
-    ) -> list[list[Result] | None]:
+    ) -> list[list[Result | Verdict] | None]:
         """Each item's results (``evaluate_all``, annotated; none where the criterion does not apply),
         for a criterion that only computes: the block's inputs, then its scores, then its results, a
         stage over every item before the next, so that each stage's code stays in the processor's
         caches (judged an item at a time, a run's code between evaluating and storing is too much for
-        them). None for an item whose evaluation waited after all: the caller judges it the usual way."""
+        them). A plain result (``ResultForm``) is given as its ``Verdict``, to be encoded as it is.
+        None for an item whose evaluation waited after all: the caller judges it the usual way."""
         if type(self).evaluate_all is not BoundCriterion.evaluate_all:  # a criterion of several results
             return [self._judged_now(item, sample) for item, sample in zip(items, samples, strict=True)]
-        judged: list[list[Result] | None] = [[] for _ in items]
+        judged: list[list[Result | Verdict] | None] = [[] for _ in items]
         given: list[tuple[int, dict[str, Any]]] = []
         for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
             if self.applies(item):
@@ -161,11 +163,39 @@ class BoundCriterion:
                 judged[index] = None
             except Exception as exc:  # noqa: BLE001 - as in evaluate
                 judged[index] = [self.annotate(self._failure(exc), items[index])]
+        form = self._plain_form
         for index, score in scores:
-            judged[index] = [self.annotate(self._result(score), items[index])]
+            verdict = None if form is None else self._verdict(form, score)
+            judged[index] = [verdict if verdict is not None else self.annotate(self._result(score), items[index])]
         return judged
 
-    def _judged_now(self, item: dict[str, Any], sample: dict[str, Any] | None) -> list[Result] | None:
+    @functools.cached_property
+    def _plain_form(self) -> ResultForm | None:
+        """How this criterion's plain results are stored; None where a result is more than its score
+        and verdict (a red-team criterion annotates each) or has no pass mark to give a verdict."""
+        threshold = self.threshold
+        if type(self).annotate is not BoundCriterion.annotate or type(threshold) is not float:
+            return None
+        return ResultForm.of(self.type, self.name, self.metric, threshold)
+
+    def _verdict(self, form: ResultForm, score: Score) -> Verdict | None:
+        """``score`` as a plain result (what ``_result`` would make of it, ``Result.checked``), or None."""
+        value = score.value
+        if (
+            type(value) is not float
+            or value - value != 0.0  # NaN or infinite: stored tagged
+            or score.reason is not None
+            or score.label is not None
+            or score.properties
+            or score.skipped
+        ):
+            return None
+        if score.passed is not None and not self.threshold_overridden:
+            passed = score.passed
+            return (form, value, passed) if type(passed) is bool else None
+        return form, value, _meets(value, form.threshold, self._direction)
+
+    def _judged_now(self, item: dict[str, Any], sample: dict[str, Any] | None) -> list[Result | Verdict] | None:
         if not self.applies(item):
             return []
         try:

@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from assay.config.settings import settings
 from assay.dataset import Dataset
@@ -36,7 +36,8 @@ from assay.llm.registry import UNREACHABLE_HINT
 from assay.results import OutputItem, Result
 from assay.run.criteria import BoundCriterion
 from assay.store import Store
-from assay.store.item_rows import ItemRows
+from assay.store.base import now
+from assay.store.item_rows import ItemRows, Verdict, encode_verdicts
 from assay.store.tally import RunTally
 from assay.targets.base import TRIAL, Target, target_failed
 
@@ -363,30 +364,36 @@ JUDGED_TOGETHER = 100
 (``judged_now``)."""
 
 
-def judged_now(rows: list[Row], criteria: list[BoundCriterion]) -> list[OutputItem | None]:
+def judged_now(rows: list[Row], criteria: list[BoundCriterion], run_id: str, created: int) -> list[Finished | None]:
     """The output items of ``rows`` from criteria that only compute, judged here with no queue and no
     worker task between reading the items and judging them, a criterion at a time over the block
-    (``BoundCriterion.judge_block``). None for an item one of them waited on after all; being pure,
-    it is judged again the usual way."""
+    (``BoundCriterion.judge_block``). An item whose every result is plain comes as the rows it is
+    stored as (``encode_verdicts``; ``created`` their time). None for an item one of the criteria
+    waited on after all; being pure, it is judged again the usual way."""
     items = [row.item for row in rows if row.item is not None]  # every row read has its item
     samples = [row.sample for row in rows]
     assert len(items) == len(rows)
     by_criterion = [criterion.judge_block(items, samples) for criterion in criteria]
-    judged: list[OutputItem | None] = []
+    judged: list[Finished | None] = []
     for index, row in enumerate(rows):
         groups = [found[index] for found in by_criterion]
-        if any(group is None for group in groups):
+        if None in groups:
             judged.append(None)
+            continue
+        results = groups[0] if len(groups) == 1 else [r for group in groups for r in group or ()]
+        if results and (type(results[0]) is tuple if len(results) == 1 else all(type(r) is tuple for r in results)):
+            verdicts = cast(list[Verdict], results)
+            judged.append(encode_verdicts(run_id, row.index, items[index], row.sample, verdicts, created))
         else:
-            results = groups[0] if len(groups) == 1 else [r for group in groups for r in group or ()]
-            judged.append(OutputItem.checked(row.index, items[index], row.sample, results or []))
+            whole = [r if isinstance(r, Result) else r[0].result(r[1], r[2]) for r in results or ()]
+            judged.append(OutputItem.checked(row.index, items[index], row.sample, whole))
     return judged
 
 
 async def _judge_now(block: list[Row], job: RunJob, writer: _Writer) -> None:
     judged = [
         item if item is not None else await evaluate_item(row, job.criteria)
-        for row, item in zip(block, judged_now(block, job.criteria), strict=True)
+        for row, item in zip(block, judged_now(block, job.criteria, job.run_id, now()), strict=True)
     ]
     await writer.add(*judged)  # the block at once: one check whether a write is due, not one per item
 

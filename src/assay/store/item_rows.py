@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
 
+import orjson
+
 from assay.results import OutputItem, Result
 from assay.store import tables as t
 from assay.store import values
@@ -34,6 +36,100 @@ class ItemRows(NamedTuple):
     usage: list[Row]
 
 
+class ResultForm:
+    """How a criterion's plain results are stored: completed, a finite float score, a bool verdict
+    and nothing else of their own (no reason, no properties), so that every field but the score and
+    the verdict is the criterion's. A run that only computes encodes such results from the score and
+    the verdict alone (``encode_verdicts``), without a ``Result`` to build and read back: the text is
+    the criterion's, spliced once per criterion, with the score's JSON between."""
+
+    __slots__ = ("type", "name", "metric", "threshold", "columns", "_head", "_tails")
+
+    def __init__(self, type: str, name: str, metric: str, threshold: float) -> None:
+        self.type, self.name, self.metric, self.threshold = type, name, metric, threshold
+        self.columns = (name, metric, "completed")
+        """A result row's columns after the item's id and before the verdict (``RESULT_COLUMNS``)."""
+        # A result's JSON is its fields in their order (``results_json``): the score is the fourth.
+        known = orjson.dumps({"type": type, "name": name, "metric": metric}).decode()
+        self._head = known[:-1] + ',"score":'
+        self._tails = tuple(
+            f',"label":"{label}","passed":{verdict},"threshold":{orjson.dumps(threshold).decode()},'
+            '"reason":null,"status":"completed","properties":{}}'
+            for label, verdict in (("fail", "false"), ("pass", "true"))
+        )
+
+    @classmethod
+    def of(cls, type: str, name: str, metric: str, threshold: float) -> ResultForm | None:
+        """The form, or None where the criterion's fields are not written as orjson writes them (a
+        name holding NUL or a lone surrogate): its results are then encoded as any others are."""
+        try:
+            form = cls(type, name, metric, threshold)
+        except (TypeError, orjson.JSONEncodeError):
+            return None
+        for passed in (False, True):  # the form must write what the general encoding writes
+            if f"[{form.json(0.25, passed)}]" != results_json([form.result(0.25, passed)]):
+                return None
+        return form
+
+    def json(self, score: float, passed: bool) -> str:
+        """The result's JSON, as ``results_json`` writes it (a finite ``score``)."""
+        return self._head + orjson.dumps(score).decode() + self._tails[passed]
+
+    def result(self, score: float, passed: bool) -> Result:
+        """The result itself, for an item whose other results are not plain."""
+        return Result.checked(self.type, self.name, self.metric, score, passed, self.threshold, None, {})
+
+
+Verdict = tuple[ResultForm, float, bool]
+"""A plain result, as its form, its finite float score and its verdict (a tuple: one is made per item
+and criterion of a run that only computes)."""
+
+
+def encode_verdicts(
+    run_id: str,
+    index: int,
+    item: dict[str, Any],
+    sample: dict[str, Any] | None,
+    verdicts: list[Verdict],
+    created: int,
+) -> ItemRows:
+    """The rows of an output item whose every result is plain: what ``encode_items`` makes of it
+    (every result completed with a verdict, the item passes when each passed: ``status_of``)."""
+    if len(verdicts) == 1:  # most runs judge an item by one criterion
+        ((form, score, passed),) = verdicts
+        results = f"[{form._head}{orjson.dumps(score).decode()}{form._tails[passed]}]"
+    else:
+        passed = all(verdict[2] for verdict in verdicts)
+        results = f"[{','.join([form.json(score, verdict) for form, score, verdict in verdicts])}]"
+    if sample is None:  # a run with no target, on items without their samples
+        item_row = (
+            run_id,
+            index,
+            "pass" if passed else "fail",
+            values.dumps(item),
+            "null",
+            results,
+            created,
+            *NO_TARGET,
+        )
+        usage = []
+    else:
+        sample_json, target = values.dumps(sample), _target_columns(sample)
+        item_row = (
+            run_id,
+            index,
+            "pass" if passed else "fail",
+            values.dumps(item),
+            sample_json,
+            results,
+            created,
+            *target,
+        )
+        usage = _role_usage(run_id, index, sample)
+    rows = [(run_id, index, *form.columns, verdict, score, *NO_USAGE) for form, score, verdict in verdicts]
+    return ItemRows(item_row, rows, usage)
+
+
 def encode_item(run_id: str, item: OutputItem, created: int) -> ItemRows:
     """``item`` as the rows ``add_output_items`` inserts for it, ``created`` its ``created_at``."""
     item_rows, result_rows, usage_rows = encode_items(run_id, [item], created)
@@ -54,7 +150,7 @@ def encode_items(
             values.dumps(item.sample),
             results_json(item.results),
             created,
-            *_target_columns(item),
+            *_target_columns(item.sample),
         )
         for item in outputs
     ]
@@ -63,7 +159,12 @@ def encode_items(
         for item in outputs
         for r in item.results
     ]
-    usage_rows = [row for item in outputs if item.sample is not None for row in _role_usage(run_id, item)]
+    usage_rows = [
+        row
+        for item in outputs
+        if item.sample is not None
+        for row in _role_usage(run_id, item.datasource_item_id, item.sample)
+    ]
     if len(outputs) < len(items):
         for encoded in items:
             if isinstance(encoded, ItemRows):
@@ -73,11 +174,10 @@ def encode_items(
     return item_rows, result_rows, usage_rows
 
 
-def _target_columns(item: OutputItem) -> Row:
+def _target_columns(sample: dict[str, Any] | None) -> Row:
     """A target's calls (``TARGET_COLUMNS``), from the sample it produced (a target that made several,
     such as a multi-turn attack, says how many in ``calls`` and ``cache_hits``). An agent is counted a
     call even when it reports no usage; Responses' ``input_tokens``/``output_tokens`` count as tokens."""
-    sample = item.sample
     if not sample:
         return NO_TARGET
     usage: dict[str, Any] = sample["usage"] if isinstance(sample.get("usage"), dict) else {}
@@ -106,10 +206,10 @@ def results_json(results: list[Result]) -> str:
     return text if text is not None else values.dumps([result.model_dump() for result in results])
 
 
-def _role_usage(run_id: str, item: OutputItem) -> list[Row]:
+def _role_usage(run_id: str, item_id: int, sample: dict[str, Any]) -> list[Row]:
     """The sample's ``usage_by_role`` (``ROLE_USAGE_COLUMNS``): what the roles beside the target cost
     (a simulated user, an attacker)."""
-    entries = (item.sample or {}).get("usage_by_role")
+    entries = sample.get("usage_by_role")
     if not isinstance(entries, list):
         return []
     counts: dict[tuple[str, str], list[int]] = {}
@@ -121,7 +221,7 @@ def _role_usage(run_id: str, item: OutputItem) -> list[Row]:
         summed = counts.setdefault((str(entry["role"]), model), [0] * len(ROLE_COUNTS))
         for index, name in enumerate(ROLE_COUNTS):
             summed[index] += int(entry.get(name) or 0)
-    return [(run_id, item.datasource_item_id, role, model, *summed) for (role, model), summed in counts.items()]
+    return [(run_id, item_id, role, model, *summed) for (role, model), summed in counts.items()]
 
 
 def _usage_columns(result: Result) -> Row:
