@@ -84,8 +84,38 @@ def test_resume_takes_over_at_once_from_a_killed_local_process_but_not_from_a_li
     host = socket.gethostname()
     created = store.create_eval(name="e", data_source_config={"type": "custom"}, testing_criteria=[])
     killed = store.create_run(eval_id=created.id, data_source={}, held_by=f"local:{host}:{gone.stdout.strip()}:1")
-    options = held_locally(store, killed.id, RunOptions())  # its lease is still live, its process is not
+    options = held_locally(store, killed, RunOptions())  # its lease is still live, its process is not
     assert store.get_run(killed.id).worker == options.worker
     alive = store.create_run(eval_id=created.id, data_source={}, held_by=f"local:{host}:{os.getppid()}:1")
     with pytest.raises(ConfigError, match="is being executed by local:"):
-        held_locally(store, alive.id, RunOptions())
+        held_locally(store, alive, RunOptions())
+
+
+def test_a_run_this_process_started_is_not_taken_again_and_a_cancel_since_stands(store):
+    """``start`` makes the run held by this process; ``finish_run`` goes on under that lease with no
+    second write to take it. A cancel that came in between stops the run rather than being undone."""
+    from assay.dataset import Dataset
+    from assay.run import EvalDefinition, RunOptions, finish_run, prepare, start
+    from assay.run.runner import held_locally, local_worker
+
+    criteria = [{"type": "azure_ai_evaluator", "name": "f1", "evaluator_name": "builtin.f1_score"}]
+    data = Dataset.from_content([{"response": "a b", "ground_truth": "a"} for _ in range(3)])
+    prepared = prepare(EvalDefinition("e", criteria), data, load_catalog())
+    run = start(prepared, store)
+    assert run.worker == local_worker() and run.status == "in_progress"
+
+    def taken(*args, **kwargs):
+        raise AssertionError("the run was taken again")
+
+    hold_run, store.hold_run = store.hold_run, taken  # type: ignore[method-assign]
+    try:
+        assert held_locally(store, run, RunOptions()).worker == local_worker()
+    finally:
+        store.hold_run = hold_run  # type: ignore[method-assign]
+
+    canceled = start(prepared, store)
+    store.update_run(canceled.id, status="canceled")
+    outcome = finish_run(prepared, canceled, store, options=RunOptions(check_seconds=0.01))
+    assert outcome.run.status == "canceled" and store.get_run(canceled.id).status == "canceled"
+    store.update_run(run.id, lease_until=0.0)  # a run whose lease ran out is taken again, as before
+    assert finish_run(prepared, store.get_run(run.id), store).run.status == "completed"

@@ -114,3 +114,26 @@ def test_a_file_not_utf8_names_its_line(tmp_path):
     path.write_bytes(b'{"q": "a"}\n{"q": "\xff"}\n')
     with pytest.raises(Exception, match=r"data.jsonl:2: not UTF-8"):
         list(Dataset.from_path(path).rows())
+
+
+def test_only_rows_orjson_read_are_finite_and_a_nan_is_stored_as_one():
+    """``Row.finite`` (a null in the row's JSON is a None, so the store skips its check) holds only
+    for what orjson read: a line with NaN, an infinity or a number past a double's range is read by
+    the standard library, whose floats may be any, and its item is stored with them."""
+    import math
+
+    from assay.store import values
+
+    lines = [
+        b'{"q": "a", "n": null, "x": 1.5}',
+        b'{"item": {"q": "b"}, "sample": {"output_text": null}}',
+        b'{"q": NaN}',
+        b'{"q": -Infinity}',
+        b'{"q": 1e400}',
+    ]
+    rows = jsonl_rows_at_once(b"\n".join(lines) + b"\n", "data.jsonl") or []
+    assert [row.finite for row in rows] == [True, True, False, False, False]
+    for row in rows:
+        stored = values.loads(values.dumps(row.item, finite=row.finite))
+        assert json.dumps(stored) == json.dumps(row.item)  # NaN and infinities read back as themselves
+    assert math.isnan(values.loads(values.dumps(rows[2].item, finite=rows[2].finite))["q"])

@@ -36,6 +36,9 @@ class Row:
     """The file the row came from, when a dataset is a folder of files."""
     trial: int | None = None
     """Which of the target's trials this row is, in a run with target repeats (``assay.run.trials``)."""
+    finite: bool = False
+    """Read by orjson, which reads no NaN or infinity: a null in its item's or sample's JSON is a None
+    (``assay.store.values.dumps``)."""
 
 
 def unwrap(value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -145,7 +148,11 @@ def jsonl_rows_at_once(data: bytes, source: str) -> list[Row] | None:
         except orjson.JSONDecodeError:
             value = None
         if type(value) is dict and _read_exactly(value):
-            keep(Row(index, line_no, *unwrap(value)) if "item" in value else Row(index, line_no, value))
+            keep(
+                Row(index, line_no, *unwrap(value), finite=True)
+                if "item" in value
+                else Row(index, line_no, value, finite=True)
+            )
             index += 1
             continue
         text = raw.decode("utf-8")

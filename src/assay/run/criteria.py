@@ -146,8 +146,9 @@ class BoundCriterion:
             return [self._judged_now(item, sample) for item, sample in zip(items, samples, strict=True)]
         judged: list[list[Result | Verdict] | None] = [[] for _ in items]
         given: list[tuple[int, dict[str, Any]]] = []
+        every = type(self).applies is BoundCriterion.applies  # applies to every item (most criteria)
         for index, (item, sample) in enumerate(zip(items, samples, strict=True)):
-            if self.applies(item):
+            if every or self.applies(item):
                 try:
                     given.append((index, self._inputs(item, sample)))
                 except Exception as exc:  # noqa: BLE001 - as in evaluate
@@ -212,6 +213,11 @@ class BoundCriterion:
                 inputs.update(_split_messages(inputs["messages"]))
             if "context" in wanted and inputs.get("context") is None:
                 inputs["context"] = _conversation_context(inputs["messages"])  # what the turn's claims rest on
+        for name in self._required:
+            if inputs.get(name) is None:
+                break
+        else:  # every input it needs is there (a hot path: once per item and criterion)
+            return inputs
         # A conversation stands in for query and response (the evaluator splits or serialises it) and,
         # judged whole, for its context too.
         if inputs.get("messages") is None:

@@ -383,7 +383,9 @@ def judged_now(rows: list[Row], criteria: list[BoundCriterion], run_id: str, cre
         results = groups[0] if len(groups) == 1 else [r for group in groups for r in group or ()]
         if results and (type(results[0]) is tuple if len(results) == 1 else all(type(r) is tuple for r in results)):
             verdicts = cast(list[Verdict], results)
-            judged.append(encode_verdicts(run_id, row.index, items[index], row.sample, verdicts, created))
+            judged.append(
+                encode_verdicts(run_id, row.index, items[index], row.sample, verdicts, created, finite=row.finite)
+            )
         else:
             whole = [r if isinstance(r, Result) else r[0].result(r[1], r[2]) for r in results or ()]
             judged.append(OutputItem.checked(row.index, items[index], row.sample, whole))

@@ -13,6 +13,7 @@ import functools
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -40,7 +41,7 @@ from assay.run.tasks import PREFIX as TASK_PREFIX
 from assay.run.tasks import TaskCriteria, check_tasks, summarize_tasks, task_criteria
 from assay.run.trials import summarize_trials
 from assay.store import Store
-from assay.store.base import DEFAULT_PROJECT, LOCAL_PREFIX
+from assay.store.base import DEFAULT_PROJECT, LOCAL_PREFIX, lease_seconds
 from assay.store.tally import RunTally
 from assay.targets import Target, TargetSpec
 
@@ -199,7 +200,7 @@ def finish_run(
     if run.options.batch:
         options = dataclasses.replace(options, batch=True)
     if not claimed:  # a local process executes the run itself, under a lease of its own
-        options = held_locally(store, run.id, options)
+        options = held_locally(store, run, options)
     job = RunJob(
         run.id,
         prepared.dataset,
@@ -266,11 +267,18 @@ def dead_local_holder(holder: str | None) -> str | None:
     return None
 
 
-def held_locally(store: Store, run_id: str, options: RunOptions) -> RunOptions:
+def held_locally(store: Store, run: Run, options: RunOptions) -> RunOptions:
     """Hold the run's lease for this process and renew it while the run executes, as a worker
-    does: a server on the same store then leaves the run alone, and a cancel from the API stops it."""
-    worker = local_worker()
-    store.hold_run(run_id, worker, replacing=dead_local_holder(store.get_run(run_id).worker))
+    does: a server on the same store then leaves the run alone, and a cancel from the API stops it.
+    A run this process started a moment ago (``start``) is held already: it is not taken again."""
+    worker, run_id = local_worker(), run.id
+    # Only this thread of this process takes a run under its name, and no one else can take a run
+    # whose lease has not run out: the run as given is the run as stored, but for a cancel since
+    # (which the first renewal hears of).
+    left = (run.lease_until or 0) - time.time()
+    held = run.worker == worker and run.status == "in_progress" and left > lease_seconds() / 2
+    if not held:
+        store.hold_run(run_id, worker, replacing=dead_local_holder(store.get_run(run_id).worker))
     asked = options.keep_going
 
     def keep_going() -> bool:

@@ -92,9 +92,12 @@ def encode_verdicts(
     sample: dict[str, Any] | None,
     verdicts: list[Verdict],
     created: int,
+    *,
+    finite: bool = False,
 ) -> ItemRows:
     """The rows of an output item whose every result is plain: what ``encode_items`` makes of it
-    (every result completed with a verdict, the item passes when each passed: ``status_of``)."""
+    (every result completed with a verdict, the item passes when each passed: ``status_of``).
+    ``finite``: the item and sample hold no NaN or infinite float (``Row.finite``)."""
     if len(verdicts) == 1:  # most runs judge an item by one criterion
         ((form, score, passed),) = verdicts
         results = f"[{form._head}{orjson.dumps(score).decode()}{form._tails[passed]}]"
@@ -102,30 +105,12 @@ def encode_verdicts(
         passed = all(verdict[2] for verdict in verdicts)
         results = f"[{','.join([form.json(score, verdict) for form, score, verdict in verdicts])}]"
     if sample is None:  # a run with no target, on items without their samples
-        item_row = (
-            run_id,
-            index,
-            "pass" if passed else "fail",
-            values.dumps(item),
-            "null",
-            results,
-            created,
-            *NO_TARGET,
-        )
-        usage = []
+        sample_json, target, usage = "null", NO_TARGET, []
     else:
-        sample_json, target = values.dumps(sample), _target_columns(sample)
-        item_row = (
-            run_id,
-            index,
-            "pass" if passed else "fail",
-            values.dumps(item),
-            sample_json,
-            results,
-            created,
-            *target,
-        )
+        sample_json, target = values.dumps(sample, finite=finite), _target_columns(sample)
         usage = _role_usage(run_id, index, sample)
+    status = "pass" if passed else "fail"
+    item_row = (run_id, index, status, values.dumps(item, finite=finite), sample_json, results, created, *target)
     rows = [(run_id, index, *form.columns, verdict, score, *NO_USAGE) for form, score, verdict in verdicts]
     return ItemRows(item_row, rows, usage)
 
