@@ -12,9 +12,11 @@ from assay.messages import MessageFormatError, response_text
 
 def text_input(inputs: dict[str, Any], name: str) -> str:
     """A required text input; message lists give their assistant text."""
-    if name not in inputs or inputs[name] is None:
+    value = inputs.get(name)
+    if type(value) is str:  # most inputs (a hot path: once per item and text input of each metric)
+        return value
+    if value is None:
         raise MissingInput(f"input {name!r} is missing")
-    value = inputs[name]
     if isinstance(value, str):
         return value
     if isinstance(value, (list, dict)):

@@ -20,7 +20,7 @@ from assay.llm.limits import Budgets, local_budget
 from assay.ray.limiter import RemoteBudgets
 from assay.results import OutputItem
 from assay.run.definition import RunBinding
-from assay.run.engine import Part, evaluate_item, evaluate_part
+from assay.run.engine import Part, evaluate_item, evaluate_part, judged_now
 from assay.run.runner import bind_run
 from assay.store.base import now
 from assay.store.item_rows import ItemRows, encode_item
@@ -64,17 +64,29 @@ class EvalActor:
         self.criteria, self.target = bind_run(setup.binding, self.models)
         self.run_id = setup.run_id
 
+    @property
+    def _computes(self) -> bool:
+        return self.target is None and all(criterion.computes_only for criterion in self.criteria)
+
     async def evaluate(self, rows: list[Row]) -> list[OutputItem]:
-        if self.target is None and all(criterion.computes_only for criterion in self.criteria):
+        if self._computes:
             return [await evaluate_item(row, self.criteria) for row in rows]  # none waits: no task each
         return list(await asyncio.gather(*(evaluate_item(row, self.criteria, self.target) for row in rows)))
 
     async def encode(self, rows: list[Row]) -> list[ItemRows]:
         """``evaluate``, each item returned as the rows it is stored as: the driver, which shares the
         machine with the actors, then only inserts them (unpickling output items and encoding them
-        took most of its Python time per item)."""
+        took most of its Python time per item). Items that only compute are judged as the local
+        engine judges them (``judged_now``): those of plain results come encoded already."""
         created = now()
-        return [encode_item(self.run_id, item, created) for item in await self.evaluate(rows)]
+        if not self._computes:
+            return [encode_item(self.run_id, item, created) for item in await self.evaluate(rows)]
+        encoded = []
+        for row, judged in zip(rows, judged_now(rows, self.criteria, self.run_id, created), strict=True):
+            if judged is None:  # it waited after all: judged the usual way
+                judged = await evaluate_item(row, self.criteria)
+            encoded.append(judged if isinstance(judged, ItemRows) else encode_item(self.run_id, judged, created))
+        return encoded
 
     async def evaluate_part(self, rows: list[Row], indices: list[int], generate: bool) -> list[Part]:
         """The criteria at ``indices`` (and the target first, when ``generate``): one stage of a run
