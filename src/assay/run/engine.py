@@ -285,7 +285,12 @@ async def _execute(job: RunJob) -> int:
     ready = getattr(job.target, "ready", None)
     if ready is not None:  # its tools opened once: a tools file that will not load stops the run, not each item
         await ready()
-    done = job.stored if job.stored is not None else await asyncio.to_thread(job.store.done_item_ids, job.run_id)
+    if job.stored is not None:
+        done = job.stored
+    elif _writes_on_loop(job):  # read where the writes are made: nothing else needs the loop meanwhile
+        done = job.store.done_item_ids(job.run_id)
+    else:
+        done = await asyncio.to_thread(job.store.done_item_ids, job.run_id)
     concurrency = max(job.options.concurrency, BATCH_IN_FLIGHT) if job.options.batch else job.options.concurrency
     rows: asyncio.Queue[Row | None] = asyncio.Queue(maxsize=concurrency * 4)
     # Bounded too: when the store falls behind, workers wait instead of piling items up in memory.

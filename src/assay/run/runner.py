@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from assay.collector import frozen_during
 from assay.config.settings import settings
 from assay.dataset import Dataset, ItemSchema, ScanReport, scan
 from assay.errors import ConfigError, store_failure
@@ -85,7 +86,8 @@ def prepare(
     schema = ItemSchema(definition.item_schema)
     # A simulation's rows are scenarios: the schema describes the conversations made from them.
     checked = definition.check_items and (target is None or target.simulation is None)
-    report = scan(dataset, schema if checked else None)
+    with frozen_during():  # the rows read here live as long as the run: walking them is wasted
+        report = scan(dataset, schema if checked else None)
     report.raise_if_invalid()
     if report.rows == 0:
         raise ConfigError(f"{dataset.name}: the dataset has no items")
