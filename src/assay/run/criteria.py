@@ -191,10 +191,16 @@ class BoundCriterion:
             or score.skipped
         ):
             return None
-        if score.passed is not None and not self.threshold_overridden:
-            passed = score.passed
-            return (form, value, passed) if type(passed) is bool else None
-        return form, value, _meets(value, form.threshold, self._direction)
+        passed = self._passed(value, score.passed)
+        return (form, value, passed) if type(passed) is bool else None
+
+    def _passed(self, value: float, given: bool | None) -> bool | None:
+        """The verdict on a score: the evaluator's own, unless the criterion set its pass mark; else
+        the pass mark's; None where there is neither (a python grader without ``pass_threshold``)."""
+        if given is not None and not self.threshold_overridden:
+            return given
+        threshold = self.threshold
+        return None if threshold is None else _meets(value, threshold, self._direction)
 
     def _judged_now(self, item: dict[str, Any], sample: dict[str, Any] | None) -> list[Result | Verdict] | None:
         if not self.applies(item):
@@ -247,12 +253,7 @@ class BoundCriterion:
             reason = score.reason or "Not applicable"
             return Result(**self._identity(), status="skipped", reason=reason, properties=properties)
         threshold = self.threshold
-        if score.passed is not None and not self.threshold_overridden:
-            passed: bool | None = score.passed
-        elif threshold is None:  # no pass mark (a python grader without pass_threshold): a score, no verdict
-            passed = None
-        else:
-            passed = _meets(score.value, threshold, self._direction)
+        passed = self._passed(score.value, score.passed)
         if passed is not None and _already_typed(score, passed, properties):
             return Result.checked(
                 self.type, self.name, self.metric, score.value, passed, threshold, score.reason, properties

@@ -100,7 +100,7 @@ def encode_verdicts(
     ``finite``: the item and sample hold no NaN or infinite float (``Row.finite``)."""
     if len(verdicts) == 1:  # most runs judge an item by one criterion
         ((form, score, passed),) = verdicts
-        results = f"[{form._head}{orjson.dumps(score).decode()}{form._tails[passed]}]"
+        results = f"[{form.json(score, passed)}]"
     else:
         passed = all(verdict[2] for verdict in verdicts)
         results = f"[{','.join([form.json(score, verdict) for form, score, verdict in verdicts])}]"
